@@ -43,6 +43,10 @@ impl<T> Arena<T> {
     pub fn get_mut(&mut self, i: u32) -> &mut T {
         &mut self.slots[i as usize]
     }
+    /// Every slot ever allocated, released ones included (their last content).
+    pub fn slots(&self) -> &[T] {
+        &self.slots
+    }
     /// Slots in use.
     pub fn live(&self) -> usize {
         self.live

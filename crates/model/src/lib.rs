@@ -1,1 +1,34 @@
-pub fn x(){}
+//! # detailsim-model
+//!
+//! The network model of detailsim: scenario schema (`config`), topologies (`topology`), all-shortest-path
+//! routing (`routing`), the CIOQ switch (`switch`), hosts and TCP (`host`, `transport`), traffic
+//! (`workload`), results (`stats`), and the simulator that ties them together (`sim`).
+//!
+//! Three stages: **build** (`Sim::from_json` validates the scenario and wires nodes, ports, routes),
+//! **run** (`Sim::run` or `Sim::run_until` in steps), **read** (`Sim::flows`, `Sim::summary_json`).
+//!
+//! ```
+//! let mut sim = detailsim_model::Sim::from_json(r#"{
+//!     "run": {"duration": "5ms"},
+//!     "topology": {"kind": "single_switch", "hosts": 4},
+//!     "workload": [{"kind": "retrieval", "rate": 1000, "sizes": ["8KB"]}]
+//! }"#).unwrap();
+//! sim.run();
+//! assert!(sim.flows.len() > 0);
+//! assert!(sim.check_conservation().is_ok());
+//! ```
+
+pub mod config;
+pub mod host;
+pub mod packet;
+pub mod routing;
+pub mod sim;
+pub mod stats;
+pub mod switch;
+pub mod topology;
+pub mod transport;
+pub mod units;
+pub mod workload;
+
+pub use config::{parse_scenario, ConfigError, Scenario, PRESETS};
+pub use sim::Sim;

@@ -1,0 +1,26 @@
+//! Run a scenario given as a JSON file and print the summary: `cargo run --release --example run_json -- s.json`.
+fn main() {
+    let path = std::env::args().nth(1).expect("usage: run_json SCENARIO.json");
+    let json = std::fs::read_to_string(&path).expect("read scenario");
+    let mut sim = detailsim_model::Sim::from_json(&json).unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        std::process::exit(2)
+    });
+    let t0 = std::time::Instant::now();
+    sim.run();
+    let wall = t0.elapsed().as_secs_f64();
+    let c = &sim.counters;
+    println!(
+        "sim {:.4}s wall {:.2}s events {} ({:.2} M/s) traversals {} ({:.2} M/s) flows {}/{} drops {} timeouts {}",
+        sim.now.as_secs_f64(),
+        wall,
+        c.events,
+        c.events as f64 / wall / 1e6,
+        c.link_traversals,
+        c.link_traversals as f64 / wall / 1e6,
+        c.flows_completed,
+        c.flows_started,
+        c.dropped(),
+        c.timeouts
+    );
+}

@@ -1,0 +1,671 @@
+//! The scenario schema: one definition, validated once; every error names its field.
+//!
+//! A scenario has four parts (TOML on the Python side, JSON across the binding):
+//!
+//! ```toml
+//! [run]        # duration, seed, warmup, drain
+//! [topology]   # kind plus that kind's keys, per-tier link rate / delay / buffers
+//! [scheme]     # preset plus policy overrides ([scheme.tcp] for transport knobs)
+//! [[workload]] # one table per traffic source: kind plus its keys
+//! ```
+
+use crate::units::{Bytes, Dur, RateV};
+use detailsim_engine::{Rate, Time};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A scenario that failed validation: the dotted path of the field and what is allowed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigError {
+    pub field: String,
+    pub msg: String,
+}
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.field.is_empty() {
+            write!(f, "{}", self.msg)
+        } else {
+            write!(f, "{}: {}", self.field, self.msg)
+        }
+    }
+}
+impl std::error::Error for ConfigError {}
+pub fn err<T>(field: impl Into<String>, msg: impl Into<String>) -> Result<T, ConfigError> {
+    Err(ConfigError { field: field.into(), msg: msg.into() })
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Free text shown in listings.
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub run: RunConfig,
+    pub topology: TopologyConfig,
+    #[serde(default)]
+    pub scheme: SchemeConfig,
+    #[serde(default)]
+    pub workload: Vec<WorkloadConfig>,
+}
+
+fn d_duration() -> Dur {
+    Dur(Time::from_ms(100))
+}
+fn d_drain() -> Dur {
+    Dur(Time::from_secs_f64(1.0))
+}
+fn d_seed() -> u64 {
+    1
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// Flows start in [0, duration).
+    #[serde(default = "d_duration")]
+    pub duration: Dur,
+    #[serde(default = "d_seed")]
+    pub seed: u64,
+    /// Flows that start before this time run but are not measured.
+    #[serde(default = "Dur::zero")]
+    pub warmup: Dur,
+    /// After `duration`, how long the simulation may continue so measured flows can finish.
+    #[serde(default = "d_drain")]
+    pub drain: Dur,
+}
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig { duration: d_duration(), seed: 1, warmup: Dur::zero(), drain: d_drain() }
+    }
+}
+impl Dur {
+    pub fn zero() -> Dur {
+        Dur(Time::ZERO)
+    }
+}
+
+/// Link parameters of one tier; unset fields fall back to the topology-wide ones.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TierConfig {
+    pub rate: Option<RateV>,
+    pub delay: Option<Dur>,
+    /// Sets both ingress and egress buffers of switch ports on this tier.
+    pub buffer: Option<Bytes>,
+    pub ingress_buffer: Option<Bytes>,
+    pub egress_buffer: Option<Bytes>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct NodeConfig {
+    pub name: String,
+    pub kind: String,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    pub a: String,
+    pub b: String,
+    pub rate: Option<RateV>,
+    pub delay: Option<Dur>,
+    pub buffer: Option<Bytes>,
+    pub ingress_buffer: Option<Bytes>,
+    pub egress_buffer: Option<Bytes>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyConfig {
+    pub kind: String,
+    // shape keys (which apply depends on kind)
+    pub k: Option<u32>,
+    pub hosts: Option<u32>,
+    pub leaves: Option<u32>,
+    pub spines: Option<u32>,
+    pub hosts_per_leaf: Option<u32>,
+    pub left: Option<u32>,
+    pub right: Option<u32>,
+    pub host_rate: Option<RateV>,
+    pub uplink_rate: Option<RateV>,
+    pub bottleneck_rate: Option<RateV>,
+    pub bottleneck_delay: Option<Dur>,
+    pub nodes: Option<Vec<NodeConfig>>,
+    pub links: Option<Vec<LinkConfig>>,
+    // link defaults for every tier
+    pub link_rate: Option<RateV>,
+    pub link_delay: Option<Dur>,
+    pub buffer: Option<Bytes>,
+    pub ingress_buffer: Option<Bytes>,
+    pub egress_buffer: Option<Bytes>,
+    #[serde(default)]
+    pub tiers: BTreeMap<String, TierConfig>,
+    // switch and host hardware
+    pub forwarding_delay: Option<Dur>,
+    pub speedup: Option<f64>,
+    pub host_buffer: Option<Bytes>,
+    pub mtu: Option<Bytes>,
+    pub frame_overhead: Option<Bytes>,
+    pub min_frame: Option<Bytes>,
+}
+
+pub const TOPOLOGY_KINDS: &[&str] =
+    &["detail128", "testbed16", "fattree", "leaf_spine", "single_switch", "dumbbell", "custom"];
+
+const COMMON_TOPO_KEYS: &[&str] = &[
+    "kind",
+    "link_rate",
+    "link_delay",
+    "buffer",
+    "ingress_buffer",
+    "egress_buffer",
+    "tiers",
+    "forwarding_delay",
+    "speedup",
+    "host_buffer",
+    "mtu",
+    "frame_overhead",
+    "min_frame",
+];
+
+impl TopologyConfig {
+    /// Shape keys this kind accepts, and its tier names.
+    pub fn kind_keys(kind: &str) -> Option<(&'static [&'static str], &'static [&'static str])> {
+        Some(match kind {
+            "detail128" | "testbed16" => (&[], &["host", "tor_agg", "agg_core"]),
+            "fattree" => (&["k"], &["host", "tor_agg", "agg_core"]),
+            "leaf_spine" => (
+                &["leaves", "spines", "hosts_per_leaf", "host_rate", "uplink_rate"],
+                &["host", "leaf_spine"],
+            ),
+            "single_switch" => (&["hosts"], &["host"]),
+            "dumbbell" => (&["left", "right", "bottleneck_rate", "bottleneck_delay"], &["host", "bottleneck"]),
+            "custom" => (&["nodes", "links"], &["link"]),
+            _ => return None,
+        })
+    }
+
+    pub fn set_keys(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        macro_rules! chk {
+            ($($f:ident),*) => { $( if self.$f.is_some() { v.push(stringify!($f)); } )* };
+        }
+        chk!(k, hosts, leaves, spines, hosts_per_leaf, left, right, host_rate, uplink_rate, bottleneck_rate,
+             bottleneck_delay, nodes, links);
+        v
+    }
+
+    pub fn validate_keys(&self) -> Result<(), ConfigError> {
+        let Some((keys, tiers)) = Self::kind_keys(&self.kind) else {
+            return err("topology.kind", format!("unknown topology {:?}; allowed: {}", self.kind, TOPOLOGY_KINDS.join(", ")));
+        };
+        for k in self.set_keys() {
+            if !keys.contains(&k) {
+                let mut allowed: Vec<&str> = keys.to_vec();
+                allowed.extend_from_slice(COMMON_TOPO_KEYS);
+                return err(
+                    format!("topology.{k}"),
+                    format!("not a key of topology kind {:?}; its keys: {}", self.kind, allowed.join(", ")),
+                );
+            }
+        }
+        for t in self.tiers.keys() {
+            if !tiers.contains(&t.as_str()) {
+                return err(
+                    format!("topology.tiers.{t}"),
+                    format!("unknown tier for topology kind {:?}; its tiers: {}", self.kind, tiers.join(", ")),
+                );
+            }
+        }
+        if let Some(s) = self.speedup {
+            if !(s >= 1.0 && s.is_finite()) {
+                return err("topology.speedup", format!("must be a number >= 1, got {s}"));
+            }
+        }
+        if let Some(m) = self.mtu {
+            if m.0 < 100 || m.0 > 65535 {
+                return err("topology.mtu", "must be between 100B and 65535B");
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadBalancing {
+    /// Per-flow hash of the 5-tuple with a per-switch salt (ECMP).
+    FlowHash,
+    /// A uniformly random acceptable port per packet.
+    PacketScatter,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowControl {
+    /// Drop arriving packets that do not fit the ingress buffer.
+    TailDrop,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnMarking {
+    None,
+    /// Mark CE when the packet's priority queue holds more than the threshold.
+    PerQueue,
+    /// Mark CE when the whole egress port holds more than the threshold.
+    PerPort,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TcpOverrides {
+    pub mss: Option<Bytes>,
+    pub initial_window: Option<u32>,
+    pub handshake: Option<bool>,
+    pub fast_retransmit: Option<bool>,
+    pub dupack_threshold: Option<u32>,
+    pub rto_min: Option<Dur>,
+    pub rto_initial: Option<Dur>,
+    pub rto_max: Option<Dur>,
+    pub delayed_ack: Option<bool>,
+    pub delayed_ack_timeout: Option<Dur>,
+    pub ecn: Option<bool>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct SchemeConfig {
+    #[serde(default = "d_preset")]
+    pub preset: String,
+    pub load_balancing: Option<LoadBalancing>,
+    pub flow_control: Option<FlowControl>,
+    pub ecn_marking: Option<EcnMarking>,
+    pub ecn_threshold: Option<Bytes>,
+    #[serde(default)]
+    pub tcp: TcpOverrides,
+}
+fn d_preset() -> String {
+    "fh".into()
+}
+impl Default for SchemeConfig {
+    fn default() -> Self {
+        SchemeConfig {
+            preset: d_preset(),
+            load_balancing: None,
+            flow_control: None,
+            ecn_marking: None,
+            ecn_threshold: None,
+            tcp: TcpOverrides::default(),
+        }
+    }
+}
+
+/// Transport parameters after preset and overrides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TcpParams {
+    pub mss: u32,
+    pub initial_window: u32,
+    pub handshake: bool,
+    pub fast_retransmit: bool,
+    pub dupack_threshold: u32,
+    pub rto_min: Time,
+    pub rto_initial: Time,
+    pub rto_max: Time,
+    pub delayed_ack: bool,
+    pub delayed_ack_timeout: Time,
+    pub ecn: bool,
+}
+
+/// A resolved scheme: one row of the policy table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scheme {
+    pub name: String,
+    pub load_balancing: LoadBalancing,
+    pub flow_control: FlowControl,
+    pub ecn_marking: EcnMarking,
+    pub ecn_threshold: u64,
+    pub tcp: TcpParams,
+}
+
+/// A named preset: what it stands for, for `detailsim schemes`.
+pub struct Preset {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub build: fn() -> Scheme,
+}
+
+fn base_tcp() -> TcpParams {
+    TcpParams {
+        mss: 1460,
+        initial_window: 10,
+        handshake: false,
+        fast_retransmit: true,
+        dupack_threshold: 3,
+        rto_min: Time::from_ms(10),
+        rto_initial: Time::from_ms(10),
+        rto_max: Time::from_secs_f64(60.0),
+        delayed_ack: false,
+        delayed_ack_timeout: Time::from_us(40),
+        ecn: false,
+    }
+}
+
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "fh",
+        summary: "DeTail's baseline: flow hashing (ECMP), tail drop, strict priorities, NewReno with fast retransmit, RTO 10 ms",
+        build: || Scheme {
+            name: "fh".into(),
+            load_balancing: LoadBalancing::FlowHash,
+            flow_control: FlowControl::TailDrop,
+            ecn_marking: EcnMarking::None,
+            ecn_threshold: 64 * 1024,
+            tcp: base_tcp(),
+        },
+    },
+    Preset {
+        name: "scatter",
+        summary: "packet scatter (random acceptable port per packet), tail drop, NewReno with fast retransmit, RTO 10 ms",
+        build: || Scheme {
+            name: "scatter".into(),
+            load_balancing: LoadBalancing::PacketScatter,
+            flow_control: FlowControl::TailDrop,
+            ecn_marking: EcnMarking::None,
+            ecn_threshold: 64 * 1024,
+            tcp: base_tcp(),
+        },
+    },
+];
+
+pub fn preset(name: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.name == name)
+}
+
+impl SchemeConfig {
+    pub fn resolve(&self) -> Result<Scheme, ConfigError> {
+        let Some(p) = preset(&self.preset) else {
+            let names: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
+            return err("scheme.preset", format!("unknown scheme {:?}; allowed: {}", self.preset, names.join(", ")));
+        };
+        let mut s = (p.build)();
+        if let Some(v) = self.load_balancing {
+            s.load_balancing = v;
+        }
+        if let Some(v) = self.flow_control {
+            s.flow_control = v;
+        }
+        if let Some(v) = self.ecn_marking {
+            s.ecn_marking = v;
+        }
+        if let Some(v) = self.ecn_threshold {
+            s.ecn_threshold = v.0;
+        }
+        let o = &self.tcp;
+        let t = &mut s.tcp;
+        if let Some(v) = o.mss {
+            if v.0 < 64 || v.0 > 9000 {
+                return err("scheme.tcp.mss", "must be between 64B and 9000B");
+            }
+            t.mss = v.0 as u32;
+        }
+        if let Some(v) = o.initial_window {
+            if v == 0 {
+                return err("scheme.tcp.initial_window", "must be at least 1 segment");
+            }
+            t.initial_window = v;
+        }
+        macro_rules! set {
+            ($($f:ident),*) => { $( if let Some(v) = o.$f { t.$f = v.into_inner(); } )* };
+        }
+        set!(handshake, fast_retransmit, dupack_threshold, rto_min, rto_initial, rto_max, delayed_ack,
+             delayed_ack_timeout, ecn);
+        if t.dupack_threshold == 0 {
+            return err("scheme.tcp.dupack_threshold", "must be at least 1");
+        }
+        if t.rto_min == Time::ZERO {
+            return err("scheme.tcp.rto_min", "must be positive");
+        }
+        if t.rto_max < t.rto_min {
+            return err("scheme.tcp.rto_max", "must be at least rto_min");
+        }
+        if o.rto_min.is_some() && o.rto_initial.is_none() && t.rto_initial < t.rto_min {
+            t.rto_initial = t.rto_min;
+        }
+        Ok(s)
+    }
+}
+
+trait IntoInner<T> {
+    fn into_inner(self) -> T;
+}
+impl IntoInner<bool> for bool {
+    fn into_inner(self) -> bool {
+        self
+    }
+}
+impl IntoInner<u32> for u32 {
+    fn into_inner(self) -> u32 {
+        self
+    }
+}
+impl IntoInner<Time> for Dur {
+    fn into_inner(self) -> Time {
+        self.0
+    }
+}
+
+fn d_request() -> Bytes {
+    Bytes(10)
+}
+fn d_bg_size() -> Bytes {
+    Bytes(1 << 20)
+}
+fn d_one() -> u32 {
+    1
+}
+fn d_bg_prio() -> u8 {
+    1
+}
+fn d_flow_class() -> String {
+    "flow".into()
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Pattern {
+    /// Every server requests from uniformly random other servers.
+    #[default]
+    AllToAll,
+    /// The first `frontends` servers request from the others (back-ends) only.
+    FrontToBack,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WorkloadConfig {
+    /// Poisson data retrievals: a small request, then a response of a size drawn from a discrete mix.
+    Retrieval(RetrievalConfig),
+    /// Closed-loop background flows: each server keeps `flows_per_server` flows of `size` running.
+    Background(BackgroundConfig),
+    /// A user's own flow list (the Python front end reads `file`, a CSV with columns
+    /// src,dst,size_bytes,start_s,priority, into `rows`).
+    Flows(FlowsConfig),
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RetrievalConfig {
+    /// Retrievals per second issued by each requesting server.
+    pub rate: f64,
+    pub sizes: Vec<Bytes>,
+    pub weights: Option<Vec<f64>>,
+    #[serde(default)]
+    pub priority: u8,
+    #[serde(default = "d_request")]
+    pub request_size: Bytes,
+    #[serde(default)]
+    pub pattern: Pattern,
+    pub frontends: Option<u32>,
+    #[serde(default = "Dur::zero")]
+    pub start: Dur,
+    pub stop: Option<Dur>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct BackgroundConfig {
+    #[serde(default = "d_one")]
+    pub flows_per_server: u32,
+    #[serde(default = "d_bg_size")]
+    pub size: Bytes,
+    #[serde(default = "d_bg_prio")]
+    pub priority: u8,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct FlowsConfig {
+    pub rows: Vec<FlowRow>,
+    #[serde(default = "d_flow_class")]
+    pub class: String,
+}
+
+/// One listed flow: host indices, bytes, start time in seconds, priority (0 highest).
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct FlowRow {
+    pub src: u32,
+    pub dst: u32,
+    pub size_bytes: u64,
+    pub start_s: f64,
+    #[serde(default)]
+    pub priority: u8,
+}
+
+impl WorkloadConfig {
+    pub fn validate(&self, i: usize) -> Result<(), ConfigError> {
+        let f = |k: &str| format!("workload[{i}].{k}");
+        match self {
+            WorkloadConfig::Retrieval(r) => {
+                if !(r.rate > 0.0 && r.rate.is_finite()) {
+                    return err(f("rate"), format!("must be a positive number of retrievals per second per server, got {}", r.rate));
+                }
+                if r.sizes.is_empty() {
+                    return err(f("sizes"), "must list at least one size, e.g. [\"2KB\", \"8KB\", \"32KB\"]");
+                }
+                if r.sizes.iter().any(|s| s.0 == 0) {
+                    return err(f("sizes"), "sizes must be positive");
+                }
+                if let Some(w) = &r.weights {
+                    if w.len() != r.sizes.len() {
+                        return err(f("weights"), format!("must have one weight per size ({} sizes, {} weights)", r.sizes.len(), w.len()));
+                    }
+                    if w.iter().any(|x| !(*x >= 0.0 && x.is_finite())) || w.iter().sum::<f64>() <= 0.0 {
+                        return err(f("weights"), "weights must be non-negative with a positive sum");
+                    }
+                }
+                if r.priority > 7 {
+                    return err(f("priority"), format!("must be 0 (highest) to 7 (lowest), got {}", r.priority));
+                }
+                if r.request_size.0 == 0 {
+                    return err(f("request_size"), "must be positive");
+                }
+            }
+            WorkloadConfig::Background(b) => {
+                if b.priority > 7 {
+                    return err(f("priority"), format!("must be 0 (highest) to 7 (lowest), got {}", b.priority));
+                }
+                if b.size.0 == 0 {
+                    return err(f("size"), "must be positive");
+                }
+            }
+            WorkloadConfig::Flows(fl) => {
+                for (j, r) in fl.rows.iter().enumerate() {
+                    let g = |k: &str| format!("workload[{i}].rows[{j}].{k}");
+                    if r.size_bytes == 0 {
+                        return err(g("size_bytes"), "must be positive");
+                    }
+                    if !(r.start_s >= 0.0 && r.start_s.is_finite()) {
+                        return err(g("start_s"), format!("must be a non-negative number of seconds, got {}", r.start_s));
+                    }
+                    if r.priority > 7 {
+                        return err(g("priority"), format!("must be 0 (highest) to 7 (lowest), got {}", r.priority));
+                    }
+                    if r.src == r.dst {
+                        return err(g("dst"), "must differ from src");
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Parse and validate a scenario given as JSON (the binding's input format).
+pub fn parse_scenario(json: &str) -> Result<Scenario, ConfigError> {
+    let de = &mut serde_json::Deserializer::from_str(json);
+    let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." { String::new() } else { path };
+        let inner = e.into_inner().to_string();
+        // serde_json appends " at line L column C": meaningless for a scenario written in TOML.
+        let msg = match inner.find(" at line ") {
+            Some(i) => inner[..i].to_string(),
+            None => inner,
+        };
+        ConfigError { field: path, msg }
+    })?;
+    sc.topology.validate_keys()?;
+    for (i, w) in sc.workload.iter().enumerate() {
+        w.validate(i)?;
+    }
+    sc.scheme.resolve()?;
+    if sc.run.duration.0 == Time::ZERO {
+        return err("run.duration", "must be positive");
+    }
+    if sc.run.warmup.0 >= sc.run.duration.0 {
+        return err("run.warmup", "must be shorter than run.duration");
+    }
+    Ok(sc)
+}
+
+pub fn rate_of(v: Option<RateV>) -> Option<Rate> {
+    v.map(|r| r.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    fn e(json: &str) -> String {
+        parse_scenario(json).unwrap_err().to_string()
+    }
+    #[test]
+    fn errors_name_the_field() {
+        let m = e(r#"{"topology": {"kind": "fattree", "k": 4, "link_rate": "-1Gbps"}}"#);
+        assert!(m.starts_with("topology.link_rate: "), "{m}");
+        let m = e(r#"{"topology": {"kind": "fatree"}}"#);
+        assert!(m.starts_with("topology.kind: unknown topology"), "{m}");
+        let m = e(r#"{"topology": {"kind": "fattree", "bogus": 1}}"#);
+        assert!(m.contains("bogus"), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch", "k": 4}}"#);
+        assert!(m.starts_with("topology.k: not a key"), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "scheme": {"preset": "nope"}}"#);
+        assert!(m.starts_with("scheme.preset: unknown scheme"), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "run": {"duration": "10 parsecs"}}"#);
+        assert!(m.starts_with("run.duration: "), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "retrieval", "rate": -5, "sizes": ["2KB"]}]}"#);
+        assert!(m.starts_with("workload[0].rate: "), "{m}");
+    }
+    #[test]
+    fn presets_resolve() {
+        let sc = parse_scenario(r#"{"topology": {"kind": "single_switch"}, "scheme": {"preset": "fh", "tcp": {"rto_min": "200ms"}}}"#).unwrap();
+        let s = sc.scheme.resolve().unwrap();
+        assert_eq!(s.tcp.rto_min, Time::from_ms(200));
+        assert_eq!(s.tcp.rto_initial, Time::from_ms(200));
+        assert_eq!(s.load_balancing, LoadBalancing::FlowHash);
+    }
+}

@@ -1,0 +1,389 @@
+//! Hosts: the NIC (8 strict-priority queues at line rate) and the glue between packets and the TCP
+//! state machines; transfer and application-flow life cycles.
+
+use crate::packet::{Packet, ECN_CE, ECN_ECT, FLAG_CWR, FLAG_ECE};
+use crate::sim::{App, Ev, Role, Sim, Transfer, NO};
+use crate::stats::DropCause;
+use crate::transport::tcp::{AckOut, SegKind, TcpReceiver, TcpSender};
+use detailsim_engine::Time;
+
+const HEADERS: u32 = 40;
+
+fn hash4(a: u32, b: u32, c: u32, d: u32) -> u32 {
+    let mut z = ((a as u64) << 32 | b as u64) ^ ((c as u64) << 16 | d as u64).rotate_left(17);
+    z = (z ^ (z >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+    z = (z ^ (z >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    (z ^ (z >> 33)) as u32
+}
+
+impl Sim {
+    /// Queue a packet at host `node`'s NIC and kick the transmitter.
+    pub(crate) fn host_send(&mut self, node: u32, pkt: Packet) {
+        let port = self.nodes[node as usize].port_base;
+        let pid = self.pkts.alloc(pkt);
+        self.counters.pkts_created += 1;
+        let live = self.pkts.live() as u64;
+        if live > self.counters.max_packets_in_flight {
+            self.counters.max_packets_in_flight = live;
+        }
+        let e = &self.ports[port as usize].eg;
+        if e.total + pkt.wire as u64 > e.cap {
+            self.drop_packet(pid, DropCause::HostBuffer, Some(port));
+            return;
+        }
+        self.egress_enqueue(port, pid);
+        self.tx_try(port);
+    }
+
+    /// Create a transfer of `size` bytes from `src` to `dst` for application flow `app`, and start it.
+    pub(crate) fn start_transfer(&mut self, app: u32, role: Role, src: u32, dst: u32, size: u64, prio: u8) -> u32 {
+        let uid = self.next_uid();
+        let (app_uid, slot_in_app) = {
+            let a = self.apps.get(app);
+            (a.uid, if role == Role::Response { 1 } else { 0 })
+        };
+        let sport = self.next_port;
+        self.next_port = if self.next_port >= 65535 { 1024 } else { self.next_port + 1 };
+        let dport = 80;
+        let p = &self.scheme.tcp;
+        let t = Transfer {
+            uid,
+            alive: true,
+            app,
+            app_uid,
+            role,
+            src,
+            dst,
+            prio,
+            hash_fwd: hash4(src, dst, sport, dport),
+            hash_rev: hash4(dst, src, dport, sport),
+            snd: TcpSender::new(size, p),
+            rcv: TcpReceiver::new(size),
+            rtx_token: 0,
+            rtx_event_at: None,
+            del_token: 0,
+            del_event_at: None,
+            snd_done: false,
+            rcv_done: false,
+        };
+        let tr = self.transfers.alloc(t);
+        {
+            let a = self.apps.get_mut(app);
+            a.transfers[slot_in_app] = tr;
+            a.transfer_uids[slot_in_app] = uid;
+        }
+        let mut out = std::mem::take(&mut self.scratch);
+        out.clear();
+        let now = self.now;
+        let params = self.scheme.tcp.clone();
+        self.transfers.get_mut(tr).snd.start(now, &params, &mut out);
+        self.send_segments(tr, &out);
+        self.scratch = out;
+        self.sync_rtx_timer(tr);
+        tr
+    }
+
+    fn send_segments(&mut self, tr: u32, segs: &[crate::transport::tcp::SegOut]) {
+        if segs.is_empty() {
+            return;
+        }
+        let t = self.transfers.get(tr);
+        let ecn = if self.scheme.tcp.ecn { ECN_ECT } else { 0 };
+        let base = Packet {
+            tr,
+            tr_uid: t.uid,
+            kind: SegKind::Data,
+            prio: t.prio,
+            ecn,
+            flags: 0,
+            src: t.src,
+            dst: t.dst,
+            seq: 0,
+            len: 0,
+            wire: 0,
+            ts: self.now.0,
+            ts_echo: 0,
+            hash: t.hash_fwd,
+            out_port: NO,
+            retx: false,
+        };
+        let src = t.src;
+        for s in segs {
+            let mut p = base;
+            p.kind = s.kind;
+            p.seq = s.seq;
+            p.len = s.len;
+            p.wire = self.framing.wire(s.len + HEADERS);
+            p.retx = s.retx;
+            if s.cwr {
+                p.flags |= FLAG_CWR;
+            }
+            if s.kind != SegKind::Data {
+                p.ecn = 0;
+            }
+            self.counters.retransmits += s.retx as u64;
+            self.host_send(src, p);
+        }
+    }
+
+    fn send_ack(&mut self, tr: u32, a: AckOut) {
+        let t = self.transfers.get(tr);
+        let p = Packet {
+            tr,
+            tr_uid: t.uid,
+            kind: a.kind,
+            prio: t.prio,
+            ecn: 0,
+            flags: if a.ece { FLAG_ECE } else { 0 },
+            src: t.dst,
+            dst: t.src,
+            seq: a.ack,
+            len: 0,
+            wire: self.framing.wire(HEADERS),
+            ts: self.now.0,
+            ts_echo: a.ts_echo.0,
+            hash: t.hash_rev,
+            out_port: NO,
+            retx: false,
+        };
+        let from = t.dst;
+        self.host_send(from, p);
+    }
+
+    /// Make sure a timer event will fire no later than the sender's retransmission deadline.
+    fn sync_rtx_timer(&mut self, tr: u32) {
+        let t = self.transfers.get(tr);
+        if let Some(d) = t.snd.deadline {
+            if t.rtx_event_at.is_none_or(|e| d < e) {
+                let token = self.next_token();
+                let t = self.transfers.get_mut(tr);
+                t.rtx_token = token;
+                t.rtx_event_at = Some(d);
+                self.schedule(d, Ev::RtxTimer { tr, token });
+            }
+        }
+    }
+
+    fn sync_delack_timer(&mut self, tr: u32) {
+        let t = self.transfers.get(tr);
+        if let Some(d) = t.rcv.deadline {
+            if t.del_event_at.is_none_or(|e| d < e) {
+                let token = self.next_token();
+                let t = self.transfers.get_mut(tr);
+                t.del_token = token;
+                t.del_event_at = Some(d);
+                self.schedule(d, Ev::DelAckTimer { tr, token });
+            }
+        }
+    }
+
+    pub(crate) fn on_rtx_timer(&mut self, tr: u32, token: u32) {
+        let now = self.now;
+        let t = self.transfers.get_mut(tr);
+        if !t.alive || t.rtx_token != token {
+            return;
+        }
+        t.rtx_event_at = None;
+        match t.snd.deadline {
+            None => {}
+            Some(d) if d > now => self.sync_rtx_timer(tr),
+            Some(_) => {
+                let params = self.scheme.tcp.clone();
+                let mut out = std::mem::take(&mut self.scratch);
+                out.clear();
+                let t = self.transfers.get_mut(tr);
+                t.snd.on_timeout(now, &params, &mut out);
+                self.counters.timeouts += 1;
+                self.send_segments(tr, &out);
+                self.scratch = out;
+                self.sync_rtx_timer(tr);
+            }
+        }
+    }
+
+    pub(crate) fn on_delack_timer(&mut self, tr: u32, token: u32) {
+        let now = self.now;
+        let t = self.transfers.get_mut(tr);
+        if !t.alive || t.del_token != token {
+            return;
+        }
+        t.del_event_at = None;
+        match t.rcv.deadline {
+            None => {}
+            Some(d) if d > now => self.sync_delack_timer(tr),
+            Some(_) => {
+                if let Some(a) = t.rcv.on_delack_timeout() {
+                    self.send_ack(tr, a);
+                }
+            }
+        }
+    }
+
+    /// A packet reached its destination host.
+    pub(crate) fn host_receive(&mut self, pid: u32) {
+        let pkt = *self.pkts.get(pid);
+        self.pkts.release(pid);
+        self.counters.pkts_delivered += 1;
+        let tr = pkt.tr;
+        {
+            let t = self.transfers.get(tr);
+            if !t.alive || t.uid != pkt.tr_uid {
+                self.counters.pkts_stale += 1;
+                return;
+            }
+        }
+        let now = self.now;
+        let params = self.scheme.tcp.clone();
+        match pkt.kind {
+            SegKind::Syn => {
+                let a = self.transfers.get_mut(tr).rcv.on_syn(Time(pkt.ts));
+                self.send_ack(tr, a);
+            }
+            SegKind::Data => {
+                let t = self.transfers.get_mut(tr);
+                let ack = t.rcv.on_data(now, &params, pkt.seq, pkt.len, pkt.ecn == ECN_CE, pkt.flags & FLAG_CWR != 0, Time(pkt.ts));
+                let newly_complete = t.rcv.complete() && !t.rcv_done;
+                if newly_complete {
+                    t.rcv_done = true;
+                }
+                if let Some(a) = ack {
+                    self.send_ack(tr, a);
+                }
+                self.sync_delack_timer(tr);
+                if newly_complete {
+                    self.transfer_received(tr);
+                }
+            }
+            SegKind::Ack | SegKind::SynAck => {
+                let mut out = std::mem::take(&mut self.scratch);
+                out.clear();
+                let t = self.transfers.get_mut(tr);
+                t.snd.on_ack(now, &params, pkt.kind, pkt.seq, pkt.flags & FLAG_ECE != 0, Time(pkt.ts_echo), &mut out);
+                let done = t.snd.done() && !t.snd_done;
+                if done {
+                    t.snd_done = true;
+                }
+                self.send_segments(tr, &out);
+                self.scratch = out;
+                self.sync_rtx_timer(tr);
+                if done {
+                    self.maybe_release(tr);
+                }
+            }
+        }
+    }
+
+    /// All bytes of transfer `tr` have reached its receiver.
+    fn transfer_received(&mut self, tr: u32) {
+        let (role, app, app_uid) = {
+            let t = self.transfers.get(tr);
+            (t.role, t.app, t.app_uid)
+        };
+        if app != NO && self.apps.get(app).alive && self.apps.get(app).uid == app_uid {
+            match role {
+                Role::Request => {
+                    let a = self.apps.get(app);
+                    let (src, dst, size, prio) = (a.src, a.dst, a.size, a.prio);
+                    self.start_transfer(app, Role::Response, src, dst, size, prio);
+                }
+                Role::Response | Role::OneWay => self.app_complete(app),
+            }
+        }
+        self.maybe_release(tr);
+    }
+
+    fn maybe_release(&mut self, tr: u32) {
+        let t = self.transfers.get(tr);
+        if !(t.snd_done && t.rcv_done) {
+            return;
+        }
+        let (app, app_uid, to, rtx) = (t.app, t.app_uid, t.snd.timeouts, t.snd.retransmits);
+        if app != NO {
+            let a = self.apps.get_mut(app);
+            if a.alive && a.uid == app_uid {
+                a.timeouts += to;
+                a.retransmits += rtx;
+                for i in 0..2 {
+                    if a.transfers[i] == tr {
+                        a.transfers[i] = NO;
+                    }
+                }
+            }
+        }
+        let t = self.transfers.get_mut(tr);
+        t.alive = false;
+        t.app = NO;
+        self.transfers.release(tr);
+    }
+
+    /// Timeouts and retransmissions of an application flow so far.
+    pub(crate) fn app_counts(&self, a: &App) -> (u32, u32) {
+        let (mut to, mut rtx) = (a.timeouts, a.retransmits);
+        for i in 0..2 {
+            let tr = a.transfers[i];
+            if tr != NO {
+                let t = self.transfers.get(tr);
+                if t.alive && t.uid == a.transfer_uids[i] {
+                    to += t.snd.timeouts;
+                    rtx += t.snd.retransmits;
+                }
+            }
+        }
+        (to, rtx)
+    }
+
+    /// Open an application flow; returns its slot.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn open_app(&mut self, workload: u32, class: u16, src: u32, dst: u32, size: u64, prio: u8) -> u32 {
+        let uid = self.next_uid();
+        let id = self.next_app_id();
+        let measured = self.now >= self.warmup;
+        let a = App {
+            uid,
+            alive: true,
+            id,
+            class,
+            workload,
+            src,
+            dst,
+            size,
+            prio,
+            start: self.now,
+            measured,
+            transfers: [NO, NO],
+            transfer_uids: [0, 0],
+            timeouts: 0,
+            retransmits: 0,
+        };
+        if measured {
+            self.active_measured += 1;
+            self.counters.flows_started += 1;
+        }
+        self.apps.alloc(a)
+    }
+
+    fn app_complete(&mut self, app: u32) {
+        let a = self.apps.get(app).clone();
+        let (to, rtx) = self.app_counts(&a);
+        if a.measured {
+            self.flows.push(a.id, a.class, self.host_index(a.src), self.host_index(a.dst), a.size, a.prio, a.start.0, self.now.0, to, rtx);
+            self.counters.flows_completed += 1;
+            self.active_measured -= 1;
+        }
+        // detach live transfers so their later counts go nowhere
+        for i in 0..2 {
+            let tr = a.transfers[i];
+            if tr != NO {
+                let t = self.transfers.get_mut(tr);
+                if t.alive && t.uid == a.transfer_uids[i] {
+                    t.app = NO;
+                }
+            }
+        }
+        let am = self.apps.get_mut(app);
+        am.alive = false;
+        self.apps.release(app);
+        self.flow_finished(a.workload, a.src, a.dst);
+        self.check_finished();
+    }
+}

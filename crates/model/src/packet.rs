@@ -1,0 +1,42 @@
+//! Packets: plain records in an arena, moved by index.
+
+use crate::transport::tcp::SegKind;
+
+pub type PacketId = u32;
+
+/// ECN codepoint bits (RFC 3168): ECT(0) capable, CE marked.
+pub const ECN_ECT: u8 = 0b10;
+pub const ECN_CE: u8 = 0b11;
+/// TCP flags we model.
+pub const FLAG_ECE: u8 = 1;
+pub const FLAG_CWR: u8 = 2;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Packet {
+    /// Transfer slot and its incarnation (a packet for a closed transfer is discarded on arrival).
+    pub tr: u32,
+    pub tr_uid: u32,
+    pub kind: SegKind,
+    /// 0 is the highest of 8 strict priorities.
+    pub prio: u8,
+    pub ecn: u8,
+    pub flags: u8,
+    /// Source and destination node indices (always hosts).
+    pub src: u32,
+    pub dst: u32,
+    /// Data: first byte's sequence number. ACK: cumulative acknowledgement.
+    pub seq: u64,
+    /// TCP payload bytes.
+    pub len: u32,
+    /// Bytes on the wire (IP packet plus framing).
+    pub wire: u32,
+    /// Send timestamp (TSval) and echoed timestamp (TSecr), in picoseconds.
+    pub ts: u64,
+    pub ts_echo: u64,
+    /// 5-tuple hash for flow hashing.
+    pub hash: u32,
+    /// Output port (global index) chosen at the current switch.
+    pub out_port: u32,
+    /// Whether this is a retransmission (for traces).
+    pub retx: bool,
+}

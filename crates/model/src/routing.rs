@@ -1,0 +1,139 @@
+//! Routing: all shortest paths, as a bitmap of acceptable output ports per destination at every switch.
+//!
+//! Hosts attached to the same edge switch share a row ("destination group"), so the table has one row per
+//! edge switch rather than one per host. At the edge switch itself the output is the host's own port.
+
+#[derive(Debug, Clone, Default)]
+pub struct Routes {
+    /// Per node: first port (global index) and port count.
+    pub port_base: Vec<u32>,
+    pub nports: Vec<u32>,
+    /// Per node: 64-bit words per row and offset of row 0 in `bits`.
+    pub words: Vec<u32>,
+    pub off: Vec<usize>,
+    pub bits: Vec<u64>,
+    /// Per node (meaningful for hosts): destination group, edge switch and the edge switch's port to it.
+    pub group: Vec<u32>,
+    pub edge: Vec<u32>,
+    pub edge_port: Vec<u32>,
+}
+
+pub const NONE: u32 = u32::MAX;
+
+impl Routes {
+    /// `is_switch[n]`; `port_node[p]` owner of port p; `peer_node[p]` node at the other end;
+    /// `up[p]` whether the link through port p is usable. Ports of a node are contiguous.
+    pub fn compute(is_switch: &[bool], port_base: &[u32], nports: &[u32], peer_node: &[u32], up: &[bool]) -> Routes {
+        let n = is_switch.len();
+        let mut r = Routes {
+            port_base: port_base.to_vec(),
+            nports: nports.to_vec(),
+            words: vec![0; n],
+            off: vec![0; n],
+            bits: Vec::new(),
+            group: vec![NONE; n],
+            edge: vec![NONE; n],
+            edge_port: vec![NONE; n],
+        };
+        // destination groups: one per switch with attached hosts
+        let mut group_switch: Vec<u32> = Vec::new();
+        let mut group_of_switch = vec![NONE; n];
+        for h in 0..n {
+            if is_switch[h] {
+                continue;
+            }
+            let p = port_base[h];
+            let sw = peer_node[p as usize];
+            r.edge[h] = sw;
+            if is_switch[sw as usize] {
+                if group_of_switch[sw as usize] == NONE {
+                    group_of_switch[sw as usize] = group_switch.len() as u32;
+                    group_switch.push(sw);
+                }
+                r.group[h] = group_of_switch[sw as usize];
+                // the switch's port facing h
+                let b = port_base[sw as usize];
+                for lp in 0..nports[sw as usize] {
+                    if peer_node[(b + lp) as usize] == h as u32 {
+                        r.edge_port[h] = b + lp;
+                    }
+                }
+            }
+        }
+        let groups = group_switch.len();
+        let mut total = 0usize;
+        for s in 0..n {
+            if is_switch[s] {
+                r.words[s] = nports[s].div_ceil(64).max(1);
+                r.off[s] = total;
+                total += r.words[s] as usize * groups;
+            }
+        }
+        r.bits = vec![0; total];
+        let mut dist = vec![u32::MAX; n];
+        let mut queue = std::collections::VecDeque::new();
+        for (g, &dsw) in group_switch.iter().enumerate() {
+            dist.iter_mut().for_each(|d| *d = u32::MAX);
+            dist[dsw as usize] = 0;
+            queue.clear();
+            queue.push_back(dsw);
+            while let Some(u) = queue.pop_front() {
+                let b = port_base[u as usize];
+                for lp in 0..nports[u as usize] {
+                    let p = (b + lp) as usize;
+                    let v = peer_node[p] as usize;
+                    if up[p] && is_switch[v] && dist[v] == u32::MAX {
+                        dist[v] = dist[u as usize] + 1;
+                        queue.push_back(v as u32);
+                    }
+                }
+            }
+            for s in 0..n {
+                if !is_switch[s] || s == dsw as usize || dist[s] == u32::MAX {
+                    continue;
+                }
+                let b = port_base[s];
+                let row = r.off[s] + g * r.words[s] as usize;
+                for lp in 0..nports[s] {
+                    let p = (b + lp) as usize;
+                    let v = peer_node[p] as usize;
+                    if up[p] && is_switch[v] && dist[v] != u32::MAX && dist[v] + 1 == dist[s] {
+                        r.bits[row + (lp / 64) as usize] |= 1u64 << (lp % 64);
+                    }
+                }
+            }
+        }
+        r
+    }
+
+    /// Acceptable local ports at switch `s` towards host `dst` (not the edge switch of `dst`).
+    #[inline]
+    pub fn row(&self, s: u32, dst: u32) -> &[u64] {
+        let w = self.words[s as usize] as usize;
+        let start = self.off[s as usize] + self.group[dst as usize] as usize * w;
+        &self.bits[start..start + w]
+    }
+}
+
+/// Number of set bits in a row.
+#[inline]
+pub fn count(row: &[u64]) -> u32 {
+    row.iter().map(|w| w.count_ones()).sum()
+}
+
+/// Local index of the `k`-th set bit (0-based) of a row.
+#[inline]
+pub fn nth(row: &[u64], mut k: u32) -> u32 {
+    for (i, &w) in row.iter().enumerate() {
+        let c = w.count_ones();
+        if k < c {
+            let mut w = w;
+            for _ in 0..k {
+                w &= w - 1;
+            }
+            return i as u32 * 64 + w.trailing_zeros();
+        }
+        k -= c;
+    }
+    unreachable!("nth beyond count")
+}

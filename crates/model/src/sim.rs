@@ -1,0 +1,520 @@
+//! The simulator: builds the network from a scenario and runs the event loop.
+//!
+//! ```text
+//!  host NIC ──TxDone──► link (rate, delay) ──Arrive──► switch ingress (after forwarding delay)
+//!     ▲                                                   │ strict priority, per-priority HOL
+//!     │                                                 XbarDone (speedup × line rate)
+//!  TCP sender/receiver (sans-IO)                          ▼
+//!     ▲                                              switch egress ──TxDone──► next link …
+//!  workload generators (Poisson, closed loop, CSV)
+//! ```
+//!
+//! Mechanism code lives in `switch.rs`, `host.rs` and `workload.rs` as `impl Sim` blocks; this file holds
+//! the state, construction, the event loop and the result extraction.
+
+use crate::config::{parse_scenario, ConfigError, Scenario, Scheme};
+use crate::packet::{Packet, PacketId};
+use crate::routing::Routes;
+use crate::stats::{Classes, Counters, DropCause, FlowColumns, PortStats};
+use crate::topology::{self, Framing, NodeKind, Topology};
+use crate::transport::tcp::{SegOut, TcpReceiver, TcpSender};
+use crate::workload::Workload;
+use detailsim_engine::{Arena, EventQueue, Rate, RngStreams, Stream, Time};
+
+/// RNG purposes (the second half of a stream's seed).
+pub mod purpose {
+    pub const SALT: u64 = 1;
+    pub const SCATTER: u64 = 2;
+    pub const ARRIVALS: u64 = 3;
+    pub const BACKGROUND: u64 = 4;
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Ev {
+    /// A packet has fully arrived at `port` (for a switch: and passed the forwarding engine).
+    Arrive { port: u32, pkt: PacketId },
+    /// `port` finished serializing a frame.
+    TxDone { port: u32 },
+    /// Ingress `port` finished moving its packet across the crossbar.
+    XbarDone { port: u32 },
+    RtxTimer { tr: u32, token: u32 },
+    DelAckTimer { tr: u32, token: u32 },
+    /// Workload `w` acts for its `i`-th source (next arrival, next CSV row).
+    Workload { w: u32, i: u32 },
+    /// No new flows from here on.
+    ArrivalsEnd,
+}
+
+/// A strict-priority queue of 8 priorities (0 highest) with per-priority byte counts.
+#[derive(Debug, Clone)]
+pub struct PrioQueue {
+    pub q: [std::collections::VecDeque<PacketId>; 8],
+    pub bytes: [u64; 8],
+    /// Bytes held, including packets in transit through the crossbar.
+    pub total: u64,
+    pub cap: u64,
+    pub max_total: u64,
+    /// Bit p set when `q[p]` is non-empty.
+    pub nonempty: u8,
+}
+impl PrioQueue {
+    fn new(cap: u64) -> Self {
+        PrioQueue { q: Default::default(), bytes: [0; 8], total: 0, cap, max_total: 0, nonempty: 0 }
+    }
+    #[inline]
+    pub fn push(&mut self, prio: u8, pid: PacketId, wire: u64) {
+        let p = prio as usize;
+        self.q[p].push_back(pid);
+        self.bytes[p] += wire;
+        self.total += wire;
+        assert!(self.total <= self.cap, "buffer bound violated: {} > {}", self.total, self.cap);
+        self.max_total = self.max_total.max(self.total);
+        self.nonempty |= 1 << p;
+    }
+    /// Remove the head of priority `prio` from the list; bytes stay counted until `release`.
+    #[inline]
+    pub fn pop(&mut self, prio: u8) -> PacketId {
+        let p = prio as usize;
+        let pid = self.q[p].pop_front().expect("pop from empty priority queue");
+        if self.q[p].is_empty() {
+            self.nonempty &= !(1 << p);
+        }
+        pid
+    }
+    #[inline]
+    pub fn release(&mut self, prio: u8, wire: u64) {
+        self.bytes[prio as usize] -= wire;
+        self.total -= wire;
+    }
+    /// Drain-byte counter: bytes of priority `prio` or higher held in this queue.
+    #[inline]
+    pub fn drain_bytes(&self, prio: u8) -> u64 {
+        self.bytes[..=prio as usize].iter().sum()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Port {
+    pub node: u32,
+    pub peer: u32,
+    pub peer_node: u32,
+    pub link: u32,
+    pub rate: Rate,
+    pub delay: Time,
+    /// Link delay plus the receiving switch's forwarding delay.
+    pub arrive_after: Time,
+    pub eg: PrioQueue,
+    pub ing: PrioQueue,
+    /// Egress bytes promised to packets crossing the crossbar towards this port.
+    pub eg_reserved: u64,
+    pub tx_busy: bool,
+    pub xbar_busy: bool,
+    pub xbar_pkt: PacketId,
+    /// Ingress ports of the same switch waiting for room in this egress queue.
+    pub waiters: Vec<u32>,
+    /// Priorities the peer has paused (bit p).
+    pub paused: u8,
+    pub up: bool,
+    pub tx_bytes: u64,
+    pub tx_packets: u64,
+    pub drops: u64,
+    pub ecn_marks: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub is_switch: bool,
+    pub port_base: u32,
+    pub nports: u32,
+    pub salt: u64,
+    pub rng: Stream,
+    /// Crossbar rate: speedup times the node's fastest port.
+    pub xbar_rate: Rate,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Request,
+    Response,
+    OneWay,
+}
+
+/// One direction of a TCP connection carrying `size` bytes from `src` to `dst`.
+#[derive(Debug, Clone)]
+pub struct Transfer {
+    pub uid: u32,
+    pub alive: bool,
+    pub app: u32,
+    pub app_uid: u32,
+    pub role: Role,
+    pub src: u32,
+    pub dst: u32,
+    pub prio: u8,
+    pub hash_fwd: u32,
+    pub hash_rev: u32,
+    pub snd: TcpSender,
+    pub rcv: TcpReceiver,
+    pub rtx_token: u32,
+    pub rtx_event_at: Option<Time>,
+    pub del_token: u32,
+    pub del_event_at: Option<Time>,
+    pub snd_done: bool,
+    pub rcv_done: bool,
+}
+
+/// An application flow: a retrieval (request then response), or a one-way flow.
+#[derive(Debug, Clone)]
+pub struct App {
+    pub uid: u32,
+    pub alive: bool,
+    pub id: u64,
+    pub class: u16,
+    pub workload: u32,
+    /// Data sender and data receiver (for a retrieval: responder and requester).
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub prio: u8,
+    pub start: Time,
+    pub measured: bool,
+    pub transfers: [u32; 2],
+    pub transfer_uids: [u32; 2],
+    pub timeouts: u32,
+    pub retransmits: u32,
+}
+
+pub const NO: u32 = u32::MAX;
+
+pub struct Sim {
+    pub now: Time,
+    pub(crate) q: EventQueue<Ev>,
+    pub scheme: Scheme,
+    pub topo: Topology,
+    pub framing: Framing,
+    pub nodes: Vec<Node>,
+    pub ports: Vec<Port>,
+    /// Node ids of the hosts, in host order.
+    pub hosts: Vec<u32>,
+    pub routes: Routes,
+    pub pkts: Arena<Packet>,
+    pub transfers: Arena<Transfer>,
+    pub apps: Arena<App>,
+    pub(crate) workloads: Vec<Workload>,
+    pub rng: RngStreams,
+    pub(crate) scratch: Vec<SegOut>,
+    pub counters: Counters,
+    pub flows: FlowColumns,
+    pub classes: Classes,
+    pub duration: Time,
+    pub warmup: Time,
+    pub end_limit: Time,
+    pub(crate) arrivals_over: bool,
+    pub active_measured: u64,
+    pub finished: bool,
+    uid: u32,
+    token: u32,
+    next_app_id: u64,
+    pub(crate) next_port: u32,
+    finalized: bool,
+}
+
+impl Sim {
+    /// Build a simulation from a scenario in JSON (see `config`).
+    pub fn from_json(json: &str) -> Result<Sim, ConfigError> {
+        let sc = parse_scenario(json)?;
+        Sim::new(&sc)
+    }
+
+    pub fn new(sc: &Scenario) -> Result<Sim, ConfigError> {
+        let scheme = sc.scheme.resolve()?;
+        let topo = topology::build(&sc.topology)?;
+        let rng = RngStreams::new(sc.run.seed);
+        let n = topo.nodes.len();
+        // ports grouped by node
+        let mut by_node: Vec<Vec<(usize, bool)>> = vec![Vec::new(); n];
+        for (li, l) in topo.links.iter().enumerate() {
+            by_node[l.a].push((li, true));
+            by_node[l.b].push((li, false));
+        }
+        let mut port_base = vec![0u32; n];
+        let mut nports = vec![0u32; n];
+        let mut port_of: Vec<[u32; 2]> = vec![[0, 0]; topo.links.len()];
+        let mut plist: Vec<(usize, usize, bool)> = Vec::new(); // (node, link, is_a)
+        for (node, ls) in by_node.iter().enumerate() {
+            port_base[node] = plist.len() as u32;
+            nports[node] = ls.len() as u32;
+            for &(li, is_a) in ls {
+                port_of[li][if is_a { 0 } else { 1 }] = plist.len() as u32;
+                plist.push((node, li, is_a));
+            }
+        }
+        let is_switch: Vec<bool> = topo.nodes.iter().map(|x| x.kind == NodeKind::Switch).collect();
+        let mut ports = Vec::with_capacity(plist.len());
+        for &(node, li, is_a) in &plist {
+            let l = &topo.links[li];
+            let peer = port_of[li][if is_a { 1 } else { 0 }];
+            let peer_node = if is_a { l.b } else { l.a };
+            let (ing_cap, eg_cap) = if is_switch[node] { (l.ingress_buffer, l.egress_buffer) } else { (0, topo.host_buffer) };
+            let fwd = if is_switch[peer_node] { topo.forwarding_delay } else { Time::ZERO };
+            ports.push(Port {
+                node: node as u32,
+                peer,
+                peer_node: peer_node as u32,
+                link: li as u32,
+                rate: l.rate,
+                delay: l.delay,
+                arrive_after: l.delay + fwd,
+                eg: PrioQueue::new(eg_cap),
+                ing: PrioQueue::new(ing_cap),
+                eg_reserved: 0,
+                tx_busy: false,
+                xbar_busy: false,
+                xbar_pkt: NO,
+                waiters: Vec::new(),
+                paused: 0,
+                up: true,
+                tx_bytes: 0,
+                tx_packets: 0,
+                drops: 0,
+                ecn_marks: 0,
+            });
+        }
+        let nodes: Vec<Node> = (0..n)
+            .map(|i| {
+                let fastest = (port_base[i]..port_base[i] + nports[i]).map(|p| ports[p as usize].rate.0).max().unwrap_or(1);
+                Node {
+                    is_switch: is_switch[i],
+                    port_base: port_base[i],
+                    nports: nports[i],
+                    salt: rng.stream(i as u64, purpose::SALT).next_u64(),
+                    rng: rng.stream(i as u64, purpose::SCATTER),
+                    xbar_rate: Rate(((fastest as f64) * topo.speedup).round() as u64),
+                }
+            })
+            .collect();
+        let peer_node: Vec<u32> = ports.iter().map(|p| p.peer_node).collect();
+        let up: Vec<bool> = ports.iter().map(|p| p.up).collect();
+        let routes = Routes::compute(&is_switch, &port_base, &nports, &peer_node, &up);
+        let hosts: Vec<u32> = topo.hosts().map(|h| h as u32).collect();
+        let duration = sc.run.duration.0;
+        let mut sim = Sim {
+            now: Time::ZERO,
+            q: EventQueue::new(),
+            framing: topo.framing,
+            scheme,
+            topo,
+            nodes,
+            ports,
+            hosts,
+            routes,
+            pkts: Arena::new(),
+            transfers: Arena::new(),
+            apps: Arena::new(),
+            workloads: Vec::new(),
+            rng,
+            scratch: Vec::with_capacity(64),
+            counters: Counters::default(),
+            flows: FlowColumns::default(),
+            classes: Classes::default(),
+            duration,
+            warmup: sc.run.warmup.0,
+            end_limit: duration + sc.run.drain.0,
+            arrivals_over: false,
+            active_measured: 0,
+            finished: false,
+            uid: 0,
+            token: 0,
+            next_app_id: 0,
+            next_port: 1024,
+            finalized: false,
+        };
+        if sim.framing.wire(sim.framing.mtu) as u64 > sim.topo.host_buffer {
+            return crate::config::err("topology.host_buffer", "must hold at least one full frame");
+        }
+        if sim.scheme.tcp.mss + 40 > sim.framing.mtu {
+            return crate::config::err("scheme.tcp.mss", format!("MSS + 40B of headers must fit the MTU ({}B)", sim.framing.mtu));
+        }
+        for (i, w) in sc.workload.iter().enumerate() {
+            let wl = Workload::new(&mut sim, i, w)?;
+            sim.workloads.push(wl);
+        }
+        for i in 0..sim.workloads.len() {
+            sim.workload_start(i as u32);
+        }
+        sim.q.push(duration, Ev::ArrivalsEnd);
+        Ok(sim)
+    }
+
+    pub(crate) fn next_uid(&mut self) -> u32 {
+        self.uid = self.uid.wrapping_add(1);
+        self.uid
+    }
+    pub(crate) fn next_token(&mut self) -> u32 {
+        self.token = self.token.wrapping_add(1);
+        self.token
+    }
+    pub(crate) fn next_app_id(&mut self) -> u64 {
+        self.next_app_id += 1;
+        self.next_app_id - 1
+    }
+
+    #[inline]
+    pub(crate) fn schedule(&mut self, at: Time, ev: Ev) {
+        self.q.push(at, ev);
+    }
+
+    /// Run until simulated time `limit` or the end of the run; returns whether the run has ended.
+    pub fn run_until(&mut self, limit: Time) -> bool {
+        while !self.finished {
+            let Some(t) = self.q.peek_time() else {
+                self.finished = true;
+                break;
+            };
+            if t > self.end_limit {
+                self.now = self.end_limit;
+                self.finished = true;
+                break;
+            }
+            if t > limit {
+                break;
+            }
+            let (t, ev) = self.q.pop().unwrap();
+            debug_assert!(t >= self.now);
+            self.now = t;
+            self.counters.events += 1;
+            match ev {
+                Ev::Arrive { port, pkt } => {
+                    let node = self.ports[port as usize].node;
+                    if self.nodes[node as usize].is_switch {
+                        self.switch_arrive(port, pkt);
+                    } else {
+                        self.host_receive(pkt);
+                    }
+                }
+                Ev::TxDone { port } => {
+                    self.ports[port as usize].tx_busy = false;
+                    self.tx_try(port);
+                }
+                Ev::XbarDone { port } => self.xbar_done(port),
+                Ev::RtxTimer { tr, token } => self.on_rtx_timer(tr, token),
+                Ev::DelAckTimer { tr, token } => self.on_delack_timer(tr, token),
+                Ev::Workload { w, i } => self.workload_event(w, i),
+                Ev::ArrivalsEnd => {
+                    self.arrivals_over = true;
+                    self.check_finished();
+                }
+            }
+        }
+        if self.finished {
+            self.finalize();
+        }
+        self.finished
+    }
+
+    pub(crate) fn check_finished(&mut self) {
+        if self.arrivals_over && self.active_measured == 0 {
+            self.finished = true;
+        }
+    }
+
+    /// Run to the end.
+    pub fn run(&mut self) {
+        self.run_until(Time::MAX);
+    }
+
+    /// Record unfinished measured flows and check packet conservation.
+    fn finalize(&mut self) {
+        if self.finalized {
+            return;
+        }
+        self.finalized = true;
+        let mut rows: Vec<App> = self.apps.slots().iter().filter(|a| a.alive && a.measured).cloned().collect();
+        rows.sort_by_key(|a| a.id);
+        for a in rows {
+            let (to, rtx) = self.app_counts(&a);
+            self.flows.push(a.id, a.class, self.host_index(a.src), self.host_index(a.dst), a.size, a.prio, a.start.0, u64::MAX, to, rtx);
+        }
+        self.check_conservation().expect("packet conservation");
+    }
+
+    /// Packets created = delivered + dropped + still in the network.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        let c = &self.counters;
+        let in_flight = self.pkts.live() as u64;
+        if c.pkts_created != c.pkts_delivered + c.dropped() + in_flight {
+            return Err(format!(
+                "packet conservation violated at {}: created {} != delivered {} + dropped {} + in flight {}",
+                self.now, c.pkts_created, c.pkts_delivered, c.dropped(), in_flight
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn node_name(&self, n: u32) -> &str {
+        &self.topo.nodes[n as usize].name
+    }
+
+    /// Host index (position in `hosts`) of a host node, for output.
+    pub fn host_index(&self, node: u32) -> u32 {
+        self.hosts.binary_search(&node).map(|i| i as u32).unwrap_or(u32::MAX)
+    }
+
+    pub fn port_stats(&self) -> Vec<PortStats> {
+        let t = self.now.as_secs_f64().max(1e-12);
+        self.ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let n = &self.nodes[p.node as usize];
+                PortStats {
+                    node: self.node_name(p.node).to_string(),
+                    port: i as u32 - n.port_base,
+                    peer: self.node_name(p.peer_node).to_string(),
+                    tier: self.topo.links[p.link as usize].tier,
+                    rate_bps: p.rate.0,
+                    tx_bytes: p.tx_bytes,
+                    tx_packets: p.tx_packets,
+                    utilisation: p.tx_bytes as f64 * 8.0 / (p.rate.0 as f64 * t),
+                    max_ingress_bytes: p.ing.max_total,
+                    max_egress_bytes: p.eg.max_total,
+                    drops: p.drops,
+                    ecn_marks: p.ecn_marks,
+                }
+            })
+            .collect()
+    }
+
+    /// Counters and run facts as JSON (the flow table is read from `flows`).
+    pub fn summary_json(&self) -> String {
+        let c = &self.counters;
+        let drops: serde_json::Map<String, serde_json::Value> =
+            DropCause::ALL.iter().map(|d| (d.name().to_string(), c.drops[*d as usize].into())).collect();
+        let congestion_drops: u64 = DropCause::ALL.iter().filter(|d| d.is_congestion()).map(|d| c.drops[*d as usize]).sum();
+        let v = serde_json::json!({
+            "scheme": self.scheme.name,
+            "sim_time_s": self.now.as_secs_f64(),
+            "events": c.events,
+            "link_traversals": c.link_traversals,
+            "flows": {"started": c.flows_started, "completed": c.flows_completed},
+            "drops": drops,
+            "congestion_drops": congestion_drops,
+            "timeouts": c.timeouts,
+            "retransmits": c.retransmits,
+            "pfc": {"pause_frames": c.pfc_pause_frames, "paused_time_s": c.pfc_paused_ps as f64 / 1e12},
+            "ecn_marks": c.ecn_marks,
+            "packets": {
+                "created": c.pkts_created,
+                "delivered": c.pkts_delivered,
+                "stale": c.pkts_stale,
+                "dropped": c.dropped(),
+                "in_flight": self.pkts.live(),
+                "max_in_flight": c.max_packets_in_flight,
+            },
+            "invariants": {"conservation": self.check_conservation().is_ok()},
+            "classes": self.classes.names,
+            "hosts": self.hosts.iter().map(|&h| self.node_name(h)).collect::<Vec<_>>(),
+            "ports": self.port_stats(),
+        });
+        v.to_string()
+    }
+}

@@ -1,0 +1,127 @@
+//! Results: per-flow records in columns, counters, per-port statistics.
+
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// Finished (and, at the end, unfinished) measured flows, one column per field.
+#[derive(Debug, Default, Clone)]
+pub struct FlowColumns {
+    pub id: Vec<u64>,
+    pub class: Vec<u16>,
+    pub src: Vec<u32>,
+    pub dst: Vec<u32>,
+    pub size: Vec<u64>,
+    pub priority: Vec<u8>,
+    pub start_ps: Vec<u64>,
+    /// `u64::MAX` for a flow that had not completed when the run ended.
+    pub end_ps: Vec<u64>,
+    pub timeouts: Vec<u32>,
+    pub retransmits: Vec<u32>,
+}
+
+impl FlowColumns {
+    #[allow(clippy::too_many_arguments)]
+    pub fn push(&mut self, id: u64, class: u16, src: u32, dst: u32, size: u64, prio: u8, start: u64, end: u64, to: u32, rtx: u32) {
+        self.id.push(id);
+        self.class.push(class);
+        self.src.push(src);
+        self.dst.push(dst);
+        self.size.push(size);
+        self.priority.push(prio);
+        self.start_ps.push(start);
+        self.end_ps.push(end);
+        self.timeouts.push(to);
+        self.retransmits.push(rtx);
+    }
+    pub fn len(&self) -> usize {
+        self.id.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.id.is_empty()
+    }
+}
+
+/// Why a packet was dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DropCause {
+    /// The arrival port's ingress buffer was full (congestion).
+    IngressBuffer,
+    /// A host's NIC queue was full.
+    HostBuffer,
+    /// No route to the destination.
+    NoRoute,
+}
+impl DropCause {
+    pub const ALL: [DropCause; 3] = [DropCause::IngressBuffer, DropCause::HostBuffer, DropCause::NoRoute];
+    pub fn name(self) -> &'static str {
+        match self {
+            DropCause::IngressBuffer => "ingress_buffer",
+            DropCause::HostBuffer => "host_buffer",
+            DropCause::NoRoute => "no_route",
+        }
+    }
+    /// Congestion drops are the ones a lossless fabric must never have.
+    pub fn is_congestion(self) -> bool {
+        matches!(self, DropCause::IngressBuffer | DropCause::HostBuffer)
+    }
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct Counters {
+    pub events: u64,
+    pub link_traversals: u64,
+    pub pkts_created: u64,
+    pub pkts_delivered: u64,
+    pub pkts_stale: u64,
+    pub drops: [u64; 3],
+    pub ecn_marks: u64,
+    pub timeouts: u64,
+    pub retransmits: u64,
+    pub flows_started: u64,
+    pub flows_completed: u64,
+    pub pfc_pause_frames: u64,
+    pub pfc_paused_ps: u64,
+    pub max_packets_in_flight: u64,
+}
+impl Counters {
+    pub fn drop(&mut self, c: DropCause) {
+        self.drops[c as usize] += 1;
+    }
+    pub fn dropped(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+}
+
+/// Class names, interned to small ids.
+#[derive(Debug, Default, Clone)]
+pub struct Classes {
+    pub names: Vec<String>,
+    index: HashMap<String, u16>,
+}
+impl Classes {
+    pub fn id(&mut self, name: &str) -> u16 {
+        if let Some(&i) = self.index.get(name) {
+            return i;
+        }
+        let i = self.names.len() as u16;
+        self.names.push(name.to_string());
+        self.index.insert(name.to_string(), i);
+        i
+    }
+}
+
+#[derive(Debug, Serialize, Clone)]
+pub struct PortStats {
+    pub node: String,
+    pub port: u32,
+    pub peer: String,
+    pub tier: &'static str,
+    pub rate_bps: u64,
+    pub tx_bytes: u64,
+    pub tx_packets: u64,
+    pub utilisation: f64,
+    pub max_ingress_bytes: u64,
+    pub max_egress_bytes: u64,
+    pub drops: u64,
+    pub ecn_marks: u64,
+}

@@ -1,0 +1,5 @@
+//! Transports. Each is a sans-IO state machine: given `now` and an input (an ACK, a segment, a timer),
+//! it updates its state and appends the segments to send to an output vector; its retransmission and
+//! delayed-ACK deadlines are fields the simulator reads to schedule (lazily cancelled) timer events.
+
+pub mod tcp;

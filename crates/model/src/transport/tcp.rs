@@ -1,0 +1,499 @@
+//! TCP NewReno (RFC 5681, RFC 6582, RFC 6298, RFC 3168), byte-counted, one connection direction.
+//!
+//! The sender carries slow start, congestion avoidance, fast retransmit / fast recovery (switchable:
+//! DeTail's reorder-resistant variant turns it off), RTO with minimum, initial value and exponential
+//! back-off, and ECN reaction (halve once per window). The receiver keeps a reorder buffer, sends
+//! cumulative ACKs (optionally delayed: every second segment or after a timeout) and echoes CE as ECE
+//! until the sender signals CWR. RTT samples use echoed send timestamps (RFC 7323), so retransmitted
+//! segments give valid samples.
+
+use crate::config::TcpParams;
+use detailsim_engine::Time;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SegKind {
+    Syn,
+    SynAck,
+    Data,
+    Ack,
+}
+
+/// A segment the sender wants on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegOut {
+    pub kind: SegKind,
+    pub seq: u64,
+    pub len: u32,
+    pub retx: bool,
+    pub cwr: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    SynSent,
+    Established,
+}
+
+#[derive(Debug, Clone)]
+pub struct TcpSender {
+    size: u64,
+    state: State,
+    pub una: u64,
+    pub nxt: u64,
+    max_sent: u64,
+    pub cwnd: f64,
+    pub ssthresh: f64,
+    dupacks: u32,
+    in_recovery: bool,
+    recover: u64,
+    srtt: f64,
+    rttvar: f64,
+    have_rtt: bool,
+    backoff: u32,
+    ecn_reacted_until: u64,
+    send_cwr: bool,
+    /// When the retransmission timer expires, if armed.
+    pub deadline: Option<Time>,
+    pub timeouts: u32,
+    pub retransmits: u32,
+}
+
+impl TcpSender {
+    pub fn new(size: u64, p: &TcpParams) -> Self {
+        TcpSender {
+            size,
+            state: if p.handshake { State::SynSent } else { State::Established },
+            una: 0,
+            nxt: 0,
+            max_sent: 0,
+            cwnd: (p.initial_window * p.mss) as f64,
+            ssthresh: f64::INFINITY,
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            srtt: 0.0,
+            rttvar: 0.0,
+            have_rtt: false,
+            backoff: 0,
+            ecn_reacted_until: 0,
+            send_cwr: false,
+            deadline: None,
+            timeouts: 0,
+            retransmits: 0,
+        }
+    }
+
+    pub fn done(&self) -> bool {
+        self.state == State::Established && self.una >= self.size
+    }
+
+    /// Current retransmission timeout, including back-off.
+    pub fn rto(&self, p: &TcpParams) -> Time {
+        let base = if self.have_rtt {
+            let v = self.srtt + (4.0 * self.rttvar).max(1.0);
+            Time(v as u64).max(p.rto_min)
+        } else {
+            p.rto_initial
+        };
+        let shifted = base.0.saturating_mul(1u64 << self.backoff.min(30));
+        Time(shifted).min(p.rto_max).max(p.rto_min.min(p.rto_max))
+    }
+
+    fn arm(&mut self, now: Time, p: &TcpParams) {
+        self.deadline = Some(now + self.rto(p));
+    }
+
+    pub fn start(&mut self, now: Time, p: &TcpParams, out: &mut Vec<SegOut>) {
+        match self.state {
+            State::SynSent => {
+                out.push(SegOut { kind: SegKind::Syn, seq: 0, len: 0, retx: false, cwr: false });
+                self.arm(now, p);
+            }
+            State::Established => self.try_send(now, p, out),
+        }
+    }
+
+    fn rtt_sample(&mut self, now: Time, sent: Time) {
+        let r = (now.0 - sent.0.min(now.0)) as f64;
+        if !self.have_rtt {
+            self.srtt = r;
+            self.rttvar = r / 2.0;
+            self.have_rtt = true;
+        } else {
+            self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
+            self.srtt = 0.875 * self.srtt + 0.125 * r;
+        }
+    }
+
+    fn flight(&self) -> u64 {
+        self.nxt - self.una
+    }
+
+    fn mss(&self, p: &TcpParams) -> f64 {
+        p.mss as f64
+    }
+
+    fn emit(&mut self, seq: u64, p: &TcpParams, out: &mut Vec<SegOut>) -> u64 {
+        let len = (p.mss as u64).min(self.size - seq);
+        let retx = seq < self.max_sent;
+        if retx {
+            self.retransmits += 1;
+        }
+        let cwr = std::mem::take(&mut self.send_cwr);
+        out.push(SegOut { kind: SegKind::Data, seq, len: len as u32, retx, cwr });
+        len
+    }
+
+    fn try_send(&mut self, now: Time, p: &TcpParams, out: &mut Vec<SegOut>) {
+        while self.nxt < self.size {
+            let seg = (p.mss as u64).min(self.size - self.nxt);
+            if self.flight() > 0 && (self.flight() + seg) as f64 > self.cwnd {
+                break;
+            }
+            let n = self.emit(self.nxt, p, out);
+            self.nxt += n;
+            self.max_sent = self.max_sent.max(self.nxt);
+        }
+        if self.deadline.is_none() && self.una < self.nxt {
+            self.arm(now, p);
+        }
+    }
+
+    /// An acknowledgement arrived: cumulative `ack`, ECN-echo flag, echoed timestamp.
+    pub fn on_ack(&mut self, now: Time, p: &TcpParams, kind: SegKind, ack: u64, ece: bool, ts_echo: Time, out: &mut Vec<SegOut>) {
+        let mss = self.mss(p);
+        if self.state == State::SynSent {
+            if kind == SegKind::SynAck {
+                self.state = State::Established;
+                self.rtt_sample(now, ts_echo);
+                self.backoff = 0;
+                self.deadline = None;
+                self.try_send(now, p, out);
+            }
+            return;
+        }
+        if kind != SegKind::Ack {
+            return;
+        }
+        if ack > self.una {
+            let acked = (ack - self.una) as f64;
+            self.una = ack;
+            if self.nxt < self.una {
+                // an ACK for data sent before a timeout rewound nxt
+                self.nxt = self.una;
+            }
+            self.rtt_sample(now, ts_echo);
+            self.backoff = 0;
+            if self.in_recovery {
+                if ack >= self.recover {
+                    self.in_recovery = false;
+                    self.dupacks = 0;
+                    self.cwnd = self.ssthresh;
+                } else {
+                    // partial ACK: retransmit the next hole, deflate by what was acked
+                    let n = self.emit(self.una, p, out);
+                    self.nxt = self.nxt.max(self.una + n);
+                    self.cwnd = (self.cwnd - acked + mss).max(mss);
+                }
+            } else {
+                self.dupacks = 0;
+                if self.cwnd < self.ssthresh {
+                    self.cwnd += acked.min(2.0 * mss);
+                } else {
+                    self.cwnd += mss * acked / self.cwnd;
+                }
+            }
+            if p.ecn && ece && self.una > self.ecn_reacted_until {
+                self.ecn_reduce(p);
+            }
+            if self.una >= self.size {
+                self.deadline = None;
+                return;
+            }
+            self.arm(now, p);
+        } else if ack == self.una && self.una < self.nxt {
+            if !p.fast_retransmit {
+                return;
+            }
+            self.dupacks += 1;
+            if self.in_recovery {
+                self.cwnd += mss;
+            } else if self.dupacks == p.dupack_threshold && self.una + 1 > self.recover {
+                self.ssthresh = (self.flight() as f64 / 2.0).max(2.0 * mss);
+                self.recover = self.max_sent;
+                self.in_recovery = true;
+                self.emit(self.una, p, out);
+                self.cwnd = self.ssthresh + p.dupack_threshold as f64 * mss;
+                self.arm(now, p);
+            }
+        } else {
+            return;
+        }
+        self.try_send(now, p, out);
+    }
+
+    fn ecn_reduce(&mut self, p: &TcpParams) {
+        let mss = self.mss(p);
+        self.ssthresh = (self.cwnd / 2.0).max(2.0 * mss);
+        self.cwnd = self.ssthresh;
+        self.ecn_reacted_until = self.nxt;
+        self.send_cwr = true;
+    }
+
+    /// The retransmission timer expired (the caller checked `now >= deadline`).
+    pub fn on_timeout(&mut self, now: Time, p: &TcpParams, out: &mut Vec<SegOut>) {
+        self.timeouts += 1;
+        self.backoff += 1;
+        self.deadline = None;
+        if self.state == State::SynSent {
+            out.push(SegOut { kind: SegKind::Syn, seq: 0, len: 0, retx: true, cwr: false });
+            self.retransmits += 1;
+            self.arm(now, p);
+            return;
+        }
+        let mss = self.mss(p);
+        self.ssthresh = (self.flight() as f64 / 2.0).max(2.0 * mss);
+        self.cwnd = mss;
+        self.nxt = self.una;
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.recover = self.max_sent;
+        self.try_send(now, p, out);
+    }
+}
+
+/// What the receiver wants sent back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckOut {
+    pub kind: SegKind,
+    pub ack: u64,
+    pub ece: bool,
+    pub ts_echo: Time,
+}
+
+#[derive(Debug, Clone)]
+pub struct TcpReceiver {
+    size: u64,
+    pub rcv_nxt: u64,
+    ooo: Vec<(u64, u64)>,
+    ece: bool,
+    pending: u32,
+    pending_ts: Time,
+    /// Delayed-ACK deadline, if an ACK is being held back.
+    pub deadline: Option<Time>,
+}
+
+impl TcpReceiver {
+    pub fn new(size: u64) -> Self {
+        TcpReceiver { size, rcv_nxt: 0, ooo: Vec::new(), ece: false, pending: 0, pending_ts: Time::ZERO, deadline: None }
+    }
+    pub fn complete(&self) -> bool {
+        self.rcv_nxt >= self.size
+    }
+    /// Bytes held out of order.
+    pub fn buffered(&self) -> u64 {
+        self.ooo.iter().map(|(a, b)| b - a).sum()
+    }
+
+    pub fn on_syn(&mut self, ts: Time) -> AckOut {
+        AckOut { kind: SegKind::SynAck, ack: 0, ece: false, ts_echo: ts }
+    }
+
+    /// A data segment arrived. Returns the ACK to send now, if any.
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_data(&mut self, now: Time, p: &TcpParams, seq: u64, len: u32, ce: bool, cwr: bool, ts: Time) -> Option<AckOut> {
+        if cwr {
+            self.ece = false;
+        }
+        if ce {
+            self.ece = true;
+        }
+        let end = seq + len as u64;
+        let in_order = seq == self.rcv_nxt;
+        let had_gap = !self.ooo.is_empty();
+        if seq <= self.rcv_nxt {
+            if end > self.rcv_nxt {
+                self.rcv_nxt = end;
+                // absorb buffered ranges now contiguous
+                while let Some(&(a, b)) = self.ooo.first() {
+                    if a <= self.rcv_nxt {
+                        self.rcv_nxt = self.rcv_nxt.max(b);
+                        self.ooo.remove(0);
+                    } else {
+                        break;
+                    }
+                }
+            }
+        } else {
+            self.insert(seq, end);
+        }
+        let immediate = !p.delayed_ack || !in_order || had_gap || self.complete() || ce;
+        if immediate {
+            let ts_echo = if self.pending > 0 { self.pending_ts } else { ts };
+            self.pending = 0;
+            self.deadline = None;
+            return Some(self.ack(ts_echo));
+        }
+        if self.pending == 0 {
+            self.pending_ts = ts;
+        }
+        self.pending += 1;
+        if self.pending >= 2 {
+            self.pending = 0;
+            self.deadline = None;
+            return Some(self.ack(self.pending_ts));
+        }
+        self.deadline = Some(now + p.delayed_ack_timeout);
+        None
+    }
+
+    /// The delayed-ACK timer expired.
+    pub fn on_delack_timeout(&mut self) -> Option<AckOut> {
+        self.deadline = None;
+        if self.pending == 0 {
+            return None;
+        }
+        self.pending = 0;
+        Some(self.ack(self.pending_ts))
+    }
+
+    fn ack(&self, ts_echo: Time) -> AckOut {
+        AckOut { kind: SegKind::Ack, ack: self.rcv_nxt, ece: self.ece, ts_echo }
+    }
+
+    fn insert(&mut self, a: u64, b: u64) {
+        let i = self.ooo.partition_point(|&(x, _)| x < a);
+        self.ooo.insert(i, (a, b));
+        // merge overlaps
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.ooo.len());
+        for &(x, y) in &self.ooo {
+            if let Some(last) = merged.last_mut() {
+                if x <= last.1 {
+                    last.1 = last.1.max(y);
+                    continue;
+                }
+            }
+            merged.push((x, y));
+        }
+        self.ooo = merged;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::PRESETS;
+
+    fn params() -> TcpParams {
+        (PRESETS[0].build)().tcp
+    }
+
+    /// Segments emitted by `f` as (seq, len).
+    fn segs(out: &mut Vec<SegOut>) -> Vec<(u64, u32)> {
+        out.drain(..).map(|s| (s.seq, s.len)).collect()
+    }
+
+    #[test]
+    fn initial_window_then_slow_start() {
+        let p = params();
+        let mut s = TcpSender::new(100 * 1460, &p);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &p, &mut out);
+        assert_eq!(out.len(), 10);
+        assert!(s.deadline.is_some());
+        let t = Time::from_us(100);
+        // ACK of the first two segments grows cwnd by 2 MSS and releases 4 segments
+        out.clear();
+        s.on_ack(t, &p, SegKind::Ack, 2 * 1460, false, Time::ZERO, &mut out);
+        assert_eq!(segs(&mut out), vec![(10 * 1460, 1460), (11 * 1460, 1460), (12 * 1460, 1460), (13 * 1460, 1460)]);
+    }
+
+    #[test]
+    fn three_dupacks_fast_retransmit_then_full_ack() {
+        let p = params();
+        let mut s = TcpSender::new(20 * 1460, &p);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &p, &mut out);
+        out.clear();
+        let t = Time::from_us(100);
+        for _ in 0..3 {
+            s.on_ack(t, &p, SegKind::Ack, 0, false, Time::ZERO, &mut out);
+        }
+        assert_eq!(segs(&mut out), vec![(0, 1460)], "retransmits the first segment on the third dupack");
+        assert_eq!(s.retransmits, 1);
+        s.on_ack(t, &p, SegKind::Ack, 10 * 1460, false, Time::ZERO, &mut out);
+        assert!(!s.in_recovery);
+        assert_eq!(s.ssthresh, 5.0 * 1460.0, "half the flight at the third dupack");
+        assert!(s.cwnd >= s.ssthresh && s.cwnd < s.ssthresh + 1460.0, "deflated to ssthresh on the full ACK");
+    }
+
+    #[test]
+    fn no_fast_retransmit_when_disabled() {
+        let mut p = params();
+        p.fast_retransmit = false;
+        let mut s = TcpSender::new(20 * 1460, &p);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &p, &mut out);
+        out.clear();
+        for _ in 0..10 {
+            s.on_ack(Time::from_us(100), &p, SegKind::Ack, 0, false, Time::ZERO, &mut out);
+        }
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn timeout_goes_back_to_una_and_backs_off() {
+        let p = params();
+        let mut s = TcpSender::new(20 * 1460, &p);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &p, &mut out);
+        assert_eq!(s.deadline, Some(Time::from_ms(10)));
+        out.clear();
+        s.on_timeout(Time::from_ms(10), &p, &mut out);
+        assert_eq!(segs(&mut out), vec![(0, 1460)]);
+        assert_eq!(s.deadline, Some(Time::from_ms(30)), "RTO doubled");
+        assert_eq!(s.timeouts, 1);
+    }
+
+    #[test]
+    fn receiver_reorders_and_acks_cumulatively() {
+        let p = params();
+        let mut r = TcpReceiver::new(3000);
+        let t = Time::ZERO;
+        assert_eq!(r.on_data(t, &p, 1000, 1000, false, false, t).unwrap().ack, 0);
+        assert_eq!(r.on_data(t, &p, 2000, 1000, false, false, t).unwrap().ack, 0);
+        assert_eq!(r.buffered(), 2000);
+        assert_eq!(r.on_data(t, &p, 0, 1000, false, false, t).unwrap().ack, 3000);
+        assert!(r.complete());
+    }
+
+    #[test]
+    fn delayed_ack_every_second_segment() {
+        let mut p = params();
+        p.delayed_ack = true;
+        let mut r = TcpReceiver::new(10_000);
+        assert!(r.on_data(Time::ZERO, &p, 0, 1000, false, false, Time::ZERO).is_none());
+        assert_eq!(r.deadline, Some(p.delayed_ack_timeout));
+        assert_eq!(r.on_data(Time::ZERO, &p, 1000, 1000, false, false, Time::ZERO).unwrap().ack, 2000);
+        assert!(r.on_data(Time::ZERO, &p, 2000, 1000, false, false, Time::ZERO).is_none());
+        assert_eq!(r.on_delack_timeout().unwrap().ack, 3000);
+    }
+
+    #[test]
+    fn ecn_halves_once_per_window() {
+        let mut p = params();
+        p.ecn = true;
+        let mut s = TcpSender::new(100 * 1460, &p);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &p, &mut out);
+        let before = s.cwnd;
+        s.on_ack(Time::from_us(1), &p, SegKind::Ack, 1460, true, Time::ZERO, &mut out);
+        let after = s.cwnd;
+        assert!((after - (before + 1460.0) / 2.0).abs() < 1.0);
+        s.on_ack(Time::from_us(2), &p, SegKind::Ack, 2 * 1460, true, Time::ZERO, &mut out);
+        assert!(s.cwnd >= after, "no second cut in the same window");
+        out.clear();
+        s.on_ack(Time::from_us(3), &p, SegKind::Ack, 6 * 1460, false, Time::ZERO, &mut out);
+        assert!(out.first().is_some_and(|s| s.cwr), "the first segment after the cut carries CWR");
+    }
+}

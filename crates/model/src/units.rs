@@ -1,0 +1,166 @@
+//! Quantities with units written in strings: rates ("1Gbps"), durations ("25us"), sizes ("128KB").
+//!
+//! Sizes use binary multiples: 1 KB = 1024 B (so "128KB" = 131072 B, as in the DeTail paper's PFC
+//! derivation); "KiB"/"MiB" are accepted as synonyms.
+
+use detailsim_engine::{Rate, Time};
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use std::fmt;
+
+fn split_num(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == '-' || *c == '+'))
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    let (n, u) = s.split_at(end);
+    let v: f64 = n.parse().ok()?;
+    Some((v, u.trim()))
+}
+
+pub fn parse_rate(s: &str) -> Result<Rate, String> {
+    let help = "a positive rate such as \"1Gbps\" (units bps, Kbps, Mbps, Gbps, Tbps)";
+    let (v, u) = split_num(s).ok_or_else(|| format!("expected {help}, got {s:?}"))?;
+    let mult = match u.to_ascii_lowercase().as_str() {
+        "bps" => 1.0,
+        "kbps" => 1e3,
+        "mbps" => 1e6,
+        "gbps" => 1e9,
+        "tbps" => 1e12,
+        _ => return Err(format!("expected {help}, got {s:?}")),
+    };
+    let bps = v * mult;
+    if !(bps >= 1.0) || !bps.is_finite() {
+        return Err(format!("expected {help}, got {s:?}"));
+    }
+    Ok(Rate(bps.round() as u64))
+}
+
+pub fn parse_duration(s: &str) -> Result<Time, String> {
+    let help = "a non-negative duration such as \"25us\" (units ps, ns, us, ms, s)";
+    let (v, u) = split_num(s).ok_or_else(|| format!("expected {help}, got {s:?}"))?;
+    let mult = match u {
+        "ps" => 1.0,
+        "ns" => 1e3,
+        "us" | "µs" => 1e6,
+        "ms" => 1e9,
+        "s" => 1e12,
+        _ => return Err(format!("expected {help}, got {s:?}")),
+    };
+    let ps = v * mult;
+    if !(ps >= 0.0) || !ps.is_finite() || ps > 1.8e19 {
+        return Err(format!("expected {help}, got {s:?}"));
+    }
+    Ok(Time(ps.round() as u64))
+}
+
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let help = "a non-negative size such as \"128KB\" (units B, KB, MB, GB; 1 KB = 1024 B)";
+    let (v, u) = split_num(s).ok_or_else(|| format!("expected {help}, got {s:?}"))?;
+    let mult = match u {
+        "" | "B" => 1.0,
+        "KB" | "KiB" => 1024.0,
+        "MB" | "MiB" => 1024.0 * 1024.0,
+        "GB" | "GiB" => 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(format!("expected {help}, got {s:?}")),
+    };
+    let b = v * mult;
+    if !(b >= 0.0) || !b.is_finite() || b.fract() != 0.0 {
+        return Err(format!("expected {help} that is a whole number of bytes, got {s:?}"));
+    }
+    Ok(b as u64)
+}
+
+/// Format a byte count with the largest unit that divides it exactly ("2KB", "1MB", "1500B").
+pub fn fmt_bytes(b: u64) -> String {
+    const G: u64 = 1 << 30;
+    const M: u64 = 1 << 20;
+    const K: u64 = 1 << 10;
+    if b >= G && b % G == 0 {
+        format!("{}GB", b / G)
+    } else if b >= M && b % M == 0 {
+        format!("{}MB", b / M)
+    } else if b >= K && b % K == 0 {
+        format!("{}KB", b / K)
+    } else {
+        format!("{b}B")
+    }
+}
+
+macro_rules! unit_type {
+    ($name:ident, $inner:ty, $parse:ident, $expect:expr, $int:expr) => {
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub struct $name(pub $inner);
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str($expect)
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$name, E> {
+                        $parse(s).map($name).map_err(E::custom)
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$name, E> {
+                        if $int {
+                            $parse(&v.to_string()).map($name).map_err(E::custom)
+                        } else {
+                            Err(E::custom(format!("expected {}, got the bare number {v}: write the unit", $expect)))
+                        }
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
+                        if v >= 0 {
+                            self.visit_u64(v as u64)
+                        } else {
+                            Err(E::custom(format!("expected {}, got {v}", $expect)))
+                        }
+                    }
+                    fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
+                        Err(E::custom(format!("expected {}, got the bare number {v}", $expect)))
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+    };
+}
+
+unit_type!(RateV, Rate, parse_rate, "a rate string such as \"1Gbps\"", false);
+unit_type!(Dur, Time, parse_duration, "a duration string such as \"25us\"", false);
+unit_type!(Bytes, u64, parse_bytes, "a size such as \"128KB\" or a number of bytes", true);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("1Gbps").unwrap(), Rate::gbps(1));
+        assert_eq!(parse_rate("250Mbps").unwrap(), Rate::mbps(250));
+        assert_eq!(parse_rate("2.5Gbps").unwrap(), Rate(2_500_000_000));
+        assert!(parse_rate("-1Gbps").is_err());
+        assert!(parse_rate("1Gb").is_err());
+        assert!(parse_rate("fast").is_err());
+    }
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("4.224us").unwrap(), Time(4_224_000));
+        assert_eq!(parse_duration("0.5s").unwrap(), Time::from_ms(500));
+        assert_eq!(parse_duration("10ms").unwrap(), Time::from_ms(10));
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("10").is_err());
+    }
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_bytes("128KB").unwrap(), 131072);
+        assert_eq!(parse_bytes("1MB").unwrap(), 1 << 20);
+        assert_eq!(parse_bytes("10B").unwrap(), 10);
+        assert_eq!(parse_bytes("1530").unwrap(), 1530);
+        assert!(parse_bytes("1.5B").is_err());
+        assert_eq!(fmt_bytes(2048), "2KB");
+        assert_eq!(fmt_bytes(1 << 20), "1MB");
+        assert_eq!(fmt_bytes(1500), "1500B");
+    }
+}
