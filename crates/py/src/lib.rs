@@ -1,1 +1,104 @@
+//! The thin PyO3 binding: a scenario as JSON in, columns and a summary out.
 
+use detailsim_engine::Time;
+use detailsim_model::{config::PRESETS, Sim};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+create_exception!(_core, ScenarioError, PyValueError, "A scenario failed validation; the message names the field.");
+
+/// One simulation run. Build it from a scenario (JSON), advance it with `run_until`, read the results.
+#[pyclass(module = "detailsim._core")]
+struct Simulation {
+    sim: Sim,
+}
+
+#[pymethods]
+impl Simulation {
+    #[new]
+    fn new(scenario_json: &str) -> PyResult<Self> {
+        let sim = Sim::from_json(scenario_json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        Ok(Simulation { sim })
+    }
+
+    /// Advance to simulated time `t_s` (seconds) or the end of the run; True when the run has ended.
+    fn run_until(&mut self, py: Python<'_>, t_s: f64) -> PyResult<bool> {
+        let limit = if t_s.is_finite() { Time::from_secs_f64(t_s.max(0.0)) } else { Time::MAX };
+        let sim = &mut self.sim;
+        let r = py.detach(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run_until(limit))));
+        r.map_err(|e| {
+            let msg = e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            PyRuntimeError::new_err(format!("simulator invariant violated: {msg}"))
+        })
+    }
+
+    /// Current simulated time in seconds.
+    #[getter]
+    fn now_s(&self) -> f64 {
+        self.sim.now.as_secs_f64()
+    }
+    /// End of flow arrivals (run.duration) in seconds.
+    #[getter]
+    fn duration_s(&self) -> f64 {
+        self.sim.duration.as_secs_f64()
+    }
+    /// Latest possible end (duration + drain) in seconds.
+    #[getter]
+    fn end_limit_s(&self) -> f64 {
+        self.sim.end_limit.as_secs_f64()
+    }
+    #[getter]
+    fn finished(&self) -> bool {
+        self.sim.finished
+    }
+
+    /// Counters, per-port statistics and run facts as a JSON string.
+    fn summary_json(&self) -> String {
+        self.sim.summary_json()
+    }
+
+    /// The per-flow table as a dict of equal-length lists (times in picoseconds; `end_ps` is
+    /// 2**64-1 for a flow still running when the run ended).
+    fn flow_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let f = &self.sim.flows;
+        let d = PyDict::new(py);
+        d.set_item("id", f.id.clone())?;
+        d.set_item("class", f.class.clone())?;
+        d.set_item("src", f.src.clone())?;
+        d.set_item("dst", f.dst.clone())?;
+        d.set_item("size", f.size.clone())?;
+        d.set_item("priority", f.priority.clone())?;
+        d.set_item("start_ps", f.start_ps.clone())?;
+        d.set_item("end_ps", f.end_ps.clone())?;
+        d.set_item("timeouts", f.timeouts.clone())?;
+        d.set_item("retransmits", f.retransmits.clone())?;
+        Ok(d)
+    }
+}
+
+/// The scheme presets: (name, what it stands for).
+#[pyfunction]
+fn presets() -> Vec<(String, String)> {
+    PRESETS.iter().map(|p| (p.name.to_string(), p.summary.to_string())).collect()
+}
+
+/// Validate a scenario (JSON) without running it; raises ScenarioError.
+#[pyfunction]
+fn validate(scenario_json: &str) -> PyResult<()> {
+    Sim::from_json(scenario_json).map(|_| ()).map_err(|e| ScenarioError::new_err(e.to_string()))
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Simulation>()?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    Ok(())
+}

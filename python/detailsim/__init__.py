@@ -1,0 +1,14 @@
+"""detailsim: a fast, faithful packet-level simulator of datacenter networks for flow-completion-time tails.
+
+    >>> import detailsim
+    >>> r = detailsim.run("paper/steady", scheme="fh", duration="0.05s")   # doctest: +SKIP
+    >>> r.summary["fct"]["retrieval/8KB"]["p99_ms"]                        # doctest: +SKIP
+    >>> r.flows.head()                                                       # doctest: +SKIP
+"""
+
+from ._core import ScenarioError
+from .api import Result, run
+from .scenario import bundled_scenarios, load_scenario
+
+__version__ = "0.1.0"
+__all__ = ["run", "Result", "ScenarioError", "load_scenario", "bundled_scenarios", "__version__"]

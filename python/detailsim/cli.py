@@ -1,0 +1,130 @@
+"""The ``detailsim`` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import _core
+from .api import Result, execute
+from .scenario import bundled_scenarios, prepare
+
+DEMO_SCENARIO = "paper/steady"
+DEMO_DURATION = "0.1s"
+
+
+def _fail(msg: str) -> None:
+    click.echo(f"error: {msg}", err=True)
+    sys.exit(2)
+
+
+def _progress_bar(quiet: bool):
+    """A tqdm bar over simulated time on stderr, shown only after 2 s and only on a terminal."""
+    from tqdm import tqdm
+
+    if quiet or not sys.stderr.isatty():
+        return None, None
+    bar = tqdm(total=1.0, unit="", file=sys.stderr, delay=2.0, bar_format="{l_bar}{bar}| {elapsed}<{remaining} sim {desc}")
+
+    def update(now: float, dur: float) -> None:
+        bar.n = min(now / dur, 1.0) if dur > 0 else 1.0
+        bar.set_description_str(f"{now:.3f}s", refresh=False)
+        bar.refresh()
+
+    return bar, update
+
+
+def _run(sc: dict[str, Any], name: str, quiet: bool) -> Result:
+    bar, update = _progress_bar(quiet)
+    try:
+        return execute(sc, name, progress=update)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    rows = [f"{'class':<22}{'count':>8}{'mean':>10}{'p50':>10}{'p99':>10}{'p99.9':>10}{'max':>10}   (ms)"]
+    for cls, s in summary["fct"].items():
+        if s["count"] == 0:
+            rows.append(f"{cls:<22}{0:>8}")
+            continue
+        rows.append(
+            f"{cls:<22}{s['count']:>8}{s['mean_ms']:>10.3f}{s['p50_ms']:>10.3f}{s['p99_ms']:>10.3f}"
+            f"{s['p999_ms']:>10.3f}{s['max_ms']:>10.3f}"
+        )
+    drops = ", ".join(f"{k} {v}" for k, v in summary["drops"].items() if v) or "none"
+    f = summary["flows"]
+    rows.append(
+        f"scheme {summary['scheme']}, seed {summary['seed']}: {f['completed']}/{f['started']} flows completed in "
+        f"{summary['sim_time_s']:.4f} s simulated ({summary['wall_s']:.2f} s wall); drops: {drops}; "
+        f"timeouts {summary['timeouts']}, retransmits {summary['retransmits']}"
+    )
+    return "\n".join(rows)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="detailsim")
+def main() -> None:
+    """detailsim: packet-level datacenter network simulator for flow-completion-time tails."""
+
+
+@main.command("run")
+@click.argument("scenario")
+@click.option("--scheme", help="Scheme preset (see `detailsim schemes`); replaces the scenario's scheme.preset.")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override any key by dotted path, e.g. topology.link_rate=10Gbps (repeatable).")
+@click.option("--seed", type=int, help="Master random seed (run.seed).")
+@click.option("--duration", help='Arrival window (run.duration), e.g. "0.2s".')
+@click.option("--out", "out", type=click.Path(file_okay=False), help="Write flows.parquet, ports.parquet, summary.json, scenario.json here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def run_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int | None, duration: str | None, out: str | None, as_json: bool, quiet: bool) -> None:
+    """Run SCENARIO (a .toml path or a bundled name such as paper/steady)."""
+    try:
+        sc, name = prepare(scenario, scheme=scheme, seed=seed, duration=duration, sets=list(sets))
+        _core.validate(json.dumps(sc))
+    except _core.ScenarioError as e:
+        _fail(str(e))
+    res = _run(sc, name, quiet)
+    if out:
+        res.write(Path(out))
+    if as_json:
+        click.echo(json.dumps(res.summary))
+    else:
+        click.echo(format_table(res.summary))
+
+
+@main.command("scenarios")
+def scenarios_cmd() -> None:
+    """List the bundled scenarios."""
+    items = bundled_scenarios()
+    width = max(len(k) for k in items)
+    for name, desc in items.items():
+        click.echo(f"{name:<{width}}  {desc}")
+
+
+@main.command("schemes")
+def schemes_cmd() -> None:
+    """List the scheme presets and the policy combination each stands for."""
+    items = _core.presets()
+    width = max(len(n) for n, _ in items)
+    for name, desc in items:
+        click.echo(f"{name:<{width}}  {desc}")
+
+
+@main.command("demo")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def demo_cmd(quiet: bool) -> None:
+    """Run the embedded default (paper/steady with FH for 0.1 s) and print FCT percentiles per class."""
+    sc, name = prepare(DEMO_SCENARIO, duration=DEMO_DURATION)
+    click.echo(f"detailsim demo: {name} ({sc.get('description', '')}), scheme fh, {DEMO_DURATION} of arrivals")
+    res = _run(sc, name, quiet)
+    click.echo(format_table(res.summary))
+
+
+if __name__ == "__main__":
+    main()

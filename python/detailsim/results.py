@@ -1,0 +1,119 @@
+"""Results: the per-flow table, exact percentiles, the summary dict, and writing them out."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+NOT_DONE = 2**64 - 1
+PS = 1e-12
+
+
+def flows_frame(cols: dict[str, list[int]], classes: list[str], hosts: list[str]) -> pl.DataFrame:
+    """Build the flow table. Times are in seconds; `end` and `fct` are null for unfinished flows."""
+    end_ps = np.asarray(cols["end_ps"], dtype=np.uint64)
+    start_ps = np.asarray(cols["start_ps"], dtype=np.uint64)
+    done = end_ps != np.uint64(NOT_DONE)
+    start = start_ps.astype(np.float64) * PS
+    end = np.where(done, end_ps.astype(np.float64) * PS, np.nan)
+    fct = np.where(done, (end_ps - np.where(done, start_ps, end_ps)).astype(np.float64) * PS, np.nan)
+    class_enum = pl.Enum(classes) if classes else pl.Enum(["none"])
+    df = pl.DataFrame(
+        {
+            "id": pl.Series(cols["id"], dtype=pl.UInt64),
+            "class": pl.Series([classes[c] for c in cols["class"]], dtype=class_enum),
+            "src": pl.Series(cols["src"], dtype=pl.UInt32),
+            "dst": pl.Series(cols["dst"], dtype=pl.UInt32),
+            "size": pl.Series(cols["size"], dtype=pl.UInt64),
+            "priority": pl.Series(cols["priority"], dtype=pl.UInt8),
+            "start": pl.Series(start, dtype=pl.Float64),
+            "end": pl.Series(end, dtype=pl.Float64, nan_to_null=True),
+            "fct": pl.Series(fct, dtype=pl.Float64, nan_to_null=True),
+            "timeouts": pl.Series(cols["timeouts"], dtype=pl.UInt32),
+            "retransmits": pl.Series(cols["retransmits"], dtype=pl.UInt32),
+        }
+    )
+    return df.sort("id")
+
+
+def nearest_rank(sorted_values: np.ndarray, q: float) -> float:
+    """The q-quantile by the nearest-rank method: the smallest value with at least q of the data at or below it."""
+    n = len(sorted_values)
+    if n == 0:
+        return float("nan")
+    k = max(1, math.ceil(q * n - 1e-9))
+    return float(sorted_values[k - 1])
+
+
+def fct_stats(fct_s: np.ndarray) -> dict[str, float | int]:
+    x = np.sort(fct_s) * 1e3
+    if len(x) == 0:
+        return {"count": 0, "mean_ms": None, "p50_ms": None, "p99_ms": None, "p999_ms": None, "max_ms": None}  # type: ignore[dict-item]
+    return {
+        "count": int(len(x)),
+        "mean_ms": float(x.mean()),
+        "p50_ms": nearest_rank(x, 0.5),
+        "p99_ms": nearest_rank(x, 0.99),
+        "p999_ms": nearest_rank(x, 0.999),
+        "max_ms": float(x[-1]),
+    }
+
+
+def summarize(core: dict[str, Any], flows: pl.DataFrame, scenario: str, seed: int, wall_s: float) -> dict[str, Any]:
+    """The run summary, in the documented key order."""
+    fct: dict[str, Any] = {}
+    done = flows.filter(pl.col("fct").is_not_null())
+    for cls in core["classes"]:
+        x = done.filter(pl.col("class") == cls)["fct"].to_numpy()
+        fct[cls] = fct_stats(x)
+    return {
+        "scenario": scenario,
+        "scheme": core["scheme"],
+        "seed": seed,
+        "sim_time_s": core["sim_time_s"],
+        "wall_s": round(wall_s, 3),
+        "events": core["events"],
+        "link_traversals": core["link_traversals"],
+        "flows": core["flows"],
+        "fct": fct,
+        "drops": core["drops"],
+        "congestion_drops": core["congestion_drops"],
+        "timeouts": core["timeouts"],
+        "retransmits": core["retransmits"],
+        "pfc": core["pfc"],
+        "ecn_marks": core["ecn_marks"],
+        "packets": core["packets"],
+        "invariants": core["invariants"],
+    }
+
+
+def write_outputs(out: Path, summary: dict[str, Any], flows: pl.DataFrame, ports: pl.DataFrame, scenario: dict[str, Any]) -> None:
+    """Write flows.parquet, ports.parquet, summary.json and scenario.json into `out`, all or nothing:
+    everything goes to a temporary directory beside `out` that is renamed into place at the end."""
+    out = Path(out)
+    parent = out.resolve().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=parent))
+    try:
+        flows.write_parquet(tmp / "flows.parquet")
+        ports.write_parquet(tmp / "ports.parquet")
+        (tmp / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        (tmp / "scenario.json").write_text(json.dumps(scenario, indent=2) + "\n")
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=parent))
+            os.replace(out, old / "x")
+            os.replace(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

@@ -1,0 +1,176 @@
+"""Scenario files: loading (path or bundled name), dotted-key overrides, and front-end resolution
+(CSV flow lists and custom-topology files are read here, then the whole scenario goes to the Rust core
+as JSON, where the one schema validates it)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ._core import ScenarioError
+
+SCENARIO_ROOT = resources.files("detailsim") / "scenarios"
+
+
+def bundled_scenarios() -> dict[str, str]:
+    """Bundled scenario names (e.g. ``paper/steady``) with their descriptions."""
+    out: dict[str, str] = {}
+    root = Path(str(SCENARIO_ROOT))
+    for p in sorted(root.rglob("*.toml")):
+        name = p.relative_to(root).with_suffix("").as_posix()
+        try:
+            desc = tomllib.loads(p.read_text()).get("description", "")
+        except tomllib.TOMLDecodeError:
+            desc = "(unreadable)"
+        out[name] = desc
+    return out
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{path}: not valid TOML: {e}") from None
+    except OSError as e:
+        raise ScenarioError(f"{path}: cannot read: {e.strerror}") from None
+
+
+def load_scenario(scenario: str | Path | dict[str, Any]) -> tuple[dict[str, Any], str, Path]:
+    """Return (scenario dict, display name, base directory for relative paths)."""
+    if isinstance(scenario, dict):
+        return copy.deepcopy(scenario), "<dict>", Path.cwd()
+    s = str(scenario)
+    p = Path(s)
+    if p.is_file():
+        return _read_toml(p), s, p.resolve().parent
+    bundled = Path(str(SCENARIO_ROOT)) / (s.removesuffix(".toml") + ".toml")
+    if bundled.is_file():
+        return _read_toml(bundled), s.removesuffix(".toml"), bundled.parent
+    names = ", ".join(bundled_scenarios())
+    raise ScenarioError(f"scenario: {s!r} is neither a file nor a bundled scenario; bundled: {names}")
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def apply_override(sc: dict[str, Any], assignment: str) -> None:
+    """Apply ``dotted.key=value``; list items are addressed by index (``workload.0.rate=500``)."""
+    if "=" not in assignment:
+        raise ScenarioError(f"--set {assignment!r}: expected dotted.key=value, e.g. topology.link_rate=10Gbps")
+    key, text = assignment.split("=", 1)
+    set_path(sc, key.strip(), _parse_value(text.strip()))
+
+
+def set_path(sc: dict[str, Any], key: str, value: Any) -> None:
+    parts = key.split(".")
+    if not all(parts):
+        raise ScenarioError(f"--set {key!r}: empty path component")
+    cur: Any = sc
+    for i, part in enumerate(parts[:-1]):
+        where = ".".join(parts[: i + 1])
+        if isinstance(cur, list):
+            if not part.isdigit() or int(part) >= len(cur):
+                raise ScenarioError(f"{where}: list index must be 0..{len(cur) - 1}")
+            cur = cur[int(part)]
+        else:
+            nxt = cur.get(part)
+            if nxt is None:
+                nxt = cur[part] = {}
+            elif not isinstance(nxt, (dict, list)):
+                raise ScenarioError(f"{where}: is a value, not a table")
+            cur = nxt
+    last = parts[-1]
+    if isinstance(cur, list):
+        if not last.isdigit() or int(last) >= len(cur):
+            raise ScenarioError(f"{key}: list index must be 0..{len(cur) - 1}")
+        cur[int(last)] = value
+    else:
+        cur[last] = value
+
+
+def _resolve_flows(w: dict[str, Any], i: int, base: Path) -> None:
+    import polars as pl
+
+    f = w.pop("file")
+    path = Path(f) if Path(f).is_absolute() else base / f
+    field = f"workload[{i}].file"
+    need = ["src", "dst", "size_bytes", "start_s"]
+    try:
+        df = pl.read_csv(path)
+    except FileNotFoundError:
+        raise ScenarioError(f"{field}: no such file {str(path)!r}") from None
+    except (pl.exceptions.PolarsError, OSError) as e:
+        raise ScenarioError(f"{field}: cannot read {str(path)!r} as CSV: {e}") from None
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        raise ScenarioError(f"{field}: CSV lacks column(s) {', '.join(missing)}; expected src,dst,size_bytes,start_s,priority")
+    if "priority" not in df.columns:
+        df = df.with_columns(pl.lit(0).alias("priority"))
+    try:
+        df = df.select(
+            pl.col("src").cast(pl.Int64, strict=True),
+            pl.col("dst").cast(pl.Int64, strict=True),
+            pl.col("size_bytes").cast(pl.Int64, strict=True),
+            pl.col("start_s").cast(pl.Float64, strict=True),
+            pl.col("priority").cast(pl.Int64, strict=True),
+        )
+    except pl.exceptions.PolarsError:
+        raise ScenarioError(f"{field}: columns must be numeric (src, dst, size_bytes, priority integers; start_s seconds)") from None
+    for c in ["src", "dst", "size_bytes", "priority"]:
+        if df[c].null_count() or (df[c] < 0).any():
+            raise ScenarioError(f"{field}: column {c} must be non-negative with no empty cells")
+    w["rows"] = df.to_dicts()
+
+
+def resolve(sc: dict[str, Any], base: Path) -> dict[str, Any]:
+    """Front-end resolution of files referenced by the scenario."""
+    sc = copy.deepcopy(sc)
+    for i, w in enumerate(sc.get("workload", []) or []):
+        if isinstance(w, dict) and w.get("kind") == "flows" and "file" in w:
+            _resolve_flows(w, i, base)
+    topo = sc.get("topology")
+    if isinstance(topo, dict) and "file" in topo:
+        f = Path(topo.pop("file"))
+        path = f if f.is_absolute() else base / f
+        if path.suffix == ".json":
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, json.JSONDecodeError) as e:
+                raise ScenarioError(f"topology.file: cannot read {str(path)!r}: {e}") from None
+        else:
+            data = _read_toml(path)
+        for k in ("nodes", "links"):
+            if k in data:
+                topo[k] = data[k]
+    return sc
+
+
+def prepare(
+    scenario: str | Path | dict[str, Any],
+    scheme: str | None = None,
+    seed: int | None = None,
+    duration: str | None = None,
+    sets: list[str] | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> tuple[dict[str, Any], str]:
+    """Load a scenario and apply the command line's or the caller's overrides."""
+    sc, name, base = load_scenario(scenario)
+    for a in sets or []:
+        apply_override(sc, a)
+    for k, v in (overrides or {}).items():
+        set_path(sc, k, v)
+    if scheme is not None:
+        sc.setdefault("scheme", {})["preset"] = scheme
+    if seed is not None:
+        sc.setdefault("run", {})["seed"] = int(seed)
+    if duration is not None:
+        sc.setdefault("run", {})["duration"] = duration
+    return resolve(sc, base), name
