@@ -61,7 +61,7 @@ def execute(
             progress(min(sim.now_s, dur), dur)
     wall = time.perf_counter() - t0
     core = json.loads(sim.summary_json())
-    flows = flows_frame(sim.flow_columns(), core["classes"], core["hosts"])
+    flows = flows_frame(sim.flow_columns(), core["classes"])
     seed = int(sc.get("run", {}).get("seed", 1))
     summary = summarize(core, flows, name, seed, wall)
     ports = pl.DataFrame(core["ports"]) if core["ports"] else pl.DataFrame()

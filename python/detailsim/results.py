@@ -17,28 +17,35 @@ NOT_DONE = 2**64 - 1
 PS = 1e-12
 
 
-def flows_frame(cols: dict[str, list[int]], classes: list[str], hosts: list[str]) -> pl.DataFrame:
-    """Build the flow table. Times are in seconds; `end` and `fct` are null for unfinished flows."""
-    end_ps = np.asarray(cols["end_ps"], dtype=np.uint64)
-    start_ps = np.asarray(cols["start_ps"], dtype=np.uint64)
+COLUMN_TYPES = {
+    "id": "<u8", "class": "<u2", "src": "<u4", "dst": "<u4", "size": "<u8", "priority": "u1",
+    "start_ps": "<u8", "end_ps": "<u8", "timeouts": "<u4", "retransmits": "<u4",
+}
+
+
+def flows_frame(raw: dict[str, bytes], classes: list[str]) -> pl.DataFrame:
+    """Build the flow table from the core's column buffers. Times are in seconds; `end` and `fct` are
+    null for flows that had not finished when the run ended."""
+    cols = {k: np.frombuffer(raw[k], dtype=t) for k, t in COLUMN_TYPES.items()}
+    end_ps, start_ps = cols["end_ps"], cols["start_ps"]
     done = end_ps != np.uint64(NOT_DONE)
     start = start_ps.astype(np.float64) * PS
     end = np.where(done, end_ps.astype(np.float64) * PS, np.nan)
-    fct = np.where(done, (end_ps - np.where(done, start_ps, end_ps)).astype(np.float64) * PS, np.nan)
-    class_enum = pl.Enum(classes) if classes else pl.Enum(["none"])
+    fct = np.where(done, (np.where(done, end_ps, start_ps) - start_ps).astype(np.float64) * PS, np.nan)
+    class_enum = pl.Enum(classes if classes else ["none"])
     df = pl.DataFrame(
         {
-            "id": pl.Series(cols["id"], dtype=pl.UInt64),
-            "class": pl.Series([classes[c] for c in cols["class"]], dtype=class_enum),
-            "src": pl.Series(cols["src"], dtype=pl.UInt32),
-            "dst": pl.Series(cols["dst"], dtype=pl.UInt32),
-            "size": pl.Series(cols["size"], dtype=pl.UInt64),
-            "priority": pl.Series(cols["priority"], dtype=pl.UInt8),
-            "start": pl.Series(start, dtype=pl.Float64),
-            "end": pl.Series(end, dtype=pl.Float64, nan_to_null=True),
-            "fct": pl.Series(fct, dtype=pl.Float64, nan_to_null=True),
-            "timeouts": pl.Series(cols["timeouts"], dtype=pl.UInt32),
-            "retransmits": pl.Series(cols["retransmits"], dtype=pl.UInt32),
+            "id": cols["id"],
+            "class": pl.Series(np.asarray(classes, dtype=object)[cols["class"]] if len(cols["class"]) else [], dtype=pl.String).cast(class_enum),
+            "src": cols["src"],
+            "dst": cols["dst"],
+            "size": cols["size"],
+            "priority": cols["priority"],
+            "start": start,
+            "end": pl.Series(end, nan_to_null=True),
+            "fct": pl.Series(fct, nan_to_null=True),
+            "timeouts": cols["timeouts"],
+            "retransmits": cols["retransmits"],
         }
     )
     return df.sort("id")

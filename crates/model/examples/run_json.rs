@@ -7,7 +7,16 @@ fn main() {
         std::process::exit(2)
     });
     let t0 = std::time::Instant::now();
-    sim.run();
+    let mut t = detailsim_engine::Time::ZERO;
+    let mut samples = Vec::new();
+    while !sim.run_until(t) {
+        t += detailsim_engine::Time::from_us(500);
+        samples.push(sim.pending_events());
+    }
+    samples.sort();
+    if !samples.is_empty() {
+        eprintln!("pending events: median {} max {}", samples[samples.len() / 2], samples[samples.len() - 1]);
+    }
     let wall = t0.elapsed().as_secs_f64();
     let c = &sim.counters;
     println!(

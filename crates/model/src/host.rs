@@ -159,7 +159,7 @@ impl Sim {
                 let t = self.transfers.get_mut(tr);
                 t.rtx_token = token;
                 t.rtx_event_at = Some(d);
-                self.schedule(d, Ev::RtxTimer { tr, token });
+                self.q.push_timer(d, Ev::RtxTimer { tr, token });
             }
         }
     }
@@ -172,7 +172,7 @@ impl Sim {
                 let t = self.transfers.get_mut(tr);
                 t.del_token = token;
                 t.del_event_at = Some(d);
-                self.schedule(d, Ev::DelAckTimer { tr, token });
+                self.q.push_timer(d, Ev::DelAckTimer { tr, token });
             }
         }
     }

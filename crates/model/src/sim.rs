@@ -33,7 +33,7 @@ pub mod purpose {
 pub enum Ev {
     /// A packet has fully arrived at `port` (for a switch: and passed the forwarding engine).
     Arrive { port: u32, pkt: PacketId },
-    /// `port` finished serializing a frame.
+    /// `port` finished serializing a frame and has another one waiting.
     TxDone { port: u32 },
     /// Ingress `port` finished moving its packet across the crossbar.
     XbarDone { port: u32 },
@@ -107,7 +107,10 @@ pub struct Port {
     pub ing: PrioQueue,
     /// Egress bytes promised to packets crossing the crossbar towards this port.
     pub eg_reserved: u64,
-    pub tx_busy: bool,
+    /// The transmitter is busy until this time (the end of the frame on the wire).
+    pub tx_busy_until: Time,
+    /// A `TxDone` event is pending (only scheduled when a frame waits for the transmitter).
+    pub tx_event: bool,
     pub xbar_busy: bool,
     pub xbar_pkt: PacketId,
     /// Ingress ports of the same switch waiting for room in this egress queue.
@@ -267,7 +270,8 @@ impl Sim {
                 eg: PrioQueue::new(eg_cap),
                 ing: PrioQueue::new(ing_cap),
                 eg_reserved: 0,
-                tx_busy: false,
+                tx_busy_until: Time::ZERO,
+                tx_event: false,
                 xbar_busy: false,
                 xbar_pkt: NO,
                 waiters: Vec::new(),
@@ -366,19 +370,16 @@ impl Sim {
     /// Run until simulated time `limit` or the end of the run; returns whether the run has ended.
     pub fn run_until(&mut self, limit: Time) -> bool {
         while !self.finished {
-            let Some(t) = self.q.peek_time() else {
-                self.finished = true;
+            let Some((t, ev)) = self.q.pop_until(limit.min(self.end_limit)) else {
+                if self.q.is_empty() {
+                    self.finished = true;
+                } else if limit >= self.end_limit {
+                    // the next event lies beyond the end of the run
+                    self.now = self.end_limit;
+                    self.finished = true;
+                }
                 break;
             };
-            if t > self.end_limit {
-                self.now = self.end_limit;
-                self.finished = true;
-                break;
-            }
-            if t > limit {
-                break;
-            }
-            let (t, ev) = self.q.pop().unwrap();
             debug_assert!(t >= self.now);
             self.now = t;
             self.counters.events += 1;
@@ -392,7 +393,7 @@ impl Sim {
                     }
                 }
                 Ev::TxDone { port } => {
-                    self.ports[port as usize].tx_busy = false;
+                    self.ports[port as usize].tx_event = false;
                     self.tx_try(port);
                 }
                 Ev::XbarDone { port } => self.xbar_done(port),
@@ -415,6 +416,11 @@ impl Sim {
         if self.arrivals_over && self.active_measured == 0 {
             self.finished = true;
         }
+    }
+
+    /// Number of pending events.
+    pub fn pending_events(&self) -> usize {
+        self.q.len()
     }
 
     /// Run to the end.

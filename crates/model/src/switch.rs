@@ -149,29 +149,43 @@ impl Sim {
         pt.eg.push(prio, pid, wire);
     }
 
-    /// Start the next frame on `port` if the transmitter is idle.
+    /// Start the next frame on `port` if the transmitter is idle. A `TxDone` event is scheduled only when
+    /// a frame is waiting for the transmitter, so a lightly loaded link costs one event per frame.
     pub(crate) fn tx_try(&mut self, port: u32) {
+        let now = self.now;
         let pt = &mut self.ports[port as usize];
-        if pt.tx_busy || !pt.up {
+        if !pt.up {
             return;
         }
         let mask = pt.eg.nonempty & !pt.paused;
         if mask == 0 {
             return;
         }
+        if now < pt.tx_busy_until {
+            if !pt.tx_event {
+                pt.tx_event = true;
+                let at = pt.tx_busy_until;
+                self.schedule(at, Ev::TxDone { port });
+            }
+            return;
+        }
         let prio = mask.trailing_zeros() as u8;
         let pid = pt.eg.pop(prio);
         let wire = self.pkts.get(pid).wire as u64;
         pt.eg.release(prio, wire);
-        pt.tx_busy = true;
         pt.tx_bytes += wire;
         pt.tx_packets += 1;
         let ser = pt.rate.tx_time(wire);
-        let arrive = self.now + ser + pt.arrive_after;
+        pt.tx_busy_until = now + ser;
+        let arrive = pt.tx_busy_until + pt.arrive_after;
         let peer = pt.peer;
         let has_waiters = !pt.waiters.is_empty();
+        if pt.eg.nonempty & !pt.paused != 0 && !pt.tx_event {
+            pt.tx_event = true;
+            let at = pt.tx_busy_until;
+            self.schedule(at, Ev::TxDone { port });
+        }
         self.counters.link_traversals += 1;
-        self.schedule(self.now + ser, Ev::TxDone { port });
         self.schedule(arrive, Ev::Arrive { port: peer, pkt: pid });
         if has_waiters {
             let ws = std::mem::take(&mut self.ports[port as usize].waiters);

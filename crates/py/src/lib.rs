@@ -5,7 +5,7 @@ use detailsim_model::{config::PRESETS, Sim};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario failed validation; the message names the field.");
 
@@ -63,21 +63,29 @@ impl Simulation {
         self.sim.summary_json()
     }
 
-    /// The per-flow table as a dict of equal-length lists (times in picoseconds; `end_ps` is
-    /// 2**64-1 for a flow still running when the run ended).
+    /// The per-flow table as a dict of little-endian byte buffers (read with numpy.frombuffer):
+    /// id u64, class u16, src u32, dst u32, size u64, priority u8, start_ps u64, end_ps u64
+    /// (2**64-1 for a flow still running when the run ended), timeouts u32, retransmits u32.
     fn flow_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        fn le<T: Copy, const N: usize>(v: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
+            let mut out = Vec::with_capacity(v.len() * N);
+            for &x in v {
+                out.extend_from_slice(&f(x));
+            }
+            out
+        }
         let f = &self.sim.flows;
         let d = PyDict::new(py);
-        d.set_item("id", f.id.clone())?;
-        d.set_item("class", f.class.clone())?;
-        d.set_item("src", f.src.clone())?;
-        d.set_item("dst", f.dst.clone())?;
-        d.set_item("size", f.size.clone())?;
-        d.set_item("priority", f.priority.clone())?;
-        d.set_item("start_ps", f.start_ps.clone())?;
-        d.set_item("end_ps", f.end_ps.clone())?;
-        d.set_item("timeouts", f.timeouts.clone())?;
-        d.set_item("retransmits", f.retransmits.clone())?;
+        d.set_item("id", PyBytes::new(py, &le(&f.id, u64::to_le_bytes)))?;
+        d.set_item("class", PyBytes::new(py, &le(&f.class, u16::to_le_bytes)))?;
+        d.set_item("src", PyBytes::new(py, &le(&f.src, u32::to_le_bytes)))?;
+        d.set_item("dst", PyBytes::new(py, &le(&f.dst, u32::to_le_bytes)))?;
+        d.set_item("size", PyBytes::new(py, &le(&f.size, u64::to_le_bytes)))?;
+        d.set_item("priority", PyBytes::new(py, &f.priority))?;
+        d.set_item("start_ps", PyBytes::new(py, &le(&f.start_ps, u64::to_le_bytes)))?;
+        d.set_item("end_ps", PyBytes::new(py, &le(&f.end_ps, u64::to_le_bytes)))?;
+        d.set_item("timeouts", PyBytes::new(py, &le(&f.timeouts, u32::to_le_bytes)))?;
+        d.set_item("retransmits", PyBytes::new(py, &le(&f.retransmits, u32::to_le_bytes)))?;
         Ok(d)
     }
 }

@@ -1,0 +1,82 @@
+"""The detailsim benchmark suite (`make bench`).
+
+Each case runs in its own process so that its peak RSS is its own. Figures: events per wall second, link
+traversals (a packet crossing one link) per wall second, wall seconds per simulated second, peak RSS.
+Record them in docs/benchmarks.md when the hot path changes.
+
+    python benches/bench.py            # the whole suite
+    python benches/bench.py --case steady_fh_0.2s
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import subprocess
+import sys
+import time
+
+CASES: dict[str, dict] = {
+    # the headline case: paper/steady with FH, 0.2 s of arrivals
+    "steady_fh_0.2s": {"scenario": "paper/steady", "scheme": "fh", "duration": "0.2s"},
+    "steady_scatter_0.2s": {"scenario": "paper/steady", "scheme": "scatter", "duration": "0.2s"},
+    # memory must not grow with simulated time beyond the flow columns: compare with the 0.2 s case
+    "steady_fh_0.05s": {"scenario": "paper/steady", "scheme": "fh", "duration": "0.05s"},
+    "steady_fh_0.8s": {"scenario": "paper/steady", "scheme": "fh", "duration": "0.8s"},
+}
+
+
+def run_case(name: str) -> dict:
+    import detailsim
+
+    c = CASES[name]
+    t0 = time.perf_counter()
+    r = detailsim.run(c["scenario"], scheme=c["scheme"], duration=c["duration"])
+    wall = time.perf_counter() - t0
+    s = r.summary
+    core_wall = s["wall_s"]
+    return {
+        "case": name,
+        "sim_s": s["sim_time_s"],
+        "wall_s": round(wall, 3),
+        "core_wall_s": core_wall,
+        "events": s["events"],
+        "link_traversals": s["link_traversals"],
+        "events_per_s": s["events"] / core_wall,
+        "traversals_per_s": s["link_traversals"] / core_wall,
+        "wall_per_sim_s": core_wall / s["sim_time_s"],
+        "flows": s["flows"]["completed"],
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--case", choices=sorted(CASES), action="append", help="run only these cases")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--json", action="store_true", help="print one JSON object per case")
+    a = ap.parse_args()
+    if a.child:
+        print(json.dumps(run_case(a.child)))
+        return
+    names = a.case or list(CASES)
+    print(f"# detailsim benchmark on {platform.processor() or platform.machine()}, Python {platform.python_version()}")
+    hdr = f"{'case':<22}{'sim s':>8}{'wall s':>8}{'events/s':>12}{'traversals/s':>14}{'wall/sim':>10}{'flows':>9}{'peak RSS MB':>13}"
+    if not a.json:
+        print(hdr)
+    for n in names:
+        out = subprocess.run([sys.executable, __file__, "--child", n], capture_output=True, text=True, check=True)
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        if a.json:
+            print(json.dumps(r))
+        else:
+            print(
+                f"{n:<22}{r['sim_s']:>8.3f}{r['core_wall_s']:>8.2f}{r['events_per_s'] / 1e6:>10.2f} M"
+                f"{r['traversals_per_s'] / 1e6:>12.2f} M{r['wall_per_sim_s']:>10.2f}{r['flows']:>9}{r['peak_rss_mb']:>13.0f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
