@@ -188,10 +188,34 @@ impl Sim {
         self.counters.link_traversals += 1;
         self.schedule(arrive, Ev::Arrive { port: peer, pkt: pid });
         if has_waiters {
-            let ws = std::mem::take(&mut self.ports[port as usize].waiters);
-            for w in ws {
-                self.xbar_try(w);
-            }
+            self.wake_waiters(port);
+        }
+    }
+
+    /// Room opened in egress `port`: let the blocked ingress ports retry, those whose blocked head has the
+    /// highest priority first (the crossbar arbiter honours strict priority), ties in arrival order.
+    fn wake_waiters(&mut self, port: u32) {
+        let mut ws = std::mem::take(&mut self.ports[port as usize].waiters);
+        if ws.len() > 1 {
+            let key = |s: &Sim, inp: u32| -> u8 {
+                let ing = &s.ports[inp as usize].ing;
+                let mut mask = ing.nonempty;
+                while mask != 0 {
+                    let p = mask.trailing_zeros() as u8;
+                    mask &= mask - 1;
+                    if s.pkts.get(*ing.q[p as usize].front().unwrap()).out_port == port {
+                        return p;
+                    }
+                }
+                u8::MAX
+            };
+            let mut keyed: Vec<(u8, u32)> = ws.iter().map(|&w| (key(self, w), w)).collect();
+            keyed.sort_by_key(|k| k.0);
+            ws.clear();
+            ws.extend(keyed.into_iter().map(|k| k.1));
+        }
+        for &w in &ws {
+            self.xbar_try(w);
         }
     }
 
