@@ -1,0 +1,56 @@
+"""The scenario reference documents every key the schema accepts. The key lists come from the schema itself:
+an unknown key's error message lists the allowed ones."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from detailsim import _core
+
+DOC = (Path(__file__).resolve().parent.parent / "docs" / "scenarios.md").read_text()
+BASE = {"topology": {"kind": "single_switch", "hosts": 2}}
+
+
+def allowed_keys(path: list[str | int], base: dict) -> list[str]:
+    sc = json.loads(json.dumps(base))
+    cur = sc
+    for p in path:
+        cur = cur[p]
+    cur["zz_not_a_key"] = 1
+    with pytest.raises(_core.ScenarioError) as e:
+        _core.validate(json.dumps(sc))
+    m = re.search(r"expected (?:one of )?(.*)$", str(e.value))
+    assert m, str(e.value)
+    return re.findall(r"`(\w+)`", m.group(1))
+
+
+CASES = [
+    ([], BASE),
+    (["run"], {**BASE, "run": {}}),
+    (["topology"], BASE),
+    (["topology", "tiers", "host"], {"topology": {"kind": "single_switch", "hosts": 2, "tiers": {"host": {}}}}),
+    (["scheme"], {**BASE, "scheme": {}}),
+    (["scheme", "tcp"], {**BASE, "scheme": {"tcp": {}}}),
+    (["workload", 0], {**BASE, "workload": [{"kind": "retrieval", "rate": 1, "sizes": ["1KB"]}]}),
+    (["workload", 0], {**BASE, "workload": [{"kind": "background"}]}),
+    (["workload", 0], {**BASE, "workload": [{"kind": "flows", "rows": []}]}),
+    (["workload", 0, "rows", 0], {**BASE, "workload": [{"kind": "flows", "rows": [{"src": 0, "dst": 1, "size_bytes": 1, "start_s": 0}]}]}),
+]
+
+
+@pytest.mark.parametrize("path, base", CASES)
+def test_every_schema_key_is_documented(path, base):
+    keys = allowed_keys(path, base)
+    assert keys
+    forms = ["`{k}`", "[{k}]", "[[{k}]]", ".{k}]", "`tiers.<tier>.{k}`", "`{k}.<tier>.rate`"]
+    missing = [k for k in keys if not any(f.format(k=k) in DOC for f in forms)]
+    assert not missing, f"undocumented keys under {path}: {missing}"
+
+
+def test_every_preset_is_documented():
+    for name, _ in _core.presets():
+        assert f"`{name}`" in DOC
