@@ -29,7 +29,7 @@ def test_run_json_schema():
         assert set(st) == {"count", "mean_ms", "p50_ms", "p99_ms", "p999_ms", "max_ms"}
         assert st["count"] > 500
         assert 0 < st["p50_ms"] <= st["p99_ms"] <= st["p999_ms"] <= st["max_ms"]
-    assert set(s["pfc"]) == {"pause_frames", "paused_time_s"}
+    assert {"pause_frames", "paused_time_s"} <= set(s["pfc"])
     assert s["link_traversals"] > 0 and s["events"] > s["link_traversals"]
     assert_invariants(s)
 

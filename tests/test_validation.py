@@ -126,6 +126,8 @@ def test_long_flows_share_bottleneck(n_flows):
     sc = {
         "run": {"duration": "1ms", "drain": "5s"},
         "topology": {"kind": "dumbbell", "left": n_flows, "right": n_flows},
+        # a receive window larger than the buffers, so that NewReno's AIMD, not the window, sets the shares
+        "scheme": {"preset": "fh", "tcp": {"rwnd": "16MB"}},
         "workload": [{"kind": "flows", "rows": rows}],
     }
     r = detailsim.run(sc)

@@ -48,6 +48,45 @@ pub struct Scenario {
     pub scheme: SchemeConfig,
     #[serde(default)]
     pub workload: Vec<WorkloadConfig>,
+    #[serde(default)]
+    pub fault: Vec<FaultConfig>,
+}
+
+/// A fault injected into the fabric.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct FaultConfig {
+    /// `link_down`, `degrade` or `ignore_pause`.
+    pub kind: String,
+    /// The link, by its two node names: `["agg0_0", "core0"]`. For `ignore_pause` the first node is the
+    /// one whose transmitter ignores PAUSE frames from the second.
+    pub link: Vec<String>,
+    /// When the fault starts.
+    #[serde(default = "Dur::zero")]
+    pub at: Dur,
+    /// New rate of a degraded link.
+    pub rate: Option<RateV>,
+}
+
+pub const FAULT_KINDS: &[&str] = &["link_down", "degrade", "ignore_pause"];
+
+impl FaultConfig {
+    pub fn validate(&self, i: usize) -> Result<(), ConfigError> {
+        let f = |k: &str| format!("fault[{i}].{k}");
+        if !FAULT_KINDS.contains(&self.kind.as_str()) {
+            return err(f("kind"), format!("unknown fault {:?}; allowed: {}", self.kind, FAULT_KINDS.join(", ")));
+        }
+        if self.link.len() != 2 {
+            return err(f("link"), "must name the link's two nodes, e.g. [\"agg0_0\", \"core0\"]");
+        }
+        match (self.kind.as_str(), self.rate) {
+            ("degrade", None) => return err(f("rate"), "required for a degraded link, e.g. \"100Mbps\""),
+            ("degrade", _) => {}
+            (_, Some(_)) => return err(f("rate"), "only applies to kind = \"degrade\""),
+            _ => {}
+        }
+        Ok(())
+    }
 }
 
 fn d_duration() -> Dur {
@@ -241,6 +280,27 @@ pub enum LoadBalancing {
     FlowHash,
     /// A uniformly random acceptable port per packet.
     PacketScatter,
+    /// DeTail's adaptive load balancing: per packet, an acceptable port whose egress drain-byte counter
+    /// for the packet's priority is below T1, else below T2, else any acceptable port.
+    Adaptive,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AlbChoice {
+    /// Uniformly random among the selected ports.
+    Random,
+    /// Round robin (a per-switch pointer) among the selected ports.
+    RoundRobin,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum WatchdogAction {
+    /// Record the event.
+    Report,
+    /// Record it and shut the link down (routing then excludes it).
+    Shutdown,
 }
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -248,6 +308,8 @@ pub enum LoadBalancing {
 pub enum FlowControl {
     /// Drop arriving packets that do not fit the ingress buffer.
     TailDrop,
+    /// Priority flow control (IEEE 802.1Qbb): PAUSE/UNPAUSE on ingress drain-byte thresholds.
+    Pfc,
 }
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -265,6 +327,7 @@ pub enum EcnMarking {
 pub struct TcpOverrides {
     pub mss: Option<Bytes>,
     pub initial_window: Option<u32>,
+    pub rwnd: Option<Bytes>,
     pub handshake: Option<bool>,
     pub fast_retransmit: Option<bool>,
     pub dupack_threshold: Option<u32>,
@@ -285,8 +348,56 @@ pub struct SchemeConfig {
     pub flow_control: Option<FlowControl>,
     pub ecn_marking: Option<EcnMarking>,
     pub ecn_threshold: Option<Bytes>,
+    /// DeTail's source ECN: the host marks CE on outgoing packets while its NIC drain-byte counter for
+    /// the packet's priority exceeds `source_ecn_threshold`.
+    pub source_ecn: Option<bool>,
+    pub source_ecn_threshold: Option<Bytes>,
     #[serde(default)]
     pub tcp: TcpOverrides,
+    #[serde(default)]
+    pub pfc: PfcOverrides,
+    #[serde(default)]
+    pub alb: AlbOverrides,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PfcOverrides {
+    pub pause_threshold: Option<Bytes>,
+    pub unpause_threshold: Option<Bytes>,
+    pub reaction_time: Option<Dur>,
+    pub watchdog_timeout: Option<Dur>,
+    pub watchdog_action: Option<WatchdogAction>,
+    pub ignore_limit: Option<u32>,
+    pub deadlock_check: Option<Dur>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct AlbOverrides {
+    pub t1: Option<Bytes>,
+    pub t2: Option<Bytes>,
+    pub choice: Option<AlbChoice>,
+}
+
+/// PFC parameters. Thresholds and reaction time left at `None` are derived per port from its link
+/// (see `Sim` construction and docs/scenarios.md).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PfcParams {
+    pub pause_threshold: Option<u64>,
+    pub unpause_threshold: Option<u64>,
+    pub reaction_time: Option<Time>,
+    pub watchdog_timeout: Time,
+    pub watchdog_action: WatchdogAction,
+    pub ignore_limit: u32,
+    pub deadlock_check: Time,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlbParams {
+    pub t1: u64,
+    pub t2: u64,
+    pub choice: AlbChoice,
 }
 fn d_preset() -> String {
     "fh".into()
@@ -299,7 +410,11 @@ impl Default for SchemeConfig {
             flow_control: None,
             ecn_marking: None,
             ecn_threshold: None,
+            source_ecn: None,
+            source_ecn_threshold: None,
             tcp: TcpOverrides::default(),
+            pfc: PfcOverrides::default(),
+            alb: AlbOverrides::default(),
         }
     }
 }
@@ -309,6 +424,8 @@ impl Default for SchemeConfig {
 pub struct TcpParams {
     pub mss: u32,
     pub initial_window: u32,
+    /// The receiver's advertised window: bytes in flight never exceed min(cwnd, rwnd).
+    pub rwnd: u64,
     pub handshake: bool,
     pub fast_retransmit: bool,
     pub dupack_threshold: u32,
@@ -328,7 +445,11 @@ pub struct Scheme {
     pub flow_control: FlowControl,
     pub ecn_marking: EcnMarking,
     pub ecn_threshold: u64,
+    pub source_ecn: bool,
+    pub source_ecn_threshold: u64,
     pub tcp: TcpParams,
+    pub pfc: PfcParams,
+    pub alb: AlbParams,
 }
 
 /// A named preset: what it stands for, for `detailsim schemes`.
@@ -342,6 +463,7 @@ fn base_tcp() -> TcpParams {
     TcpParams {
         mss: 1460,
         initial_window: 10,
+        rwnd: 128 * 1024,
         handshake: false,
         fast_retransmit: true,
         dupack_threshold: 3,
@@ -354,30 +476,72 @@ fn base_tcp() -> TcpParams {
     }
 }
 
+/// DeTail's reorder-resistant NewReno: no fast retransmit or recovery, RTO 200 ms.
+fn reorder_resistant_tcp() -> TcpParams {
+    TcpParams { fast_retransmit: false, rto_min: Time::from_ms(200), rto_initial: Time::from_ms(200), ..base_tcp() }
+}
+
+fn base_pfc() -> PfcParams {
+    PfcParams {
+        pause_threshold: None,
+        unpause_threshold: None,
+        reaction_time: None,
+        watchdog_timeout: Time::from_ms(100),
+        watchdog_action: WatchdogAction::Report,
+        ignore_limit: 3,
+        deadlock_check: Time::from_ms(1),
+    }
+}
+
+fn base_alb() -> AlbParams {
+    AlbParams { t1: 16 * 1024, t2: 64 * 1024, choice: AlbChoice::Random }
+}
+
+fn row(name: &str, lb: LoadBalancing, fc: FlowControl, source_ecn: bool, tcp: TcpParams) -> Scheme {
+    Scheme {
+        name: name.into(),
+        load_balancing: lb,
+        flow_control: fc,
+        ecn_marking: EcnMarking::None,
+        ecn_threshold: 64 * 1024,
+        source_ecn,
+        source_ecn_threshold: 64 * 1024,
+        tcp,
+        pfc: base_pfc(),
+        alb: base_alb(),
+    }
+}
+
 pub const PRESETS: &[Preset] = &[
     Preset {
         name: "fh",
         summary: "DeTail's baseline: flow hashing (ECMP), tail drop, strict priorities, NewReno with fast retransmit, RTO 10 ms",
-        build: || Scheme {
-            name: "fh".into(),
-            load_balancing: LoadBalancing::FlowHash,
-            flow_control: FlowControl::TailDrop,
-            ecn_marking: EcnMarking::None,
-            ecn_threshold: 64 * 1024,
-            tcp: base_tcp(),
-        },
+        build: || row("fh", LoadBalancing::FlowHash, FlowControl::TailDrop, false, base_tcp()),
     },
     Preset {
         name: "scatter",
         summary: "packet scatter (random acceptable port per packet), tail drop, NewReno with fast retransmit, RTO 10 ms",
-        build: || Scheme {
-            name: "scatter".into(),
-            load_balancing: LoadBalancing::PacketScatter,
-            flow_control: FlowControl::TailDrop,
-            ecn_marking: EcnMarking::None,
-            ecn_threshold: 64 * 1024,
-            tcp: base_tcp(),
-        },
+        build: || row("scatter", LoadBalancing::PacketScatter, FlowControl::TailDrop, false, base_tcp()),
+    },
+    Preset {
+        name: "lps",
+        summary: "lossless packet scatter: packet scatter, PFC, reorder-resistant NewReno (no fast retransmit, reorder buffer), RTO 200 ms",
+        build: || row("lps", LoadBalancing::PacketScatter, FlowControl::Pfc, false, reorder_resistant_tcp()),
+    },
+    Preset {
+        name: "detail",
+        summary: "DeTail: adaptive load balancing (T1 16 KB, T2 64 KB), PFC, reorder-resistant NewReno with source ECN (64 KB), RTO 200 ms",
+        build: || row("detail", LoadBalancing::Adaptive, FlowControl::Pfc, true, TcpParams { ecn: true, ..reorder_resistant_tcp() }),
+    },
+    Preset {
+        name: "pfc_only",
+        summary: "ablation: FH plus PFC (flow hashing, lossless, NewReno with fast retransmit, RTO 10 ms)",
+        build: || row("pfc_only", LoadBalancing::FlowHash, FlowControl::Pfc, false, base_tcp()),
+    },
+    Preset {
+        name: "alb_only",
+        summary: "ablation: adaptive load balancing without PFC (tail drop), reorder-resistant NewReno with RTO 10 ms",
+        build: || row("alb_only", LoadBalancing::Adaptive, FlowControl::TailDrop, false, TcpParams { fast_retransmit: false, ..base_tcp() }),
     },
 ];
 
@@ -404,6 +568,58 @@ impl SchemeConfig {
         if let Some(v) = self.ecn_threshold {
             s.ecn_threshold = v.0;
         }
+        if let Some(v) = self.source_ecn {
+            s.source_ecn = v;
+        }
+        if let Some(v) = self.source_ecn_threshold {
+            s.source_ecn_threshold = v.0;
+        }
+        let a = &self.alb;
+        if let Some(v) = a.t1 {
+            s.alb.t1 = v.0;
+        }
+        if let Some(v) = a.t2 {
+            s.alb.t2 = v.0;
+        }
+        if let Some(v) = a.choice {
+            s.alb.choice = v;
+        }
+        if s.alb.t2 < s.alb.t1 {
+            return err("scheme.alb.t2", format!("must be at least t1 ({} B)", s.alb.t1));
+        }
+        let pf = &self.pfc;
+        if let Some(v) = pf.pause_threshold {
+            s.pfc.pause_threshold = Some(v.0);
+        }
+        if let Some(v) = pf.unpause_threshold {
+            s.pfc.unpause_threshold = Some(v.0);
+        }
+        if let Some(v) = pf.reaction_time {
+            s.pfc.reaction_time = Some(v.0);
+        }
+        if let Some(v) = pf.watchdog_timeout {
+            s.pfc.watchdog_timeout = v.0;
+        }
+        if let Some(v) = pf.watchdog_action {
+            s.pfc.watchdog_action = v;
+        }
+        if let Some(v) = pf.ignore_limit {
+            if v == 0 {
+                return err("scheme.pfc.ignore_limit", "must be at least 1");
+            }
+            s.pfc.ignore_limit = v;
+        }
+        if let Some(v) = pf.deadlock_check {
+            s.pfc.deadlock_check = v.0;
+        }
+        if let (Some(p), Some(u)) = (s.pfc.pause_threshold, s.pfc.unpause_threshold) {
+            if u >= p {
+                return err("scheme.pfc.unpause_threshold", format!("must be below the pause threshold ({p} B)"));
+            }
+        }
+        if s.pfc.watchdog_timeout == Time::ZERO {
+            return err("scheme.pfc.watchdog_timeout", "must be positive");
+        }
         let o = &self.tcp;
         let t = &mut s.tcp;
         if let Some(v) = o.mss {
@@ -411,6 +627,12 @@ impl SchemeConfig {
                 return err("scheme.tcp.mss", "must be between 64B and 9000B");
             }
             t.mss = v.0 as u32;
+        }
+        if let Some(v) = o.rwnd {
+            if v.0 < t.mss as u64 {
+                return err("scheme.tcp.rwnd", "must be at least one MSS");
+            }
+            t.rwnd = v.0;
         }
         if let Some(v) = o.initial_window {
             if v == 0 {
@@ -622,6 +844,9 @@ pub fn parse_scenario(json: &str) -> Result<Scenario, ConfigError> {
     sc.topology.validate_keys()?;
     for (i, w) in sc.workload.iter().enumerate() {
         w.validate(i)?;
+    }
+    for (i, f) in sc.fault.iter().enumerate() {
+        f.validate(i)?;
     }
     sc.scheme.resolve()?;
     if sc.run.duration.0 == Time::ZERO {

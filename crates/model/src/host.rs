@@ -17,21 +17,33 @@ fn hash4(a: u32, b: u32, c: u32, d: u32) -> u32 {
 }
 
 impl Sim {
-    /// Queue a packet at host `node`'s NIC and kick the transmitter.
-    pub(crate) fn host_send(&mut self, node: u32, pkt: Packet) {
+    /// Queue a packet at host `node`'s NIC and kick the transmitter. With source ECN (DeTail), the
+    /// packet is marked CE when the NIC's drain-byte counter for its priority exceeds the threshold.
+    pub(crate) fn host_send(&mut self, node: u32, mut pkt: Packet) {
         let port = self.nodes[node as usize].port_base;
-        let pid = self.pkts.alloc(pkt);
         self.counters.pkts_created += 1;
+        let e = &mut self.ports[port as usize];
+        let wire = pkt.wire as u64;
+        if self.scheme.source_ecn && pkt.ecn == ECN_ECT && e.eg.drain_bytes(pkt.prio) > self.scheme.source_ecn_threshold {
+            pkt.ecn = ECN_CE;
+            e.ecn_marks += 1;
+            self.counters.ecn_marks += 1;
+        }
+        let (room, up) = (e.eg.has_room(wire), e.up);
+        let pid = self.pkts.alloc(pkt);
         let live = self.pkts.live() as u64;
         if live > self.counters.max_packets_in_flight {
             self.counters.max_packets_in_flight = live;
         }
-        let e = &self.ports[port as usize].eg;
-        if e.total + pkt.wire as u64 > e.cap {
+        if !up {
+            self.drop_packet(pid, DropCause::LinkDown, Some(port));
+            return;
+        }
+        if !room {
             self.drop_packet(pid, DropCause::HostBuffer, Some(port));
             return;
         }
-        self.egress_enqueue(port, pid);
+        self.ports[port as usize].eg.push(pkt.prio, pid, wire);
         self.tx_try(port);
     }
 

@@ -19,8 +19,10 @@
 //! ```
 
 pub mod config;
+pub mod faults;
 pub mod host;
 pub mod packet;
+pub mod pfc;
 pub mod routing;
 pub mod sim;
 pub mod stats;

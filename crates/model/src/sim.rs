@@ -43,6 +43,12 @@ pub enum Ev {
     Workload { w: u32, i: u32 },
     /// No new flows from here on.
     ArrivalsEnd,
+    /// A PFC frame reaches egress `port` (the upstream side of the link) and takes effect.
+    PfcFrame { port: u32, pause: u8, unpause: u8 },
+    /// Periodic PFC sweep: watchdog (ports paused too long) and deadlock check (cycles of pauses).
+    PfcSweep,
+    /// Fault `i` of the scenario starts.
+    Fault { i: u32 },
 }
 
 /// A strict-priority queue of 8 priorities (0 highest) with per-priority byte counts.
@@ -63,13 +69,26 @@ impl PrioQueue {
     }
     #[inline]
     pub fn push(&mut self, prio: u8, pid: PacketId, wire: u64) {
-        let p = prio as usize;
-        self.q[p].push_back(pid);
-        self.bytes[p] += wire;
+        self.reserve(prio, wire);
+        self.enlist(prio, pid);
+    }
+    /// Count `wire` bytes of priority `prio` as held (a packet on its way in, e.g. across the crossbar).
+    #[inline]
+    pub fn reserve(&mut self, prio: u8, wire: u64) {
+        self.bytes[prio as usize] += wire;
         self.total += wire;
         assert!(self.total <= self.cap, "buffer bound violated: {} > {}", self.total, self.cap);
         self.max_total = self.max_total.max(self.total);
-        self.nonempty |= 1 << p;
+    }
+    /// Append a packet whose bytes were reserved.
+    #[inline]
+    pub fn enlist(&mut self, prio: u8, pid: PacketId) {
+        self.q[prio as usize].push_back(pid);
+        self.nonempty |= 1 << prio;
+    }
+    #[inline]
+    pub fn has_room(&self, wire: u64) -> bool {
+        self.total + wire <= self.cap
     }
     /// Remove the head of priority `prio` from the list; bytes stay counted until `release`.
     #[inline]
@@ -105,8 +124,6 @@ pub struct Port {
     pub arrive_after: Time,
     pub eg: PrioQueue,
     pub ing: PrioQueue,
-    /// Egress bytes promised to packets crossing the crossbar towards this port.
-    pub eg_reserved: u64,
     /// The transmitter is busy until this time (the end of the frame on the wire).
     pub tx_busy_until: Time,
     /// A `TxDone` event is pending (only scheduled when a frame waits for the transmitter).
@@ -133,6 +150,8 @@ pub struct Node {
     pub rng: Stream,
     /// Crossbar rate: speedup times the node's fastest port.
     pub xbar_rate: Rate,
+    /// Round-robin pointer of adaptive load balancing (local port index).
+    pub rr: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,6 +218,14 @@ pub struct Sim {
     /// Node ids of the hosts, in host order.
     pub hosts: Vec<u32>,
     pub routes: Routes,
+    /// PFC state per port (both the ingress side that sends PAUSE and the egress side that obeys it).
+    pub pfc: Vec<crate::pfc::PfcPort>,
+    pub pfc_events: Vec<crate::pfc::PfcEvent>,
+    /// (port, priority) pairs currently paused.
+    pub(crate) pfc_paused: u64,
+    pub(crate) deadlock: crate::pfc::DeadlockState,
+    pub faults: Vec<crate::faults::Fault>,
+    pub(crate) scratch_ports: Vec<u32>,
     pub pkts: Arena<Packet>,
     pub transfers: Arena<Transfer>,
     pub apps: Arena<App>,
@@ -269,7 +296,6 @@ impl Sim {
                 arrive_after: l.delay + fwd,
                 eg: PrioQueue::new(eg_cap),
                 ing: PrioQueue::new(ing_cap),
-                eg_reserved: 0,
                 tx_busy_until: Time::ZERO,
                 tx_event: false,
                 xbar_busy: false,
@@ -293,6 +319,7 @@ impl Sim {
                     salt: rng.stream(i as u64, purpose::SALT).next_u64(),
                     rng: rng.stream(i as u64, purpose::SCATTER),
                     xbar_rate: Rate(((fastest as f64) * topo.speedup).round() as u64),
+                    rr: 0,
                 }
             })
             .collect();
@@ -311,6 +338,12 @@ impl Sim {
             ports,
             hosts,
             routes,
+            pfc: Vec::new(),
+            pfc_events: Vec::new(),
+            pfc_paused: 0,
+            deadlock: Default::default(),
+            faults: Vec::new(),
+            scratch_ports: Vec::new(),
             pkts: Arena::new(),
             transfers: Arena::new(),
             apps: Arena::new(),
@@ -338,9 +371,23 @@ impl Sim {
         if sim.scheme.tcp.mss + 40 > sim.framing.mtu {
             return crate::config::err("scheme.tcp.mss", format!("MSS + 40B of headers must fit the MTU ({}B)", sim.framing.mtu));
         }
+        sim.faults = crate::faults::Fault::resolve(&sim, &sc.fault)?;
+        sim.pfc_setup()?;
         for (i, w) in sc.workload.iter().enumerate() {
             let wl = Workload::new(&mut sim, i, w)?;
             sim.workloads.push(wl);
+        }
+        for i in 0..sim.faults.len() {
+            let at = sim.faults[i].at;
+            if at == Time::ZERO {
+                sim.fault_start(i as u32);
+            } else {
+                sim.schedule(at, Ev::Fault { i: i as u32 });
+            }
+        }
+        if sim.pfc_on() {
+            let dt = sim.pfc_sweep_interval();
+            sim.q.push_timer(dt, Ev::PfcSweep);
         }
         for i in 0..sim.workloads.len() {
             sim.workload_start(i as u32);
@@ -404,6 +451,9 @@ impl Sim {
                     self.arrivals_over = true;
                     self.check_finished();
                 }
+                Ev::PfcFrame { port, pause, unpause } => self.pfc_apply(port, pause, unpause),
+                Ev::PfcSweep => self.pfc_sweep(),
+                Ev::Fault { i } => self.fault_start(i),
             }
         }
         if self.finished {
@@ -485,6 +535,10 @@ impl Sim {
                     max_egress_bytes: p.eg.max_total,
                     drops: p.drops,
                     ecn_marks: p.ecn_marks,
+                    up: p.up,
+                    pfc_frames_sent: self.pfc.get(i).map_or(0, |f| f.frames_sent),
+                    pfc_frames_received: self.pfc.get(i).map_or(0, |f| f.frames_received),
+                    pfc_paused_s: self.pfc.get(i).map_or(0.0, |f| f.paused_total(self.now).0 as f64 / 1e12),
                 }
             })
             .collect()
@@ -506,7 +560,13 @@ impl Sim {
             "congestion_drops": congestion_drops,
             "timeouts": c.timeouts,
             "retransmits": c.retransmits,
-            "pfc": {"pause_frames": c.pfc_pause_frames, "paused_time_s": c.pfc_paused_ps as f64 / 1e12},
+            "pfc": {
+                "pause_frames": c.pfc_pause_frames,
+                "pauses": c.pfc_pauses,
+                "paused_time_s": self.pfc.iter().map(|f| f.paused_total(self.now).0).sum::<u64>() as f64 / 1e12,
+                "watchdog": self.pfc_events.iter().filter(|e| e.kind != "deadlock").collect::<Vec<_>>(),
+                "deadlocks": self.pfc_events.iter().filter(|e| e.kind == "deadlock").collect::<Vec<_>>(),
+            },
             "ecn_marks": c.ecn_marks,
             "packets": {
                 "created": c.pkts_created,
@@ -516,7 +576,7 @@ impl Sim {
                 "in_flight": self.pkts.live(),
                 "max_in_flight": c.max_packets_in_flight,
             },
-            "invariants": {"conservation": self.check_conservation().is_ok()},
+            "invariants": {"conservation": self.check_conservation().is_ok(), "lossless": self.lossless_ok()},
             "classes": self.classes.names,
             "hosts": self.hosts.iter().map(|&h| self.node_name(h)).collect::<Vec<_>>(),
             "ports": self.port_stats(),

@@ -50,14 +50,17 @@ pub enum DropCause {
     HostBuffer,
     /// No route to the destination.
     NoRoute,
+    /// The packet was queued for, or sent into, a link that went down.
+    LinkDown,
 }
 impl DropCause {
-    pub const ALL: [DropCause; 3] = [DropCause::IngressBuffer, DropCause::HostBuffer, DropCause::NoRoute];
+    pub const ALL: [DropCause; 4] = [DropCause::IngressBuffer, DropCause::HostBuffer, DropCause::NoRoute, DropCause::LinkDown];
     pub fn name(self) -> &'static str {
         match self {
             DropCause::IngressBuffer => "ingress_buffer",
             DropCause::HostBuffer => "host_buffer",
             DropCause::NoRoute => "no_route",
+            DropCause::LinkDown => "link_down",
         }
     }
     /// Congestion drops are the ones a lossless fabric must never have.
@@ -73,14 +76,16 @@ pub struct Counters {
     pub pkts_created: u64,
     pub pkts_delivered: u64,
     pub pkts_stale: u64,
-    pub drops: [u64; 3],
+    pub drops: [u64; 4],
     pub ecn_marks: u64,
     pub timeouts: u64,
     pub retransmits: u64,
     pub flows_started: u64,
     pub flows_completed: u64,
+    /// PFC frames sent (each carries pause and/or unpause bits for one or more priorities).
     pub pfc_pause_frames: u64,
-    pub pfc_paused_ps: u64,
+    /// (port, priority) pause transitions requested.
+    pub pfc_pauses: u64,
     pub max_packets_in_flight: u64,
 }
 impl Counters {
@@ -124,4 +129,8 @@ pub struct PortStats {
     pub max_egress_bytes: u64,
     pub drops: u64,
     pub ecn_marks: u64,
+    pub up: bool,
+    pub pfc_frames_sent: u64,
+    pub pfc_frames_received: u64,
+    pub pfc_paused_s: f64,
 }

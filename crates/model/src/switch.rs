@@ -5,7 +5,7 @@
 //! at a time per ingress port at `speedup` × line rate, only when the egress queue has room (otherwise the
 //! head of that priority waits: head-of-line blocking) → egress queue (optional ECN marking) → link.
 
-use crate::config::{EcnMarking, LoadBalancing};
+use crate::config::{AlbChoice, EcnMarking, LoadBalancing};
 use crate::packet::{PacketId, ECN_CE, ECN_ECT};
 use crate::routing;
 use crate::sim::{Ev, Sim};
@@ -22,10 +22,10 @@ fn mix(mut z: u64) -> u64 {
 impl Sim {
     /// Choose the output port (global index) of packet `pid` at switch `node`.
     #[inline]
-    fn route(&mut self, node: u32, pid: PacketId) -> Option<u32> {
-        let (dst, hash) = {
+    pub(crate) fn route(&mut self, node: u32, pid: PacketId) -> Option<u32> {
+        let (dst, hash, prio) = {
             let p = self.pkts.get(pid);
-            (p.dst, p.hash)
+            (p.dst, p.hash, p.prio)
         };
         if self.routes.edge[dst as usize] == node {
             let ep = self.routes.edge_port[dst as usize];
@@ -36,19 +36,70 @@ impl Sim {
         if n == 0 {
             return None;
         }
+        let base = self.nodes[node as usize].port_base;
+        if n == 1 {
+            return Some(base + routing::nth(row, 0));
+        }
+        match self.scheme.load_balancing {
+            LoadBalancing::FlowHash => {
+                let k = (mix(hash as u64 ^ self.nodes[node as usize].salt) % n as u64) as u32;
+                Some(base + routing::nth(row, k))
+            }
+            LoadBalancing::PacketScatter => {
+                let k = self.nodes[node as usize].rng.below(n as u64) as u32;
+                Some(base + routing::nth(row, k))
+            }
+            LoadBalancing::Adaptive => Some(self.alb_choose(node, prio, dst)),
+        }
+    }
+
+    /// DeTail's adaptive load balancing: among the acceptable ports A, those whose egress drain-byte
+    /// counter for `prio` is below T1; if none, below T2; if none, all of A. Then one of them at random
+    /// (or round robin).
+    fn alb_choose(&mut self, node: u32, prio: u8, dst: u32) -> u32 {
+        let base = self.nodes[node as usize].port_base;
+        let (t1, t2) = (self.scheme.alb.t1, self.scheme.alb.t2);
+        let mut sel = std::mem::take(&mut self.scratch_ports);
+        sel.clear();
+        let row = self.routes.row(node, dst);
+        let mut best_tier = 2u8; // 0: below T1, 1: below T2, 2: any
+        for (w, &word) in row.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let lp = w as u32 * 64 + bits.trailing_zeros();
+                bits &= bits - 1;
+                let d = self.ports[(base + lp) as usize].eg.drain_bytes(prio);
+                let tier = if d < t1 { 0 } else if d < t2 { 1 } else { 2 };
+                if tier < best_tier {
+                    best_tier = tier;
+                    sel.clear();
+                }
+                if tier == best_tier {
+                    sel.push(lp);
+                }
+            }
+        }
         let nd = &mut self.nodes[node as usize];
-        let k = if n == 1 {
-            0
-        } else {
-            match self.scheme.load_balancing {
-                LoadBalancing::FlowHash => (mix(hash as u64 ^ nd.salt) % n as u64) as u32,
-                LoadBalancing::PacketScatter => nd.rng.below(n as u64) as u32,
+        let lp = match self.scheme.alb.choice {
+            AlbChoice::Random => sel[nd.rng.below(sel.len() as u64) as usize],
+            AlbChoice::RoundRobin => {
+                let pick = sel.iter().copied().find(|&x| x > nd.rr).unwrap_or(sel[0]);
+                nd.rr = pick;
+                pick
             }
         };
-        Some(nd.port_base + routing::nth(row, k))
+        self.scratch_ports = sel;
+        base + lp
     }
 
     pub(crate) fn drop_packet(&mut self, pid: PacketId, cause: DropCause, port: Option<u32>) {
+        if cause == DropCause::IngressBuffer && self.pfc_on() && !self.faults.iter().any(|f| f.ignores_pause()) {
+            let at = port.map(|p| {
+                let pt = &self.ports[p as usize];
+                format!("{} port from {}", self.node_name(pt.node), self.node_name(pt.peer_node))
+            });
+            panic!("invariant violated: congestion drop under PFC at {} at {}", self.now, at.unwrap_or_default());
+        }
         self.counters.drop(cause);
         if let Some(p) = port {
             self.ports[p as usize].drops += 1;
@@ -59,21 +110,25 @@ impl Sim {
     /// A packet has arrived at switch port `port` and passed the forwarding engine.
     pub(crate) fn switch_arrive(&mut self, port: u32, pid: PacketId) {
         let node = self.ports[port as usize].node;
+        let (prio, wire) = {
+            let p = self.pkts.get(pid);
+            (p.prio, p.wire as u64)
+        };
+        if self.pfc[port as usize].enabled {
+            self.pfc_arrival(port, prio);
+        }
         let Some(out) = self.route(node, pid) else {
             self.drop_packet(pid, DropCause::NoRoute, Some(port));
             return;
         };
-        let (prio, wire) = {
-            let p = self.pkts.get_mut(pid);
-            p.out_port = out;
-            (p.prio, p.wire as u64)
-        };
+        self.pkts.get_mut(pid).out_port = out;
         let ing = &mut self.ports[port as usize].ing;
-        if ing.total + wire > ing.cap {
+        if !ing.has_room(wire) {
             self.drop_packet(pid, DropCause::IngressBuffer, Some(port));
             return;
         }
         ing.push(prio, pid, wire);
+        self.pfc_check(port);
         self.xbar_try(port);
     }
 
@@ -87,13 +142,32 @@ impl Sim {
             let prio = mask.trailing_zeros() as u8;
             mask &= mask - 1;
             let pid = *self.ports[inp as usize].ing.q[prio as usize].front().unwrap();
-            let (out, wire) = {
+            let (mut out, wire) = {
                 let p = self.pkts.get(pid);
                 (p.out_port, p.wire as u64)
             };
+            if !self.ports[out as usize].up {
+                // the chosen port died while the packet waited: ask the forwarding engine again
+                let node = self.ports[inp as usize].node;
+                match self.route(node, pid) {
+                    Some(o) => {
+                        out = o;
+                        self.pkts.get_mut(pid).out_port = o;
+                    }
+                    None => {
+                        let ip = &mut self.ports[inp as usize];
+                        ip.ing.pop(prio);
+                        ip.ing.release(prio, wire);
+                        self.drop_packet(pid, DropCause::NoRoute, Some(inp));
+                        self.pfc_check(inp);
+                        mask = self.ports[inp as usize].ing.nonempty;
+                        continue;
+                    }
+                }
+            }
             let e = &mut self.ports[out as usize];
-            if e.eg.total + e.eg_reserved + wire <= e.eg.cap {
-                e.eg_reserved += wire;
+            if e.eg.has_room(wire) {
+                e.eg.reserve(prio, wire);
                 let node = e.node;
                 let ip = &mut self.ports[inp as usize];
                 ip.ing.pop(prio);
@@ -120,33 +194,41 @@ impl Sim {
             ip.xbar_pkt = crate::sim::NO;
             ip.ing.release(prio, wire);
         }
-        self.ports[out as usize].eg_reserved -= wire;
-        self.egress_enqueue(out, pid);
-        self.tx_try(out);
+        self.pfc_check(inp);
+        if self.ports[out as usize].up {
+            self.mark_ecn(out, pid, wire);
+            self.ports[out as usize].eg.enlist(prio, pid);
+            self.tx_try(out);
+        } else {
+            self.ports[out as usize].eg.release(prio, wire);
+            self.drop_packet(pid, DropCause::LinkDown, Some(out));
+        }
         self.xbar_try(inp);
     }
 
-    /// Put a packet in an egress queue (switch port or host NIC), marking ECN if configured.
-    /// The caller has checked room.
+    /// Switch ECN marking at egress enqueue: CE when the queue (or port) already holds more than K,
+    /// not counting the arriving packet.
     #[inline]
-    pub(crate) fn egress_enqueue(&mut self, port: u32, pid: PacketId) {
+    fn mark_ecn(&mut self, port: u32, pid: PacketId, wire: u64) {
         let marking = self.scheme.ecn_marking;
+        if marking == EcnMarking::None {
+            return;
+        }
         let k = self.scheme.ecn_threshold;
         let p = self.pkts.get_mut(pid);
-        let (prio, wire) = (p.prio, p.wire as u64);
-        let pt = &mut self.ports[port as usize];
-        if marking != EcnMarking::None && p.ecn == ECN_ECT {
-            let occ = match marking {
-                EcnMarking::PerQueue => pt.eg.bytes[prio as usize],
-                _ => pt.eg.total,
-            };
-            if occ > k {
-                p.ecn = ECN_CE;
-                pt.ecn_marks += 1;
-                self.counters.ecn_marks += 1;
-            }
+        if p.ecn != ECN_ECT {
+            return;
         }
-        pt.eg.push(prio, pid, wire);
+        let pt = &mut self.ports[port as usize];
+        let occ = match marking {
+            EcnMarking::PerQueue => pt.eg.bytes[p.prio as usize],
+            _ => pt.eg.total,
+        } - wire;
+        if occ > k {
+            p.ecn = ECN_CE;
+            pt.ecn_marks += 1;
+            self.counters.ecn_marks += 1;
+        }
     }
 
     /// Start the next frame on `port` if the transmitter is idle. A `TxDone` event is scheduled only when

@@ -147,7 +147,7 @@ impl TcpSender {
     fn try_send(&mut self, now: Time, p: &TcpParams, out: &mut Vec<SegOut>) {
         while self.nxt < self.size {
             let seg = (p.mss as u64).min(self.size - self.nxt);
-            if self.flight() > 0 && (self.flight() + seg) as f64 > self.cwnd {
+            if self.flight() > 0 && ((self.flight() + seg) as f64 > self.cwnd || self.flight() + seg > p.rwnd) {
                 break;
             }
             let n = self.emit(self.nxt, p, out);
@@ -406,6 +406,19 @@ mod tests {
         out.clear();
         s.on_ack(t, &p, SegKind::Ack, 2 * 1460, false, Time::ZERO, &mut out);
         assert_eq!(segs(&mut out), vec![(10 * 1460, 1460), (11 * 1460, 1460), (12 * 1460, 1460), (13 * 1460, 1460)]);
+    }
+
+    #[test]
+    fn receive_window_caps_the_flight() {
+        let mut p = params();
+        p.rwnd = 8 * 1460;
+        let mut s = TcpSender::new(100 * 1460, &p);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &p, &mut out);
+        assert_eq!(out.len(), 8, "initial window of 10 capped by an 8-segment receive window");
+        out.clear();
+        s.on_ack(Time::from_us(100), &p, SegKind::Ack, 4 * 1460, false, Time::ZERO, &mut out);
+        assert_eq!(out.len(), 4, "cwnd 14 segments, but only 4 fit the window");
     }
 
     #[test]

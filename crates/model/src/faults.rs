@@ -1,0 +1,133 @@
+//! Faults: a link shut down or degraded, from the start or at a given time, and a neighbour whose
+//! transmitter ignores PFC pauses. Routing reconverges at once when a link goes down (the acceptable-port
+//! sets exclude it), as in the paper's asymmetric-topology experiments.
+
+use crate::config::{err, ConfigError, FaultConfig};
+use crate::sim::Sim;
+use crate::stats::DropCause;
+use detailsim_engine::{Rate, Time};
+
+#[derive(Debug, Clone)]
+pub enum FaultKind {
+    LinkDown,
+    Degrade(Rate),
+    /// The transmitter of this egress port ignores PAUSE frames.
+    IgnorePause(u32),
+}
+
+#[derive(Debug, Clone)]
+pub struct Fault {
+    pub kind: FaultKind,
+    pub link: u32,
+    pub at: Time,
+}
+
+impl Fault {
+    pub fn ignores_pause(&self) -> bool {
+        matches!(self.kind, FaultKind::IgnorePause(_))
+    }
+
+    pub fn resolve(sim: &Sim, cfgs: &[FaultConfig]) -> Result<Vec<Fault>, ConfigError> {
+        let mut out = Vec::new();
+        for (i, c) in cfgs.iter().enumerate() {
+            let find = |name: &str| sim.topo.nodes.iter().position(|n| n.name == name);
+            let Some(a) = find(&c.link[0]) else { return err(format!("fault[{i}].link"), format!("no node named {:?}", c.link[0])) };
+            let Some(b) = find(&c.link[1]) else { return err(format!("fault[{i}].link"), format!("no node named {:?}", c.link[1])) };
+            let Some(link) = sim.topo.links.iter().position(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a)) else {
+                return err(format!("fault[{i}].link"), format!("no link between {:?} and {:?}", c.link[0], c.link[1]));
+            };
+            let kind = match c.kind.as_str() {
+                "link_down" => FaultKind::LinkDown,
+                "degrade" => FaultKind::Degrade(c.rate.unwrap().0),
+                _ => {
+                    let egress = (sim.nodes[a].port_base..sim.nodes[a].port_base + sim.nodes[a].nports)
+                        .find(|&p| sim.ports[p as usize].link == link as u32)
+                        .unwrap();
+                    FaultKind::IgnorePause(egress)
+                }
+            };
+            out.push(Fault { kind, link: link as u32, at: c.at.0 });
+        }
+        Ok(out)
+    }
+}
+
+impl Sim {
+    pub(crate) fn fault_start(&mut self, i: u32) {
+        let f = self.faults[i as usize].clone();
+        match f.kind {
+            FaultKind::LinkDown => self.link_down(f.link),
+            FaultKind::Degrade(rate) => {
+                for p in self.link_ports(f.link) {
+                    self.ports[p as usize].rate = rate;
+                }
+            }
+            FaultKind::IgnorePause(egress) => {
+                self.pfc[egress as usize].ignores_pause = true;
+                // it forgets any pause in force
+                self.pfc_apply(egress, 0, 0xff);
+            }
+        }
+    }
+
+    fn link_ports(&self, link: u32) -> [u32; 2] {
+        let p = (0..self.ports.len() as u32).find(|&p| self.ports[p as usize].link == link).unwrap();
+        [p, self.ports[p as usize].peer]
+    }
+
+    /// Shut a link down: both directions stop, queued packets are dropped, routes are recomputed.
+    pub(crate) fn link_down(&mut self, link: u32) {
+        let ends = self.link_ports(link);
+        if !self.ports[ends[0] as usize].up {
+            return;
+        }
+        for &p in &ends {
+            let now = self.now;
+            let st = &mut self.pfc[p as usize];
+            for q in 0..8 {
+                if st.paused_since[q] != Time::MAX {
+                    st.paused_ps += (now - st.paused_since[q]).0;
+                    st.paused_since[q] = Time::MAX;
+                    self.pfc_paused -= 1;
+                }
+            }
+            st.sent = 0;
+            let pt = &mut self.ports[p as usize];
+            pt.up = false;
+            pt.paused = 0;
+            // drop what waits in the egress queue (bytes still crossing the crossbar are dropped on arrival)
+            for prio in 0..8u8 {
+                while !pt.eg.q[prio as usize].is_empty() {
+                    let pid = pt.eg.pop(prio);
+                    let wire = self.pkts.get(pid).wire as u64;
+                    pt.eg.release(prio, wire);
+                    self.counters.drop(DropCause::LinkDown);
+                    pt.drops += 1;
+                    self.pkts.release(pid);
+                }
+            }
+        }
+        self.recompute_routes();
+        // blocked ingress heads may point at the dead port: let every switch ingress retry (and reroute)
+        for &p in &ends {
+            let ws = std::mem::take(&mut self.ports[p as usize].waiters);
+            for w in ws {
+                self.xbar_try(w);
+            }
+        }
+        for p in 0..self.ports.len() as u32 {
+            if self.nodes[self.ports[p as usize].node as usize].is_switch && self.ports[p as usize].ing.nonempty != 0 {
+                self.xbar_try(p);
+            }
+        }
+    }
+
+    pub(crate) fn recompute_routes(&mut self) {
+        let is_switch: Vec<bool> = self.nodes.iter().map(|n| n.is_switch).collect();
+        let base: Vec<u32> = self.nodes.iter().map(|n| n.port_base).collect();
+        let np: Vec<u32> = self.nodes.iter().map(|n| n.nports).collect();
+        let peer: Vec<u32> = self.ports.iter().map(|p| p.peer_node).collect();
+        let up: Vec<bool> = self.ports.iter().map(|p| p.up).collect();
+        self.routes = crate::routing::Routes::compute(&is_switch, &base, &np, &peer, &up);
+    }
+}

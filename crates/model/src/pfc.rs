@@ -1,0 +1,407 @@
+//! Priority flow control (IEEE 802.1Qbb) as DeTail uses it, its watchdog and PFC-deadlock detection.
+//!
+//! ```text
+//!   upstream egress U ══ link ══► downstream ingress D (switch)
+//!        ▲                              │ drain-byte counter of priority p > pause threshold
+//!        └──── PFC frame (pause/unpause bits), never queued or dropped, effect after the stop delay
+//! ```
+//!
+//! The downstream ingress watches its drain-byte counters after every change; crossing the pause
+//! threshold upwards sends PAUSE(p), falling below the unpause threshold sends UNPAUSE(p) (on/off, no
+//! quanta). The upstream stops *starting* frames of a paused priority; a frame on the wire finishes.
+//!
+//! Thresholds default to the paper's derivation, per port: with R the bytes that may still arrive during
+//! the reaction window, unpause = R and pause = midpoint of [R, (buffer − 8R)/8]; at 1 Gbps, 5.476 µs
+//! links and 128 KB buffers that is 4557 / 8192 B, exactly the paper's values.
+//!
+//! The watchdog and the deadlock check run in a periodic sweep (every `deadlock_check`, at most a quarter
+//! of `watchdog_timeout`) that does nothing while no port is paused.
+//!
+//! Robustness (the paper's Section 7): a priority paused longer than `watchdog_timeout` is reported; a
+//! neighbour that keeps sending a paused priority after the reaction window is re-sent PAUSE and, after
+//! `ignore_limit` such strikes, reported; with `watchdog_action = "shutdown"` the link is shut down and
+//! routing excludes it. A periodic check looks for a cycle of egress ports each paused by the next (a
+//! PFC deadlock) and reports the ports when the same cycle persists across two checks.
+
+use crate::config::{ConfigError, FlowControl, WatchdogAction};
+use crate::sim::{Ev, Sim};
+use detailsim_engine::{Rate, Time};
+use serde::Serialize;
+
+/// On-wire size of a PFC frame (64 B MAC control frame, preamble and inter-frame gap).
+pub const PFC_FRAME_WIRE: u64 = 84;
+/// Processing time in the paper's 36.456 µs worst-case window beyond two maximum frames, the PFC frame
+/// and two link delays at 1 GbE (36.456 − 24.48 − 0.672 − 10.952 µs).
+pub const PFC_PROCESSING: Time = Time(352_000);
+
+#[derive(Debug, Clone, Default)]
+pub struct PfcPort {
+    pub enabled: bool,
+    pub pause_th: u64,
+    pub unpause_th: u64,
+    /// Time from generating a PFC frame until the upstream transmitter obeys it.
+    pub stop_delay: Time,
+    /// After a PAUSE, data of that priority arriving later than this is the neighbour ignoring it.
+    pub grace: Time,
+    /// Ingress side: priorities this port has asked its peer to pause, and when.
+    pub sent: u8,
+    pub sent_at: [Time; 8],
+    pub strikes: [u32; 8],
+    pub last_strike: [Time; 8],
+    pub ignore_reported: u8,
+    /// Egress side: the peer's pauses.
+    pub paused_since: [Time; 8],
+    pub paused_ps: u64,
+    /// Pause episodes the watchdog has already reported (bit per priority; cleared on unpause).
+    pub watchdog_reported: u8,
+    pub ignores_pause: bool,
+    pub frames_sent: u64,
+    pub frames_received: u64,
+}
+
+impl PfcPort {
+    /// Paused time accumulated so far (open pauses counted up to `now`), over all priorities.
+    pub fn paused_total(&self, now: Time) -> Time {
+        Time(self.paused_ps)
+            + (0..8).filter(|&q| self.paused_since[q] != Time::MAX).map(|q| now.saturating_sub(self.paused_since[q])).fold(Time::ZERO, |a, b| a + b)
+    }
+}
+
+/// A watchdog or deadlock report.
+#[derive(Debug, Clone, Serialize)]
+pub struct PfcEvent {
+    pub time_s: f64,
+    /// `paused_too_long`, `ignores_pause` or `deadlock`.
+    pub kind: &'static str,
+    /// The link as "upstream->downstream" node names (for a deadlock: every link of the cycle).
+    pub ports: Vec<String>,
+    pub priority: Option<u8>,
+    /// `report` or `shutdown`.
+    pub action: &'static str,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct DeadlockState {
+    last: Vec<u32>,
+    reported: Vec<Vec<u32>>,
+}
+
+/// Bytes that may still arrive at a port during the reaction window of a link.
+pub fn reaction_bytes(rate: Rate, window: Time) -> u64 {
+    ((window.0 as u128 * rate.0 as u128).div_ceil(8 * 1_000_000_000_000u128)) as u64
+}
+
+impl Sim {
+    pub(crate) fn pfc_on(&self) -> bool {
+        self.scheme.flow_control == FlowControl::Pfc
+    }
+
+    /// Derive per-port thresholds and delays; check that PFC can be lossless with them.
+    pub(crate) fn pfc_setup(&mut self) -> Result<(), ConfigError> {
+        let n = self.ports.len();
+        self.pfc = vec![PfcPort { paused_since: [Time::MAX; 8], ..Default::default() }; n];
+        if !self.pfc_on() {
+            return Ok(());
+        }
+        let p = self.scheme.pfc.clone();
+        let max_frame = self.framing.wire(self.framing.mtu) as u64;
+        let fwd = self.topo.forwarding_delay;
+        for i in 0..n {
+            let port = &self.ports[i];
+            if !self.nodes[port.node as usize].is_switch {
+                continue; // a host's receive side holds nothing: only switch ingresses send PAUSE
+            }
+            let (rate, delay) = (port.rate, port.delay);
+            let window = p.reaction_time.unwrap_or(
+                rate.tx_time(max_frame) + rate.tx_time(max_frame) + rate.tx_time(PFC_FRAME_WIRE) + delay + delay + PFC_PROCESSING,
+            );
+            let r = reaction_bytes(rate, window);
+            let buf = port.ing.cap;
+            let max_pause = (buf.saturating_sub(8 * r)) / 8;
+            let unpause = p.unpause_threshold.unwrap_or(r);
+            let pause = p.pause_threshold.unwrap_or((r + max_pause) / 2);
+            let name = format!("{}->{}", self.node_name(port.peer_node), self.node_name(port.node));
+            if max_pause < r && p.pause_threshold.is_none() {
+                return crate::config::err(
+                    "scheme.pfc",
+                    format!("ingress buffer of {name} ({buf} B) is too small for lossless PFC: the reaction window lets {r} B arrive per priority, so 8 priorities need more than {} B; raise the buffer or set pause_threshold/unpause_threshold", 8 * r),
+                );
+            }
+            if unpause >= pause {
+                return crate::config::err("scheme.pfc.unpause_threshold", format!("must be below the pause threshold ({pause} B) on {name}"));
+            }
+            // lossless bound: per priority at most pause + one frame + what arrives during the reaction
+            // window and the forwarding delay
+            let per_prio = pause + max_frame + r + reaction_bytes(rate, fwd);
+            if 8 * per_prio > buf {
+                return crate::config::err(
+                    "scheme.pfc.pause_threshold",
+                    format!("{pause} B is too high for lossless PFC on {name}: 8 x ({pause} + {max_frame} + {} B in flight) exceeds the {buf} B ingress buffer", r + reaction_bytes(rate, fwd)),
+                );
+            }
+            let stop_delay = window.saturating_sub(rate.tx_time(max_frame) + delay);
+            let st = &mut self.pfc[i];
+            st.enabled = true;
+            st.pause_th = pause;
+            st.unpause_th = unpause;
+            st.stop_delay = stop_delay;
+            st.grace = stop_delay + rate.tx_time(max_frame) + delay + fwd + Time(1);
+        }
+        Ok(())
+    }
+
+    /// The ingress bytes of switch port `port` changed: send PAUSE / UNPAUSE as the thresholds say.
+    #[inline]
+    pub(crate) fn pfc_check(&mut self, port: u32) {
+        let st = &self.pfc[port as usize];
+        if !st.enabled {
+            return;
+        }
+        let ing = &self.ports[port as usize].ing;
+        let (mut pause, mut unpause) = (0u8, 0u8);
+        let mut acc = 0u64;
+        for q in 0..8 {
+            acc += ing.bytes[q];
+            let bit = 1u8 << q;
+            if st.sent & bit == 0 {
+                if acc > st.pause_th {
+                    pause |= bit;
+                }
+            } else if acc < st.unpause_th {
+                unpause |= bit;
+            }
+        }
+        if pause | unpause != 0 {
+            self.pfc_send(port, pause, unpause);
+        }
+    }
+
+    fn pfc_send(&mut self, port: u32, pause: u8, unpause: u8) {
+        let now = self.now;
+        let st = &mut self.pfc[port as usize];
+        st.sent = (st.sent | pause) & !unpause;
+        for q in 0..8 {
+            if pause & (1 << q) != 0 {
+                st.sent_at[q] = now;
+            }
+            if unpause & (1 << q) != 0 {
+                st.strikes[q] = 0;
+            }
+        }
+        st.frames_sent += 1;
+        let at = now + st.stop_delay;
+        self.counters.pfc_pause_frames += 1;
+        self.counters.pfc_pauses += pause.count_ones() as u64;
+        let up = self.ports[port as usize].peer;
+        self.q.push(at, Ev::PfcFrame { port: up, pause, unpause });
+    }
+
+    /// A PFC frame takes effect at egress `port`.
+    pub(crate) fn pfc_apply(&mut self, port: u32, pause: u8, unpause: u8) {
+        let now = self.now;
+        let st = &mut self.pfc[port as usize];
+        st.frames_received += 1;
+        let pause = if st.ignores_pause { 0 } else { pause };
+        let pt = &mut self.ports[port as usize];
+        for q in 0..8 {
+            let bit = 1u8 << q;
+            if pause & bit != 0 && pt.paused & bit == 0 {
+                st.paused_since[q] = now;
+                self.pfc_paused += 1;
+            }
+            if unpause & bit != 0 && pt.paused & bit != 0 {
+                st.paused_ps += (now - st.paused_since[q]).0;
+                st.paused_since[q] = Time::MAX;
+                st.watchdog_reported &= !bit;
+                self.pfc_paused -= 1;
+            }
+        }
+        pt.paused = (pt.paused | pause) & !unpause;
+        if unpause != 0 {
+            self.tx_try(port);
+        }
+    }
+
+    fn link_name(&self, egress: u32) -> String {
+        let p = &self.ports[egress as usize];
+        format!("{}->{}", self.node_name(p.node), self.node_name(p.peer_node))
+    }
+
+    fn watchdog_act(&mut self, kind: &'static str, egress: u32, prio: u8) {
+        let action = self.scheme.pfc.watchdog_action;
+        self.pfc_events.push(PfcEvent {
+            time_s: self.now.as_secs_f64(),
+            kind,
+            ports: vec![self.link_name(egress)],
+            priority: Some(prio),
+            action: if action == WatchdogAction::Shutdown { "shutdown" } else { "report" },
+        });
+        if action == WatchdogAction::Shutdown {
+            let link = self.ports[egress as usize].link;
+            self.link_down(link);
+        }
+    }
+
+    /// The watchdog's sweep over switch egress ports: report priorities paused longer than the timeout,
+    /// once per pause episode. With `shutdown`, at most one link is shut per sweep, so the fabric can react
+    /// (pauses release as rerouted traffic drains) before the next port is judged.
+    fn pfc_watchdog_sweep(&mut self) {
+        let timeout = self.scheme.pfc.watchdog_timeout;
+        let shutdown = self.scheme.pfc.watchdog_action == WatchdogAction::Shutdown;
+        let now = self.now;
+        let mut hits = Vec::new();
+        'ports: for e in 0..self.pfc.len() {
+            let pt = &self.ports[e];
+            if !pt.up || !self.nodes[pt.node as usize].is_switch {
+                continue;
+            }
+            let st = &mut self.pfc[e];
+            for q in 0..8 {
+                let since = st.paused_since[q];
+                if since != Time::MAX && now >= since + timeout && st.watchdog_reported & (1 << q) == 0 {
+                    st.watchdog_reported |= 1 << q;
+                    hits.push((e as u32, q as u8));
+                    if shutdown {
+                        break 'ports;
+                    }
+                }
+            }
+        }
+        for (e, q) in hits {
+            if self.ports[e as usize].up {
+                self.watchdog_act("paused_too_long", e, q);
+            }
+        }
+    }
+
+    /// Data of priority `prio` arrived at switch ingress `port`: is the upstream ignoring our PAUSE?
+    #[inline]
+    pub(crate) fn pfc_arrival(&mut self, port: u32, prio: u8) {
+        let now = self.now;
+        let limit = self.scheme.pfc.ignore_limit;
+        let st = &mut self.pfc[port as usize];
+        let q = prio as usize;
+        if st.sent & (1 << prio) == 0 || now <= st.sent_at[q] + st.grace || now <= st.last_strike[q] + st.grace {
+            return;
+        }
+        st.strikes[q] += 1;
+        st.last_strike[q] = now;
+        if st.strikes[q] >= limit {
+            if st.ignore_reported & (1 << prio) == 0 {
+                st.ignore_reported |= 1 << prio;
+                let up = self.ports[port as usize].peer;
+                self.watchdog_act("ignores_pause", up, prio);
+            }
+        } else {
+            // resend the PAUSE
+            st.sent_at[q] = now;
+            self.pfc_send(port, 1 << prio, 0);
+        }
+    }
+
+    /// The lossless invariant: under PFC, no switch drops a packet for lack of buffer, unless a fault made a
+    /// neighbour ignore pauses.
+    pub fn lossless_ok(&self) -> bool {
+        !self.pfc_on() || self.faults.iter().any(|f| f.ignores_pause()) || self.counters.drops[crate::stats::DropCause::IngressBuffer as usize] == 0
+    }
+
+    /// Egress ports in a cycle of pauses, if any: an edge E → E' when E is paused, its peer's ingress holds
+    /// a head packet bound for E', and E' is paused for that packet's priority.
+    pub fn find_pause_cycle(&self) -> Option<Vec<u32>> {
+        let n = self.ports.len();
+        let mut next: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut any = false;
+        for (e, pt) in self.ports.iter().enumerate() {
+            if pt.paused == 0 || !pt.up {
+                continue;
+            }
+            let d = &self.ports[pt.peer as usize];
+            let mut mask = d.ing.nonempty;
+            while mask != 0 {
+                let p = mask.trailing_zeros() as u8;
+                mask &= mask - 1;
+                let head = *d.ing.q[p as usize].front().unwrap();
+                let e2 = self.pkts.get(head).out_port;
+                if e2 != crate::sim::NO && self.ports[e2 as usize].paused & (1 << p) != 0 && !next[e].contains(&e2) {
+                    next[e].push(e2);
+                    any = true;
+                }
+            }
+        }
+        if !any {
+            return None;
+        }
+        // iterative DFS with colours
+        let mut colour = vec![0u8; n];
+        let mut parent = vec![u32::MAX; n];
+        for s in 0..n {
+            if colour[s] != 0 || next[s].is_empty() {
+                continue;
+            }
+            let mut stack: Vec<(u32, usize)> = vec![(s as u32, 0)];
+            colour[s] = 1;
+            while let Some(&mut (u, ref mut i)) = stack.last_mut() {
+                if *i < next[u as usize].len() {
+                    let v = next[u as usize][*i];
+                    *i += 1;
+                    match colour[v as usize] {
+                        0 => {
+                            colour[v as usize] = 1;
+                            parent[v as usize] = u;
+                            stack.push((v, 0));
+                        }
+                        1 => {
+                            let mut cyc = vec![v];
+                            let mut w = u;
+                            while w != v {
+                                cyc.push(w);
+                                w = parent[w as usize];
+                            }
+                            cyc.reverse();
+                            return Some(cyc);
+                        }
+                        _ => {}
+                    }
+                } else {
+                    colour[u as usize] = 2;
+                    stack.pop();
+                }
+            }
+        }
+        None
+    }
+
+    /// Periodic PFC sweep: the watchdog, then the deadlock check. Costs nothing while no port is paused.
+    pub(crate) fn pfc_sweep(&mut self) {
+        if self.pfc_paused > 0 {
+            self.pfc_watchdog_sweep();
+            if self.scheme.pfc.deadlock_check > Time::ZERO {
+                self.deadlock_check();
+            }
+        } else {
+            self.deadlock.last.clear();
+        }
+        if !self.finished {
+            let dt = self.pfc_sweep_interval();
+            self.q.push_timer(self.now + dt, Ev::PfcSweep);
+        }
+    }
+
+    pub(crate) fn pfc_sweep_interval(&self) -> Time {
+        let p = &self.scheme.pfc;
+        let w = Time((p.watchdog_timeout.0 / 4).max(1));
+        if p.deadlock_check > Time::ZERO { p.deadlock_check.min(w) } else { w }
+    }
+
+    fn deadlock_check(&mut self) {
+        let cyc = self.find_pause_cycle();
+        let mut key = cyc.clone().unwrap_or_default();
+        key.sort_unstable();
+        if !key.is_empty() && key == self.deadlock.last && !self.deadlock.reported.contains(&key) {
+            let ports = cyc.unwrap().iter().map(|&e| self.link_name(e)).collect();
+            self.pfc_events.push(PfcEvent { time_s: self.now.as_secs_f64(), kind: "deadlock", ports, priority: None, action: "report" });
+            self.deadlock.reported.push(key.clone());
+        }
+        self.deadlock.last = key;
+    }
+}
