@@ -64,6 +64,10 @@ def test_pauses_propagate_hop_by_hop_to_the_sender():
         assert port(up, down)["pfc_frames_received"] > 0, (up, down)
         assert port(down, up)["pfc_frames_sent"] > 0, (down, up)
         assert port(up, down)["pfc_paused_s"] > 0
+        by_prio = port(up, down)["pfc_paused_s_by_priority"]
+        assert len(by_prio) == 8 and by_prio[0] > 0  # the flows run at priority 0
+        assert sum(by_prio) == pytest.approx(port(up, down)["pfc_paused_s"])
+        assert port(down, up)["pfc_pauses_sent_by_priority"][0] > 0
     # the bottleneck sets the pace: 4 MB at 100 Mbps
     assert r.flows["end"].max() == pytest.approx(4 * 2**20 * 1530 / 1460 * 8 / 100e6, rel=0.05)
 

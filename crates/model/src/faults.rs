@@ -87,6 +87,7 @@ impl Sim {
             for q in 0..8 {
                 if st.paused_since[q] != Time::MAX {
                     st.paused_ps += (now - st.paused_since[q]).0;
+                    st.paused_prio_ps[q] += (now - st.paused_since[q]).0;
                     st.paused_since[q] = Time::MAX;
                     self.pfc_paused -= 1;
                 }

@@ -52,15 +52,31 @@ pub struct PfcPort {
     /// Egress side: the peer's pauses.
     pub paused_since: [Time; 8],
     pub paused_ps: u64,
+    pub paused_prio_ps: [u64; 8],
     /// Pause episodes the watchdog has already reported (bit per priority; cleared on unpause).
     pub watchdog_reported: u8,
     pub ignores_pause: bool,
     pub frames_sent: u64,
     pub frames_received: u64,
+    /// PAUSE requests this port's ingress sent, per priority.
+    pub pauses_sent: [u64; 8],
 }
 
 impl PfcPort {
     /// Paused time accumulated so far (open pauses counted up to `now`), over all priorities.
+    /// Paused time per priority so far (open pauses counted up to `now`). Exact per priority because
+    /// the accumulated total is split as it accrues.
+    pub fn paused_by_prio(&self, now: Time) -> [Time; 8] {
+        let mut out = [Time::ZERO; 8];
+        for (q, o) in out.iter_mut().enumerate() {
+            *o = Time(self.paused_prio_ps[q]);
+            if self.paused_since[q] != Time::MAX {
+                *o += now.saturating_sub(self.paused_since[q]);
+            }
+        }
+        out
+    }
+
     pub fn paused_total(&self, now: Time) -> Time {
         Time(self.paused_ps)
             + (0..8).filter(|&q| self.paused_since[q] != Time::MAX).map(|q| now.saturating_sub(self.paused_since[q])).fold(Time::ZERO, |a, b| a + b)
@@ -183,6 +199,7 @@ impl Sim {
         for q in 0..8 {
             if pause & (1 << q) != 0 {
                 st.sent_at[q] = now;
+                st.pauses_sent[q] += 1;
             }
             if unpause & (1 << q) != 0 {
                 st.strikes[q] = 0;
@@ -211,6 +228,7 @@ impl Sim {
             }
             if unpause & bit != 0 && pt.paused & bit != 0 {
                 st.paused_ps += (now - st.paused_since[q]).0;
+                st.paused_prio_ps[q] += (now - st.paused_since[q]).0;
                 st.paused_since[q] = Time::MAX;
                 st.watchdog_reported &= !bit;
                 self.pfc_paused -= 1;

@@ -539,6 +539,8 @@ impl Sim {
                     pfc_frames_sent: self.pfc.get(i).map_or(0, |f| f.frames_sent),
                     pfc_frames_received: self.pfc.get(i).map_or(0, |f| f.frames_received),
                     pfc_paused_s: self.pfc.get(i).map_or(0.0, |f| f.paused_total(self.now).0 as f64 / 1e12),
+                    pfc_paused_s_by_priority: self.pfc.get(i).map_or(vec![0.0; 8], |f| f.paused_by_prio(self.now).iter().map(|t| t.0 as f64 / 1e12).collect()),
+                    pfc_pauses_sent_by_priority: self.pfc.get(i).map_or(vec![0; 8], |f| f.pauses_sent.to_vec()),
                 }
             })
             .collect()

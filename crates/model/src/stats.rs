@@ -133,4 +133,7 @@ pub struct PortStats {
     pub pfc_frames_sent: u64,
     pub pfc_frames_received: u64,
     pub pfc_paused_s: f64,
+    /// Per priority 0..7: time this egress was paused, and PAUSE requests this port's ingress sent.
+    pub pfc_paused_s_by_priority: Vec<f64>,
+    pub pfc_pauses_sent_by_priority: Vec<u64>,
 }
