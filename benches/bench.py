@@ -22,6 +22,8 @@ CASES: dict[str, dict] = {
     # the headline case: paper/steady with FH, 0.2 s of arrivals
     "steady_fh_0.2s": {"scenario": "paper/steady", "scheme": "fh", "duration": "0.2s"},
     "steady_scatter_0.2s": {"scenario": "paper/steady", "scheme": "scatter", "duration": "0.2s"},
+    # the DeTail stack: ALB at every hop, PFC checks on every ingress change, source ECN
+    "steady_detail_0.2s": {"scenario": "paper/steady", "scheme": "detail", "duration": "0.2s"},
     # memory must not grow with simulated time beyond the flow columns: compare with the 0.2 s case
     "steady_fh_0.05s": {"scenario": "paper/steady", "scheme": "fh", "duration": "0.05s"},
     "steady_fh_0.8s": {"scenario": "paper/steady", "scheme": "fh", "duration": "0.8s"},
