@@ -14,7 +14,19 @@ all: build
 $(STAMP_DEPS): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q "maturin>=1.5,<2" "polars>=1.0" "click>=8.1" "tqdm>=4.60" "numpy>=1.24" "pytest>=8" "hypothesis>=6"
+	$(PIP) install -q "maturin>=1.5,<2" "polars>=1.0" "click>=8.1" "tqdm>=4.60" "numpy>=1.24" \
+		"dask[distributed]>=2024.1" "matplotlib>=3.7" "jinja2>=3.1" "dpkt>=1.9" \
+		"pytest>=8" "hypothesis>=6" "pandas>=2" "pyarrow>=14" "duckdb>=1.0"
+	touch $@
+
+# Debian tools the tests drive: headless Chromium (renders the HTML report) and tshark (decodes pcaps).
+SYSDEPS_STAMP := $(VENV)/.sysdeps
+$(SYSDEPS_STAMP): | $(STAMP_DEPS)
+	@if ! command -v chromium >/dev/null || ! command -v tshark >/dev/null; then \
+		echo "installing chromium and tshark (Debian packages)"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends chromium tshark >/dev/null; \
+	fi
 	touch $@
 
 # The release build of the native module, installed into the venv in editable form.
@@ -32,7 +44,7 @@ test: test-rust test-python
 test-rust:
 	cargo test --workspace --exclude detailsim-py -q
 
-test-python: build
+test-python: build $(SYSDEPS_STAMP)
 	$(VENV)/bin/pytest -q tests
 
 bench: build

@@ -116,6 +116,35 @@ def schemes_cmd() -> None:
         click.echo(f"{name:<{width}}  {desc}")
 
 
+@main.command("sweep")
+@click.argument("sweep_file", type=click.Path(dir_okay=False))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="The results store (a directory).")
+@click.option("--workers", type=click.IntRange(min=1), help="Worker processes of the embedded cluster (default: one per core).")
+@click.option("--scheduler", metavar="ADDRESS", help="Run on an existing Dask cluster, e.g. tcp://10.0.0.5:8786.")
+@click.option("--resume", is_flag=True, help="Continue a sweep in --out: skip finished runs, rerun the rest.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def sweep_cmd(sweep_file: str, out: str, workers: int | None, scheduler: str | None, resume: bool, quiet: bool) -> None:
+    """Run every run of SWEEP_FILE (base scenario x axes x seeds) into the store --out."""
+    from .sweep import load_sweep, run_sweep
+
+    try:
+        sw = load_sweep(sweep_file)
+    except _core.ScenarioError as e:
+        _fail(str(e))
+    try:
+        counts = run_sweep(sw, Path(out), workers=workers, scheduler=scheduler, resume=resume,
+                           progress=not quiet and sys.stderr.isatty())
+    except _core.ScenarioError as e:
+        _fail(str(e))
+    click.echo(
+        f"{len(sw.runs)} runs: {counts['done']} done now, {counts['skipped']} already finished, "
+        f"{counts['failed']} failed; results in {out}"
+    )
+    if counts["failed"]:
+        click.echo(f"failed runs: see {Path(out) / 'failed'}", err=True)
+        sys.exit(1)
+
+
 DEMO_SCHEMES = ["fh", "lps", "detail"]
 
 

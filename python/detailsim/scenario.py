@@ -73,30 +73,46 @@ def apply_override(sc: dict[str, Any], assignment: str) -> None:
 
 
 def set_path(sc: dict[str, Any], key: str, value: Any) -> None:
+    """Set `value` at dotted path `key`. A numeric component indexes a list; a name applied to a list
+    (``workload.rate``) sets the key in every element that already has it (so ``workload.rate`` changes
+    the retrieval rate and leaves a background workload alone)."""
     parts = key.split(".")
     if not all(parts):
-        raise ScenarioError(f"--set {key!r}: empty path component")
-    cur: Any = sc
-    for i, part in enumerate(parts[:-1]):
-        where = ".".join(parts[: i + 1])
-        if isinstance(cur, list):
-            if not part.isdigit() or int(part) >= len(cur):
-                raise ScenarioError(f"{where}: list index must be 0..{len(cur) - 1}")
-            cur = cur[int(part)]
-        else:
-            nxt = cur.get(part)
-            if nxt is None:
-                nxt = cur[part] = {}
-            elif not isinstance(nxt, (dict, list)):
-                raise ScenarioError(f"{where}: is a value, not a table")
-            cur = nxt
-    last = parts[-1]
+        raise ScenarioError(f"{key}: empty path component")
+    if not _set(sc, parts, value, key, 0):
+        raise ScenarioError(f"{key}: no list element has the key {parts[-1]!r}")
+
+
+def _set(cur: Any, parts: list[str], value: Any, key: str, depth: int) -> bool:
+    part = parts[depth]
+    last = depth == len(parts) - 1
+    where = ".".join(parts[: depth + 1])
     if isinstance(cur, list):
-        if not last.isdigit() or int(last) >= len(cur):
-            raise ScenarioError(f"{key}: list index must be 0..{len(cur) - 1}")
-        cur[int(last)] = value
-    else:
-        cur[last] = value
+        if part.isdigit():
+            i = int(part)
+            if i >= len(cur):
+                raise ScenarioError(f"{where}: list index must be 0..{len(cur) - 1}")
+            if last:
+                cur[i] = value
+                return True
+            return _set(cur[i], parts, value, key, depth + 1)
+        # broadcast over the elements
+        hit = False
+        for el in cur:
+            if isinstance(el, dict) and part in el:
+                hit |= _set(el, parts, value, key, depth)
+        return hit
+    if not isinstance(cur, dict):
+        raise ScenarioError(f"{where}: is a value, not a table")
+    if last:
+        cur[part] = value
+        return True
+    nxt = cur.get(part)
+    if nxt is None:
+        nxt = cur[part] = {}
+    elif not isinstance(nxt, (dict, list)):
+        raise ScenarioError(f"{where}: is a value, not a table")
+    return _set(nxt, parts, value, key, depth + 1)
 
 
 def _resolve_flows(w: dict[str, Any], i: int, base: Path) -> None:
