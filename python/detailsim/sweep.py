@@ -232,7 +232,11 @@ def finished_runs(out: Path) -> set[str]:
 
 
 def _manifest(sw: Sweep) -> dict[str, Any]:
-    return {"spec": sw.spec, "source": sw.source, "axes": sw.axes,
+    base = sw.runs[0].scenario if sw.runs else {}
+    for w in base.get("workload", []):
+        if "rows" in w and len(w["rows"]) > 20:
+            w["rows"] = w["rows"][:20] + [f"... {len(w['rows']) - 20} more rows"]
+    return {"spec": sw.spec, "source": sw.source, "axes": sw.axes, "base_scenario": base,
             "runs": [{"run_id": r.run_id, "params": r.params} for r in sw.runs]}
 
 

@@ -1,0 +1,158 @@
+"""Plots of a results store (PNG and SVG, matplotlib's Agg backend):
+
+- ``cdf_<class>``: CDF of FCT per class, one line per series (the swept parameters other than the seed;
+  seeds are pooled);
+- ``percentile_<metric>``: a percentile against a numeric swept parameter, a panel per class, a line per
+  series of the other parameters;
+- ``reduction_<metric>``: the reduction of each scheme over a baseline scheme, (base − x) / base, bars per
+  class -- the DeTail paper's kind of figure.
+
+Percentiles are exact nearest-rank values over the pooled flows of all seeds of a series.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import polars as pl  # noqa: E402
+
+from .results import nearest_rank  # noqa: E402
+from .sweep import read_store  # noqa: E402
+
+METRICS = {"p50": 0.5, "p99": 0.99, "p999": 0.999}
+LABELS = {"p50": "median", "p99": "99th percentile", "p999": "99.9th percentile"}
+
+
+def sweep_axes(out: Path, summary: pl.DataFrame) -> list[str]:
+    """The swept parameters (other than the seed) that take more than one value."""
+    m = json.loads((Path(out) / "sweep.json").read_text())
+    return [a for a in m["axes"] if a != "seed" and a in summary.columns and summary[a].n_unique() > 1]
+
+
+def _label(keys: list[str], values: tuple[Any, ...]) -> str:
+    if not keys:
+        return "all runs"
+    return ", ".join(f"{v}" if k == "scheme" else f"{k}={v}" for k, v in zip(keys, values))
+
+
+def pooled_percentiles(flows: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Nearest-rank p50 / p99 / p99.9 (ms) of completed flows per (keys, class), seeds pooled."""
+    rows = []
+    done = flows.filter(pl.col("fct").is_not_null()).with_columns(pl.col("class").cast(pl.String))
+    for key, g in done.group_by([*keys, "class"], maintain_order=True):
+        x = np.sort(g["fct"].to_numpy()) * 1e3
+        rows.append({**dict(zip([*keys, "class"], key)), "count": len(x),
+                     **{f"{m}_ms": nearest_rank(x, q) for m, q in METRICS.items()}})
+    return pl.DataFrame(rows)
+
+
+def _save(fig: plt.Figure, d: Path, name: str) -> list[Path]:
+    paths = [d / f"{name}.png", d / f"{name}.svg"]
+    fig.savefig(paths[0], dpi=110, bbox_inches="tight")
+    fig.savefig(paths[1], bbox_inches="tight")
+    plt.close(fig)
+    return paths
+
+
+def _safe(s: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in s)
+
+
+def plot_cdfs(flows: pl.DataFrame, keys: list[str], d: Path, max_series: int = 12) -> list[Path]:
+    out: list[Path] = []
+    done = flows.filter(pl.col("fct").is_not_null()).with_columns(pl.col("class").cast(pl.String))
+    for cls in sorted(done["class"].unique().to_list()):
+        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        g = done.filter(pl.col("class") == cls)
+        series = g.group_by(keys, maintain_order=True) if keys else [((), g)]
+        for i, (key, s) in enumerate(sorted(series, key=lambda kv: tuple((str(type(x)), x) for x in kv[0]))):
+            if i >= max_series:
+                break
+            x = np.sort(s["fct"].to_numpy()) * 1e3
+            y = np.arange(1, len(x) + 1) / len(x)
+            ax.step(x, y, where="post", label=_label(keys, key if isinstance(key, tuple) else (key,)))
+        ax.set_xscale("log")
+        ax.set_xlabel("flow completion time (ms)")
+        ax.set_ylabel("CDF")
+        ax.set_title(f"FCT CDF: {cls}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        out += _save(fig, d, f"cdf_{_safe(cls)}")
+    return out
+
+
+def plot_percentile_vs(stats: pl.DataFrame, x: str, keys: list[str], metric: str, d: Path) -> list[Path]:
+    others = [k for k in keys if k != x]
+    classes = sorted(stats["class"].unique().to_list())
+    fig, axes = plt.subplots(1, len(classes), figsize=(4.2 * len(classes), 3.8), squeeze=False)
+    for ax, cls in zip(axes[0], classes):
+        g = stats.filter(pl.col("class") == cls)
+        series = g.group_by(others, maintain_order=True) if others else [((), g)]
+        for key, s in sorted(series, key=lambda kv: tuple((str(type(v)), v) for v in kv[0])):
+            s = s.sort(x)
+            ax.plot(s[x].to_list(), s[f"{metric}_ms"].to_list(), marker="o", label=_label(others, key if isinstance(key, tuple) else (key,)))
+        ax.set_title(cls)
+        ax.set_xlabel(x)
+        ax.set_ylabel(f"{LABELS[metric]} FCT (ms)")
+        ax.grid(True, alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    return _save(fig, d, f"percentile_{metric}_vs_{_safe(x)}")
+
+
+def reduction_table(stats: pl.DataFrame, keys: list[str], baseline: str, metric: str) -> pl.DataFrame:
+    others = [k for k in keys if k != "scheme"]
+    base = stats.filter(pl.col("scheme") == baseline).select([*others, "class", pl.col(f"{metric}_ms").alias("base")])
+    joined = stats.filter(pl.col("scheme") != baseline).join(base, on=[*others, "class"], how="inner")
+    return joined.with_columns(((pl.col("base") - pl.col(f"{metric}_ms")) / pl.col("base") * 100).alias("reduction_pct"))
+
+
+def plot_reduction(stats: pl.DataFrame, keys: list[str], baseline: str, metric: str, d: Path) -> list[Path]:
+    red = reduction_table(stats, keys, baseline, metric)
+    if red.height == 0:
+        return []
+    others = [k for k in keys if k != "scheme"]
+    red = red.sort(["scheme", *others]).with_columns(pl.struct(["scheme", *others]).map_elements(
+        lambda r: _label(["scheme", *others], tuple(r.values())), return_dtype=pl.String).alias("series"))
+    classes = sorted(red["class"].unique().to_list())
+    series = red["series"].unique(maintain_order=True).to_list()
+    fig, ax = plt.subplots(figsize=(max(6.4, 1.2 * len(classes) * max(1, len(series)) / 2), 4.2))
+    width = 0.8 / len(series)
+    for i, s in enumerate(series):
+        vals = [red.filter((pl.col("series") == s) & (pl.col("class") == c))["reduction_pct"].to_list() for c in classes]
+        ys = [v[0] if v else np.nan for v in vals]
+        ax.bar(np.arange(len(classes)) + i * width - 0.4 + width / 2, ys, width, label=s)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xticks(np.arange(len(classes)), classes, rotation=15)
+    ax.set_ylabel(f"reduction of {LABELS[metric]} over {baseline} (%)")
+    ax.set_title(f"{LABELS[metric]} FCT: reduction over {baseline}")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, d, f"reduction_{metric}_over_{_safe(baseline)}")
+
+
+def plot_store(out: str | Path, plots_dir: str | Path | None = None, baseline: str = "fh",
+               metric: str = "p999", x: str | None = None) -> list[Path]:
+    """Write every plot that fits the store's axes; returns the files written."""
+    out = Path(out)
+    d = Path(plots_dir) if plots_dir else out / "plots"
+    d.mkdir(parents=True, exist_ok=True)
+    t = read_store(out)
+    if t["summary"].height == 0:
+        return []
+    keys = sweep_axes(out, t["summary"])
+    stats = pooled_percentiles(t["flows"], keys)
+    files = plot_cdfs(t["flows"], keys, d)
+    numeric = [k for k in keys if t["summary"][k].dtype.is_numeric()]
+    xs = [x] if x else numeric[:1]
+    for xa in xs:
+        files += plot_percentile_vs(stats, xa, keys, metric, d)
+    if "scheme" in keys and baseline in t["summary"]["scheme"].to_list():
+        files += plot_reduction(stats, keys, baseline, metric, d)
+    return files

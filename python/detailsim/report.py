@@ -1,0 +1,135 @@
+"""``detailsim report DIR -o report.html``: one self-contained HTML file (inline CSS, images as data URIs,
+no network access needed) with the sweep, the base scenario, a summary table per run, FCT tables, the
+plots and, for a reproduction, its claims table."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import tempfile
+from pathlib import Path
+
+import jinja2
+import polars as pl
+
+from .plots import plot_store
+from .sweep import read_store
+
+TEMPLATE = jinja2.Template(
+    """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<title>detailsim report: {{ title }}</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+h1 { font-size: 1.6em; } h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; }
+table { border-collapse: collapse; font-size: .85em; margin: .5em 0; }
+th, td { border: 1px solid #ccc; padding: .25em .5em; text-align: right; }
+th { background: #f2f2f2; } td.l, th.l { text-align: left; }
+pre { background: #f7f7f7; padding: 1em; overflow-x: auto; font-size: .8em; }
+figure { display: inline-block; margin: .5em; vertical-align: top; } figure img { max-width: 560px; border: 1px solid #eee; }
+figure.wide { display: block; } figure.wide img { max-width: 100%; }
+.ok { color: #176117; font-weight: 600; } .no { color: #a11; font-weight: 600; } .meta { color: #666; }
+</style></head>
+<body data-images="{{ images|length }}" data-images-loaded="0">
+<h1>{{ title }}</h1>
+<p class="meta">{{ description }}<br>source: {{ source }} · {{ n_runs }} runs ({{ n_failed }} failed) · generated {{ now }} by detailsim {{ version }}</p>
+
+{% if claims %}
+<h2>Reproduction claims</h2>
+<table><tr><th class="l">claim</th><th class="l">paper</th><th class="l">measured</th><th>verdict</th></tr>
+{% for c in claims %}<tr><td class="l">{{ c.claim }}</td><td class="l">{{ c.paper }}</td><td class="l">{{ c.measured }}</td>
+<td class="{{ 'ok' if c.holds else 'no' }}">{{ 'holds' if c.holds else 'does not hold' }}</td></tr>{% endfor %}
+</table>
+{% endif %}
+
+<h2>Plots</h2>
+{% for img in images %}<figure class="{{ 'wide' if img.wide else '' }}"><img alt="{{ img.name }}" src="data:image/png;base64,{{ img.data }}"><figcaption>{{ img.name }}</figcaption></figure>
+{% endfor %}
+
+<h2>Runs</h2>
+{{ runs_table }}
+
+<h2>Flow completion times per run and class (ms)</h2>
+{{ fct_table }}
+
+<h2>Sweep</h2>
+<pre>{{ spec }}</pre>
+<h2>Base scenario</h2>
+<pre>{{ scenario }}</pre>
+<script>
+window.addEventListener("load", function () {
+  var ok = 0; var imgs = document.images;
+  for (var i = 0; i < imgs.length; i++) { if (imgs[i].complete && imgs[i].naturalWidth > 0) ok++; }
+  document.body.setAttribute("data-images-loaded", String(ok));
+});
+</script>
+</body></html>
+"""
+)
+
+
+def html_table(df: pl.DataFrame, float_fmt: str = "{:.3f}") -> str:
+    def cell(v: object) -> str:
+        if v is None:
+            return ""
+        if isinstance(v, float):
+            return float_fmt.format(v)
+        return jinja2.filters.escape(str(v))  # type: ignore[attr-defined]
+
+    head = "".join(f'<th class="l">{jinja2.filters.escape(c)}</th>' for c in df.columns)  # type: ignore[attr-defined]
+    body = "\n".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>" for row in df.iter_rows())
+    return f"<table><tr>{head}</tr>\n{body}</table>"
+
+
+def build_report(out: str | Path, html_path: str | Path, baseline: str = "fh", metric: str = "p999") -> Path:
+    from . import __version__
+
+    out = Path(out)
+    manifest = json.loads((out / "sweep.json").read_text())
+    t = read_store(out)
+    params = [a for a in manifest["axes"]]
+    with tempfile.TemporaryDirectory() as tmp:
+        files = plot_store(out, tmp, baseline=baseline, metric=metric)
+        images = []
+        for p in files:
+            if p.suffix == ".png":
+                raw = p.read_bytes()
+                width = int.from_bytes(raw[16:20], "big")  # PNG IHDR
+                images.append({"name": p.stem, "data": base64.b64encode(raw).decode(), "wide": width > 800})
+    s = t["summary"]
+    if s.height:
+        cols = [c for c in ["run_id", *params, "flows_completed", "flows_started", "congestion_drops", "timeouts",
+                            "retransmits", "pfc_pause_frames", "ecn_marks", "sim_time_s", "wall_s"] if c in s.columns]
+        runs_table = html_table(s.select(cols).sort([c for c in params if c in s.columns]))
+    else:
+        runs_table = "<p>No finished runs.</p>"
+    f = t["fct"]
+    if f.height:
+        fcols = [c for c in [*params, "class", "count", "mean_ms", "p50_ms", "p99_ms", "p999_ms", "max_ms"] if c in f.columns]
+        fct_table = html_table(f.select(fcols).sort([c for c in [*params, "class"] if c in f.columns]))
+    else:
+        fct_table = ""
+    failed = list((out / "failed").glob("*.json")) if (out / "failed").is_dir() else []
+    claims_path = out / "claims.json"
+    claims = json.loads(claims_path.read_text()) if claims_path.exists() else []
+    spec = manifest["spec"]
+    html = TEMPLATE.render(
+        title=spec.get("name") or Path(manifest.get("source", "sweep")).stem,
+        description=spec.get("description", ""),
+        source=manifest.get("source", ""),
+        n_runs=len(manifest["runs"]),
+        n_failed=len(failed),
+        now=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        version=__version__,
+        claims=claims,
+        images=images,
+        runs_table=runs_table,
+        fct_table=fct_table,
+        spec=json.dumps(spec, indent=2),
+        scenario=json.dumps(manifest.get("base_scenario", {}), indent=2),
+    )
+    html_path = Path(html_path)
+    html_path.parent.mkdir(parents=True, exist_ok=True)
+    html_path.write_text(html)
+    return html_path
