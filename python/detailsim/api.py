@@ -46,9 +46,18 @@ def execute(
     sc: dict[str, Any],
     name: str,
     progress: Callable[[float, float], None] | None = None,
+    pcap: str | Path | None = None,
+    pcap_filter: str | None = None,
 ) -> Result:
-    """Run a prepared scenario dict. `progress(now_s, duration_s)` is called between steps."""
+    """Run a prepared scenario dict. `progress(now_s, duration_s)` is called between steps. With `pcap`,
+    the frames `pcap_filter` selects are written there (see detailsim.pcap)."""
     sim = _core.Simulation(json.dumps(sc))
+    if pcap is not None:
+        from .pcap import parse_filter
+
+        if not pcap_filter:
+            raise _core.ScenarioError("--pcap-filter: required with --pcap (flow=ID, node=NAME, port=FROM:TO or link=A:B)")
+        sim.set_trace(json.dumps(parse_filter(pcap_filter)))
     t0 = time.perf_counter()
     dur = sim.duration_s
     step = max(dur / 200.0, 1e-4)
@@ -65,6 +74,10 @@ def execute(
     seed = int(sc.get("run", {}).get("seed", 1))
     summary = summarize(core, flows, name, seed, wall)
     ports = pl.DataFrame(core["ports"]) if core["ports"] else pl.DataFrame()
+    if pcap is not None:
+        from .pcap import write_pcap
+
+        summary["pcap"] = {"file": str(pcap), "frames": write_pcap(sim.trace_columns(), pcap)}
     return Result(summary=summary, flows=flows, ports=ports, scenario=sc)
 
 
@@ -75,14 +88,17 @@ def run(
     *,
     duration: str | None = None,
     set: dict[str, Any] | None = None,  # noqa: A002 - mirrors the CLI's --set
+    pcap: str | Path | None = None,
+    pcap_filter: str | None = None,
     **overrides: Any,
 ) -> Result:
     """Run a scenario (a path, a bundled name such as ``"paper/steady"``, or a dict).
 
     Overrides: ``duration="0.1s"``, ``set={"topology.link_rate": "10Gbps"}``, or keyword arguments with
     ``__`` for dots (``topology__link_rate="10Gbps"``). Raises ``ScenarioError`` naming the field on bad input.
+    ``pcap`` / ``pcap_filter`` write a packet capture (``"flow=3"``, ``"node=tor0_0"``, ``"port=agg0_0:core0"``).
     """
     paths = dict(set or {})
     paths.update(_kwargs_to_paths(overrides))
     sc, name = prepare(scenario, scheme=scheme, seed=seed, duration=duration, overrides=paths)
-    return execute(sc, name)
+    return execute(sc, name, pcap=pcap, pcap_filter=pcap_filter)

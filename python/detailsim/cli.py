@@ -81,15 +81,32 @@ def main() -> None:
 @click.option("--duration", help='Arrival window (run.duration), e.g. "0.2s".')
 @click.option("--out", "out", type=click.Path(file_okay=False), help="Write flows.parquet, ports.parquet, summary.json, scenario.json here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
+@click.option("--pcap", type=click.Path(dir_okay=False), help="Write the frames --pcap-filter selects to this pcap file.")
+@click.option("--pcap-filter", metavar="SPEC", help="flow=ID | node=NAME | port=FROM:TO | link=A:B (several joined by |).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def run_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int | None, duration: str | None, out: str | None, as_json: bool, quiet: bool) -> None:
+def run_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int | None, duration: str | None, out: str | None,
+            as_json: bool, pcap: str | None, pcap_filter: str | None, quiet: bool) -> None:
     """Run SCENARIO (a .toml path or a bundled name such as paper/steady)."""
     try:
         sc, name = prepare(scenario, scheme=scheme, seed=seed, duration=duration, sets=list(sets))
         _core.validate(json.dumps(sc))
+        if pcap_filter and not pcap:
+            raise _core.ScenarioError("--pcap: required with --pcap-filter")
+        if pcap:
+            from .pcap import parse_filter
+
+            if not pcap_filter:
+                raise _core.ScenarioError("--pcap-filter: required with --pcap (flow=ID, node=NAME, port=FROM:TO or link=A:B)")
+            sim = _core.Simulation(json.dumps(sc))
+            sim.set_trace(json.dumps(parse_filter(pcap_filter)))  # names checked before anything runs
     except _core.ScenarioError as e:
         _fail(str(e))
-    res = _run(sc, name, quiet)
+    bar, update = _progress_bar(quiet)
+    try:
+        res = execute(sc, name, progress=update, pcap=pcap, pcap_filter=pcap_filter)
+    finally:
+        if bar is not None:
+            bar.close()
     if out:
         res.write(Path(out))
     if as_json:

@@ -50,9 +50,9 @@ impl Sim {
     /// Create a transfer of `size` bytes from `src` to `dst` for application flow `app`, and start it.
     pub(crate) fn start_transfer(&mut self, app: u32, role: Role, src: u32, dst: u32, size: u64, prio: u8) -> u32 {
         let uid = self.next_uid();
-        let (app_uid, slot_in_app) = {
+        let (app_uid, slot_in_app, app_id) = {
             let a = self.apps.get(app);
-            (a.uid, if role == Role::Response { 1 } else { 0 })
+            (a.uid, if role == Role::Response { 1 } else { 0 }, a.id)
         };
         let sport = self.next_port;
         self.next_port = if self.next_port >= 65535 { 1024 } else { self.next_port + 1 };
@@ -69,6 +69,9 @@ impl Sim {
             prio,
             hash_fwd: hash4(src, dst, sport, dport),
             hash_rev: hash4(dst, src, dport, sport),
+            sport: sport as u16,
+            dport: dport as u16,
+            app_id,
             snd: TcpSender::new(size, p),
             rcv: TcpReceiver::new(size),
             rtx_token: 0,
@@ -116,6 +119,8 @@ impl Sim {
             ts: self.now.0,
             ts_echo: 0,
             hash: t.hash_fwd,
+            sport: t.sport,
+            dport: t.dport,
             out_port: NO,
             retx: false,
         };
@@ -155,6 +160,8 @@ impl Sim {
             ts: self.now.0,
             ts_echo: a.ts_echo.0,
             hash: t.hash_rev,
+            sport: t.dport,
+            dport: t.sport,
             out_port: NO,
             retx: false,
         };

@@ -28,6 +28,7 @@ pub mod sim;
 pub mod stats;
 pub mod switch;
 pub mod topology;
+pub mod trace;
 pub mod transport;
 pub mod units;
 pub mod workload;

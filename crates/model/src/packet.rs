@@ -35,6 +35,9 @@ pub struct Packet {
     pub ts_echo: u64,
     /// 5-tuple hash for flow hashing.
     pub hash: u32,
+    /// TCP ports (for traces).
+    pub sport: u16,
+    pub dport: u16,
     /// Output port (global index) chosen at the current switch.
     pub out_port: u32,
     /// Whether this is a retransmission (for traces).

@@ -210,6 +210,9 @@ impl Sim {
         self.counters.pfc_pause_frames += 1;
         self.counters.pfc_pauses += pause.count_ones() as u64;
         let up = self.ports[port as usize].peer;
+        if self.trace.is_some() {
+            self.trace_pfc(port, pause, unpause);
+        }
         self.q.push(at, Ev::PfcFrame { port: up, pause, unpause });
     }
 

@@ -174,6 +174,10 @@ pub struct Transfer {
     pub prio: u8,
     pub hash_fwd: u32,
     pub hash_rev: u32,
+    pub sport: u16,
+    pub dport: u16,
+    /// Id of the application flow (as in the flow table), for traces.
+    pub app_id: u64,
     pub snd: TcpSender,
     pub rcv: TcpReceiver,
     pub rtx_token: u32,
@@ -226,6 +230,8 @@ pub struct Sim {
     pub(crate) deadlock: crate::pfc::DeadlockState,
     pub faults: Vec<crate::faults::Fault>,
     pub(crate) scratch_ports: Vec<u32>,
+    /// Packet trace (pcap export), when asked for.
+    pub trace: Option<crate::trace::Trace>,
     pub pkts: Arena<Packet>,
     pub transfers: Arena<Transfer>,
     pub apps: Arena<App>,
@@ -344,6 +350,7 @@ impl Sim {
             deadlock: Default::default(),
             faults: Vec::new(),
             scratch_ports: Vec::new(),
+            trace: None,
             pkts: Arena::new(),
             transfers: Arena::new(),
             apps: Arena::new(),

@@ -268,6 +268,9 @@ impl Sim {
             self.schedule(at, Ev::TxDone { port });
         }
         self.counters.link_traversals += 1;
+        if self.trace.is_some() {
+            self.trace_packet(port, pid);
+        }
         self.schedule(arrive, Ev::Arrive { port: peer, pkt: pid });
         if has_waiters {
             self.wake_waiters(port);

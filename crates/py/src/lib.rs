@@ -88,6 +88,44 @@ impl Simulation {
         d.set_item("retransmits", PyBytes::new(py, &le(&f.retransmits, u32::to_le_bytes)))?;
         Ok(d)
     }
+
+    /// Capture packets (for pcap export): a JSON object {"flows": [ids], "nodes": [names], "ports": [[from, to]]}.
+    fn set_trace(&mut self, spec_json: &str) -> PyResult<()> {
+        let spec: detailsim_model::trace::TraceSpec =
+            serde_json::from_str(spec_json).map_err(|e| ScenarioError::new_err(format!("--pcap-filter: {e}")))?;
+        self.sim.set_trace(&spec).map_err(|e| ScenarioError::new_err(format!("--pcap-filter: {e}")))
+    }
+
+    /// The captured frames as little-endian column buffers (see detailsim.pcap), plus node names.
+    fn trace_columns<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        fn le<T: Copy, const N: usize>(v: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
+            let mut out = Vec::with_capacity(v.len() * N);
+            for &x in v {
+                out.extend_from_slice(&f(x));
+            }
+            out
+        }
+        let Some(t) = &self.sim.trace else { return Ok(None) };
+        let d = PyDict::new(py);
+        d.set_item("t_ps", PyBytes::new(py, &le(&t.t_ps, u64::to_le_bytes)))?;
+        d.set_item("from", PyBytes::new(py, &le(&t.from, u32::to_le_bytes)))?;
+        d.set_item("to", PyBytes::new(py, &le(&t.to, u32::to_le_bytes)))?;
+        d.set_item("kind", PyBytes::new(py, &t.kind))?;
+        d.set_item("src", PyBytes::new(py, &le(&t.src, u32::to_le_bytes)))?;
+        d.set_item("dst", PyBytes::new(py, &le(&t.dst, u32::to_le_bytes)))?;
+        d.set_item("sport", PyBytes::new(py, &le(&t.sport, u16::to_le_bytes)))?;
+        d.set_item("dport", PyBytes::new(py, &le(&t.dport, u16::to_le_bytes)))?;
+        d.set_item("seq", PyBytes::new(py, &le(&t.seq, u64::to_le_bytes)))?;
+        d.set_item("len", PyBytes::new(py, &le(&t.len, u32::to_le_bytes)))?;
+        d.set_item("flags", PyBytes::new(py, &t.flags))?;
+        d.set_item("ecn", PyBytes::new(py, &t.ecn))?;
+        d.set_item("prio", PyBytes::new(py, &t.prio))?;
+        d.set_item("pause", PyBytes::new(py, &t.pause))?;
+        d.set_item("unpause", PyBytes::new(py, &t.unpause))?;
+        d.set_item("nodes", self.sim.topo.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>())?;
+        d.set_item("is_host", self.sim.topo.nodes.iter().map(|n| n.kind == detailsim_model::topology::NodeKind::Host).collect::<Vec<_>>())?;
+        Ok(Some(d))
+    }
 }
 
 /// The scheme presets: (name, what it stands for).

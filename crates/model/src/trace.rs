@@ -1,0 +1,152 @@
+//! Packet traces for debugging: every frame that starts on a selected egress port (or belongs to a selected
+//! flow), and every PFC frame a selected port sends, recorded as columns. The Python side writes them as a
+//! pcap with real Ethernet / IPv4 / TCP headers and 802.1Qbb MAC Control frames.
+
+use crate::packet::PacketId;
+use crate::sim::Sim;
+use crate::transport::tcp::SegKind;
+use serde::Deserialize;
+
+/// What to capture: application flow ids, node names (all their egress ports), and links by
+/// [transmitting node, receiving node].
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    #[serde(default)]
+    pub flows: Vec<u64>,
+    #[serde(default)]
+    pub nodes: Vec<String>,
+    #[serde(default)]
+    pub ports: Vec<[String; 2]>,
+}
+
+pub const KIND_DATA: u8 = 0;
+pub const KIND_ACK: u8 = 1;
+pub const KIND_SYN: u8 = 2;
+pub const KIND_SYNACK: u8 = 3;
+pub const KIND_PFC: u8 = 4;
+
+#[derive(Debug, Clone, Default)]
+pub struct Trace {
+    flows: std::collections::HashSet<u64>,
+    /// Egress ports whose frames are captured.
+    ports: Vec<bool>,
+    pub t_ps: Vec<u64>,
+    /// Transmitting and receiving node.
+    pub from: Vec<u32>,
+    pub to: Vec<u32>,
+    pub kind: Vec<u8>,
+    /// Host indices of the packet's source and destination.
+    pub src: Vec<u32>,
+    pub dst: Vec<u32>,
+    pub sport: Vec<u16>,
+    pub dport: Vec<u16>,
+    /// Data: sequence number of the first byte; ACK: the cumulative acknowledgement.
+    pub seq: Vec<u64>,
+    pub len: Vec<u32>,
+    pub flags: Vec<u8>,
+    pub ecn: Vec<u8>,
+    pub prio: Vec<u8>,
+    /// PFC frames: priorities paused and unpaused.
+    pub pause: Vec<u8>,
+    pub unpause: Vec<u8>,
+}
+
+impl Sim {
+    /// Start capturing what `spec` selects. Unknown names are an error naming them.
+    pub fn set_trace(&mut self, spec: &TraceSpec) -> Result<(), String> {
+        let find = |name: &str| {
+            self.topo.nodes.iter().position(|n| n.name == name).ok_or_else(|| format!("no node named {name:?}"))
+        };
+        let mut ports = vec![false; self.ports.len()];
+        for n in &spec.nodes {
+            let i = find(n)?;
+            let nd = &self.nodes[i];
+            for p in nd.port_base..nd.port_base + nd.nports {
+                ports[p as usize] = true;
+            }
+        }
+        for [a, b] in &spec.ports {
+            let (ia, ib) = (find(a)?, find(b)?);
+            let nd = &self.nodes[ia];
+            let p = (nd.port_base..nd.port_base + nd.nports)
+                .find(|&p| self.ports[p as usize].peer_node == ib as u32)
+                .ok_or_else(|| format!("no link from {a:?} to {b:?}"))?;
+            ports[p as usize] = true;
+        }
+        self.trace = Some(Trace { flows: spec.flows.iter().copied().collect(), ports, ..Default::default() });
+        Ok(())
+    }
+
+    fn trace_common(&mut self, port: u32) -> (u32, u32) {
+        let p = &self.ports[port as usize];
+        (p.node, p.peer_node)
+    }
+
+    pub(crate) fn trace_packet(&mut self, port: u32, pid: PacketId) {
+        let pkt = *self.pkts.get(pid);
+        let selected = {
+            let tr = self.trace.as_ref().unwrap();
+            tr.ports[port as usize] || (!tr.flows.is_empty() && {
+                let t = self.transfers.get(pkt.tr);
+                t.uid == pkt.tr_uid && tr.flows.contains(&t.app_id)
+            })
+        };
+        if !selected {
+            return;
+        }
+        let (from, to) = self.trace_common(port);
+        let (src, dst) = (self.host_index(pkt.src), self.host_index(pkt.dst));
+        let now = self.now.0;
+        let tr = self.trace.as_mut().unwrap();
+        tr.t_ps.push(now);
+        tr.from.push(from);
+        tr.to.push(to);
+        tr.kind.push(match pkt.kind {
+            SegKind::Data => KIND_DATA,
+            SegKind::Ack => KIND_ACK,
+            SegKind::Syn => KIND_SYN,
+            SegKind::SynAck => KIND_SYNACK,
+        });
+        tr.src.push(src);
+        tr.dst.push(dst);
+        tr.sport.push(pkt.sport);
+        tr.dport.push(pkt.dport);
+        tr.seq.push(pkt.seq);
+        tr.len.push(pkt.len);
+        tr.flags.push(pkt.flags);
+        tr.ecn.push(pkt.ecn);
+        tr.prio.push(pkt.prio);
+        tr.pause.push(0);
+        tr.unpause.push(0);
+    }
+
+    /// A PFC frame sent by switch port `port` (to the upstream neighbour).
+    pub(crate) fn trace_pfc(&mut self, port: u32, pause: u8, unpause: u8) {
+        let peer = self.ports[port as usize].peer;
+        let tr = self.trace.as_ref().unwrap();
+        // captured on the node that sends it, or on the link whose transmission it controls
+        if !(tr.ports[port as usize] || tr.ports[peer as usize]) {
+            return;
+        }
+        let (from, to) = self.trace_common(port);
+        let now = self.now.0;
+        let tr = self.trace.as_mut().unwrap();
+        tr.t_ps.push(now);
+        tr.from.push(from);
+        tr.to.push(to);
+        tr.kind.push(KIND_PFC);
+        for v in [&mut tr.src, &mut tr.dst] {
+            v.push(u32::MAX);
+        }
+        tr.sport.push(0);
+        tr.dport.push(0);
+        tr.seq.push(0);
+        tr.len.push(0);
+        tr.flags.push(0);
+        tr.ecn.push(0);
+        tr.prio.push(0);
+        tr.pause.push(pause);
+        tr.unpause.push(unpause);
+    }
+}
