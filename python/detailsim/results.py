@@ -81,6 +81,11 @@ def summarize(core: dict[str, Any], flows: pl.DataFrame, scenario: str, seed: in
     for cls in core["classes"]:
         x = done.filter(pl.col("class") == cls)["fct"].to_numpy()
         fct[cls] = fct_stats(x)
+    # partition-aggregate workflows: per fan-out classes, and all fan-outs together
+    pa = [c for c in core["classes"] if c.startswith("workflow/partition-aggregate/")]
+    if pa:
+        x = done.filter(pl.col("class").cast(pl.String).is_in(pa))["fct"].to_numpy()
+        fct["workflow/partition-aggregate"] = fct_stats(x)
     return {
         "scenario": scenario,
         "scheme": core["scheme"],

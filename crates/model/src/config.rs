@@ -58,14 +58,22 @@ pub struct Scenario {
 pub struct FaultConfig {
     /// `link_down`, `degrade` or `ignore_pause`.
     pub kind: String,
-    /// The link, by its two node names: `["agg0_0", "core0"]`. For `ignore_pause` the first node is the
-    /// one whose transmitter ignores PAUSE frames from the second.
-    pub link: Vec<String>,
+    /// The link, by its two node names (`["agg0_0", "core0"]`) or topology-neutrally as `"<tier>#<i>"`,
+    /// the i-th link of a tier (`"agg_core#0"`: the first core–agg link). For `ignore_pause` the first
+    /// node is the one whose transmitter ignores PAUSE frames from the second.
+    pub link: LinkSel,
     /// When the fault starts.
     #[serde(default = "Dur::zero")]
     pub at: Dur,
     /// New rate of a degraded link.
     pub rate: Option<RateV>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(untagged)]
+pub enum LinkSel {
+    Nodes(Vec<String>),
+    Tier(String),
 }
 
 pub const FAULT_KINDS: &[&str] = &["link_down", "degrade", "ignore_pause"];
@@ -76,8 +84,14 @@ impl FaultConfig {
         if !FAULT_KINDS.contains(&self.kind.as_str()) {
             return err(f("kind"), format!("unknown fault {:?}; allowed: {}", self.kind, FAULT_KINDS.join(", ")));
         }
-        if self.link.len() != 2 {
-            return err(f("link"), "must name the link's two nodes, e.g. [\"agg0_0\", \"core0\"]");
+        match &self.link {
+            LinkSel::Nodes(v) if v.len() != 2 => {
+                return err(f("link"), "must name the link's two nodes, e.g. [\"agg0_0\", \"core0\"], or a tier link, e.g. \"agg_core#0\"")
+            }
+            LinkSel::Tier(t) if !t.contains('#') => {
+                return err(f("link"), "a tier link is written \"<tier>#<index>\", e.g. \"agg_core#0\"")
+            }
+            _ => {}
         }
         match (self.kind.as_str(), self.rate) {
             ("degrade", None) => return err(f("rate"), "required for a degraded link, e.g. \"100Mbps\""),
@@ -337,6 +351,7 @@ pub struct TcpOverrides {
     pub delayed_ack: Option<bool>,
     pub delayed_ack_timeout: Option<Dur>,
     pub ecn: Option<bool>,
+    pub retransmissions: Option<bool>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -435,6 +450,9 @@ pub struct TcpParams {
     pub delayed_ack: bool,
     pub delayed_ack_timeout: Time,
     pub ecn: bool,
+    /// Off: no retransmission timer and no fast retransmit (the paper's Section 3.3 study with
+    /// infinite buffers, where nothing is lost).
+    pub retransmissions: bool,
 }
 
 /// A resolved scheme: one row of the policy table.
@@ -473,6 +491,7 @@ fn base_tcp() -> TcpParams {
         delayed_ack: false,
         delayed_ack_timeout: Time::from_us(40),
         ecn: false,
+        retransmissions: true,
     }
 }
 
@@ -644,7 +663,7 @@ impl SchemeConfig {
             ($($f:ident),*) => { $( if let Some(v) = o.$f { t.$f = v.into_inner(); } )* };
         }
         set!(handshake, fast_retransmit, dupack_threshold, rto_min, rto_initial, rto_max, delayed_ack,
-             delayed_ack_timeout, ecn);
+             delayed_ack_timeout, ecn, retransmissions);
         if t.dupack_threshold == 0 {
             return err("scheme.tcp.dupack_threshold", "must be at least 1");
         }
@@ -716,6 +735,115 @@ pub enum WorkloadConfig {
     /// A user's own flow list (the Python front end reads `file`, a CSV with columns
     /// src,dst,size_bytes,start_s,priority, into `rows`).
     Flows(FlowsConfig),
+    /// Sequential workflows: a chain of retrievals, each starting when the previous completes.
+    Sequential(SequentialConfig),
+    /// Partition-aggregate workflows: parallel retrievals from `fanout` back-ends; done at the last response.
+    PartitionAggregate(PartitionAggregateConfig),
+    /// Incast: one receiver fetches `total` bytes split over `senders` servers at once, `repeats` times.
+    Incast(IncastConfig),
+}
+
+/// Optional bursts of a Poisson arrival process: every `burst_period`, for `burst_length`, the rate is
+/// `burst_rate`; the rest of the period it is the workload's `rate`.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct BurstConfig {
+    pub burst_period: Option<Dur>,
+    pub burst_length: Option<Dur>,
+    pub burst_rate: Option<f64>,
+}
+
+fn d_len10() -> u32 {
+    10
+}
+fn d_fanouts() -> Vec<u32> {
+    vec![10, 20, 40]
+}
+fn d_2kb() -> Bytes {
+    Bytes(2048)
+}
+fn d_1mb() -> Bytes {
+    Bytes(1 << 20)
+}
+fn d_ftb() -> Pattern {
+    Pattern::FrontToBack
+}
+fn d_gap() -> Dur {
+    Dur(Time::from_ms(1))
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct SequentialConfig {
+    /// Workflows per second started by each front-end.
+    pub rate: f64,
+    /// Retrievals per workflow.
+    #[serde(default = "d_len10")]
+    pub length: u32,
+    pub sizes: Vec<Bytes>,
+    pub weights: Option<Vec<f64>>,
+    #[serde(default)]
+    pub priority: u8,
+    #[serde(default = "d_request")]
+    pub request_size: Bytes,
+    #[serde(default = "d_ftb")]
+    pub pattern: Pattern,
+    pub frontends: Option<u32>,
+    #[serde(default = "Dur::zero")]
+    pub start: Dur,
+    pub stop: Option<Dur>,
+    pub burst_period: Option<Dur>,
+    pub burst_length: Option<Dur>,
+    pub burst_rate: Option<f64>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct PartitionAggregateConfig {
+    /// Workflows per second started by each front-end.
+    pub rate: f64,
+    #[serde(default = "d_fanouts")]
+    pub fanouts: Vec<u32>,
+    pub weights: Option<Vec<f64>>,
+    #[serde(default = "d_2kb")]
+    pub size: Bytes,
+    #[serde(default)]
+    pub priority: u8,
+    #[serde(default = "d_request")]
+    pub request_size: Bytes,
+    #[serde(default = "d_ftb")]
+    pub pattern: Pattern,
+    pub frontends: Option<u32>,
+    #[serde(default = "Dur::zero")]
+    pub start: Dur,
+    pub stop: Option<Dur>,
+    pub burst_period: Option<Dur>,
+    pub burst_length: Option<Dur>,
+    pub burst_rate: Option<f64>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct IncastConfig {
+    /// Host index of the receiver.
+    #[serde(default)]
+    pub receiver: u32,
+    /// How many servers send (the first ones other than the receiver); all others by default.
+    pub senders: Option<u32>,
+    /// Bytes the receiver gets in total per incast, split evenly over the senders.
+    #[serde(default = "d_1mb")]
+    pub total: Bytes,
+    #[serde(default = "d_one")]
+    pub repeats: u32,
+    /// Pause between the end of one incast and the start of the next.
+    #[serde(default = "d_gap")]
+    pub gap: Dur,
+    #[serde(default = "Dur::zero")]
+    pub start: Dur,
+    #[serde(default)]
+    pub priority: u8,
+    #[serde(default = "d_request")]
+    pub request_size: Bytes,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -735,6 +863,9 @@ pub struct RetrievalConfig {
     #[serde(default = "Dur::zero")]
     pub start: Dur,
     pub stop: Option<Dur>,
+    pub burst_period: Option<Dur>,
+    pub burst_length: Option<Dur>,
+    pub burst_rate: Option<f64>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -744,6 +875,9 @@ pub struct BackgroundConfig {
     pub flows_per_server: u32,
     #[serde(default = "d_bg_size")]
     pub size: Bytes,
+    /// A size mix instead of one size (each new flow draws its size).
+    pub sizes: Option<Vec<Bytes>>,
+    pub weights: Option<Vec<f64>>,
     #[serde(default = "d_bg_prio")]
     pub priority: u8,
 }
@@ -768,41 +902,119 @@ pub struct FlowRow {
     pub priority: u8,
 }
 
+fn check_rate(f: &dyn Fn(&str) -> String, rate: f64, what: &str) -> Result<(), ConfigError> {
+    if !(rate > 0.0 && rate.is_finite()) {
+        return err(f("rate"), format!("must be a positive number of {what} per second, got {rate}"));
+    }
+    Ok(())
+}
+
+fn check_mix(f: &dyn Fn(&str) -> String, n: usize, weights: &Option<Vec<f64>>, what: &str) -> Result<(), ConfigError> {
+    if let Some(w) = weights {
+        if w.len() != n {
+            return err(f("weights"), format!("must have one weight per {what} ({n} {what}s, {} weights)", w.len()));
+        }
+        if w.iter().any(|x| !(*x >= 0.0 && x.is_finite())) || w.iter().sum::<f64>() <= 0.0 {
+            return err(f("weights"), "weights must be non-negative with a positive sum");
+        }
+    }
+    Ok(())
+}
+
+fn check_prio(f: &dyn Fn(&str) -> String, p: u8) -> Result<(), ConfigError> {
+    if p > 7 {
+        return err(f("priority"), format!("must be 0 (highest) to 7 (lowest), got {p}"));
+    }
+    Ok(())
+}
+
+fn check_burst(f: &dyn Fn(&str) -> String, period: Option<Dur>, length: Option<Dur>, rate: Option<f64>) -> Result<(), ConfigError> {
+    match (period, length, rate) {
+        (None, None, None) => Ok(()),
+        (Some(p), Some(l), Some(r)) => {
+            if p.0 == Time::ZERO {
+                return err(f("burst_period"), "must be positive");
+            }
+            if l.0 > p.0 {
+                return err(f("burst_length"), "must not exceed burst_period");
+            }
+            if !(r >= 0.0 && r.is_finite()) {
+                return err(f("burst_rate"), format!("must be a non-negative number per second, got {r}"));
+            }
+            Ok(())
+        }
+        _ => err(f("burst_period"), "burst_period, burst_length and burst_rate go together"),
+    }
+}
+
+fn check_sizes(f: &dyn Fn(&str) -> String, sizes: &[Bytes]) -> Result<(), ConfigError> {
+    if sizes.is_empty() {
+        return err(f("sizes"), "must list at least one size, e.g. [\"2KB\", \"8KB\", \"32KB\"]");
+    }
+    if sizes.iter().any(|s| s.0 == 0) {
+        return err(f("sizes"), "sizes must be positive");
+    }
+    Ok(())
+}
+
 impl WorkloadConfig {
     pub fn validate(&self, i: usize) -> Result<(), ConfigError> {
         let f = |k: &str| format!("workload[{i}].{k}");
         match self {
             WorkloadConfig::Retrieval(r) => {
-                if !(r.rate > 0.0 && r.rate.is_finite()) {
-                    return err(f("rate"), format!("must be a positive number of retrievals per second per server, got {}", r.rate));
-                }
-                if r.sizes.is_empty() {
-                    return err(f("sizes"), "must list at least one size, e.g. [\"2KB\", \"8KB\", \"32KB\"]");
-                }
-                if r.sizes.iter().any(|s| s.0 == 0) {
-                    return err(f("sizes"), "sizes must be positive");
-                }
-                if let Some(w) = &r.weights {
-                    if w.len() != r.sizes.len() {
-                        return err(f("weights"), format!("must have one weight per size ({} sizes, {} weights)", r.sizes.len(), w.len()));
-                    }
-                    if w.iter().any(|x| !(*x >= 0.0 && x.is_finite())) || w.iter().sum::<f64>() <= 0.0 {
-                        return err(f("weights"), "weights must be non-negative with a positive sum");
-                    }
-                }
-                if r.priority > 7 {
-                    return err(f("priority"), format!("must be 0 (highest) to 7 (lowest), got {}", r.priority));
-                }
+                check_rate(&f, r.rate, "retrievals")?;
+                check_sizes(&f, &r.sizes)?;
+                check_mix(&f, r.sizes.len(), &r.weights, "size")?;
+                check_prio(&f, r.priority)?;
+                check_burst(&f, r.burst_period, r.burst_length, r.burst_rate)?;
                 if r.request_size.0 == 0 {
                     return err(f("request_size"), "must be positive");
                 }
             }
             WorkloadConfig::Background(b) => {
-                if b.priority > 7 {
-                    return err(f("priority"), format!("must be 0 (highest) to 7 (lowest), got {}", b.priority));
-                }
+                check_prio(&f, b.priority)?;
                 if b.size.0 == 0 {
                     return err(f("size"), "must be positive");
+                }
+                if let Some(s) = &b.sizes {
+                    check_sizes(&f, s)?;
+                    check_mix(&f, s.len(), &b.weights, "size")?;
+                } else if b.weights.is_some() {
+                    return err(f("weights"), "goes with sizes");
+                }
+            }
+            WorkloadConfig::Sequential(q) => {
+                check_rate(&f, q.rate, "workflows")?;
+                check_sizes(&f, &q.sizes)?;
+                check_mix(&f, q.sizes.len(), &q.weights, "size")?;
+                check_prio(&f, q.priority)?;
+                check_burst(&f, q.burst_period, q.burst_length, q.burst_rate)?;
+                if q.length == 0 {
+                    return err(f("length"), "must be at least 1 retrieval");
+                }
+            }
+            WorkloadConfig::PartitionAggregate(q) => {
+                check_rate(&f, q.rate, "workflows")?;
+                if q.fanouts.is_empty() || q.fanouts.contains(&0) {
+                    return err(f("fanouts"), "must list positive fan-outs, e.g. [10, 20, 40]");
+                }
+                check_mix(&f, q.fanouts.len(), &q.weights, "fan-out")?;
+                check_prio(&f, q.priority)?;
+                check_burst(&f, q.burst_period, q.burst_length, q.burst_rate)?;
+                if q.size.0 == 0 {
+                    return err(f("size"), "must be positive");
+                }
+            }
+            WorkloadConfig::Incast(c) => {
+                check_prio(&f, c.priority)?;
+                if c.total.0 == 0 {
+                    return err(f("total"), "must be positive");
+                }
+                if c.repeats == 0 {
+                    return err(f("repeats"), "must be at least 1");
+                }
+                if c.senders == Some(0) {
+                    return err(f("senders"), "must be at least 1");
                 }
             }
             WorkloadConfig::Flows(fl) => {

@@ -2,7 +2,7 @@
 //! transmitter ignores PFC pauses. Routing reconverges at once when a link goes down (the acceptable-port
 //! sets exclude it), as in the paper's asymmetric-topology experiments.
 
-use crate::config::{err, ConfigError, FaultConfig};
+use crate::config::{err, ConfigError, FaultConfig, LinkSel};
 use crate::sim::Sim;
 use crate::stats::DropCause;
 use detailsim_engine::{Rate, Time};
@@ -31,10 +31,26 @@ impl Fault {
         let mut out = Vec::new();
         for (i, c) in cfgs.iter().enumerate() {
             let find = |name: &str| sim.topo.nodes.iter().position(|n| n.name == name);
-            let Some(a) = find(&c.link[0]) else { return err(format!("fault[{i}].link"), format!("no node named {:?}", c.link[0])) };
-            let Some(b) = find(&c.link[1]) else { return err(format!("fault[{i}].link"), format!("no node named {:?}", c.link[1])) };
-            let Some(link) = sim.topo.links.iter().position(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a)) else {
-                return err(format!("fault[{i}].link"), format!("no link between {:?} and {:?}", c.link[0], c.link[1]));
+            let field = format!("fault[{i}].link");
+            let (link, a) = match &c.link {
+                LinkSel::Nodes(v) => {
+                    let Some(a) = find(&v[0]) else { return err(field, format!("no node named {:?}", v[0])) };
+                    let Some(b) = find(&v[1]) else { return err(field, format!("no node named {:?}", v[1])) };
+                    let Some(link) = sim.topo.links.iter().position(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a)) else {
+                        return err(field, format!("no link between {:?} and {:?}", v[0], v[1]));
+                    };
+                    (link, a)
+                }
+                LinkSel::Tier(t) => {
+                    let (tier, idx) = t.split_once('#').unwrap();
+                    let Ok(idx) = idx.parse::<usize>() else { return err(field, format!("{t:?}: the index after '#' must be a number")) };
+                    let of_tier: Vec<usize> = (0..sim.topo.links.len()).filter(|&l| sim.topo.links[l].tier == tier).collect();
+                    let Some(&link) = of_tier.get(idx) else {
+                        return err(field, format!("{t:?}: tier {tier:?} has {} links in this topology", of_tier.len()));
+                    };
+                    // a tier link's first node is the one nearer the hosts (e.g. the aggregation switch)
+                    (link, sim.topo.links[link].a)
+                }
             };
             let kind = match c.kind.as_str() {
                 "link_down" => FaultKind::LinkDown,

@@ -373,6 +373,8 @@ impl Sim {
             transfer_uids: [0, 0],
             timeouts: 0,
             retransmits: 0,
+            workflow: NO,
+            workflow_uid: 0,
         };
         if measured {
             self.active_measured += 1;
@@ -402,7 +404,7 @@ impl Sim {
         let am = self.apps.get_mut(app);
         am.alive = false;
         self.apps.release(app);
-        self.flow_finished(a.workload, a.src, a.dst);
+        self.flow_finished(&a, to, rtx);
         self.check_finished();
     }
 }

@@ -207,6 +207,9 @@ pub struct App {
     pub transfer_uids: [u32; 2],
     pub timeouts: u32,
     pub retransmits: u32,
+    /// The workflow this retrieval belongs to (slot and uid), or NO.
+    pub workflow: u32,
+    pub workflow_uid: u32,
 }
 
 pub const NO: u32 = u32::MAX;
@@ -235,6 +238,7 @@ pub struct Sim {
     pub pkts: Arena<Packet>,
     pub transfers: Arena<Transfer>,
     pub apps: Arena<App>,
+    pub workflows: Arena<crate::workload::Workflow>,
     pub(crate) workloads: Vec<Workload>,
     pub rng: RngStreams,
     pub(crate) scratch: Vec<SegOut>,
@@ -354,6 +358,7 @@ impl Sim {
             pkts: Arena::new(),
             transfers: Arena::new(),
             apps: Arena::new(),
+            workflows: Arena::new(),
             workloads: Vec::new(),
             rng,
             scratch: Vec::with_capacity(64),
@@ -496,6 +501,10 @@ impl Sim {
         for a in rows {
             let (to, rtx) = self.app_counts(&a);
             self.flows.push(a.id, a.class, self.host_index(a.src), self.host_index(a.dst), a.size, a.prio, a.start.0, u64::MAX, to, rtx);
+        }
+        for f in self.open_workflows() {
+            let fe = self.host_index(f.frontend);
+            self.flows.push(f.id, f.class, fe, fe, f.bytes, f.prio, f.start.0, u64::MAX, f.timeouts, f.retransmits);
         }
         self.check_conservation().expect("packet conservation");
     }

@@ -57,7 +57,10 @@ pub fn parse_duration(s: &str) -> Result<Time, String> {
 }
 
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    let help = "a non-negative size such as \"128KB\" (units B, KB, MB, GB; 1 KB = 1024 B)";
+    let help = "a non-negative size such as \"128KB\" (units B, KB, MB, GB; 1 KB = 1024 B) or \"inf\"";
+    if s.trim() == "inf" {
+        return Ok(u64::MAX);
+    }
     let (v, u) = split_num(s).ok_or_else(|| format!("expected {help}, got {s:?}"))?;
     let mult = match u {
         "" | "B" => 1.0,

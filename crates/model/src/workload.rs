@@ -1,27 +1,129 @@
-//! Traffic sources: Poisson data retrievals, closed-loop background flows, and listed flows.
+//! Traffic sources: Poisson data retrievals (optionally bursty), closed-loop background flows, listed
+//! flows, sequential and partition-aggregate workflows, and incast.
+//!
+//! A *workflow* groups retrievals: a sequential one issues its retrievals one after another, a
+//! partition-aggregate one issues them all at once and completes with the last response, an incast is a
+//! partition-aggregate over a fixed set of senders. Workflows are recorded in the flow table with their
+//! own class (`workflow/sequential`, `workflow/partition-aggregate/<fanout>`, `incast`) beside their
+//! individual retrievals (`retrieval/<size>`).
 
 use crate::config::{err, ConfigError, Pattern, WorkloadConfig};
-use crate::sim::{purpose, Ev, Role, Sim};
-use crate::units::fmt_bytes;
+use crate::sim::{purpose, App, Ev, Role, Sim, NO};
+use crate::units::{fmt_bytes, Dur};
 use detailsim_engine::{Stream, Time};
+
+/// A Poisson process with an optional periodic burst: rate `burst_rate` during the first `burst_length`
+/// of every `burst_period`, `rate` otherwise. Sampled exactly by integrating the piecewise-constant rate.
+#[derive(Debug, Clone)]
+pub struct Arrivals {
+    pub rate: f64,
+    pub burst: Option<(Time, Time, f64)>,
+    pub start: Time,
+    pub stop: Time,
+}
+
+impl Arrivals {
+    fn new(rate: f64, period: Option<Dur>, length: Option<Dur>, burst_rate: Option<f64>, start: Time, stop: Time) -> Self {
+        let burst = match (period, length, burst_rate) {
+            (Some(p), Some(l), Some(r)) => Some((p.0, l.0, r)),
+            _ => None,
+        };
+        Arrivals { rate, burst, start, stop }
+    }
+
+    /// The next arrival after `t`, or None if it would fall at or after `stop`.
+    pub fn next(&self, t: Time, r: &mut Stream) -> Option<Time> {
+        let mut need = r.exp(1.0); // unit-rate exponential to spend
+        let mut now = t.max(self.start);
+        loop {
+            if now >= self.stop {
+                return None;
+            }
+            let (rate, seg_end) = match self.burst {
+                None => (self.rate, self.stop),
+                Some((p, l, br)) => {
+                    let phase = Time((now.0 - self.start.0) % p.0);
+                    if phase < l {
+                        (br, now + (l - phase))
+                    } else {
+                        (self.rate, now + (p - phase))
+                    }
+                }
+            };
+            let span = (seg_end - now).as_secs_f64();
+            if rate > 0.0 && need <= rate * span {
+                let t = now + Time::from_secs_f64(need / rate);
+                return (t < self.stop).then_some(t);
+            }
+            need -= rate * span;
+            now = seg_end;
+        }
+    }
+}
+
+/// A discrete distribution over indices (cumulative weights).
+#[derive(Debug, Clone)]
+pub struct Mix(Vec<f64>);
+impl Mix {
+    fn new(n: usize, w: &Option<Vec<f64>>) -> Mix {
+        let w = w.clone().unwrap_or_else(|| vec![1.0; n]);
+        let tot: f64 = w.iter().sum();
+        let mut acc = 0.0;
+        Mix(w.iter().map(|x| {
+            acc += x / tot;
+            acc
+        }).collect())
+    }
+    fn pick(&self, r: &mut Stream) -> usize {
+        let u = r.uniform();
+        self.0.iter().position(|&c| u < c).unwrap_or(self.0.len() - 1)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WfKind {
+    Sequential,
+    Parallel,
+}
+
+/// A workflow in progress.
+#[derive(Debug, Clone)]
+pub struct Workflow {
+    pub uid: u32,
+    pub alive: bool,
+    pub id: u64,
+    pub class: u16,
+    pub workload: u32,
+    pub kind: WfKind,
+    /// The front-end (requester) node and the source index it belongs to.
+    pub frontend: u32,
+    pub source: u32,
+    pub start: Time,
+    pub measured: bool,
+    /// Sequential: retrievals still to issue after the current one. Parallel: responses outstanding.
+    pub left: u32,
+    pub bytes: u64,
+    pub prio: u8,
+    pub timeouts: u32,
+    pub retransmits: u32,
+}
 
 pub enum Workload {
     Retrieval {
-        rate: f64,
+        arrivals: Arrivals,
         sizes: Vec<u64>,
         classes: Vec<u16>,
-        cum: Vec<f64>,
+        mix: Mix,
         prio: u8,
         request_size: u64,
         requesters: Vec<u32>,
         responders: Vec<u32>,
         rngs: Vec<Stream>,
-        start: Time,
-        stop: Time,
     },
     Background {
         class: u16,
-        size: u64,
+        sizes: Vec<u64>,
+        mix: Mix,
         prio: u8,
         per_server: u32,
         /// Indexed by host node id.
@@ -32,52 +134,89 @@ pub enum Workload {
         /// (start, src node, dst node, size, prio), sorted by start.
         rows: Vec<(Time, u32, u32, u64, u8)>,
     },
+    Sequential {
+        arrivals: Arrivals,
+        length: u32,
+        sizes: Vec<u64>,
+        classes: Vec<u16>,
+        mix: Mix,
+        prio: u8,
+        request_size: u64,
+        wf_class: u16,
+        requesters: Vec<u32>,
+        responders: Vec<u32>,
+        rngs: Vec<Stream>,
+    },
+    PartitionAggregate {
+        arrivals: Arrivals,
+        fanouts: Vec<u32>,
+        wf_classes: Vec<u16>,
+        mix: Mix,
+        size: u64,
+        class: u16,
+        prio: u8,
+        request_size: u64,
+        requesters: Vec<u32>,
+        responders: Vec<u32>,
+        rngs: Vec<Stream>,
+    },
+    Incast {
+        receiver: u32,
+        senders: Vec<u32>,
+        each: u64,
+        class: u16,
+        wf_class: u16,
+        repeats_left: u32,
+        gap: Time,
+        start: Time,
+        prio: u8,
+        request_size: u64,
+    },
+}
+
+fn split(sim: &Sim, i: usize, pattern: Pattern, frontends: Option<u32>) -> Result<(Vec<u32>, Vec<u32>), ConfigError> {
+    let nh = sim.hosts.len() as u32;
+    Ok(match pattern {
+        Pattern::AllToAll => {
+            if frontends.is_some() {
+                return err(format!("workload[{i}].frontends"), "only applies with pattern = \"front_to_back\"");
+            }
+            (sim.hosts.clone(), sim.hosts.clone())
+        }
+        Pattern::FrontToBack => {
+            let f = frontends.unwrap_or(nh / 2);
+            if f == 0 || f >= nh {
+                return err(format!("workload[{i}].frontends"), format!("must be between 1 and {} (hosts - 1), got {f}", nh - 1));
+            }
+            (sim.hosts[..f as usize].to_vec(), sim.hosts[f as usize..].to_vec())
+        }
+    })
+}
+
+fn comp(w: usize, h: u32) -> u64 {
+    ((w as u64) << 32) | h as u64
 }
 
 impl Workload {
     pub fn new(sim: &mut Sim, i: usize, cfg: &WorkloadConfig) -> Result<Workload, ConfigError> {
         let nh = sim.hosts.len() as u32;
-        let comp = |w: usize, h: u32| ((w as u64) << 32) | h as u64;
+        let stop_of = |sim: &Sim, s: Option<Dur>| s.map(|d| d.0).unwrap_or(Time::MAX).min(sim.duration);
         Ok(match cfg {
             WorkloadConfig::Retrieval(r) => {
-                let (requesters, responders): (Vec<u32>, Vec<u32>) = match r.pattern {
-                    Pattern::AllToAll => {
-                        if r.frontends.is_some() {
-                            return err(format!("workload[{i}].frontends"), "only applies with pattern = \"front_to_back\"");
-                        }
-                        (sim.hosts.clone(), sim.hosts.clone())
-                    }
-                    Pattern::FrontToBack => {
-                        let f = r.frontends.unwrap_or(nh / 2);
-                        if f == 0 || f >= nh {
-                            return err(format!("workload[{i}].frontends"), format!("must be between 1 and {} (hosts - 1), got {f}", nh - 1));
-                        }
-                        (sim.hosts[..f as usize].to_vec(), sim.hosts[f as usize..].to_vec())
-                    }
-                };
-                let w: Vec<f64> = r.weights.clone().unwrap_or_else(|| vec![1.0; r.sizes.len()]);
-                let tot: f64 = w.iter().sum();
-                let mut acc = 0.0;
-                let cum = w.iter().map(|x| {
-                    acc += x / tot;
-                    acc
-                }).collect();
+                let (requesters, responders) = split(sim, i, r.pattern, r.frontends)?;
                 let sizes: Vec<u64> = r.sizes.iter().map(|b| b.0).collect();
                 let classes = sizes.iter().map(|&s| sim.classes.id(&format!("retrieval/{}", fmt_bytes(s)))).collect();
                 let rngs = requesters.iter().map(|&h| sim.rng.stream(comp(i, h), purpose::ARRIVALS)).collect();
-                let stop = r.stop.map(|d| d.0).unwrap_or(Time::MAX).min(sim.duration);
                 Workload::Retrieval {
-                    rate: r.rate,
+                    arrivals: Arrivals::new(r.rate, r.burst_period, r.burst_length, r.burst_rate, r.start.0, stop_of(sim, r.stop)),
+                    mix: Mix::new(sizes.len(), &r.weights),
                     sizes,
                     classes,
-                    cum,
                     prio: r.priority,
                     request_size: r.request_size.0,
                     requesters,
                     responders,
                     rngs,
-                    start: r.start.0,
-                    stop,
                 }
             }
             WorkloadConfig::Background(b) => {
@@ -85,7 +224,15 @@ impl Workload {
                 for &h in &sim.hosts {
                     rngs[h as usize] = Some(sim.rng.stream(comp(i, h), purpose::BACKGROUND));
                 }
-                Workload::Background { class: sim.classes.id("background"), size: b.size.0, prio: b.priority, per_server: b.flows_per_server, rngs }
+                let sizes: Vec<u64> = b.sizes.as_ref().map(|v| v.iter().map(|x| x.0).collect()).unwrap_or_else(|| vec![b.size.0]);
+                Workload::Background {
+                    class: sim.classes.id("background"),
+                    mix: Mix::new(sizes.len(), &b.weights),
+                    sizes,
+                    prio: b.priority,
+                    per_server: b.flows_per_server,
+                    rngs,
+                }
             }
             WorkloadConfig::Flows(f) => {
                 let mut rows = Vec::with_capacity(f.rows.len());
@@ -100,25 +247,113 @@ impl Workload {
                 rows.sort_by_key(|r| r.0);
                 Workload::Flows { class: sim.classes.id(&f.class), rows }
             }
+            WorkloadConfig::Sequential(q) => {
+                let (requesters, responders) = split(sim, i, q.pattern, q.frontends)?;
+                let sizes: Vec<u64> = q.sizes.iter().map(|b| b.0).collect();
+                let classes = sizes.iter().map(|&s| sim.classes.id(&format!("retrieval/{}", fmt_bytes(s)))).collect();
+                let rngs = requesters.iter().map(|&h| sim.rng.stream(comp(i, h), purpose::ARRIVALS)).collect();
+                Workload::Sequential {
+                    arrivals: Arrivals::new(q.rate, q.burst_period, q.burst_length, q.burst_rate, q.start.0, stop_of(sim, q.stop)),
+                    length: q.length,
+                    mix: Mix::new(sizes.len(), &q.weights),
+                    sizes,
+                    classes,
+                    prio: q.priority,
+                    request_size: q.request_size.0,
+                    wf_class: sim.classes.id("workflow/sequential"),
+                    requesters,
+                    responders,
+                    rngs,
+                }
+            }
+            WorkloadConfig::PartitionAggregate(q) => {
+                let (requesters, responders) = split(sim, i, q.pattern, q.frontends)?;
+                let most = *q.fanouts.iter().max().unwrap();
+                let min_backends = responders.len() as u32 - (q.pattern == Pattern::AllToAll) as u32;
+                if most > min_backends {
+                    return err(format!("workload[{i}].fanouts"), format!("fan-out {most} exceeds the {min_backends} back-ends available"));
+                }
+                let rngs = requesters.iter().map(|&h| sim.rng.stream(comp(i, h), purpose::ARRIVALS)).collect();
+                Workload::PartitionAggregate {
+                    arrivals: Arrivals::new(q.rate, q.burst_period, q.burst_length, q.burst_rate, q.start.0, stop_of(sim, q.stop)),
+                    wf_classes: q.fanouts.iter().map(|f| sim.classes.id(&format!("workflow/partition-aggregate/{f}"))).collect(),
+                    mix: Mix::new(q.fanouts.len(), &q.weights),
+                    fanouts: q.fanouts.clone(),
+                    size: q.size.0,
+                    class: sim.classes.id(&format!("retrieval/{}", fmt_bytes(q.size.0))),
+                    prio: q.priority,
+                    request_size: q.request_size.0,
+                    requesters,
+                    responders,
+                    rngs,
+                }
+            }
+            WorkloadConfig::Incast(c) => {
+                if c.receiver >= nh {
+                    return err(format!("workload[{i}].receiver"), format!("host index must be below {nh}, got {}", c.receiver));
+                }
+                let n = c.senders.unwrap_or(nh - 1);
+                if n > nh - 1 {
+                    return err(format!("workload[{i}].senders"), format!("at most {} (the other hosts), got {n}", nh - 1));
+                }
+                let receiver = sim.hosts[c.receiver as usize];
+                let senders: Vec<u32> = sim.hosts.iter().copied().filter(|&h| h != receiver).take(n as usize).collect();
+                let each = c.total.0.div_ceil(n as u64);
+                Workload::Incast {
+                    receiver,
+                    senders,
+                    each,
+                    class: sim.classes.id(&format!("retrieval/{}", fmt_bytes(each))),
+                    wf_class: sim.classes.id("incast"),
+                    repeats_left: c.repeats,
+                    gap: c.gap.0,
+                    start: c.start.0,
+                    prio: c.priority,
+                    request_size: c.request_size.0,
+                }
+            }
         })
     }
+}
+
+/// A uniformly random element of `set` other than `not` (if it is in the set).
+fn pick_other(set: &[u32], not: u32, r: &mut Stream) -> u32 {
+    let mine = set.binary_search(&not).ok();
+    let n = set.len() as u64 - mine.is_some() as u64;
+    let mut k = r.below(n);
+    if let Some(m) = mine {
+        if k >= m as u64 {
+            k += 1;
+        }
+    }
+    set[k as usize]
+}
+
+/// `k` distinct random elements of `set` other than `not` (partial Fisher-Yates).
+fn pick_distinct(set: &[u32], not: u32, k: u32, r: &mut Stream) -> Vec<u32> {
+    let mut pool: Vec<u32> = set.iter().copied().filter(|&x| x != not).collect();
+    let k = (k as usize).min(pool.len());
+    for j in 0..k {
+        let m = j + r.below((pool.len() - j) as u64) as usize;
+        pool.swap(j, m);
+    }
+    pool.truncate(k);
+    pool
 }
 
 impl Sim {
     pub(crate) fn workload_start(&mut self, w: u32) {
         let now = self.now;
+        let duration = self.duration;
+        let mut evs: Vec<(Time, u32)> = Vec::new();
         match &mut self.workloads[w as usize] {
-            Workload::Retrieval { rate, rngs, start, stop, .. } => {
-                let (rate, start, stop) = (*rate, *start, *stop);
-                let mut evs = Vec::new();
+            Workload::Retrieval { arrivals, rngs, .. }
+            | Workload::Sequential { arrivals, rngs, .. }
+            | Workload::PartitionAggregate { arrivals, rngs, .. } => {
                 for (i, r) in rngs.iter_mut().enumerate() {
-                    let t = start + Time::from_secs_f64(r.exp(1.0 / rate));
-                    if t < stop {
+                    if let Some(t) = arrivals.next(arrivals.start, r) {
                         evs.push((t, i as u32));
                     }
-                }
-                for (t, i) in evs {
-                    self.schedule(t, Ev::Workload { w, i });
                 }
             }
             Workload::Background { per_server, .. } => {
@@ -132,78 +367,211 @@ impl Sim {
             Workload::Flows { rows, .. } => {
                 if let Some(r) = rows.first() {
                     let t = r.0.max(now);
-                    if t < self.duration {
-                        self.schedule(t, Ev::Workload { w, i: 0 });
+                    if t < duration {
+                        evs.push((t, 0));
                     }
                 }
             }
+            Workload::Incast { start, .. } => {
+                if *start < duration {
+                    evs.push((*start, 0));
+                }
+            }
+        }
+        for (t, i) in evs {
+            self.schedule(t, Ev::Workload { w, i });
         }
     }
 
     fn start_background(&mut self, w: u32, h: u32) {
-        let Workload::Background { class, size, prio, rngs, .. } = &mut self.workloads[w as usize] else { unreachable!() };
+        let Workload::Background { class, sizes, mix, prio, rngs, .. } = &mut self.workloads[w as usize] else { unreachable!() };
         let r = rngs[h as usize].as_mut().unwrap();
-        let n = self.hosts.len() as u64;
-        let hi = self.hosts.binary_search(&h).unwrap() as u64;
-        let mut d = r.below(n - 1);
-        if d >= hi {
-            d += 1;
-        }
-        let (class, size, prio) = (*class, *size, *prio);
-        let dst = self.hosts[d as usize];
+        let dst = pick_other(&self.hosts, h, r);
+        let size = sizes[mix.pick(r)];
+        let (class, prio) = (*class, *prio);
         let app = self.open_app(w, class, h, dst, size, prio);
         self.start_transfer(app, Role::OneWay, h, dst, size, prio);
     }
 
+    /// Issue one retrieval: a request from `requester` to `responder`, then the response.
+    #[allow(clippy::too_many_arguments)]
+    fn issue_retrieval(&mut self, w: u32, class: u16, requester: u32, responder: u32, size: u64, prio: u8, req: u64, wf: (u32, u32)) {
+        let app = self.open_app(w, class, responder, requester, size, prio);
+        {
+            let a = self.apps.get_mut(app);
+            a.workflow = wf.0;
+            a.workflow_uid = wf.1;
+        }
+        self.start_transfer(app, Role::Request, requester, responder, req, prio);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn open_workflow(&mut self, w: u32, class: u16, kind: WfKind, frontend: u32, source: u32, left: u32, prio: u8) -> (u32, u32) {
+        let uid = self.next_uid();
+        let id = self.next_app_id();
+        let measured = self.now >= self.warmup;
+        if measured {
+            self.active_measured += 1;
+            self.counters.flows_started += 1;
+        }
+        let slot = self.workflows.alloc(Workflow {
+            uid,
+            alive: true,
+            id,
+            class,
+            workload: w,
+            kind,
+            frontend,
+            source,
+            start: self.now,
+            measured,
+            left,
+            bytes: 0,
+            prio,
+            timeouts: 0,
+            retransmits: 0,
+        });
+        (slot, uid)
+    }
+
     pub(crate) fn workload_event(&mut self, w: u32, i: u32) {
         let now = self.now;
+        let mut next: Option<Time> = None;
         match &mut self.workloads[w as usize] {
-            Workload::Retrieval { rate, sizes, classes, cum, prio, request_size, requesters, responders, rngs, stop, .. } => {
+            Workload::Retrieval { arrivals, sizes, classes, mix, prio, request_size, requesters, responders, rngs } => {
                 let r = &mut rngs[i as usize];
                 let requester = requesters[i as usize];
-                // responder: uniform over the responders other than the requester
-                let mine = responders.binary_search(&requester).ok();
-                let n = responders.len() as u64 - mine.is_some() as u64;
-                let mut k = r.below(n);
-                if let Some(m) = mine {
-                    if k >= m as u64 {
-                        k += 1;
-                    }
-                }
-                let responder = responders[k as usize];
-                let u = r.uniform();
-                let si = cum.iter().position(|&c| u < c).unwrap_or(cum.len() - 1);
+                let responder = pick_other(responders, requester, r);
+                let si = mix.pick(r);
                 let (size, class, prio, req) = (sizes[si], classes[si], *prio, *request_size);
-                let next = now + Time::from_secs_f64(r.exp(1.0 / *rate));
-                let stop = *stop;
-                let app = self.open_app(w, class, responder, requester, size, prio);
-                self.start_transfer(app, Role::Request, requester, responder, req, prio);
-                if next < stop {
-                    self.schedule(next, Ev::Workload { w, i });
+                next = arrivals.next(now, r);
+                self.issue_retrieval(w, class, requester, responder, size, prio, req, (NO, 0));
+            }
+            Workload::Sequential { arrivals, length, prio, wf_class, requesters, rngs, .. } => {
+                let r = &mut rngs[i as usize];
+                next = arrivals.next(now, r);
+                let (frontend, left, prio, class) = (requesters[i as usize], *length - 1, *prio, *wf_class);
+                let wf = self.open_workflow(w, class, WfKind::Sequential, frontend, i, left, prio);
+                self.sequential_step(w, wf);
+            }
+            Workload::PartitionAggregate { arrivals, fanouts, wf_classes, mix, size, class, prio, request_size, requesters, responders, rngs } => {
+                let r = &mut rngs[i as usize];
+                next = arrivals.next(now, r);
+                let frontend = requesters[i as usize];
+                let k = mix.pick(r);
+                let backends = pick_distinct(responders, frontend, fanouts[k], r);
+                let (wfc, size, class, prio, req) = (wf_classes[k], *size, *class, *prio, *request_size);
+                let wf = self.open_workflow(w, wfc, WfKind::Parallel, frontend, i, backends.len() as u32, prio);
+                for b in backends {
+                    self.issue_retrieval(w, class, frontend, b, size, prio, req, wf);
+                }
+            }
+            Workload::Incast { receiver, senders, each, class, wf_class, repeats_left, prio, request_size, .. } => {
+                *repeats_left -= 1;
+                let (rcv, snd, each, class, wfc, prio, req) = (*receiver, senders.clone(), *each, *class, *wf_class, *prio, *request_size);
+                let wf = self.open_workflow(w, wfc, WfKind::Parallel, rcv, 0, snd.len() as u32, prio);
+                for s in snd {
+                    self.issue_retrieval(w, class, rcv, s, each, prio, req, wf);
                 }
             }
             Workload::Flows { class, rows } => {
                 let (_, src, dst, size, prio) = rows[i as usize];
                 let class = *class;
-                let next = rows.get(i as usize + 1).map(|r| r.0);
-                let app = self.open_app(w, class, src, dst, size, prio);
-                self.start_transfer(app, Role::OneWay, src, dst, size, prio);
-                if let Some(t) = next {
+                if let Some(t) = rows.get(i as usize + 1).map(|r| r.0) {
                     if t < self.duration {
                         self.schedule(t.max(now), Ev::Workload { w, i: i + 1 });
                     }
                 }
+                let app = self.open_app(w, class, src, dst, size, prio);
+                self.start_transfer(app, Role::OneWay, src, dst, size, prio);
             }
             Workload::Background { .. } => {}
         }
+        if let Some(t) = next {
+            self.schedule(t, Ev::Workload { w, i });
+        }
     }
 
-    /// An application flow of workload `w` finished (closed-loop sources start the next one).
-    pub(crate) fn flow_finished(&mut self, w: u32, src: u32, _dst: u32) {
+    /// Issue the next retrieval of a sequential workflow.
+    fn sequential_step(&mut self, w: u32, wf: (u32, u32)) {
+        let (frontend, source) = {
+            let f = self.workflows.get(wf.0);
+            (f.frontend, f.source)
+        };
+        let Workload::Sequential { sizes, classes, mix, prio, request_size, responders, rngs, .. } = &mut self.workloads[w as usize] else {
+            unreachable!()
+        };
+        let r = &mut rngs[source as usize];
+        let responder = pick_other(responders, frontend, r);
+        let si = mix.pick(r);
+        let (size, class, prio, req) = (sizes[si], classes[si], *prio, *request_size);
+        self.issue_retrieval(w, class, frontend, responder, size, prio, req, wf);
+    }
+
+    /// An application flow of workload `w` finished: closed-loop sources start the next one, workflows
+    /// advance.
+    pub(crate) fn flow_finished(&mut self, a: &App, timeouts: u32, retransmits: u32) {
+        let w = a.workload;
         if let Workload::Background { .. } = self.workloads[w as usize] {
             if self.now < self.duration {
-                self.start_background(w, src);
+                self.start_background(w, a.src);
+            }
+            return;
+        }
+        if a.workflow == NO {
+            return;
+        }
+        let wfs = self.workflows.get_mut(a.workflow);
+        if !wfs.alive || wfs.uid != a.workflow_uid {
+            return;
+        }
+        wfs.bytes += a.size;
+        wfs.timeouts += timeouts;
+        wfs.retransmits += retransmits;
+        let more = match wfs.kind {
+            WfKind::Sequential => {
+                if wfs.left > 0 {
+                    wfs.left -= 1;
+                    true
+                } else {
+                    false
+                }
+            }
+            WfKind::Parallel => {
+                wfs.left -= 1;
+                if wfs.left > 0 {
+                    return;
+                }
+                false
+            }
+        };
+        let wf = (a.workflow, a.workflow_uid);
+        if more {
+            self.sequential_step(w, wf);
+            return;
+        }
+        // the workflow is complete
+        let f = self.workflows.get(wf.0).clone();
+        if f.measured {
+            let fe = self.host_index(f.frontend);
+            self.flows.push(f.id, f.class, fe, fe, f.bytes, f.prio, f.start.0, self.now.0, f.timeouts, f.retransmits);
+            self.counters.flows_completed += 1;
+            self.active_measured -= 1;
+        }
+        self.workflows.get_mut(wf.0).alive = false;
+        self.workflows.release(wf.0);
+        if let Workload::Incast { repeats_left, gap, .. } = &self.workloads[w as usize] {
+            if *repeats_left > 0 {
+                let at = self.now + *gap;
+                self.schedule(at, Ev::Workload { w, i: 0 });
             }
         }
+    }
+
+    /// Unfinished measured workflows, for the end of the run.
+    pub(crate) fn open_workflows(&self) -> Vec<Workflow> {
+        let mut v: Vec<Workflow> = self.workflows.slots().iter().filter(|f| f.alive && f.measured).cloned().collect();
+        v.sort_by_key(|f| f.id);
+        v
     }
 }

@@ -100,7 +100,9 @@ impl TcpSender {
     }
 
     fn arm(&mut self, now: Time, p: &TcpParams) {
-        self.deadline = Some(now + self.rto(p));
+        if p.retransmissions {
+            self.deadline = Some(now + self.rto(p));
+        }
     }
 
     pub fn start(&mut self, now: Time, p: &TcpParams, out: &mut Vec<SegOut>) {
@@ -212,7 +214,7 @@ impl TcpSender {
             }
             self.arm(now, p);
         } else if ack == self.una && self.una < self.nxt {
-            if !p.fast_retransmit {
+            if !p.fast_retransmit || !p.retransmissions {
                 return;
             }
             self.dupacks += 1;
