@@ -192,6 +192,102 @@ def report_cmd(store: str, output: str, baseline: str, metric: str) -> None:
     click.echo(str(build_report(store, output, baseline=baseline, metric=metric)))
 
 
+@main.command("reproduce")
+@click.argument("name", required=False)
+@click.option("--list", "list_", is_flag=True, help="List the reproductions.")
+@click.option("--quick", is_flag=True, help="Shorter, smaller runs (for CI); the full ones are what the docs quote.")
+@click.option("--out", "out", default="results/reproduce", show_default=True, type=click.Path(file_okay=False))
+@click.option("--workers", type=click.IntRange(min=1), help="Worker processes of the embedded cluster.")
+@click.option("--scheduler", metavar="ADDRESS", help="Run on an existing Dask cluster.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers: int | None, scheduler: str | None, quiet: bool) -> None:
+    """Reproduce an evaluation of the DeTail paper (NAME, or `all`): sweep, plots, table and claims."""
+    from .reproduce import REPROS, reproduce
+
+    if list_ or name is None:
+        width = max(len(n) for n in REPROS)
+        for n, r in REPROS.items():
+            click.echo(f"{n:<{width}}  {r.title}")
+        if name is None and not list_:
+            click.echo("\nrun one with: detailsim reproduce NAME [--quick]   (or: all)", err=True)
+        return
+    names = list(REPROS) if name == "all" else [name]
+    for n in names:
+        if n not in REPROS:
+            _fail(f"reproduce: unknown reproduction {n!r}; known: {', '.join(REPROS)}, all")
+    outp = Path(out)
+    parts = []
+    for n in names:
+        try:
+            md = reproduce(n, outp, quick=quick, workers=workers, scheduler=scheduler, progress=not quiet and sys.stderr.isatty())
+        except _core.ScenarioError as e:
+            _fail(str(e))
+        click.echo(md)
+        parts.append(md)
+    if len(names) > 1:
+        (outp / "README.md").write_text("# DeTail reproductions" + (" (quick)" if quick else "") + "\n\n" + "\n".join(parts))
+
+
+@main.group("analyze")
+def analyze_grp() -> None:
+    """Analyses that need no network simulation (the paper's Section 2)."""
+
+
+@analyze_grp.command("workflow")
+@click.option("--fct-from", "src", required=True, help="A run's --out directory, a sweep store, a flows .parquet, or a CDF file.")
+@click.option("--class", "cls", help="Use the flows of this class (e.g. retrieval/8KB).")
+@click.option("--where", multiple=True, metavar="COL=VALUE", help="Filter flows, e.g. scheme=detail (repeatable).")
+@click.option("--cdf-unit", type=click.Choice(["s", "ms", "us"]), default="ms", show_default=True, help="Unit of a CDF file's values.")
+@click.option("--workers", type=click.IntRange(min=1), help="Partition-aggregate: workers per workflow.")
+@click.option("--sequential", "seq", type=click.IntRange(min=1), help="Sequential: retrievals per workflow.")
+@click.option("--deadline", required=True, help='Deadline, e.g. "10ms".')
+@click.option("--trials", type=click.IntRange(min=100), default=10_000, show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def analyze_workflow(src: str, cls: str | None, where: tuple[str, ...], cdf_unit: str, workers: int | None, seq: int | None,
+                     deadline: str, trials: int, seed: int, as_json: bool) -> None:
+    """Monte Carlo over an FCT distribution: deadline misses of partition-aggregate workflows (--workers N),
+    the 99.9th percentile of sequential workflows (--sequential N), or, with neither, how many sequential
+    retrievals fit under the deadline at the 99.9th percentile."""
+    from . import analyze as an
+
+    try:
+        dl = _core_duration(deadline, "--deadline")
+        d = an.load_dist(src, cls, list(where), cdf_unit)
+    except _core.ScenarioError as e:
+        _fail(str(e))
+    if workers and seq:
+        _fail("--workers and --sequential: give one of them (or neither, for the inverse question)")
+    if workers:
+        res = an.partition_aggregate(d, workers, dl, trials, seed)
+        text = (f"partition-aggregate, {workers} workers, deadline {deadline}, {trials} trials ({d.describe()}):\n"
+                f"  mean workers missing the deadline {res['mean_misses']:.3f}; all met in {res['p_all_met'] * 100:.2f}% of workflows;"
+                f" 99.9th percentile of misses {res['p999_misses']}\n  misses: " + ", ".join(f"{k}: {v}" for k, v in res["distribution"].items()))
+    elif seq:
+        res = an.sequential(d, seq, dl, trials, seed)
+        text = (f"sequential, {seq} retrievals, {trials} trials ({d.describe()}):\n  completion mean {res['mean_s'] * 1e3:.3f} ms,"
+                f" p99 {res['p99_s'] * 1e3:.3f} ms, p99.9 {res['p999_s'] * 1e3:.3f} ms; misses the {deadline} deadline in {res['p_miss'] * 100:.3f}%")
+    else:
+        res = an.fit_sequential(d, dl, trials, seed)
+        text = (f"at most {res['max_sequential_retrievals']} sequential retrievals complete within {deadline} at the 99.9th percentile"
+                f" ({d.describe()}, {trials} trials)")
+    click.echo(json.dumps(res) if as_json else text)
+
+
+def _core_duration(text: str, field: str) -> float:
+    """Seconds from a duration string, with the core's parser (and its error message)."""
+    try:
+        probe = {"topology": {"kind": "single_switch", "hosts": 2}, "run": {"drain": text}}
+        _core.validate(json.dumps(probe))
+    except _core.ScenarioError as e:
+        raise _core.ScenarioError(f"{field}: {str(e).split(': ', 1)[1]}") from None
+    units = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+    for u in sorted(units, key=len, reverse=True):
+        if text.strip().endswith(u):
+            return float(text.strip()[: -len(u)]) * units[u]
+    raise _core.ScenarioError(f"{field}: expected a duration such as \"10ms\"")
+
+
 DEMO_SCHEMES = ["fh", "lps", "detail"]
 
 

@@ -33,7 +33,8 @@ LABELS = {"p50": "median", "p99": "99th percentile", "p999": "99.9th percentile"
 def sweep_axes(out: Path, summary: pl.DataFrame) -> list[str]:
     """The swept parameters (other than the seed) that take more than one value."""
     m = json.loads((Path(out) / "sweep.json").read_text())
-    return [a for a in m["axes"] if a != "seed" and a in summary.columns and summary[a].n_unique() > 1]
+    hide = set(m["spec"].get("hide", []))
+    return [a for a in m["axes"] if a != "seed" and a not in hide and a in summary.columns and summary[a].n_unique() > 1]
 
 
 def _label(keys: list[str], values: tuple[Any, ...]) -> str:

@@ -18,6 +18,9 @@ A sweep file (TOML)::
     "topology.link_rate" = ["1Gbps", "10Gbps"]
     "topology.buffer" = ["128KB", "1MB"]
 
+``labels = ["variant"]`` marks axes that only name runs (a zipped ``variant = ["healthy", "degraded"]``
+beside ``fault = [[], [...]]``), and ``hide = ["fault"]`` keeps an axis out of plot legends.
+
 The results store (``OUT``)::
 
     OUT/sweep.json               the expanded sweep (every run's id and parameters)
@@ -49,7 +52,7 @@ import polars as pl
 from ._core import ScenarioError
 from .scenario import prepare
 
-SWEEP_KEYS = {"description", "base", "seeds", "set", "axes", "zip", "name", "claims", "plots"}
+SWEEP_KEYS = {"description", "base", "seeds", "set", "axes", "zip", "name", "claims", "plots", "hide", "labels"}
 
 
 @dataclass
@@ -75,6 +78,8 @@ def run_id(params: dict[str, Any]) -> str:
 def _normalise(values: list[Any], where: str) -> list[Any]:
     if not isinstance(values, list) or not values:
         raise ScenarioError(f"{where}: must be a non-empty list of values")
+    if any(isinstance(v, (list, dict)) for v in values):
+        return values  # structured values (e.g. a list of faults) go to the scenario as they are
     if any(isinstance(v, float) for v in values) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
         return [float(v) for v in values]
     kinds = {type(v) for v in values}
@@ -135,6 +140,9 @@ def load_sweep(source: str | Path | dict[str, Any]) -> Sweep:
         raise ScenarioError("sweep: an axis appears twice")
     if "seed" in names:
         raise ScenarioError("axes.seed: use `seeds` for seeds")
+    labels = spec.get("labels", [])
+    if not isinstance(labels, list) or any(lb not in names for lb in labels):
+        raise ScenarioError("sweep.labels: a list of axis names that only label runs (they are not scenario keys)")
     combos: list[dict[str, Any]] = [{}]
     for g in groups:
         n = len(g[0][1])
@@ -147,7 +155,7 @@ def load_sweep(source: str | Path | dict[str, Any]) -> Sweep:
         for k, v in combo.items():
             if k == "scheme":
                 scheme = v
-            else:
+            elif k not in labels:
                 overrides[k] = v
         try:
             sc, name = prepare(base, scheme=scheme, seed=seed, overrides=overrides)
@@ -188,14 +196,18 @@ def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
         raise
 
 
+def _scalar(v: Any) -> Any:
+    return json.dumps(v) if isinstance(v, (list, dict)) else v
+
+
 def _param_columns(df: pl.DataFrame, run: Run) -> pl.DataFrame:
     cols = [pl.lit(run.run_id).alias("run_id")]
-    cols += [pl.lit(v).alias(k) for k, v in run.params.items()]
+    cols += [pl.lit(_scalar(v)).alias(k) for k, v in run.params.items()]
     return df.with_columns(cols).select(["run_id", *run.params.keys(), *df.columns])
 
 
 def summary_row(run: Run, summary: dict[str, Any]) -> dict[str, Any]:
-    row: dict[str, Any] = {"run_id": run.run_id, **run.params}
+    row: dict[str, Any] = {"run_id": run.run_id, **{k: _scalar(v) for k, v in run.params.items()}}
     row["scheme_name"] = summary["scheme"]
     for k in ("sim_time_s", "wall_s", "events", "link_traversals", "timeouts", "retransmits", "ecn_marks", "congestion_drops"):
         row[k] = summary[k]
@@ -217,7 +229,8 @@ def store_result(out: Path, run: Run, result: dict[str, Any]) -> None:
         return
     flows = _param_columns(result["flows"], run)
     _atomic_write(out / "flows" / f"{rid}.parquet", lambda p: flows.write_parquet(p))
-    fct_rows = [{"run_id": rid, **run.params, "class": c, **st} for c, st in result["summary"]["fct"].items()]
+    params = {k: _scalar(v) for k, v in run.params.items()}
+    fct_rows = [{"run_id": rid, **params, "class": c, **st} for c, st in result["summary"]["fct"].items()]
     fct = pl.DataFrame(fct_rows, schema_overrides={k: pl.Float64 for k in ("mean_ms", "p50_ms", "p99_ms", "p999_ms", "max_ms")})
     _atomic_write(out / "fct" / f"{rid}.parquet", lambda p: fct.write_parquet(p))
     row = pl.DataFrame([summary_row(run, result["summary"])])

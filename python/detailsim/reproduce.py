@@ -1,0 +1,277 @@
+"""Reproductions of the DeTail paper's evaluations, each a predefined sweep run through the sweep
+machinery, with its plot, a Markdown table and a claims table.
+
+    detailsim reproduce --list
+    detailsim reproduce NAME [--quick] [--out DIR] [--workers N] [--scheduler ADDRESS]
+    detailsim reproduce all --quick
+
+Each writes DIR/NAME/: the results store (Parquet), plots (PNG and SVG), table.md, claims.json and
+report.html. ``--quick`` shortens every run (fewer seeds, shorter arrival windows) for CI; the full
+versions are what docs/reproduction.md quotes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import polars as pl
+
+from .plots import pooled_percentiles, reduction_table
+from .sweep import load_sweep, read_store, run_sweep
+
+SIZES = ["retrieval/2KB", "retrieval/8KB", "retrieval/32KB"]
+DEGRADE = [{"kind": "degrade", "link": "agg_core#0", "rate": "100Mbps"}]
+
+
+@dataclass
+class Claim:
+    claim: str
+    paper: str
+    measured: str
+    holds: bool
+
+
+@dataclass
+class Repro:
+    name: str
+    title: str
+    base: str
+    axes: dict[str, list[Any]]
+    seeds: int = 2
+    set: dict[str, Any] = field(default_factory=dict)
+    zip: list[dict[str, list[Any]]] = field(default_factory=list)
+    quick_set: dict[str, Any] = field(default_factory=dict)
+    quick_axes: dict[str, list[Any]] = field(default_factory=dict)
+    classes: list[str] = field(default_factory=lambda: list(SIZES))
+    claims: Callable[[pl.DataFrame, pl.DataFrame], list[Claim]] | None = None
+    hide: list[str] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    plot_x: str | None = None
+
+    def sweep_spec(self, quick: bool) -> dict[str, Any]:
+        axes = {**self.axes, **(self.quick_axes if quick else {})}
+        spec: dict[str, Any] = {
+            "name": self.name,
+            "description": self.title + (" (quick)" if quick else ""),
+            "base": self.base,
+            "seeds": 1 if quick else self.seeds,
+            "set": {**self.set, **(self.quick_set if quick else {})},
+            "axes": axes,
+        }
+        if self.zip:
+            spec["zip"] = self.zip
+        if self.hide:
+            spec["hide"] = self.hide
+        if self.labels:
+            spec["labels"] = self.labels
+        return spec
+
+
+# ---------------------------------------------------------------- helpers for claims
+
+
+def pct(stats: pl.DataFrame, cls: str, metric: str = "p999", **where: Any) -> float:
+    q = stats.filter(pl.col("class") == cls)
+    for k, v in where.items():
+        q = q.filter(pl.col(k) == v)
+    return float(q[f"{metric}_ms"][0]) if q.height else float("nan")
+
+
+def cut(stats: pl.DataFrame, cls: str, metric: str = "p999", scheme: str = "detail", base: str = "fh", **where: Any) -> float:
+    a, b = pct(stats, cls, metric, scheme=base, **where), pct(stats, cls, metric, scheme=scheme, **where)
+    return (a - b) / a * 100
+
+
+def fmt_cuts(xs: list[float]) -> str:
+    return ", ".join(f"{x:.0f}%" for x in xs)
+
+
+def steady_claims(stats: pl.DataFrame, summary: pl.DataFrame) -> list[Claim]:
+    rates = sorted(stats["workload.rate"].unique().to_list())
+    out = []
+    for m, name in [("p99", "99th"), ("p999", "99.9th")]:
+        cuts = [cut(stats, c, m, **{"workload.rate": r}) for r in rates for c in SIZES]
+        out.append(Claim(f"DeTail cuts the {name} percentile of every size", "substantially, up to ~70%",
+                         f"{min(cuts):.0f}% to {max(cuts):.0f}% over sizes x rates", min(cuts) > 0))
+    by_rate = [sum(cut(stats, c, "p999", **{"workload.rate": r}) for c in SIZES) / 3 for r in rates]
+    out.append(Claim("the 99.9th percentile cut grows with the retrieval rate", "grows with the rate",
+                     "mean cut by rate " + ", ".join(f"{r}/s: {c:.0f}%" for r, c in zip(rates, by_rate)),
+                     all(a <= b for a, b in zip(by_rate, by_rate[1:]))))
+    med = [-cut(stats, c, "p50", **{"workload.rate": r}) for r in rates for c in SIZES]
+    out.append(Claim("the median does not get worse", "no worse", f"DeTail median change {min(med):+.0f}% to {max(med):+.0f}%", max(med) <= 10))
+    drops = summary.filter(pl.col("scheme") == "detail")["congestion_drops"].sum()
+    out.append(Claim("DeTail never drops a packet because of congestion", "no congestion drops", f"{drops} congestion drops", drops == 0))
+    return out
+
+
+def bursty_claims(stats: pl.DataFrame, summary: pl.DataFrame) -> list[Claim]:
+    lengths = sorted(stats["workload.burst_length"].unique().to_list())
+    cuts = [cut(stats, c, "p999", **{"workload.burst_length": b}) for b in lengths for c in SIZES]
+    to_fh = summary.filter(pl.col("scheme") == "fh")["timeouts"].sum()
+    to_dt = summary.filter(pl.col("scheme") == "detail")["timeouts"].sum()
+    return [
+        Claim("DeTail cuts the 99.9th percentile by roughly half or more", ">= ~50%", f"{min(cuts):.0f}% to {max(cuts):.0f}%", min(cuts) >= 45),
+        Claim("FH suffers timeouts, DeTail none", "FH > 0, DeTail 0", f"FH {to_fh}, DeTail {to_dt}", to_fh > 0 and to_dt == 0),
+    ]
+
+
+def fault_claims(kind: str) -> Callable[[pl.DataFrame, pl.DataFrame], list[Claim]]:
+    def claims(stats: pl.DataFrame, summary: pl.DataFrame) -> list[Claim]:
+        cuts = [cut(stats, c, "p999") for c in SIZES]
+        lps = [cut(stats, c, "p999", scheme="lps") for c in SIZES]
+        return [
+            Claim(f"with a {kind} core-agg link DeTail's advantage over FH is large", "grows sharply (vs the healthy fabric)",
+                  f"p99.9 cut {fmt_cuts(cuts)} (2/8/32 KB)", min(cuts) > 50),
+            Claim("LPS can be worse than FH", "LPS worse than FH in some cases", f"LPS p99.9 cut {fmt_cuts(lps)}", min(lps) < 0),
+        ]
+    return claims
+
+
+def long_flow_claims(stats: pl.DataFrame, summary: pl.DataFrame) -> list[Claim]:
+    m = {s: float(stats.filter((pl.col("class") == "background") & (pl.col("scheme") == s))["mean_ms"][0]) for s in ("fh", "lps", "detail")}
+    return [Claim("long low-priority flows are not hurt", "mean FCT no worse than FH",
+                  f"mean FCT of the 1/16/64 MB flows: FH {m['fh']:.0f} ms, LPS {m['lps']:.0f} ms, DeTail {m['detail']:.0f} ms",
+                  m["detail"] <= m["fh"] * 1.05)]
+
+
+def workflow_claims(cls: str) -> Callable[[pl.DataFrame, pl.DataFrame], list[Claim]]:
+    def claims(stats: pl.DataFrame, summary: pl.DataFrame) -> list[Claim]:
+        c = cut(stats, cls, "p999")
+        return [Claim(f"{cls.split('/')[1]} workflows gain at the 99.9th percentile", "gain", f"workflow p99.9 cut {c:.0f}%", c > 0)]
+    return claims
+
+
+def scatter_claims(stats: pl.DataFrame, summary: pl.DataFrame) -> list[Claim]:
+    healthy = [cut(stats, c, "p999", scheme="scatter", variant="healthy") for c in SIZES]
+    degraded = [cut(stats, c, "p999", scheme="scatter", variant="degraded") for c in SIZES]
+    return [
+        Claim("packet scatter beats flow hashing at the tail (infinite buffers, no retransmission)", "lower tail than hashing",
+              f"p99.9 cut by scatter {fmt_cuts(healthy)}", min(healthy) > 0),
+        Claim("with a degraded link, packet scatter suffers (it keeps using the slow link)", "scatter hurt by the asymmetry",
+              f"p99.9 cut by scatter {fmt_cuts(degraded)}", min(degraded) < min(healthy)),
+    ]
+
+
+def incast_claims(stats: pl.DataFrame, summary: pl.DataFrame) -> list[Claim]:
+    s = summary.group_by("scheme.tcp.rto_min").agg(pl.col("retransmits").sum(), pl.col("congestion_drops").sum()).sort("scheme.tcp.rto_min")
+    rows = {r["scheme.tcp.rto_min"]: r["retransmits"] for r in s.iter_rows(named=True)}
+    big = rows.get("200ms", 0)
+    small = max(rows.get(k, 0) for k in rows if k != "200ms") if len(rows) > 1 else 0
+    return [Claim("under a lossless fabric every retransmission is spurious; the 200 ms RTO avoids them", "choose a timeout above the incast's queueing",
+                  "retransmissions by RTO: " + ", ".join(f"{k}: {v}" for k, v in rows.items()), big == 0 and small > 0)]
+
+
+REPROS: dict[str, Repro] = {
+    r.name: r
+    for r in [
+        Repro("scatter", "Section 3.3 / Figure 4: packet scatter vs flow hashing, infinite buffers, no retransmission, healthy and degraded",
+              "paper/scatter", {"scheme": ["fh", "scatter"]},
+              zip=[{"variant": ["healthy", "degraded"], "fault": [[], DEGRADE]}], hide=["fault"], labels=["variant"],
+              set={"run.duration": "0.1s"}, quick_set={"run.duration": "0.02s"}, claims=scatter_claims),
+        Repro("incast", "Section 4.3.4: timeout selection under incast (1 MB from all servers, 25 times), spurious retransmissions",
+              "paper/incast", {"workload.0.senders": [8, 16, 32], "scheme.tcp.rto_min": ["1ms", "10ms", "200ms"]}, seeds=1,
+              quick_set={"workload.repeats": 5}, classes=["incast"], claims=incast_claims, plot_x="workload.0.senders"),
+        Repro("verification", "Section 5: simulator verification workload on the 16-server testbed topology",
+              "paper/verification", {"scheme": ["fh", "detail"], "workload.rate": [100, 500, 1000, 1500]},
+              set={"run.duration": "0.5s"}, quick_set={"run.duration": "0.1s"}, quick_axes={"workload.rate": [100, 1500]}),
+        Repro("steady_cdf", "Figure: CDF of retrieval completion times, steady workload at 2000 retrievals/s",
+              "paper/steady", {"scheme": ["fh", "lps", "detail"]}, set={"run.duration": "0.2s"}, quick_set={"run.duration": "0.03s"}),
+        Repro("steady", "Figure: reduction of the 99th / 99.9th percentile over FH, steady workload, 3 sizes x 3 rates",
+              "paper/steady", {"scheme": ["fh", "lps", "detail"], "workload.rate": [500, 1000, 2000]},
+              set={"run.duration": "0.2s"}, quick_set={"run.duration": "0.02s"}, claims=steady_claims),
+        Repro("bursty", "Figure: reduction of the 99.9th percentile over FH, bursty workload, 3 sizes x 3 burst lengths",
+              "paper/bursty", {"scheme": ["fh", "lps", "detail"], "workload.burst_length": ["20ms", "40ms", "80ms"]},
+              set={"run.duration": "0.3s"}, quick_set={"run.duration": "0.1s"}, claims=bursty_claims),
+        Repro("long_flows", "Long background flows on the 16-server testbed: mean FCT of 1/16/64 MB low-priority flows",
+              "paper/long_flows", {"scheme": ["fh", "lps", "detail"]}, set={"run.duration": "1s"},
+              quick_set={"run.duration": "0.1s"}, classes=[*SIZES, "background"], claims=long_flow_claims),
+        Repro("disconnected", "Disconnected core-agg link: FH, LPS and DeTail on the steady workload",
+              "paper/disconnected", {"scheme": ["fh", "lps", "detail"]}, set={"run.duration": "0.2s"},
+              quick_set={"run.duration": "0.02s"}, claims=fault_claims("disconnected")),
+        Repro("degraded", "Degraded core-agg link (100 Mbps): FH, LPS and DeTail on the steady workload",
+              "paper/degraded", {"scheme": ["fh", "lps", "detail"]}, set={"run.duration": "0.2s"},
+              quick_set={"run.duration": "0.02s"}, claims=fault_claims("degraded")),
+        Repro("sequential", "Sequential workflows: workflow and retrieval completion times",
+              "paper/sequential", {"scheme": ["fh", "lps", "detail"]}, set={"run.duration": "0.2s"},
+              quick_set={"run.duration": "0.03s"}, classes=["workflow/sequential", "retrieval/8KB"],
+              claims=workflow_claims("workflow/sequential")),
+        Repro("partition_aggregate", "Partition-aggregate workflows: workflow completion per fan-out",
+              "paper/partition_aggregate", {"scheme": ["fh", "lps", "detail"]}, set={"run.duration": "0.2s"},
+              quick_set={"run.duration": "0.03s"},
+              classes=["workflow/partition-aggregate/10", "workflow/partition-aggregate/20", "workflow/partition-aggregate/40", "retrieval/2KB"],
+              claims=workflow_claims("workflow/partition-aggregate/40")),
+    ]
+}
+
+
+def markdown_table(stats: pl.DataFrame, keys: list[str], classes: list[str]) -> str:
+    """Pooled p50 / p99 / p99.9 per series and class, with the reduction over FH where it applies."""
+    has_fh = "scheme" in keys and "fh" in stats["scheme"].to_list()
+    red = reduction_table(stats, keys, "fh", "p999") if has_fh else None
+    red99 = reduction_table(stats, keys, "fh", "p99") if has_fh else None
+    head = [*keys, "class", "flows", "p50 ms", "p99 ms", "p99.9 ms"] + (["cut p99", "cut p99.9"] if has_fh else [])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    order = {c: i for i, c in enumerate(classes)}
+    rows = (stats.filter(pl.col("class").is_in(classes))
+            .with_columns(pl.col("class").replace_strict(order, return_dtype=pl.Int64).alias("_o"))
+            .sort([*keys, "_o"]).drop("_o"))
+    for r in rows.iter_rows(named=True):
+        cells = [str(r[k]) for k in keys] + [r["class"], str(r["count"]), f"{r['p50_ms']:.3f}", f"{r['p99_ms']:.3f}", f"{r['p999_ms']:.3f}"]
+        if has_fh:
+            def find(t: pl.DataFrame) -> str:
+                q = t.filter(pl.col("class") == r["class"])
+                for k in keys:
+                    q = q.filter(pl.col(k) == r[k])
+                return f"{q['reduction_pct'][0]:.0f}%" if q.height else ""
+            cells += [find(red99), find(red)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def claims_markdown(claims: list[Claim]) -> str:
+    lines = ["| claim | paper | measured | verdict |", "|---|---|---|---|"]
+    lines += [f"| {c.claim} | {c.paper} | {c.measured} | {'holds' if c.holds else '**does not hold**'} |" for c in claims]
+    return "\n".join(lines)
+
+
+def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = None, scheduler: str | None = None,
+              progress: bool = True) -> str:
+    """Run one reproduction into out/name; returns its Markdown (table and claims)."""
+    from .plots import plot_store, sweep_axes
+    from .report import build_report
+
+    r = REPROS[name]
+    d = out / name
+    spec = r.sweep_spec(quick)
+    sw = load_sweep(spec)
+    sw.source = f"detailsim reproduce {name}{' --quick' if quick else ''}"
+    resume = (d / "sweep.json").exists()
+    if resume:
+        old = json.loads((d / "sweep.json").read_text())
+        if {x["run_id"] for x in old["runs"]} != {x.run_id for x in sw.runs}:
+            import shutil
+
+            shutil.rmtree(d)  # an earlier run of the other variant (quick / full): start again
+            resume = False
+    run_sweep(sw, d, workers=workers, scheduler=scheduler, resume=resume, progress=progress)
+    t = read_store(d)
+    keys = [k for k in sweep_axes(d, t["summary"]) if k not in r.hide]
+    stats = pooled_percentiles(t["flows"], keys)
+    # the mean over the pooled flows of each series and class
+    done = t["flows"].filter(pl.col("fct").is_not_null()).with_columns(pl.col("class").cast(pl.String))
+    means = done.group_by([*keys, "class"]).agg((pl.col("fct").mean() * 1e3).alias("mean_ms"))
+    stats = stats.join(means, on=[*keys, "class"], how="left")
+    claims = r.claims(stats, t["summary"]) if r.claims else []
+    (d / "claims.json").write_text(json.dumps([c.__dict__ for c in claims], indent=2))
+    for f in (d / "plots").glob("*"):
+        f.unlink()
+    plot_store(d, d / "plots", x=r.plot_x)
+    build_report(d, d / "report.html")
+    md = f"## {name}: {r.title}\n\n{markdown_table(stats, keys, r.classes)}\n"
+    if claims:
+        md += "\n" + claims_markdown(claims) + "\n"
+    (d / "table.md").write_text(md)
+    return md
