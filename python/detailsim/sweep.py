@@ -203,6 +203,8 @@ def _scalar(v: Any) -> Any:
 def _param_columns(df: pl.DataFrame, run: Run) -> pl.DataFrame:
     cols = [pl.lit(run.run_id).alias("run_id")]
     cols += [pl.lit(_scalar(v)).alias(k) for k, v in run.params.items()]
+    # class as plain strings: runs of one sweep may have different class sets
+    df = df.with_columns(pl.col("class").cast(pl.String))
     return df.with_columns(cols).select(["run_id", *run.params.keys(), *df.columns])
 
 
@@ -328,7 +330,9 @@ def read_store(out: str | Path) -> dict[str, pl.DataFrame]:
     tables = {}
     for name in ("summary", "fct", "flows"):
         files = sorted((out / name).glob("*.parquet"))
-        tables[name] = pl.concat([pl.read_parquet(f) for f in files], how="diagonal_relaxed") if files else pl.DataFrame()
+        frames = [pl.read_parquet(f) for f in files]
+        frames = [f.with_columns(pl.col("class").cast(pl.String)) if "class" in f.columns else f for f in frames]
+        tables[name] = pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
     return tables
 
 
