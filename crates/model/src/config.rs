@@ -673,7 +673,8 @@ impl SchemeConfig {
         if t.rto_max < t.rto_min {
             return err("scheme.tcp.rto_max", "must be at least rto_min");
         }
-        if o.rto_min.is_some() && o.rto_initial.is_none() && t.rto_initial < t.rto_min {
+        if o.rto_min.is_some() && o.rto_initial.is_none() {
+            // the initial RTO follows the minimum unless it is set too
             t.rto_initial = t.rto_min;
         }
         Ok(s)
@@ -1103,6 +1104,9 @@ mod tests {
         let s = sc.scheme.resolve().unwrap();
         assert_eq!(s.tcp.rto_min, Time::from_ms(200));
         assert_eq!(s.tcp.rto_initial, Time::from_ms(200));
+        // lowering the minimum of a 200 ms preset lowers the initial RTO with it
+        let sc = parse_scenario(r#"{"topology": {"kind": "single_switch"}, "scheme": {"preset": "lps", "tcp": {"rto_min": "1ms"}}}"#).unwrap();
+        assert_eq!(sc.scheme.resolve().unwrap().tcp.rto_initial, Time::from_ms(1));
         assert_eq!(s.load_balancing, LoadBalancing::FlowHash);
     }
 }
