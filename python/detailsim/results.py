@@ -19,7 +19,7 @@ PS = 1e-12
 
 COLUMN_TYPES = {
     "id": "<u8", "class": "<u2", "src": "<u4", "dst": "<u4", "size": "<u8", "priority": "u1",
-    "start_ps": "<u8", "end_ps": "<u8", "timeouts": "<u4", "retransmits": "<u4",
+    "start_ps": "<u8", "end_ps": "<u8", "timeouts": "<u4", "retransmits": "<u4", "ideal_ps": "<u8",
 }
 
 
@@ -46,8 +46,10 @@ def flows_frame(raw: dict[str, bytes], classes: list[str]) -> pl.DataFrame:
             "fct": pl.Series(fct, nan_to_null=True),
             "timeouts": cols["timeouts"],
             "retransmits": cols["retransmits"],
+            "ideal": pl.Series(np.where(cols["ideal_ps"] > 0, cols["ideal_ps"].astype(np.float64) * PS, np.nan), nan_to_null=True),
         }
     )
+    df = df.with_columns((pl.col("fct") / pl.col("ideal")).alias("slowdown"))
     return df.sort("id")
 
 

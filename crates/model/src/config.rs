@@ -742,6 +742,29 @@ pub enum WorkloadConfig {
     PartitionAggregate(PartitionAggregateConfig),
     /// Incast: one receiver fetches `total` bytes split over `senders` servers at once, `repeats` times.
     Incast(IncastConfig),
+    /// One-way flows with sizes from a CDF, Poisson arrivals at a rate derived from a target load,
+    /// random source and destination; classes by size bucket (small, medium, large).
+    Cdf(CdfConfig),
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct CdfConfig {
+    /// (size in bytes, cumulative probability 0..1) points, linear in between; the Python front end fills
+    /// them from `cdf` (a bundled name or a file).
+    pub points: Vec<[f64; 2]>,
+    /// Where the points came from (for the record).
+    #[serde(default)]
+    pub cdf: Option<String>,
+    /// Target load on each host's link (payload bytes), 0 < load <= 1; or give `rate` instead.
+    pub load: Option<f64>,
+    /// Flows per second started by each host.
+    pub rate: Option<f64>,
+    #[serde(default)]
+    pub priority: u8,
+    #[serde(default = "Dur::zero")]
+    pub start: Dur,
+    pub stop: Option<Dur>,
 }
 
 /// Optional bursts of a Poisson arrival process: every `burst_period`, for `burst_length`, the rate is
@@ -1004,6 +1027,28 @@ impl WorkloadConfig {
                 check_burst(&f, q.burst_period, q.burst_length, q.burst_rate)?;
                 if q.size.0 == 0 {
                     return err(f("size"), "must be positive");
+                }
+            }
+            WorkloadConfig::Cdf(c) => {
+                check_prio(&f, c.priority)?;
+                match (c.load, c.rate) {
+                    (Some(l), None) if l > 0.0 && l <= 1.0 => {}
+                    (Some(l), None) => return err(f("load"), format!("must be in (0, 1], got {l}")),
+                    (None, Some(r)) => check_rate(&f, r, "flows")?,
+                    _ => return err(f("load"), "give either load (fraction of the host link rate) or rate (flows/s per host)"),
+                }
+                if c.points.len() < 2 {
+                    return err(f("points"), "a CDF needs at least two points");
+                }
+                let mut last = (f64::NEG_INFINITY, -1.0);
+                for (j, [x, p]) in c.points.iter().copied().map(|a| [a[0], a[1]]).enumerate() {
+                    if !(x >= 0.0 && x.is_finite()) || !(0.0..=1.0).contains(&p) || x < last.0 || p < last.1 {
+                        return err(format!("workload[{i}].points[{j}]"), "sizes and probabilities must be non-decreasing, probabilities within 0..1");
+                    }
+                    last = (x, p);
+                }
+                if (last.1 - 1.0).abs() > 1e-9 {
+                    return err(f("points"), "the last cumulative probability must be 1");
                 }
             }
             WorkloadConfig::Incast(c) => {

@@ -351,6 +351,36 @@ impl Sim {
         (to, rtx)
     }
 
+    /// The flow's completion time alone in an idle fabric, in picoseconds: store-and-forward latency of
+    /// its first frame over the shortest path (at the sender's link rate and delay, with each switch's
+    /// forwarding and crossbar time), the rest of its frames back to back, and, for a retrieval, the
+    /// request's latency first. No handshake, no slow start. 0 when there is no path.
+    pub(crate) fn ideal_fct(&self, a: &App) -> u64 {
+        let Some(links) = self.routes.host_links(a.src, a.dst) else { return 0 };
+        let port = &self.ports[self.nodes[a.src as usize].port_base as usize];
+        let (rate, delay) = (port.rate, port.delay);
+        let fwd = self.topo.forwarding_delay;
+        let xbar = detailsim_engine::Rate(((rate.0 as f64) * self.topo.speedup) as u64);
+        let mss = self.scheme.tcp.mss as u64;
+        let one_way = |bytes: u64| {
+            let w = self.framing.wire(bytes as u32 + HEADERS) as u64;
+            let l = links as u64;
+            l * (rate.tx_time(w).0 + delay.0) + (l - 1) * (fwd.0 + xbar.tx_time(w).0)
+        };
+        let n = a.size.div_ceil(mss).max(1);
+        let full = self.framing.wire(mss as u32 + HEADERS) as u64;
+        let mut t = one_way(a.size.min(mss));
+        if n >= 2 {
+            // the rest back to back at the sender's rate: n - 2 full frames and the last, partial one
+            let last = self.framing.wire((a.size - mss * (n - 1)) as u32 + HEADERS) as u64;
+            t += (n - 2) * rate.tx_time(full).0 + rate.tx_time(last).0;
+        }
+        if a.request > 0 {
+            t += one_way(a.request);
+        }
+        t
+    }
+
     /// Open an application flow; returns its slot.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn open_app(&mut self, workload: u32, class: u16, src: u32, dst: u32, size: u64, prio: u8) -> u32 {
@@ -375,6 +405,7 @@ impl Sim {
             retransmits: 0,
             workflow: NO,
             workflow_uid: 0,
+            request: 0,
         };
         if measured {
             self.active_measured += 1;
@@ -387,7 +418,8 @@ impl Sim {
         let a = self.apps.get(app).clone();
         let (to, rtx) = self.app_counts(&a);
         if a.measured {
-            self.flows.push(a.id, a.class, self.host_index(a.src), self.host_index(a.dst), a.size, a.prio, a.start.0, self.now.0, to, rtx);
+            let ideal = self.ideal_fct(&a);
+            self.flows.push(a.id, a.class, self.host_index(a.src), self.host_index(a.dst), a.size, a.prio, a.start.0, self.now.0, to, rtx, ideal);
             self.counters.flows_completed += 1;
             self.active_measured -= 1;
         }

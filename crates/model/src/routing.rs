@@ -16,6 +16,9 @@ pub struct Routes {
     pub group: Vec<u32>,
     pub edge: Vec<u32>,
     pub edge_port: Vec<u32>,
+    /// Hop distance (switch links) from switch s to the edge switch of group g: `dist[s * groups + g]`.
+    pub dist: Vec<u32>,
+    pub groups: usize,
 }
 
 pub const NONE: u32 = u32::MAX;
@@ -34,6 +37,8 @@ impl Routes {
             group: vec![NONE; n],
             edge: vec![NONE; n],
             edge_port: vec![NONE; n],
+            dist: Vec::new(),
+            groups: 0,
         };
         // destination groups: one per switch with attached hosts
         let mut group_switch: Vec<u32> = Vec::new();
@@ -70,6 +75,8 @@ impl Routes {
             }
         }
         r.bits = vec![0; total];
+        r.groups = groups;
+        r.dist = vec![u32::MAX; n * groups];
         let mut dist = vec![u32::MAX; n];
         let mut queue = std::collections::VecDeque::new();
         for (g, &dsw) in group_switch.iter().enumerate() {
@@ -89,6 +96,9 @@ impl Routes {
                 }
             }
             for s in 0..n {
+                r.dist[s * groups + g] = dist[s];
+            }
+            for s in 0..n {
                 if !is_switch[s] || s == dsw as usize || dist[s] == u32::MAX {
                     continue;
                 }
@@ -104,6 +114,16 @@ impl Routes {
             }
         }
         r
+    }
+
+    /// Links on a shortest path between two hosts (None if unreachable).
+    pub fn host_links(&self, src: u32, dst: u32) -> Option<u32> {
+        let (es, g) = (self.edge[src as usize], self.group[dst as usize]);
+        if es == NONE || g == NONE {
+            return None;
+        }
+        let d = self.dist[es as usize * self.groups + g as usize];
+        (d != u32::MAX).then_some(d + 2)
     }
 
     /// Acceptable local ports at switch `s` towards host `dst` (not the edge switch of `dst`).

@@ -210,6 +210,8 @@ pub struct App {
     /// The workflow this retrieval belongs to (slot and uid), or NO.
     pub workflow: u32,
     pub workflow_uid: u32,
+    /// Request size of a retrieval (0 for a one-way flow).
+    pub request: u64,
 }
 
 pub const NO: u32 = u32::MAX;
@@ -500,11 +502,12 @@ impl Sim {
         rows.sort_by_key(|a| a.id);
         for a in rows {
             let (to, rtx) = self.app_counts(&a);
-            self.flows.push(a.id, a.class, self.host_index(a.src), self.host_index(a.dst), a.size, a.prio, a.start.0, u64::MAX, to, rtx);
+            let ideal = self.ideal_fct(&a);
+            self.flows.push(a.id, a.class, self.host_index(a.src), self.host_index(a.dst), a.size, a.prio, a.start.0, u64::MAX, to, rtx, ideal);
         }
         for f in self.open_workflows() {
             let fe = self.host_index(f.frontend);
-            self.flows.push(f.id, f.class, fe, fe, f.bytes, f.prio, f.start.0, u64::MAX, f.timeouts, f.retransmits);
+            self.flows.push(f.id, f.class, fe, fe, f.bytes, f.prio, f.start.0, u64::MAX, f.timeouts, f.retransmits, 0);
         }
         self.check_conservation().expect("packet conservation");
     }

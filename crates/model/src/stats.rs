@@ -17,11 +17,14 @@ pub struct FlowColumns {
     pub end_ps: Vec<u64>,
     pub timeouts: Vec<u32>,
     pub retransmits: Vec<u32>,
+    /// The flow's completion time alone in an idle fabric (0 where not defined, e.g. workflows).
+    pub ideal_ps: Vec<u64>,
 }
 
 impl FlowColumns {
     #[allow(clippy::too_many_arguments)]
-    pub fn push(&mut self, id: u64, class: u16, src: u32, dst: u32, size: u64, prio: u8, start: u64, end: u64, to: u32, rtx: u32) {
+    pub fn push(&mut self, id: u64, class: u16, src: u32, dst: u32, size: u64, prio: u8, start: u64, end: u64, to: u32, rtx: u32, ideal: u64) {
+        self.ideal_ps.push(ideal);
         self.id.push(id);
         self.class.push(class);
         self.src.push(src);

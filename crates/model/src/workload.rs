@@ -160,6 +160,14 @@ pub enum Workload {
         responders: Vec<u32>,
         rngs: Vec<Stream>,
     },
+    Cdf {
+        arrivals: Arrivals,
+        /// (bytes, cumulative probability)
+        points: Vec<(f64, f64)>,
+        classes: [u16; 3],
+        prio: u8,
+        rngs: Vec<Stream>,
+    },
     Incast {
         receiver: u32,
         senders: Vec<u32>,
@@ -288,6 +296,26 @@ impl Workload {
                     rngs,
                 }
             }
+            WorkloadConfig::Cdf(c) => {
+                let points: Vec<(f64, f64)> = c.points.iter().map(|a| (a[0], a[1])).collect();
+                let mean = cdf_mean(&points);
+                let rate = match (c.load, c.rate) {
+                    (Some(load), _) => {
+                        let hr = sim.ports[sim.nodes[sim.hosts[0] as usize].port_base as usize].rate.0 as f64;
+                        load * hr / (8.0 * mean.max(1.0))
+                    }
+                    (_, Some(r)) => r,
+                    _ => unreachable!("validated"),
+                };
+                let rngs = sim.hosts.iter().map(|&h| sim.rng.stream(comp(i, h), purpose::ARRIVALS)).collect();
+                Workload::Cdf {
+                    arrivals: Arrivals::new(rate, None, None, None, c.start.0, stop_of(sim, c.stop)),
+                    points,
+                    classes: [sim.classes.id("small"), sim.classes.id("medium"), sim.classes.id("large")],
+                    prio: c.priority,
+                    rngs,
+                }
+            }
             WorkloadConfig::Incast(c) => {
                 if c.receiver >= nh {
                     return err(format!("workload[{i}].receiver"), format!("host index must be below {nh}, got {}", c.receiver));
@@ -313,6 +341,34 @@ impl Workload {
                 }
             }
         })
+    }
+}
+
+/// Mean of a piecewise-linear CDF given as (value, cumulative probability) points.
+pub fn cdf_mean(points: &[(f64, f64)]) -> f64 {
+    points.windows(2).map(|w| (w[0].0 + w[1].0) / 2.0 * (w[1].1 - w[0].1)).sum()
+}
+
+/// Inverse-transform sample of a piecewise-linear CDF, rounded up to whole bytes (at least 1).
+pub fn cdf_sample(points: &[(f64, f64)], u: f64) -> u64 {
+    for w in points.windows(2) {
+        let ((x0, p0), (x1, p1)) = (w[0], w[1]);
+        if u < p1 && p1 > p0 {
+            let x = x0 + (u - p0.max(0.0)).max(0.0) / (p1 - p0) * (x1 - x0);
+            return (x.ceil() as u64).max(1);
+        }
+    }
+    (points.last().unwrap().0.ceil() as u64).max(1)
+}
+
+/// Size buckets of the PIAS and pFabric evaluations: small (0, 100 KB], medium (100 KB, 10 MB], large.
+pub fn size_bucket(bytes: u64) -> usize {
+    if bytes <= 100 * 1024 {
+        0
+    } else if bytes <= 10 * 1024 * 1024 {
+        1
+    } else {
+        2
     }
 }
 
@@ -349,7 +405,8 @@ impl Sim {
         match &mut self.workloads[w as usize] {
             Workload::Retrieval { arrivals, rngs, .. }
             | Workload::Sequential { arrivals, rngs, .. }
-            | Workload::PartitionAggregate { arrivals, rngs, .. } => {
+            | Workload::PartitionAggregate { arrivals, rngs, .. }
+            | Workload::Cdf { arrivals, rngs, .. } => {
                 for (i, r) in rngs.iter_mut().enumerate() {
                     if let Some(t) = arrivals.next(arrivals.start, r) {
                         evs.push((t, i as u32));
@@ -401,6 +458,7 @@ impl Sim {
             let a = self.apps.get_mut(app);
             a.workflow = wf.0;
             a.workflow_uid = wf.1;
+            a.request = req;
         }
         self.start_transfer(app, Role::Request, requester, responder, req, prio);
     }
@@ -473,6 +531,16 @@ impl Sim {
                 for s in snd {
                     self.issue_retrieval(w, class, rcv, s, each, prio, req, wf);
                 }
+            }
+            Workload::Cdf { arrivals, points, classes, prio, rngs } => {
+                let r = &mut rngs[i as usize];
+                next = arrivals.next(now, r);
+                let src = self.hosts[i as usize];
+                let dst = pick_other(&self.hosts, src, r);
+                let size = cdf_sample(points, r.uniform());
+                let (class, prio) = (classes[size_bucket(size)], *prio);
+                let app = self.open_app(w, class, src, dst, size, prio);
+                self.start_transfer(app, Role::OneWay, src, dst, size, prio);
             }
             Workload::Flows { class, rows } => {
                 let (_, src, dst, size, prio) = rows[i as usize];
@@ -554,7 +622,7 @@ impl Sim {
         let f = self.workflows.get(wf.0).clone();
         if f.measured {
             let fe = self.host_index(f.frontend);
-            self.flows.push(f.id, f.class, fe, fe, f.bytes, f.prio, f.start.0, self.now.0, f.timeouts, f.retransmits);
+            self.flows.push(f.id, f.class, fe, fe, f.bytes, f.prio, f.start.0, self.now.0, f.timeouts, f.retransmits, 0);
             self.counters.flows_completed += 1;
             self.active_measured -= 1;
         }

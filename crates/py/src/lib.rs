@@ -86,6 +86,7 @@ impl Simulation {
         d.set_item("end_ps", PyBytes::new(py, &le(&f.end_ps, u64::to_le_bytes)))?;
         d.set_item("timeouts", PyBytes::new(py, &le(&f.timeouts, u32::to_le_bytes)))?;
         d.set_item("retransmits", PyBytes::new(py, &le(&f.retransmits, u32::to_le_bytes)))?;
+        d.set_item("ideal_ps", PyBytes::new(py, &le(&f.ideal_ps, u64::to_le_bytes)))?;
         Ok(d)
     }
 
