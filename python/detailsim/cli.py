@@ -288,6 +288,38 @@ def _core_duration(text: str, field: str) -> float:
     raise _core.ScenarioError(f"{field}: expected a duration such as \"10ms\"")
 
 
+@main.command("pias-thresholds")
+@click.option("--cdf", "cdf", required=True, help="Flow-size CDF: websearch, datamining, or a file.")
+@click.option("--load", type=float, required=True, help="Load rho in (0, 1).")
+@click.option("--queues", type=click.IntRange(1, 8), default=8, show_default=True)
+@click.option("--method", type=click.Choice(["all", "optimal", "equal-split", "paper"]), default="all", show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def pias_thresholds_cmd(cdf: str, load: float, queues: int, method: str, as_json: bool) -> None:
+    """PIAS demotion thresholds: the bound-minimising ones (exact dynamic programming), equal split, and the
+    PIAS authors' published sets, with the fractions S_j and the bound T of each."""
+    from .cdf import load_points
+    from .pias import solve
+
+    try:
+        points = load_points(cdf, field="--cdf")
+        methods = ["optimal", "equal-split", "paper"] if method == "all" else [method]
+        results = []
+        for m in methods:
+            try:
+                results.append(solve(points, cdf, load, queues, m))
+            except _core.ScenarioError:
+                if method != "all":
+                    raise
+    except _core.ScenarioError as e:
+        _fail(str(e))
+    if as_json:
+        click.echo(json.dumps(results if method == "all" else results[0]))
+        return
+    for r in results:
+        click.echo(f"{r['method']:<12} bound {r['bound']:.4f}  S = " + ", ".join(f"{x:.3f}" for x in r["fractions"]))
+        click.echo(f"{'':<12} thresholds (bytes) " + ", ".join(str(a) for a in r["thresholds_bytes"]))
+
+
 DEMO_SCHEMES = ["fh", "lps", "detail"]
 
 

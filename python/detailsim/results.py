@@ -81,8 +81,11 @@ def summarize(core: dict[str, Any], flows: pl.DataFrame, scenario: str, seed: in
     fct: dict[str, Any] = {}
     done = flows.filter(pl.col("fct").is_not_null())
     for cls in core["classes"]:
-        x = done.filter(pl.col("class") == cls)["fct"].to_numpy()
-        fct[cls] = fct_stats(x)
+        g = done.filter(pl.col("class") == cls)
+        fct[cls] = fct_stats(g["fct"].to_numpy())
+        sd = g["slowdown"].drop_nulls()
+        if sd.len():
+            fct[cls]["mean_slowdown"] = float(sd.mean())
     # partition-aggregate workflows: per fan-out classes, and all fan-outs together
     pa = [c for c in core["classes"] if c.startswith("workflow/partition-aggregate/")]
     if pa:
@@ -104,6 +107,7 @@ def summarize(core: dict[str, Any], flows: pl.DataFrame, scenario: str, seed: in
         "retransmits": core["retransmits"],
         "pfc": core["pfc"],
         "ecn_marks": core["ecn_marks"],
+        "dibs": core["dibs"],
         "packets": core["packets"],
         "invariants": core["invariants"],
     }

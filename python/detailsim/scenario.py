@@ -149,11 +149,46 @@ def _resolve_flows(w: dict[str, Any], i: int, base: Path) -> None:
     w["rows"] = df.to_dicts()
 
 
+def _resolve_pias(sc: dict[str, Any]) -> None:
+    """`[scheme.pias] thresholds = "optimal" | "equal-split" | "paper" | [bytes...]`, `queues = 8`: turned into
+    scheme.tcp.mlfq_thresholds from the scenario's first CDF workload (its flow sizes and load)."""
+    scheme = sc.get("scheme")
+    if not isinstance(scheme, dict) or "pias" not in scheme:
+        return
+    cfg = scheme.pop("pias")
+    if not isinstance(cfg, dict):
+        raise ScenarioError("scheme.pias: a table with thresholds and queues")
+    unknown = set(cfg) - {"thresholds", "queues"}
+    if unknown:
+        raise ScenarioError(f"scheme.pias.{sorted(unknown)[0]}: unknown key; allowed: thresholds, queues")
+    method = cfg.get("thresholds", "optimal")
+    queues = int(cfg.get("queues", 8))
+    if not 1 <= queues <= 8:
+        raise ScenarioError(f"scheme.pias.queues: 1 to 8, got {queues}")
+    if isinstance(method, list):
+        alphas = method
+    else:
+        from .pias import solve
+
+        w = next((w for w in sc.get("workload", []) if isinstance(w, dict) and w.get("kind") == "cdf"), None)
+        if w is None or "load" not in w:
+            raise ScenarioError("scheme.pias.thresholds: \"optimal\", \"equal-split\" and \"paper\" need a cdf workload with a load")
+        alphas = solve(w["points"], str(w.get("cdf", "")), float(w["load"]), queues, str(method))["thresholds_bytes"]
+    scheme.setdefault("tcp", {})["mlfq_thresholds"] = alphas
+
+
 def resolve(sc: dict[str, Any], base: Path) -> dict[str, Any]:
     """Front-end resolution of files referenced by the scenario (modifies `sc`, a private copy)."""
     for i, w in enumerate(sc.get("workload", []) or []):
         if isinstance(w, dict) and w.get("kind") == "flows" and "file" in w:
             _resolve_flows(w, i, base)
+        if isinstance(w, dict) and w.get("kind") == "cdf" and "points" not in w:
+            from .cdf import load_points
+
+            if "cdf" not in w:
+                raise ScenarioError(f"workload[{i}].cdf: required: a bundled CDF (websearch, datamining) or a file")
+            w["points"] = load_points(str(w["cdf"]), base, f"workload[{i}].cdf")
+    _resolve_pias(sc)
     topo = sc.get("topology")
     if isinstance(topo, dict) and "file" in topo:
         f = Path(topo.pop("file"))

@@ -310,6 +310,15 @@ pub enum AlbChoice {
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
+pub enum CongestionControl {
+    /// TCP NewReno (with classic ECN reaction when `ecn` is on).
+    NewReno,
+    /// DCTCP: alpha-weighted window cut, precise ECN echo.
+    Dctcp,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
 pub enum WatchdogAction {
     /// Record the event.
     Report,
@@ -352,6 +361,10 @@ pub struct TcpOverrides {
     pub delayed_ack_timeout: Option<Dur>,
     pub ecn: Option<bool>,
     pub retransmissions: Option<bool>,
+    pub congestion_control: Option<CongestionControl>,
+    pub dctcp_g: Option<f64>,
+    /// PIAS MLFQ demotion thresholds in bytes (the front end resolves "optimal", "equal-split", "paper").
+    pub mlfq_thresholds: Option<Vec<Bytes>>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -373,6 +386,32 @@ pub struct SchemeConfig {
     pub pfc: PfcOverrides,
     #[serde(default)]
     pub alb: AlbOverrides,
+    #[serde(default)]
+    pub dibs: DibsOverrides,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DibsOverrides {
+    pub enabled: Option<bool>,
+    pub threshold: Option<Bytes>,
+    pub max_detours: Option<u32>,
+    pub probability: Option<f64>,
+    pub priorities: Option<Vec<u8>>,
+}
+
+/// DIBS: detour instead of drop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DibsParams {
+    pub enabled: bool,
+    /// Detour when the chosen egress queue holds more than this (None: when it cannot take the packet).
+    pub threshold: Option<u64>,
+    /// Drop a packet detoured this many times (None: no cap).
+    pub max_detours: Option<u32>,
+    /// Detour with this probability when eligible (otherwise behave as without DIBS).
+    pub probability: f64,
+    /// Priorities allowed to detour (bit p).
+    pub priorities: u8,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -430,6 +469,7 @@ impl Default for SchemeConfig {
             tcp: TcpOverrides::default(),
             pfc: PfcOverrides::default(),
             alb: AlbOverrides::default(),
+            dibs: DibsOverrides::default(),
         }
     }
 }
@@ -453,6 +493,10 @@ pub struct TcpParams {
     /// Off: no retransmission timer and no fast retransmit (the paper's Section 3.3 study with
     /// infinite buffers, where nothing is lost).
     pub retransmissions: bool,
+    pub cc: CongestionControl,
+    pub dctcp_g: f64,
+    /// PIAS MLFQ demotion thresholds (bytes sent); empty: no tagging.
+    pub mlfq: Vec<u64>,
 }
 
 /// A resolved scheme: one row of the policy table.
@@ -468,6 +512,7 @@ pub struct Scheme {
     pub tcp: TcpParams,
     pub pfc: PfcParams,
     pub alb: AlbParams,
+    pub dibs: DibsParams,
 }
 
 /// A named preset: what it stands for, for `detailsim schemes`.
@@ -492,6 +537,9 @@ fn base_tcp() -> TcpParams {
         delayed_ack_timeout: Time::from_us(40),
         ecn: false,
         retransmissions: true,
+        cc: CongestionControl::NewReno,
+        dctcp_g: 1.0 / 16.0,
+        mlfq: Vec::new(),
     }
 }
 
@@ -528,7 +576,19 @@ fn row(name: &str, lb: LoadBalancing, fc: FlowControl, source_ecn: bool, tcp: Tc
         tcp,
         pfc: base_pfc(),
         alb: base_alb(),
+        dibs: DibsParams { enabled: false, threshold: None, max_detours: None, probability: 1.0, priorities: 0xff },
     }
+}
+
+fn dctcp_tcp() -> TcpParams {
+    TcpParams { cc: CongestionControl::Dctcp, ecn: true, delayed_ack: true, ..base_tcp() }
+}
+
+fn dctcp_row(name: &str) -> Scheme {
+    let mut s = row(name, LoadBalancing::FlowHash, FlowControl::TailDrop, false, dctcp_tcp());
+    s.ecn_marking = EcnMarking::PerPort;
+    s.ecn_threshold = 30 * 1024;
+    s
 }
 
 pub const PRESETS: &[Preset] = &[
@@ -556,6 +616,31 @@ pub const PRESETS: &[Preset] = &[
         name: "pfc_only",
         summary: "ablation: FH plus PFC (flow hashing, lossless, NewReno with fast retransmit, RTO 10 ms)",
         build: || row("pfc_only", LoadBalancing::FlowHash, FlowControl::Pfc, false, base_tcp()),
+    },
+    Preset {
+        name: "tcp",
+        summary: "plain TCP NewReno: flow hashing, tail drop, fast retransmit, RTO 10 ms, no ECN",
+        build: || row("tcp", LoadBalancing::FlowHash, FlowControl::TailDrop, false, base_tcp()),
+    },
+    Preset {
+        name: "dctcp",
+        summary: "DCTCP: switch ECN marking per port at K = 30 KB, alpha-based window cut (g = 1/16), delayed ACKs with DCTCP echo, flow hashing, tail drop",
+        build: || dctcp_row("dctcp"),
+    },
+    Preset {
+        name: "dibs",
+        summary: "DIBS + DCTCP: a packet whose egress queue is full is detoured to a random other switch port with room instead of dropped; fast retransmit off",
+        build: || {
+            let mut s = dctcp_row("dibs");
+            s.dibs.enabled = true;
+            s.tcp.fast_retransmit = false;
+            s
+        },
+    },
+    Preset {
+        name: "pias",
+        summary: "PIAS: host MLFQ tagging (thresholds from [scheme.tcp] mlfq_thresholds; the front end solves \"optimal\"), per-port ECN, DCTCP, strict priorities",
+        build: || dctcp_row("pias"),
     },
     Preset {
         name: "alb_only",
@@ -605,6 +690,28 @@ impl SchemeConfig {
         }
         if s.alb.t2 < s.alb.t1 {
             return err("scheme.alb.t2", format!("must be at least t1 ({} B)", s.alb.t1));
+        }
+        let d = &self.dibs;
+        if let Some(v) = d.enabled {
+            s.dibs.enabled = v;
+        }
+        if let Some(v) = d.threshold {
+            s.dibs.threshold = Some(v.0);
+        }
+        if let Some(v) = d.max_detours {
+            s.dibs.max_detours = Some(v);
+        }
+        if let Some(v) = d.probability {
+            if !(0.0..=1.0).contains(&v) {
+                return err("scheme.dibs.probability", format!("must be within 0..1, got {v}"));
+            }
+            s.dibs.probability = v;
+        }
+        if let Some(v) = &d.priorities {
+            if v.iter().any(|&p| p > 7) {
+                return err("scheme.dibs.priorities", "priorities are 0..7");
+            }
+            s.dibs.priorities = v.iter().fold(0u8, |m, &p| m | (1 << p));
         }
         let pf = &self.pfc;
         if let Some(v) = pf.pause_threshold {
@@ -664,6 +771,25 @@ impl SchemeConfig {
         }
         set!(handshake, fast_retransmit, dupack_threshold, rto_min, rto_initial, rto_max, delayed_ack,
              delayed_ack_timeout, ecn, retransmissions);
+        if let Some(v) = o.congestion_control {
+            t.cc = v;
+        }
+        if let Some(g) = o.dctcp_g {
+            if !(g > 0.0 && g <= 1.0) {
+                return err("scheme.tcp.dctcp_g", format!("must be in (0, 1], got {g}"));
+            }
+            t.dctcp_g = g;
+        }
+        if let Some(v) = &o.mlfq_thresholds {
+            let m: Vec<u64> = v.iter().map(|b| b.0).collect();
+            if m.len() > 7 {
+                return err("scheme.tcp.mlfq_thresholds", "at most 7 thresholds (8 priorities)");
+            }
+            if m.windows(2).any(|w| w[1] < w[0]) {
+                return err("scheme.tcp.mlfq_thresholds", "must be non-decreasing");
+            }
+            t.mlfq = m;
+        }
         if t.dupack_threshold == 0 {
             return err("scheme.tcp.dupack_threshold", "must be at least 1");
         }

@@ -112,6 +112,7 @@ impl Sim {
             let pt = &mut self.ports[p as usize];
             pt.up = false;
             pt.paused = 0;
+            pt.eg.advance(now);
             // drop what waits in the egress queue (bytes still crossing the crossbar are dropped on arrival)
             for prio in 0..8u8 {
                 while !pt.eg.q[prio as usize].is_empty() {

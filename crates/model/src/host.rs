@@ -43,6 +43,8 @@ impl Sim {
             self.drop_packet(pid, DropCause::HostBuffer, Some(port));
             return;
         }
+        let now = self.now;
+        self.ports[port as usize].eg.advance(now);
         self.ports[port as usize].eg.push(pkt.prio, pid, wire);
         self.tx_try(port);
     }
@@ -123,6 +125,7 @@ impl Sim {
             dport: t.dport,
             out_port: NO,
             retx: false,
+            detours: 0,
         };
         let src = t.src;
         for s in segs {
@@ -132,6 +135,7 @@ impl Sim {
             p.len = s.len;
             p.wire = self.framing.wire(s.len + HEADERS);
             p.retx = s.retx;
+            p.prio = (p.prio + s.level).min(7);
             if s.cwr {
                 p.flags |= FLAG_CWR;
             }
@@ -164,6 +168,7 @@ impl Sim {
             dport: t.sport,
             out_port: NO,
             retx: false,
+            detours: 0,
         };
         let from = t.dst;
         self.host_send(from, p);
@@ -243,6 +248,14 @@ impl Sim {
         let pkt = *self.pkts.get(pid);
         self.pkts.release(pid);
         self.counters.pkts_delivered += 1;
+        if self.scheme.dibs.enabled {
+            let h = &mut self.counters.detour_histogram;
+            let d = pkt.detours as usize;
+            if h.len() <= d {
+                h.resize(d + 1, 0);
+            }
+            h[d] += 1;
+        }
         let tr = pkt.tr;
         {
             let t = self.transfers.get(tr);
@@ -265,7 +278,10 @@ impl Sim {
                 if newly_complete {
                     t.rcv_done = true;
                 }
-                if let Some(a) = ack {
+                if let Some(a) = ack.0 {
+                    self.send_ack(tr, a);
+                }
+                if let Some(a) = ack.1 {
                     self.send_ack(tr, a);
                 }
                 self.sync_delack_timer(tr);

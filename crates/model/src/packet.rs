@@ -42,4 +42,6 @@ pub struct Packet {
     pub out_port: u32,
     /// Whether this is a retransmission (for traces).
     pub retx: bool,
+    /// Times DIBS detoured this packet.
+    pub detours: u8,
 }

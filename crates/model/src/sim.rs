@@ -62,10 +62,27 @@ pub struct PrioQueue {
     pub max_total: u64,
     /// Bit p set when `q[p]` is non-empty.
     pub nonempty: u8,
+    /// Integral of `total` over time (byte-picoseconds) up to `last_ps`, for the time-average occupancy.
+    pub area: u128,
+    pub last_ps: u64,
 }
 impl PrioQueue {
     fn new(cap: u64) -> Self {
-        PrioQueue { q: Default::default(), bytes: [0; 8], total: 0, cap, max_total: 0, nonempty: 0 }
+        PrioQueue { q: Default::default(), bytes: [0; 8], total: 0, cap, max_total: 0, nonempty: 0, area: 0, last_ps: 0 }
+    }
+    /// Account the occupancy up to `now` (call before changing `total`).
+    #[inline]
+    pub fn advance(&mut self, now: Time) {
+        self.area += self.total as u128 * (now.0 - self.last_ps) as u128;
+        self.last_ps = now.0;
+    }
+    /// Time-average occupancy in bytes over [0, now].
+    pub fn mean_total(&self, now: Time) -> f64 {
+        if now.0 == 0 {
+            return 0.0;
+        }
+        let area = self.area + self.total as u128 * (now.0.saturating_sub(self.last_ps)) as u128;
+        area as f64 / now.0 as f64
     }
     #[inline]
     pub fn push(&mut self, prio: u8, pid: PacketId, wire: u64) {
@@ -552,6 +569,7 @@ impl Sim {
                     utilisation: p.tx_bytes as f64 * 8.0 / (p.rate.0 as f64 * t),
                     max_ingress_bytes: p.ing.max_total,
                     max_egress_bytes: p.eg.max_total,
+                    mean_egress_bytes: p.eg.mean_total(self.now),
                     drops: p.drops,
                     ecn_marks: p.ecn_marks,
                     up: p.up,
@@ -589,6 +607,7 @@ impl Sim {
                 "deadlocks": self.pfc_events.iter().filter(|e| e.kind == "deadlock").collect::<Vec<_>>(),
             },
             "ecn_marks": c.ecn_marks,
+            "dibs": {"detours": c.detours, "detours_per_packet": c.detour_histogram},
             "packets": {
                 "created": c.pkts_created,
                 "delivered": c.pkts_delivered,

@@ -55,20 +55,23 @@ pub enum DropCause {
     NoRoute,
     /// The packet was queued for, or sent into, a link that went down.
     LinkDown,
+    /// DIBS: detoured the maximum number of times, or no port had room to detour to.
+    DetourLimit,
 }
 impl DropCause {
-    pub const ALL: [DropCause; 4] = [DropCause::IngressBuffer, DropCause::HostBuffer, DropCause::NoRoute, DropCause::LinkDown];
+    pub const ALL: [DropCause; 5] = [DropCause::IngressBuffer, DropCause::HostBuffer, DropCause::NoRoute, DropCause::LinkDown, DropCause::DetourLimit];
     pub fn name(self) -> &'static str {
         match self {
             DropCause::IngressBuffer => "ingress_buffer",
             DropCause::HostBuffer => "host_buffer",
             DropCause::NoRoute => "no_route",
             DropCause::LinkDown => "link_down",
+            DropCause::DetourLimit => "detour_limit",
         }
     }
     /// Congestion drops are the ones a lossless fabric must never have.
     pub fn is_congestion(self) -> bool {
-        matches!(self, DropCause::IngressBuffer | DropCause::HostBuffer)
+        matches!(self, DropCause::IngressBuffer | DropCause::HostBuffer | DropCause::DetourLimit)
     }
 }
 
@@ -79,7 +82,7 @@ pub struct Counters {
     pub pkts_created: u64,
     pub pkts_delivered: u64,
     pub pkts_stale: u64,
-    pub drops: [u64; 4],
+    pub drops: [u64; 5],
     pub ecn_marks: u64,
     pub timeouts: u64,
     pub retransmits: u64,
@@ -90,6 +93,9 @@ pub struct Counters {
     /// (port, priority) pause transitions requested.
     pub pfc_pauses: u64,
     pub max_packets_in_flight: u64,
+    /// DIBS: detours made, and delivered packets by how many times they were detoured.
+    pub detours: u64,
+    pub detour_histogram: Vec<u64>,
 }
 impl Counters {
     pub fn drop(&mut self, c: DropCause) {
@@ -130,6 +136,8 @@ pub struct PortStats {
     pub utilisation: f64,
     pub max_ingress_bytes: u64,
     pub max_egress_bytes: u64,
+    /// Time-average egress occupancy over the run.
+    pub mean_egress_bytes: f64,
     pub drops: u64,
     pub ecn_marks: u64,
     pub up: bool,

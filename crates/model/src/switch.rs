@@ -92,6 +92,55 @@ impl Sim {
         base + lp
     }
 
+    /// DIBS: if the chosen egress queue is over its threshold (by default: cannot take the packet), send the
+    /// packet out of a uniformly random other switch-facing port with room instead. None: drop it (cap
+    /// reached). Some(out) unchanged when the packet is not eligible or no port has room.
+    fn dibs_detour(&mut self, node: u32, _inp: u32, pid: PacketId, out: u32, prio: u8, wire: u64) -> Option<u32> {
+        let d = self.scheme.dibs.clone();
+        let e = &self.ports[out as usize].eg;
+        let over = match d.threshold {
+            Some(t) => e.total + wire > t,
+            None => !e.has_room(wire),
+        };
+        if !over || d.priorities & (1 << prio) == 0 {
+            return Some(out);
+        }
+        let nd = &mut self.nodes[node as usize];
+        if d.probability < 1.0 && nd.rng.uniform() >= d.probability {
+            return Some(out);
+        }
+        let detours = self.pkts.get(pid).detours;
+        if let Some(cap) = d.max_detours {
+            if detours as u32 >= cap {
+                return None;
+            }
+        }
+        let mut cands = std::mem::take(&mut self.scratch_ports);
+        cands.clear();
+        let (base, n) = (self.nodes[node as usize].port_base, self.nodes[node as usize].nports);
+        for p in base..base + n {
+            let pt = &self.ports[p as usize];
+            if p != out && pt.up && self.nodes[pt.peer_node as usize].is_switch && pt.eg.has_room(wire) {
+                cands.push(p);
+            }
+        }
+        let pick = if cands.is_empty() {
+            None
+        } else {
+            Some(cands[self.nodes[node as usize].rng.below(cands.len() as u64) as usize])
+        };
+        self.scratch_ports = cands;
+        match pick {
+            Some(p) => {
+                self.counters.detours += 1;
+                let pk = self.pkts.get_mut(pid);
+                pk.detours = pk.detours.saturating_add(1);
+                Some(p)
+            }
+            None => Some(out),
+        }
+    }
+
     pub(crate) fn drop_packet(&mut self, pid: PacketId, cause: DropCause, port: Option<u32>) {
         if cause == DropCause::IngressBuffer && self.pfc_on() && !self.faults.iter().any(|f| f.ignores_pause()) {
             let at = port.map(|p| {
@@ -120,6 +169,17 @@ impl Sim {
         let Some(out) = self.route(node, pid) else {
             self.drop_packet(pid, DropCause::NoRoute, Some(port));
             return;
+        };
+        let out = if self.scheme.dibs.enabled {
+            match self.dibs_detour(node, port, pid, out, prio, wire) {
+                Some(o) => o,
+                None => {
+                    self.drop_packet(pid, DropCause::DetourLimit, Some(port));
+                    return;
+                }
+            }
+        } else {
+            out
         };
         self.pkts.get_mut(pid).out_port = out;
         let ing = &mut self.ports[port as usize].ing;
@@ -167,6 +227,7 @@ impl Sim {
             }
             let e = &mut self.ports[out as usize];
             if e.eg.has_room(wire) {
+                e.eg.advance(self.now);
                 e.eg.reserve(prio, wire);
                 let node = e.node;
                 let ip = &mut self.ports[inp as usize];
@@ -200,6 +261,8 @@ impl Sim {
             self.ports[out as usize].eg.enlist(prio, pid);
             self.tx_try(out);
         } else {
+            let now = self.now;
+            self.ports[out as usize].eg.advance(now);
             self.ports[out as usize].eg.release(prio, wire);
             self.drop_packet(pid, DropCause::LinkDown, Some(out));
         }
@@ -254,6 +317,7 @@ impl Sim {
         let prio = mask.trailing_zeros() as u8;
         let pid = pt.eg.pop(prio);
         let wire = self.pkts.get(pid).wire as u64;
+        pt.eg.advance(now);
         pt.eg.release(prio, wire);
         pt.tx_bytes += wire;
         pt.tx_packets += 1;

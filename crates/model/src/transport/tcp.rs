@@ -7,7 +7,7 @@
 //! until the sender signals CWR. RTT samples use echoed send timestamps (RFC 7323), so retransmitted
 //! segments give valid samples.
 
-use crate::config::TcpParams;
+use crate::config::{CongestionControl, TcpParams};
 use detailsim_engine::Time;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +26,8 @@ pub struct SegOut {
     pub len: u32,
     pub retx: bool,
     pub cwr: bool,
+    /// Priority levels below the flow's own (PIAS MLFQ demotion); 0 otherwise.
+    pub level: u8,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +54,14 @@ pub struct TcpSender {
     backoff: u32,
     ecn_reacted_until: u64,
     send_cwr: bool,
+    /// DCTCP: the running estimate of the marked fraction, and this observation window's counts.
+    pub alpha: f64,
+    win_end: u64,
+    win_acked: u64,
+    win_marked: u64,
+    /// PIAS: bytes sent when the MLFQ counter was last reset, and consecutive timeouts.
+    mlfq_base: u64,
+    consecutive_timeouts: u32,
     /// When the retransmission timer expires, if armed.
     pub deadline: Option<Time>,
     pub timeouts: u32,
@@ -77,6 +87,12 @@ impl TcpSender {
             backoff: 0,
             ecn_reacted_until: 0,
             send_cwr: false,
+            alpha: 1.0,
+            win_end: 0,
+            win_acked: 0,
+            win_marked: 0,
+            mlfq_base: 0,
+            consecutive_timeouts: 0,
             deadline: None,
             timeouts: 0,
             retransmits: 0,
@@ -108,7 +124,7 @@ impl TcpSender {
     pub fn start(&mut self, now: Time, p: &TcpParams, out: &mut Vec<SegOut>) {
         match self.state {
             State::SynSent => {
-                out.push(SegOut { kind: SegKind::Syn, seq: 0, len: 0, retx: false, cwr: false });
+                out.push(SegOut { kind: SegKind::Syn, seq: 0, len: 0, retx: false, cwr: false, level: 0 });
                 self.arm(now, p);
             }
             State::Established => self.try_send(now, p, out),
@@ -135,6 +151,15 @@ impl TcpSender {
         p.mss as f64
     }
 
+    /// PIAS's MLFQ level of the next segment: how many demotion thresholds the bytes sent so far reach.
+    fn mlfq_level(&self, p: &TcpParams, seq: u64) -> u8 {
+        if p.mlfq.is_empty() {
+            return 0;
+        }
+        let sent = self.max_sent.max(seq).saturating_sub(self.mlfq_base);
+        p.mlfq.iter().take_while(|&&a| sent >= a).count() as u8
+    }
+
     fn emit(&mut self, seq: u64, p: &TcpParams, out: &mut Vec<SegOut>) -> u64 {
         let len = (p.mss as u64).min(self.size - seq);
         let retx = seq < self.max_sent;
@@ -142,7 +167,8 @@ impl TcpSender {
             self.retransmits += 1;
         }
         let cwr = std::mem::take(&mut self.send_cwr);
-        out.push(SegOut { kind: SegKind::Data, seq, len: len as u32, retx, cwr });
+        let level = self.mlfq_level(p, seq);
+        out.push(SegOut { kind: SegKind::Data, seq, len: len as u32, retx, cwr, level });
         len
     }
 
@@ -179,6 +205,10 @@ impl TcpSender {
         }
         if ack > self.una {
             let acked = (ack - self.una) as f64;
+            self.consecutive_timeouts = 0;
+            if p.cc == CongestionControl::Dctcp {
+                self.dctcp_observe(p, ack - self.una, ece, ack);
+            }
             self.una = ack;
             if self.nxt < self.una {
                 // an ACK for data sent before a timeout rewound nxt
@@ -206,7 +236,11 @@ impl TcpSender {
                 }
             }
             if p.ecn && ece && self.una > self.ecn_reacted_until {
-                self.ecn_reduce(p);
+                if p.cc == CongestionControl::Dctcp {
+                    self.dctcp_reduce(p);
+                } else {
+                    self.ecn_reduce(p);
+                }
             }
             if self.una >= self.size {
                 self.deadline = None;
@@ -234,6 +268,31 @@ impl TcpSender {
         self.try_send(now, p, out);
     }
 
+    /// DCTCP: count acknowledged and marked bytes; at the end of each window of data update
+    /// alpha <- (1 - g) alpha + g F, F the marked fraction.
+    fn dctcp_observe(&mut self, p: &TcpParams, acked: u64, ece: bool, ack: u64) {
+        self.win_acked += acked;
+        if ece {
+            self.win_marked += acked;
+        }
+        if ack > self.win_end {
+            let f = if self.win_acked > 0 { self.win_marked as f64 / self.win_acked as f64 } else { 0.0 };
+            self.alpha = (1.0 - p.dctcp_g) * self.alpha + p.dctcp_g * f;
+            self.win_acked = 0;
+            self.win_marked = 0;
+            self.win_end = self.nxt.max(ack);
+        }
+    }
+
+    /// DCTCP: cut the window by alpha / 2, once per window of data.
+    fn dctcp_reduce(&mut self, p: &TcpParams) {
+        let mss = self.mss(p);
+        self.cwnd = (self.cwnd * (1.0 - self.alpha / 2.0)).max(mss);
+        self.ssthresh = self.cwnd.max(2.0 * mss);
+        self.ecn_reacted_until = self.nxt;
+        self.send_cwr = true;
+    }
+
     fn ecn_reduce(&mut self, p: &TcpParams) {
         let mss = self.mss(p);
         self.ssthresh = (self.cwnd / 2.0).max(2.0 * mss);
@@ -245,10 +304,16 @@ impl TcpSender {
     /// The retransmission timer expired (the caller checked `now >= deadline`).
     pub fn on_timeout(&mut self, now: Time, p: &TcpParams, out: &mut Vec<SegOut>) {
         self.timeouts += 1;
+        self.consecutive_timeouts += 1;
+        if self.consecutive_timeouts >= 2 && !p.mlfq.is_empty() {
+            // PIAS: after two consecutive timeouts the flow starts again at the highest priority
+            self.mlfq_base = self.max_sent;
+            self.consecutive_timeouts = 0;
+        }
         self.backoff += 1;
         self.deadline = None;
         if self.state == State::SynSent {
-            out.push(SegOut { kind: SegKind::Syn, seq: 0, len: 0, retx: true, cwr: false });
+            out.push(SegOut { kind: SegKind::Syn, seq: 0, len: 0, retx: true, cwr: false, level: 0 });
             self.retransmits += 1;
             self.arm(now, p);
             return;
@@ -301,15 +366,33 @@ impl TcpReceiver {
         AckOut { kind: SegKind::SynAck, ack: 0, ece: false, ts_echo: ts }
     }
 
-    /// A data segment arrived. Returns the ACK to send now, if any.
+    /// A data segment arrived. Returns the ACKs to send now: with DCTCP, a change of the CE state while
+    /// an ACK is held back first sends that ACK with the old state (the DCTCP receiver state machine).
     #[allow(clippy::too_many_arguments)]
-    pub fn on_data(&mut self, now: Time, p: &TcpParams, seq: u64, len: u32, ce: bool, cwr: bool, ts: Time) -> Option<AckOut> {
-        if cwr {
-            self.ece = false;
+    pub fn on_data(&mut self, now: Time, p: &TcpParams, seq: u64, len: u32, ce: bool, cwr: bool, ts: Time) -> (Option<AckOut>, Option<AckOut>) {
+        let mut early = None;
+        if p.cc == CongestionControl::Dctcp {
+            if ce != self.ece {
+                if self.pending > 0 {
+                    early = Some(self.ack(self.pending_ts));
+                    self.pending = 0;
+                    self.deadline = None;
+                }
+                self.ece = ce;
+            }
+        } else {
+            if cwr {
+                self.ece = false;
+            }
+            if ce {
+                self.ece = true;
+            }
         }
-        if ce {
-            self.ece = true;
-        }
+        (early, self.on_data_inner(now, p, seq, len, ce, ts))
+    }
+
+    fn on_data_inner(&mut self, now: Time, p: &TcpParams, seq: u64, len: u32, ce: bool, ts: Time) -> Option<AckOut> {
+        let ce = ce && p.cc != CongestionControl::Dctcp; // classic ECN acknowledges CE at once
         let end = seq + len as u64;
         let in_order = seq == self.rcv_nxt;
         let had_gap = !self.ooo.is_empty();
@@ -475,10 +558,10 @@ mod tests {
         let p = params();
         let mut r = TcpReceiver::new(3000);
         let t = Time::ZERO;
-        assert_eq!(r.on_data(t, &p, 1000, 1000, false, false, t).unwrap().ack, 0);
-        assert_eq!(r.on_data(t, &p, 2000, 1000, false, false, t).unwrap().ack, 0);
+        assert_eq!(r.on_data(t, &p, 1000, 1000, false, false, t).1.unwrap().ack, 0);
+        assert_eq!(r.on_data(t, &p, 2000, 1000, false, false, t).1.unwrap().ack, 0);
         assert_eq!(r.buffered(), 2000);
-        assert_eq!(r.on_data(t, &p, 0, 1000, false, false, t).unwrap().ack, 3000);
+        assert_eq!(r.on_data(t, &p, 0, 1000, false, false, t).1.unwrap().ack, 3000);
         assert!(r.complete());
     }
 
@@ -487,11 +570,69 @@ mod tests {
         let mut p = params();
         p.delayed_ack = true;
         let mut r = TcpReceiver::new(10_000);
-        assert!(r.on_data(Time::ZERO, &p, 0, 1000, false, false, Time::ZERO).is_none());
+        assert!(r.on_data(Time::ZERO, &p, 0, 1000, false, false, Time::ZERO).1.is_none());
         assert_eq!(r.deadline, Some(p.delayed_ack_timeout));
-        assert_eq!(r.on_data(Time::ZERO, &p, 1000, 1000, false, false, Time::ZERO).unwrap().ack, 2000);
-        assert!(r.on_data(Time::ZERO, &p, 2000, 1000, false, false, Time::ZERO).is_none());
+        assert_eq!(r.on_data(Time::ZERO, &p, 1000, 1000, false, false, Time::ZERO).1.unwrap().ack, 2000);
+        assert!(r.on_data(Time::ZERO, &p, 2000, 1000, false, false, Time::ZERO).1.is_none());
         assert_eq!(r.on_delack_timeout().unwrap().ack, 3000);
+    }
+
+    #[test]
+    fn dctcp_receiver_echoes_ce_changes_at_once() {
+        let mut p = params();
+        p.cc = CongestionControl::Dctcp;
+        p.ecn = true;
+        p.delayed_ack = true;
+        let mut r = TcpReceiver::new(100_000);
+        let t = Time::ZERO;
+        assert_eq!(r.on_data(t, &p, 0, 1000, false, false, t), (None, None)); // held back
+        // CE arrives while an ACK is held: ACK the earlier segment at once with ECE = 0
+        let (early, now) = r.on_data(t, &p, 1000, 1000, true, false, t);
+        let early = early.unwrap();
+        assert_eq!((early.ack, early.ece), (1000, false));
+        assert!(now.is_none());
+        let a = r.on_data(t, &p, 2000, 1000, true, false, t).1.unwrap();
+        assert_eq!((a.ack, a.ece), (3000, true));
+    }
+
+    #[test]
+    fn dctcp_alpha_tracks_the_marked_fraction_and_cuts_by_alpha_over_2() {
+        let mut p = params();
+        p.cc = CongestionControl::Dctcp;
+        p.ecn = true;
+        let mut s = TcpSender::new(10_000 * 1460, &p);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &p, &mut out);
+        // many windows with every other segment marked: alpha converges to 1/2
+        let mut acked = 0;
+        for i in 0..4000u64 {
+            acked += 1460;
+            let ece = i % 2 == 0;
+            s.on_ack(Time::from_us(i), &p, SegKind::Ack, acked, ece, Time::ZERO, &mut out);
+            out.clear();
+        }
+        assert!((s.alpha - 0.5).abs() < 0.1, "alpha {}", s.alpha);
+        let before = s.cwnd;
+        let a = s.alpha;
+        s.ecn_reacted_until = 0;
+        acked += 1460;
+        s.on_ack(Time::from_us(5000), &p, SegKind::Ack, acked, true, Time::ZERO, &mut out);
+        assert!(s.cwnd <= before * (1.0 - a / 2.0) + 1460.0 * 2.0);
+    }
+
+    #[test]
+    fn mlfq_demotes_by_bytes_sent() {
+        let mut p = params();
+        p.mlfq = vec![10 * 1460, 20 * 1460];
+        p.initial_window = 40;
+        p.rwnd = 1 << 30;
+        let mut s = TcpSender::new(30 * 1460, &p);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &p, &mut out);
+        let levels: Vec<u8> = out.iter().map(|x| x.level).collect();
+        assert_eq!(&levels[..10], &[0; 10]);
+        assert_eq!(&levels[10..20], &[1; 10]);
+        assert_eq!(&levels[20..30], &[2; 10]);
     }
 
     #[test]
