@@ -7,7 +7,8 @@ import json
 from conftest import run_cli
 
 NAMES = ["scatter", "incast", "verification", "steady_cdf", "steady", "bursty", "long_flows", "disconnected",
-         "degraded", "sequential", "partition_aggregate"]
+         "degraded", "sequential", "partition_aggregate", "dibs_incast", "pias_websearch", "pias_datamining",
+         "pias_thresholds", "pias_queues"]
 
 
 def test_list_names_every_evaluation():
@@ -43,4 +44,4 @@ def test_reproduce_all_quick(tmp_path):
         assert f"## {n}:" in r.stdout
         assert list((tmp_path / n / "plots").glob("*.png")), n
         assert (tmp_path / n / "report.html").exists()
-    assert (tmp_path / "README.md").read_text().startswith("# DeTail reproductions (quick)")
+    assert (tmp_path / "README.md").read_text().startswith("# Reproductions (quick)")

@@ -201,7 +201,7 @@ def report_cmd(store: str, output: str, baseline: str, metric: str) -> None:
 @click.option("--scheduler", metavar="ADDRESS", help="Run on an existing Dask cluster.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers: int | None, scheduler: str | None, quiet: bool) -> None:
-    """Reproduce an evaluation of the DeTail paper (NAME, or `all`): sweep, plots, table and claims."""
+    """Reproduce an evaluation of the DeTail, DIBS or PIAS papers (NAME, or `all`): sweep, plots, table, claims."""
     from .reproduce import REPROS, reproduce
 
     if list_ or name is None:
@@ -225,7 +225,7 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
         click.echo(md)
         parts.append(md)
     if len(names) > 1:
-        (outp / "README.md").write_text("# DeTail reproductions" + (" (quick)" if quick else "") + "\n\n" + "\n".join(parts))
+        (outp / "README.md").write_text("# Reproductions" + (" (quick)" if quick else "") + "\n\n" + "\n".join(parts))
 
 
 @main.group("analyze")

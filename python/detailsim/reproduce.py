@@ -50,6 +50,7 @@ class Repro:
     hide: list[str] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)
     plot_x: str | None = None
+    baseline: str = "fh"
 
     def sweep_spec(self, quick: bool) -> dict[str, Any]:
         axes = {**self.axes, **(self.quick_axes if quick else {})}
@@ -171,6 +172,60 @@ def incast_claims(stats: pl.DataFrame, summary: pl.DataFrame) -> list[Claim]:
     ]
 
 
+def mean_of(stats: pl.DataFrame, cls: str, **where: Any) -> float:
+    q = stats.filter(pl.col("class") == cls)
+    for k, v in where.items():
+        q = q.filter(pl.col(k) == v)
+    return float(q["mean_ms"][0]) if q.height else float("nan")
+
+
+def dibs_claims(stats: pl.DataFrame, summary: pl.DataFrame) -> list[Claim]:
+    degrees = sorted(summary["incast_degree"].unique().to_list())
+    top = degrees[-1]
+    cls = f"workflow/partition-aggregate/{top}"
+    a = pct(stats, cls, "p99", scheme="dctcp", incast_degree=top)
+    b = pct(stats, cls, "p99", scheme="dibs", incast_degree=top)
+    d_drops = summary.filter(pl.col("scheme") == "dctcp")["congestion_drops"].sum()
+    b_drops = summary.filter(pl.col("scheme") == "dibs")["congestion_drops"].sum()
+    bg = [(pct(stats, "medium", "p99", scheme="dctcp", incast_degree=n), pct(stats, "medium", "p99", scheme="dibs", incast_degree=n)) for n in degrees]
+    return [
+        Claim("DIBS avoids the losses", "drops near zero", f"congestion drops: DCTCP {d_drops}, DIBS {b_drops}", b_drops <= max(1, d_drops // 20)),
+        Claim("as the incast degree grows DIBS improves the query completion tail", "99th QCT lower with DIBS",
+              f"degree {top}: 99th QCT DCTCP {a:.2f} ms, DIBS {b:.2f} ms", b < a),
+        Claim("little collateral damage to background flows", "background p99 about the same",
+              "medium background p99 (DCTCP -> DIBS): " + ", ".join(f"{x:.1f} -> {y:.1f} ms" for x, y in bg),
+              all(y <= 1.5 * x for x, y in bg)),
+    ]
+
+
+def pias_claims(stats: pl.DataFrame, summary: pl.DataFrame) -> list[Claim]:
+    loads = sorted(stats["workload.load"].unique().to_list())
+    cuts = [(mean_of(stats, "small", scheme="dctcp", **{"workload.load": l}) - mean_of(stats, "small", scheme="pias", **{"workload.load": l}))
+            / mean_of(stats, "small", scheme="dctcp", **{"workload.load": l}) * 100 for l in loads]
+    return [Claim("PIAS cuts the average FCT of small flows versus DCTCP", "up to about half",
+                  "small-flow mean FCT cut by load " + ", ".join(f"{l}: {c:.0f}%" for l, c in zip(loads, cuts)), min(cuts) > 0)]
+
+
+def threshold_claims(stats: pl.DataFrame, summary: pl.DataFrame) -> list[Claim]:
+    out = []
+    for cdf in sorted(stats["workload.cdf"].unique().to_list()):
+        o = mean_of(stats, "medium", **{"scheme.pias.thresholds": "optimal", "workload.cdf": cdf})
+        e = mean_of(stats, "medium", **{"scheme.pias.thresholds": "equal-split", "workload.cdf": cdf})
+        out.append(Claim(f"optimised thresholds beat equal split for medium flows ({cdf})", "lower medium-flow mean FCT",
+                         f"medium mean FCT optimal {o:.2f} ms, equal split {e:.2f} ms", o < e))
+    return out
+
+
+def queues_claims(stats: pl.DataFrame, summary: pl.DataFrame) -> list[Claim]:
+    m = {q: mean_of(stats, "small", **{"scheme.pias.queues": q}) for q in sorted(stats["scheme.pias.queues"].unique().to_list())}
+    two, eight = m.get(2), m.get(8)
+    return [Claim("with 2 queues almost as good for small flows as with 8", "close",
+                  "small-flow mean FCT by queues: " + ", ".join(f"{q}: {v:.3f} ms" for q, v in m.items()),
+                  two is not None and eight is not None and two <= 1.25 * eight)]
+
+
+PIAS_NOTE = " (L2DCT, LAS and pFabric are not implemented yet)"
+
 REPROS: dict[str, Repro] = {
     r.name: r
     for r in [
@@ -205,6 +260,29 @@ REPROS: dict[str, Repro] = {
               "paper/sequential", {"scheme": ["fh", "lps", "detail"]}, set={"run.duration": "0.2s"},
               quick_set={"run.duration": "0.03s"}, classes=["workflow/sequential", "retrieval/8KB"],
               claims=workflow_claims("workflow/sequential")),
+        Repro("dibs_incast", "DIBS: 99th query completion time vs incast degree, DCTCP alone vs DIBS + DCTCP, with web-search background",
+              "paper/dibs", {"scheme": ["dctcp", "dibs"]}, seeds=2,
+              zip=[{"incast_degree": [10, 20, 40], "workload.0.fanouts": [[10], [20], [40]]}], labels=["incast_degree"],
+              hide=["workload.0.fanouts"], set={"run.duration": "0.2s"}, quick_set={"run.duration": "0.05s"},
+              classes=["workflow/partition-aggregate/10", "workflow/partition-aggregate/20", "workflow/partition-aggregate/40", "small", "medium"],
+              claims=dibs_claims, baseline="dctcp", plot_x="incast_degree"),
+        Repro("pias_websearch", "PIAS vs DCTCP and TCP on the 144-host leaf-spine, web search, loads 0.5-0.8" + PIAS_NOTE,
+              "paper/pias_websearch", {"scheme": ["tcp", "dctcp", "pias"], "workload.load": [0.5, 0.6, 0.7, 0.8]}, seeds=1,
+              set={"run.duration": "0.03s"}, quick_set={"run.duration": "0.005s"}, quick_axes={"workload.load": [0.5, 0.8]},
+              classes=["small", "medium", "large"], claims=pias_claims, baseline="dctcp"),
+        Repro("pias_datamining", "PIAS vs DCTCP and TCP on the 144-host leaf-spine, data mining, loads 0.5-0.8" + PIAS_NOTE,
+              "paper/pias_datamining", {"scheme": ["tcp", "dctcp", "pias"], "workload.load": [0.5, 0.6, 0.7, 0.8]}, seeds=1,
+              set={"run.duration": "0.03s"}, quick_set={"run.duration": "0.005s"}, quick_axes={"workload.load": [0.5, 0.8]},
+              classes=["small", "medium", "large"], claims=pias_claims, baseline="dctcp"),
+        Repro("pias_thresholds", "PIAS thresholds: optimal (exact bound minimum) vs equal split vs the authors' sets, load 0.8",
+              "paper/pias_websearch", {"scheme.pias.thresholds": ["optimal", "equal-split", "paper"]}, seeds=1,
+              zip=[{"workload.cdf": ["websearch", "datamining"], "scheme.ecn_threshold": ["117KB", "95KB"]}],
+              set={"run.duration": "0.03s"}, quick_set={"run.duration": "0.005s"},
+              classes=["small", "medium", "large"], claims=threshold_claims),
+        Repro("pias_queues", "PIAS with 2, 4 and 8 queues, web search at load 0.8",
+              "paper/pias_websearch", {"scheme.pias.queues": [2, 4, 8]}, seeds=1,
+              set={"run.duration": "0.03s"}, quick_set={"run.duration": "0.005s"},
+              classes=["small", "medium", "large"], claims=queues_claims, plot_x="scheme.pias.queues"),
         Repro("partition_aggregate", "Partition-aggregate workflows: workflow completion per fan-out",
               "paper/partition_aggregate", {"scheme": ["fh", "lps", "detail"]}, set={"run.duration": "0.2s"},
               quick_set={"run.duration": "0.03s"},
@@ -214,20 +292,20 @@ REPROS: dict[str, Repro] = {
 }
 
 
-def markdown_table(stats: pl.DataFrame, keys: list[str], classes: list[str]) -> str:
+def markdown_table(stats: pl.DataFrame, keys: list[str], classes: list[str], baseline: str = "fh") -> str:
     """Pooled p50 / p99 / p99.9 per series and class (over completed flows; `unfinished` counts the
     measured flows still running when the run's drain time ran out), with the reduction over FH."""
-    has_fh = "scheme" in keys and "fh" in stats["scheme"].to_list()
-    red = reduction_table(stats, keys, "fh", "p999") if has_fh else None
-    red99 = reduction_table(stats, keys, "fh", "p99") if has_fh else None
-    head = [*keys, "class", "flows", "unfinished", "p50 ms", "p99 ms", "p99.9 ms"] + (["cut p99", "cut p99.9"] if has_fh else [])
+    has_fh = "scheme" in keys and baseline in stats["scheme"].to_list()
+    red = reduction_table(stats, keys, baseline, "p999") if has_fh else None
+    red99 = reduction_table(stats, keys, baseline, "p99") if has_fh else None
+    head = [*keys, "class", "flows", "unfinished", "mean ms", "p50 ms", "p99 ms", "p99.9 ms"] + (["cut p99", "cut p99.9"] if has_fh else [])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     order = {c: i for i, c in enumerate(classes)}
     rows = (stats.filter(pl.col("class").is_in(classes))
             .with_columns(pl.col("class").replace_strict(order, return_dtype=pl.Int64).alias("_o"))
             .sort([*keys, "_o"]).drop("_o"))
     for r in rows.iter_rows(named=True):
-        cells = [str(r[k]) for k in keys] + [r["class"], str(r["count"]), str(r.get("unfinished") or 0),
+        cells = [str(r[k]) for k in keys] + [r["class"], str(r["count"]), str(r.get("unfinished") or 0), f"{r['mean_ms']:.3f}",
                                              f"{r['p50_ms']:.3f}", f"{r['p99_ms']:.3f}", f"{r['p999_ms']:.3f}"]
         if has_fh:
             def find(t: pl.DataFrame) -> str:
@@ -280,10 +358,15 @@ def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = N
     (d / "claims.json").write_text(json.dumps([c.__dict__ for c in claims], indent=2))
     for f in (d / "plots").glob("*"):
         f.unlink()
-    plot_store(d, d / "plots", x=r.plot_x)
-    build_report(d, d / "report.html")
-    md = f"## {name}: {r.title}\n\n{markdown_table(stats, keys, r.classes)}\n"
+    plot_store(d, d / "plots", x=r.plot_x, baseline=r.baseline)
+    build_report(d, d / "report.html", baseline=r.baseline)
+    md = f"## {name}: {r.title}\n\n{markdown_table(stats, keys, r.classes, r.baseline)}\n"
     if claims:
         md += "\n" + claims_markdown(claims) + "\n"
     (d / "table.md").write_text(md)
     return md
+
+# DeTail's evaluations first, then DIBS and PIAS
+ORDER = ["scatter", "incast", "verification", "steady_cdf", "steady", "bursty", "long_flows", "disconnected", "degraded",
+         "sequential", "partition_aggregate", "dibs_incast", "pias_websearch", "pias_datamining", "pias_thresholds", "pias_queues"]
+REPROS = {k: REPROS[k] for k in ORDER}

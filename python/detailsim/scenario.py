@@ -149,6 +149,9 @@ def _resolve_flows(w: dict[str, Any], i: int, base: Path) -> None:
     w["rows"] = df.to_dicts()
 
 
+PIAS_PRESETS = {"pias", "detail_pias"}
+
+
 def _resolve_pias(sc: dict[str, Any]) -> None:
     """`[scheme.pias] thresholds = "optimal" | "equal-split" | "paper" | [bytes...]`, `queues = 8`: turned into
     scheme.tcp.mlfq_thresholds from the scenario's first CDF workload (its flow sizes and load)."""
@@ -156,6 +159,8 @@ def _resolve_pias(sc: dict[str, Any]) -> None:
     if not isinstance(scheme, dict) or "pias" not in scheme:
         return
     cfg = scheme.pop("pias")
+    if scheme.get("preset", "fh") not in PIAS_PRESETS:
+        return  # the table configures the PIAS presets only (a sweep may cross pias with dctcp)
     if not isinstance(cfg, dict):
         raise ScenarioError("scheme.pias: a table with thresholds and queues")
     unknown = set(cfg) - {"thresholds", "queues"}

@@ -643,6 +643,15 @@ pub const PRESETS: &[Preset] = &[
         build: || dctcp_row("pias"),
     },
     Preset {
+        name: "detail_pias",
+        summary: "DeTail with PIAS priorities: ALB, PFC, reorder-resistant NewReno with source ECN, plus MLFQ tagging ([scheme.pias]); not evaluated by either paper",
+        build: || {
+            let mut s = row("detail_pias", LoadBalancing::Adaptive, FlowControl::Pfc, true, TcpParams { ecn: true, ..reorder_resistant_tcp() });
+            s.name = "detail_pias".into();
+            s
+        },
+    },
+    Preset {
         name: "alb_only",
         summary: "ablation: adaptive load balancing without PFC (tail drop), reorder-resistant NewReno with RTO 10 ms",
         build: || row("alb_only", LoadBalancing::Adaptive, FlowControl::TailDrop, false, TcpParams { fast_retransmit: false, ..base_tcp() }),
