@@ -41,6 +41,8 @@ CASES = [
     (["workload", 0], {**BASE, "workload": [{"kind": "sequential", "rate": 1, "sizes": ["1KB"]}]}),
     (["workload", 0], {**BASE, "workload": [{"kind": "partition_aggregate", "rate": 1, "fanouts": [1]}]}),
     (["workload", 0], {**BASE, "workload": [{"kind": "incast"}]}),
+    (["workload", 0], {**BASE, "workload": [{"kind": "cdf", "points": [[1, 0], [2, 1]], "rate": 1}]}),
+    (["scheme", "dibs"], {**BASE, "scheme": {"dibs": {}}}),
     (["workload", 0], {**BASE, "workload": [{"kind": "retrieval", "rate": 1, "sizes": ["1KB"]}]}),
     (["workload", 0], {**BASE, "workload": [{"kind": "background"}]}),
     (["workload", 0], {**BASE, "workload": [{"kind": "flows", "rows": []}]}),
