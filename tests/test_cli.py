@@ -26,7 +26,7 @@ def test_run_json_schema():
     assert set(s["fct"]) == {"retrieval/2KB", "retrieval/8KB", "retrieval/32KB", "background"}
     for cls in ("retrieval/2KB", "retrieval/8KB", "retrieval/32KB"):
         st = s["fct"][cls]
-        assert set(st) == {"count", "mean_ms", "p50_ms", "p99_ms", "p999_ms", "max_ms"}
+        assert {"count", "mean_ms", "p50_ms", "p99_ms", "p999_ms", "max_ms"} <= set(st)
         assert st["count"] > 500
         assert 0 < st["p50_ms"] <= st["p99_ms"] <= st["p999_ms"] <= st["max_ms"]
     assert {"pause_frames", "paused_time_s"} <= set(s["pfc"])

@@ -424,6 +424,7 @@ pub struct PfcOverrides {
     pub watchdog_action: Option<WatchdogAction>,
     pub ignore_limit: Option<u32>,
     pub deadlock_check: Option<Dur>,
+    pub priorities: Option<Vec<u8>>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -445,6 +446,9 @@ pub struct PfcParams {
     pub watchdog_action: WatchdogAction,
     pub ignore_limit: u32,
     pub deadlock_check: Time,
+    /// Priorities with PFC (lossless), bit p; the others are lossy and may use only the buffer left after
+    /// the lossless priorities' headroom.
+    pub priorities: u8,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -557,6 +561,7 @@ fn base_pfc() -> PfcParams {
         watchdog_action: WatchdogAction::Report,
         ignore_limit: 3,
         deadlock_check: Time::from_ms(1),
+        priorities: 0xff,
     }
 }
 
@@ -746,6 +751,12 @@ impl SchemeConfig {
         }
         if let Some(v) = pf.deadlock_check {
             s.pfc.deadlock_check = v.0;
+        }
+        if let Some(v) = &pf.priorities {
+            if v.is_empty() || v.iter().any(|&p| p > 7) {
+                return err("scheme.pfc.priorities", "a non-empty list of priorities 0..7");
+            }
+            s.pfc.priorities = v.iter().fold(0u8, |m, &p| m | (1 << p));
         }
         if let (Some(p), Some(u)) = (s.pfc.pause_threshold, s.pfc.unpause_threshold) {
             if u >= p {

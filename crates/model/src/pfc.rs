@@ -43,6 +43,9 @@ pub struct PfcPort {
     pub stop_delay: Time,
     /// After a PAUSE, data of that priority arriving later than this is the neighbour ignoring it.
     pub grace: Time,
+    /// Lossless priorities (bit p) and the ingress bytes lossy packets may use (the rest is headroom).
+    pub mask: u8,
+    pub lossy_limit: u64,
     /// Ingress side: priorities this port has asked its peer to pause, and when.
     pub sent: u8,
     pub sent_at: [Time; 8],
@@ -133,14 +136,15 @@ impl Sim {
             );
             let r = reaction_bytes(rate, window);
             let buf = port.ing.cap;
-            let max_pause = (buf.saturating_sub(8 * r)) / 8;
+            let n = p.priorities.count_ones() as u64;
+            let max_pause = (buf.saturating_sub(n * r)) / n;
             let unpause = p.unpause_threshold.unwrap_or(r);
             let pause = p.pause_threshold.unwrap_or((r + max_pause) / 2);
             let name = format!("{}->{}", self.node_name(port.peer_node), self.node_name(port.node));
             if max_pause < r && p.pause_threshold.is_none() {
                 return crate::config::err(
                     "scheme.pfc",
-                    format!("ingress buffer of {name} ({buf} B) is too small for lossless PFC: the reaction window lets {r} B arrive per priority, so 8 priorities need more than {} B; raise the buffer or set pause_threshold/unpause_threshold", 8 * r),
+                    format!("ingress buffer of {name} ({buf} B) is too small for lossless PFC: the reaction window lets {r} B arrive per priority, so {n} lossless priorities need more than {} B; raise the buffer, make fewer priorities lossless (scheme.pfc.priorities), or set pause_threshold/unpause_threshold", n * r),
                 );
             }
             if unpause >= pause {
@@ -149,12 +153,13 @@ impl Sim {
             // lossless bound: per priority at most pause + one frame + what arrives during the reaction
             // window and the forwarding delay
             let per_prio = pause + max_frame + r + reaction_bytes(rate, fwd);
-            if 8 * per_prio > buf {
+            if n * per_prio > buf {
                 return crate::config::err(
                     "scheme.pfc.pause_threshold",
-                    format!("{pause} B is too high for lossless PFC on {name}: 8 x ({pause} + {max_frame} + {} B in flight) exceeds the {buf} B ingress buffer", r + reaction_bytes(rate, fwd)),
+                    format!("{pause} B is too high for lossless PFC on {name}: {n} x ({pause} + {max_frame} + {} B in flight) exceeds the {buf} B ingress buffer", r + reaction_bytes(rate, fwd)),
                 );
             }
+            let lossy_limit = buf - n * per_prio;
             let stop_delay = window.saturating_sub(rate.tx_time(max_frame) + delay);
             let st = &mut self.pfc[i];
             st.enabled = true;
@@ -162,6 +167,8 @@ impl Sim {
             st.unpause_th = unpause;
             st.stop_delay = stop_delay;
             st.grace = stop_delay + rate.tx_time(max_frame) + delay + fwd + Time(1);
+            st.mask = p.priorities;
+            st.lossy_limit = if p.priorities == 0xff { buf } else { lossy_limit };
         }
         Ok(())
     }
@@ -179,6 +186,9 @@ impl Sim {
         for q in 0..8 {
             acc += ing.bytes[q];
             let bit = 1u8 << q;
+            if st.mask & bit == 0 {
+                continue;
+            }
             if st.sent & bit == 0 {
                 if acc > st.pause_th {
                     pause |= bit;
@@ -323,7 +333,7 @@ impl Sim {
     /// The lossless invariant: under PFC, no switch drops a packet for lack of buffer, unless a fault made a
     /// neighbour ignore pauses.
     pub fn lossless_ok(&self) -> bool {
-        !self.pfc_on() || self.faults.iter().any(|f| f.ignores_pause()) || self.counters.drops[crate::stats::DropCause::IngressBuffer as usize] == 0
+        !self.pfc_on() || self.faults.iter().any(|f| f.ignores_pause()) || self.counters.lossless_drops == 0
     }
 
     /// Egress ports in a cycle of pauses, if any: an edge E → E' when E is paused, its peer's ingress holds

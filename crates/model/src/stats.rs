@@ -93,6 +93,8 @@ pub struct Counters {
     /// (port, priority) pause transitions requested.
     pub pfc_pauses: u64,
     pub max_packets_in_flight: u64,
+    /// Switch ingress drops of packets of PFC (lossless) priorities.
+    pub lossless_drops: u64,
     /// DIBS: detours made, and delivered packets by how many times they were detoured.
     pub detours: u64,
     pub detour_histogram: Vec<u64>,

@@ -142,7 +142,11 @@ impl Sim {
     }
 
     pub(crate) fn drop_packet(&mut self, pid: PacketId, cause: DropCause, port: Option<u32>) {
-        if cause == DropCause::IngressBuffer && self.pfc_on() && !self.faults.iter().any(|f| f.ignores_pause()) {
+        let lossless = self.pfc_on() && self.scheme.pfc.priorities & (1 << self.pkts.get(pid).prio) != 0;
+        if cause == DropCause::IngressBuffer && lossless {
+            self.counters.lossless_drops += 1;
+        }
+        if cause == DropCause::IngressBuffer && lossless && !self.faults.iter().any(|f| f.ignores_pause()) {
             let at = port.map(|p| {
                 let pt = &self.ports[p as usize];
                 format!("{} port from {}", self.node_name(pt.node), self.node_name(pt.peer_node))
@@ -182,8 +186,11 @@ impl Sim {
             out
         };
         self.pkts.get_mut(pid).out_port = out;
+        let st = &self.pfc[port as usize];
+        let lossy = st.enabled && st.mask & (1 << prio) == 0;
+        let limit = st.lossy_limit;
         let ing = &mut self.ports[port as usize].ing;
-        if !ing.has_room(wire) {
+        if !ing.has_room(wire) || (lossy && ing.total + wire > limit) {
             self.drop_packet(pid, DropCause::IngressBuffer, Some(port));
             return;
         }
