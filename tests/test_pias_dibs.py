@@ -138,3 +138,32 @@ def test_cdf_workload_offers_the_target_load():
     assert set(f["class"].cast(pl.String).unique()) <= {"small", "medium", "large"}
     assert (f.filter(pl.col("class") == "small")["size"] <= 100 * 1024).all()
     assert f["size"].min() >= 6 * 1460  # web search's smallest flows are 6 packets
+
+
+def test_las_serves_the_least_attained_flow_first():
+    # two long flows into one port keep its queue busy; a short flow arrives later
+    rows = [{"src": 1, "dst": 0, "size_bytes": 4 * 2**20, "start_s": 0.0},
+            {"src": 3, "dst": 0, "size_bytes": 4 * 2**20, "start_s": 0.0},
+            {"src": 2, "dst": 0, "size_bytes": 20 * 1024, "start_s": 0.005}]
+    sc = {"run": {"duration": "10ms", "drain": "1s"}, "topology": {"kind": "single_switch", "hosts": 4},
+          # NewReno on both, so that the long flow keeps a full queue in front of the short one
+          "scheme": {"tcp": {"rwnd": "1MB", "congestion_control": "new_reno", "ecn": False}},
+          "workload": [{"kind": "flows", "rows": rows}]}
+    fifo = detailsim.run(sc, scheme="dctcp").flows.sort("id")
+    las = detailsim.run(sc, scheme="las").flows.sort("id")
+    short_fifo, short_las = fifo["fct"][2], las["fct"][2]
+    print(f"20 KB flow behind a 4 MB one: FIFO {short_fifo * 1e3:.3f} ms, LAS {short_las * 1e3:.3f} ms")
+    assert short_las < short_fifo / 2
+    assert max(las["fct"][:2]) >= 0.99 * max(fifo["fct"][:2])  # the long flows do not gain
+
+
+def test_las_on_web_search_is_close_to_pias_for_small_flows():
+    base = {"run": {"duration": "0.3s", "drain": "3s"},
+            "topology": {"kind": "leaf_spine", "leaves": 4, "spines": 2, "hosts_per_leaf": 8, "uplink_rate": "4Gbps"},
+            "workload": [{"kind": "cdf", "cdf": "websearch", "load": 0.8}]}
+    d = detailsim.run({**base, "scheme": {"preset": "dctcp"}}).summary["fct"]["small"]["mean_ms"]
+    las = detailsim.run({**base, "scheme": {"preset": "las"}}).summary["fct"]["small"]["mean_ms"]
+    print(f"small flows mean FCT: DCTCP {d:.3f} ms, LAS {las:.3f} ms")
+    assert las < d / 2
+    with pytest.raises(detailsim.ScenarioError, match=r"^scheme.scheduling"):
+        detailsim.run({**base, "scheme": {"preset": "lps", "scheduling": "las"}})

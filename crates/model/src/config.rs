@@ -310,6 +310,16 @@ pub enum AlbChoice {
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
+pub enum Scheduling {
+    /// 8 strict priorities, FIFO within each.
+    StrictPriority,
+    /// Least attained service: every queue (switch egress and host NIC) sends the packet whose flow had
+    /// sent the fewest bytes before it (ties: the earliest queued).
+    Las,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
 pub enum CongestionControl {
     /// TCP NewReno (with classic ECN reaction when `ecn` is on).
     NewReno,
@@ -380,6 +390,7 @@ pub struct SchemeConfig {
     /// the packet's priority exceeds `source_ecn_threshold`.
     pub source_ecn: Option<bool>,
     pub source_ecn_threshold: Option<Bytes>,
+    pub scheduling: Option<Scheduling>,
     #[serde(default)]
     pub tcp: TcpOverrides,
     #[serde(default)]
@@ -470,6 +481,7 @@ impl Default for SchemeConfig {
             ecn_threshold: None,
             source_ecn: None,
             source_ecn_threshold: None,
+            scheduling: None,
             tcp: TcpOverrides::default(),
             pfc: PfcOverrides::default(),
             alb: AlbOverrides::default(),
@@ -513,6 +525,7 @@ pub struct Scheme {
     pub ecn_threshold: u64,
     pub source_ecn: bool,
     pub source_ecn_threshold: u64,
+    pub scheduling: Scheduling,
     pub tcp: TcpParams,
     pub pfc: PfcParams,
     pub alb: AlbParams,
@@ -578,6 +591,7 @@ fn row(name: &str, lb: LoadBalancing, fc: FlowControl, source_ecn: bool, tcp: Tc
         ecn_threshold: 64 * 1024,
         source_ecn,
         source_ecn_threshold: 64 * 1024,
+        scheduling: Scheduling::StrictPriority,
         tcp,
         pfc: base_pfc(),
         alb: base_alb(),
@@ -648,6 +662,15 @@ pub const PRESETS: &[Preset] = &[
         build: || dctcp_row("pias"),
     },
     Preset {
+        name: "las",
+        summary: "LAS: every queue serves the packet of the flow with the least attained service (bytes sent), DCTCP with per-port ECN; the ideal information-agnostic reference of PIAS",
+        build: || {
+            let mut s = dctcp_row("las");
+            s.scheduling = Scheduling::Las;
+            s
+        },
+    },
+    Preset {
         name: "detail_pias",
         summary: "DeTail with PIAS priorities: ALB, PFC, reorder-resistant NewReno with source ECN, plus MLFQ tagging ([scheme.pias]); not evaluated by either paper",
         build: || {
@@ -688,6 +711,12 @@ impl SchemeConfig {
         }
         if let Some(v) = self.source_ecn {
             s.source_ecn = v;
+        }
+        if let Some(v) = self.scheduling {
+            s.scheduling = v;
+        }
+        if s.scheduling == Scheduling::Las && s.flow_control == FlowControl::Pfc {
+            return err("scheme.scheduling", "least attained service does not combine with PFC (pauses are per priority)");
         }
         if let Some(v) = self.source_ecn_threshold {
             s.source_ecn_threshold = v.0;

@@ -126,6 +126,7 @@ impl Sim {
             out_port: NO,
             retx: false,
             detours: 0,
+            rank: 0,
         };
         let src = t.src;
         for s in segs {
@@ -136,6 +137,7 @@ impl Sim {
             p.wire = self.framing.wire(s.len + HEADERS);
             p.retx = s.retx;
             p.prio = (p.prio + s.level).min(7);
+            p.rank = s.seq;
             if s.cwr {
                 p.flags |= FLAG_CWR;
             }
@@ -169,6 +171,7 @@ impl Sim {
             out_port: NO,
             retx: false,
             detours: 0,
+            rank: 0,
         };
         let from = t.dst;
         self.host_send(from, p);

@@ -44,4 +44,6 @@ pub struct Packet {
     pub retx: bool,
     /// Times DIBS detoured this packet.
     pub detours: u8,
+    /// Scheduling rank (least attained service: bytes the flow sent before this packet).
+    pub rank: u64,
 }

@@ -107,6 +107,32 @@ impl PrioQueue {
     pub fn has_room(&self, wire: u64) -> bool {
         self.total + wire <= self.cap
     }
+    /// Least attained service: the (priority, position) of the lowest-rank packet among the priorities in
+    /// `mask`, the earliest queued on ties.
+    pub fn min_rank(&self, mask: u8, pkts: &Arena<Packet>) -> Option<(u8, usize)> {
+        let mut best: Option<(u64, u8, usize)> = None;
+        let mut m = mask & self.nonempty;
+        while m != 0 {
+            let p = m.trailing_zeros() as u8;
+            m &= m - 1;
+            for (i, &pid) in self.q[p as usize].iter().enumerate() {
+                let r = pkts.get(pid).rank;
+                if best.is_none_or(|b| r < b.0) {
+                    best = Some((r, p, i));
+                }
+            }
+        }
+        best.map(|b| (b.1, b.2))
+    }
+    /// Remove the packet at `pos` of priority `prio`; bytes stay counted until `release`.
+    pub fn take(&mut self, prio: u8, pos: usize) -> PacketId {
+        let p = prio as usize;
+        let pid = self.q[p].remove(pos).expect("take from a missing position");
+        if self.q[p].is_empty() {
+            self.nonempty &= !(1 << p);
+        }
+        pid
+    }
     /// Remove the head of priority `prio` from the list; bytes stay counted until `release`.
     #[inline]
     pub fn pop(&mut self, prio: u8) -> PacketId {

@@ -5,7 +5,7 @@
 //! at a time per ingress port at `speedup` × line rate, only when the egress queue has room (otherwise the
 //! head of that priority waits: head-of-line blocking) → egress queue (optional ECN marking) → link.
 
-use crate::config::{AlbChoice, EcnMarking, LoadBalancing};
+use crate::config::{AlbChoice, EcnMarking, LoadBalancing, Scheduling};
 use crate::packet::{PacketId, ECN_CE, ECN_ECT};
 use crate::routing;
 use crate::sim::{Ev, Sim};
@@ -321,8 +321,13 @@ impl Sim {
             }
             return;
         }
-        let prio = mask.trailing_zeros() as u8;
-        let pid = pt.eg.pop(prio);
+        let (prio, pid) = if self.scheme.scheduling == Scheduling::Las {
+            let (p, pos) = pt.eg.min_rank(mask, &self.pkts).unwrap();
+            (p, pt.eg.take(p, pos))
+        } else {
+            let p = mask.trailing_zeros() as u8;
+            (p, pt.eg.pop(p))
+        };
         let wire = self.pkts.get(pid).wire as u64;
         pt.eg.advance(now);
         pt.eg.release(prio, wire);
