@@ -7,6 +7,15 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
+/// A column as little-endian bytes (numpy.frombuffer reads it without per-row Python objects).
+fn le<T: Copy, const N: usize>(v: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len() * N);
+    for &x in v {
+        out.extend_from_slice(&f(x));
+    }
+    out
+}
+
 create_exception!(_core, ScenarioError, PyValueError, "A scenario failed validation; the message names the field.");
 
 /// One simulation run. Build it from a scenario (JSON), advance it with `run_until`, read the results.
@@ -67,13 +76,6 @@ impl Simulation {
     /// id u64, class u16, src u32, dst u32, size u64, priority u8, start_ps u64, end_ps u64
     /// (2**64-1 for a flow still running when the run ended), timeouts u32, retransmits u32.
     fn flow_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        fn le<T: Copy, const N: usize>(v: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
-            let mut out = Vec::with_capacity(v.len() * N);
-            for &x in v {
-                out.extend_from_slice(&f(x));
-            }
-            out
-        }
         let f = &self.sim.flows;
         let d = PyDict::new(py);
         d.set_item("id", PyBytes::new(py, &le(&f.id, u64::to_le_bytes)))?;
@@ -99,13 +101,6 @@ impl Simulation {
 
     /// The captured frames as little-endian column buffers (see detailsim.pcap), plus node names.
     fn trace_columns<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        fn le<T: Copy, const N: usize>(v: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
-            let mut out = Vec::with_capacity(v.len() * N);
-            for &x in v {
-                out.extend_from_slice(&f(x));
-            }
-            out
-        }
         let Some(t) = &self.sim.trace else { return Ok(None) };
         let d = PyDict::new(py);
         d.set_item("t_ps", PyBytes::new(py, &le(&t.t_ps, u64::to_le_bytes)))?;
