@@ -27,6 +27,10 @@ CASES: dict[str, dict] = {
     # memory must not grow with simulated time beyond the flow columns: compare with the 0.2 s case
     "steady_fh_0.05s": {"scenario": "paper/steady", "scheme": "fh", "duration": "0.05s"},
     "steady_fh_0.8s": {"scenario": "paper/steady", "scheme": "fh", "duration": "0.8s"},
+    # the PIAS fabric (144 hosts, 10/40 Gbps, web search at load 0.8): strict priorities with MLFQ tagging,
+    # and pFabric's rank scans (lowest rank to send, highest to evict) on every egress queue and NIC
+    "websearch_pias_0.01s": {"scenario": "paper/pias_websearch", "scheme": "pias", "duration": "0.01s"},
+    "websearch_pfabric_0.01s": {"scenario": "paper/pias_websearch", "scheme": "pfabric", "duration": "0.01s"},
 }
 
 
@@ -65,7 +69,7 @@ def main() -> None:
         return
     names = a.case or list(CASES)
     print(f"# detailsim benchmark on {platform.processor() or platform.machine()}, Python {platform.python_version()}")
-    hdr = f"{'case':<22}{'sim s':>8}{'wall s':>8}{'events/s':>12}{'traversals/s':>14}{'wall/sim':>10}{'flows':>9}{'peak RSS MB':>13}"
+    hdr = f"{'case':<25}{'sim s':>8}{'wall s':>8}{'events/s':>12}{'traversals/s':>14}{'wall/sim':>10}{'flows':>9}{'peak RSS MB':>13}"
     if not a.json:
         print(hdr)
     for n in names:
@@ -75,7 +79,7 @@ def main() -> None:
             print(json.dumps(r))
         else:
             print(
-                f"{n:<22}{r['sim_s']:>8.3f}{r['core_wall_s']:>8.2f}{r['events_per_s'] / 1e6:>10.2f} M"
+                f"{n:<25}{r['sim_s']:>8.3f}{r['core_wall_s']:>8.2f}{r['events_per_s'] / 1e6:>10.2f} M"
                 f"{r['traversals_per_s'] / 1e6:>12.2f} M{r['wall_per_sim_s']:>10.2f}{r['flows']:>9}{r['peak_rss_mb']:>13.0f}"
             )
 

@@ -167,3 +167,60 @@ def test_las_on_web_search_is_close_to_pias_for_small_flows():
     assert las < d / 2
     with pytest.raises(detailsim.ScenarioError, match=r"^scheme.scheduling"):
         detailsim.run({**base, "scheme": {"preset": "lps", "scheduling": "las"}})
+
+
+def test_pfabric_serves_the_shortest_remaining_flow_and_drops_the_longest():
+    rows = [{"src": 1, "dst": 0, "size_bytes": 4 * 2**20, "start_s": 0.0},
+            {"src": 3, "dst": 0, "size_bytes": 4 * 2**20, "start_s": 0.0},
+            {"src": 2, "dst": 0, "size_bytes": 20 * 1024, "start_s": 0.005}]
+    sc = {"run": {"duration": "10ms", "drain": "1s"}, "topology": {"kind": "single_switch", "hosts": 4},
+          "workload": [{"kind": "flows", "rows": rows}]}
+    pf = detailsim.run(sc, scheme="pfabric")
+    dc = detailsim.run(sc, scheme="dctcp")
+    f, g = pf.flows.sort("id"), dc.flows.sort("id")
+    s = pf.summary
+    print(f"20 KB flow behind two 4 MB ones: pFabric {f['fct'][2] * 1e3:.3f} ms (slowdown {f['slowdown'][2]:.2f}), "
+          f"DCTCP {g['fct'][2] * 1e3:.3f} ms; priority drops {s['drops']['priority']}, "
+          f"queue limit {s['fabric']['queue_limit_bytes']} B = 2 x BDP {s['fabric']['bdp_bytes']} B")
+    assert f.height == 3 and f["fct"].is_not_null().all()
+    # the short flow preempts both long ones at the switch and the NIC: near its ideal, never dropped
+    assert f["slowdown"][2] < 1.3 and f["retransmits"][2] == 0
+    assert f["fct"][2] < g["fct"][2] / 2
+    # the long flows collide in a tiny queue: pFabric drops their packets rather than queueing them
+    lim = s["fabric"]["queue_limit_bytes"]
+    assert lim == round(2 * s["fabric"]["bdp_bytes"]) and s["drops"]["priority"] > 0
+    sw = pf.ports.filter(pl.col("node") == "sw")
+    assert sw["max_egress_bytes"].max() <= lim
+    assert_invariants(s)
+    # the long flows still finish about as late as under DCTCP: the bottleneck stays busy
+    assert f["fct"][:2].max() < 1.25 * g["fct"][:2].max()
+
+
+def test_pfabric_and_l2dct_presets_resolve_and_refuse_pfc():
+    sc = {"topology": {"kind": "single_switch", "hosts": 2}, "run": {"duration": "1ms"}}
+    with pytest.raises(detailsim.ScenarioError, match=r"^scheme.scheduling"):
+        detailsim.run({**sc, "scheme": {"preset": "pfabric", "flow_control": "pfc"}})
+    with pytest.raises(detailsim.ScenarioError, match=r"^scheme.queue_limit_bdp"):
+        detailsim.run({**sc, "scheme": {"preset": "pfabric", "queue_limit_bdp": -1}})
+    with pytest.raises(detailsim.ScenarioError, match=r"^scheme.queue_limit"):
+        detailsim.run({**sc, "scheme": {"preset": "pfabric", "queue_limit": "100B"}})
+    with pytest.raises(detailsim.ScenarioError, match=r"^scheme.tcp.rto_rtts"):
+        detailsim.run({**sc, "scheme": {"preset": "pfabric", "tcp": {"rto_rtts": -2}}})
+    out = run_cli("schemes", check=True).stdout
+    assert "pfabric" in out and "l2dct" in out
+
+
+def test_load_on_a_named_tier():
+    # 2 leaves x 4 hosts, one spine, all links 10 Gbps: 4 of a host's 7 destinations are across the spine,
+    # each such flow crosses 2 of the 2 leaf-spine links (capacity 2 x 2 x 10 Gbps). The same load on the
+    # tier instead of the host links scales the arrival rate by 40 / (8/7 x 8) / 10 = 0.4375.
+    sc = {"run": {"duration": "0.2s", "drain": "0s"},
+          "topology": {"kind": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 4, "host_rate": "10Gbps", "uplink_rate": "10Gbps"},
+          "workload": [{"kind": "cdf", "cdf": "websearch", "load": 0.2}]}
+    host = detailsim.run(sc).summary["flows"]["started"]
+    tier = detailsim.run({**sc, "workload": [{**sc["workload"][0], "load_tier": "leaf_spine"}]}).summary["flows"]["started"]
+    print(f"flows started: load on host links {host}, on the leaf-spine tier {tier} ({tier / host:.4f}, expected 0.4375)")
+    # the same arrival streams scaled in time: the counts differ only by the last arrival per host
+    assert abs(tier - 0.4375 * host) <= 8
+    with pytest.raises(detailsim.ScenarioError, match=r"^workload\[0\]\.load_tier: .*tiers: host, leaf_spine"):
+        detailsim.run({**sc, "workload": [{**sc["workload"][0], "load_tier": "core"}]})

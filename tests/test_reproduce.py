@@ -8,7 +8,7 @@ from conftest import run_cli
 
 NAMES = ["scatter", "incast", "verification", "steady_cdf", "steady", "bursty", "long_flows", "disconnected",
          "degraded", "sequential", "partition_aggregate", "dibs_incast", "pias_websearch", "pias_datamining",
-         "pias_thresholds", "pias_queues"]
+         "pias_oversubscribed", "pias_thresholds", "pias_queues", "pias_mismatch"]
 
 
 def test_list_names_every_evaluation():

@@ -198,12 +198,58 @@ def dibs_claims(stats: pl.DataFrame, summary: pl.DataFrame) -> list[Claim]:
     ]
 
 
-def pias_claims(stats: pl.DataFrame, summary: pl.DataFrame) -> list[Claim]:
+def small_cut(stats: pl.DataFrame, base: str, load: float, scheme: str = "pias") -> float:
+    b = mean_of(stats, "small", scheme=base, **{"workload.load": load})
+    return (b - mean_of(stats, "small", scheme=scheme, **{"workload.load": load})) / b * 100
+
+
+def pias_claims(cdf: str) -> Callable[[pl.DataFrame, pl.DataFrame], list[Claim]]:
+    return lambda stats, summary: _pias_claims(stats, cdf)
+
+
+def _pias_claims(stats: pl.DataFrame, cdf: str) -> list[Claim]:
     loads = sorted(stats["workload.load"].unique().to_list())
-    cuts = [(mean_of(stats, "small", scheme="dctcp", **{"workload.load": l}) - mean_of(stats, "small", scheme="pias", **{"workload.load": l}))
-            / mean_of(stats, "small", scheme="dctcp", **{"workload.load": l}) * 100 for l in loads]
-    return [Claim("PIAS cuts the average FCT of small flows versus DCTCP", "up to about half",
-                  "small-flow mean FCT cut by load " + ", ".join(f"{l}: {c:.0f}%" for l, c in zip(loads, cuts)), min(cuts) > 0)]
+    schemes = set(stats["scheme"].unique().to_list())
+    cuts = [small_cut(stats, "dctcp", l) for l in loads]
+    out = [Claim("PIAS cuts the average FCT of small flows versus DCTCP", "up to about half",
+                 "small-flow mean FCT cut by load " + ", ".join(f"{l}: {c:.0f}%" for l, c in zip(loads, cuts)), min(cuts) > 0)]
+    if "l2dct" in schemes:
+        l2 = [small_cut(stats, "l2dct", l) for l in loads]
+        out.append(Claim("... and by less versus L2DCT", "a smaller cut than versus DCTCP",
+                         "small-flow mean FCT cut vs L2DCT by load " + ", ".join(f"{l}: {c:.0f}%" for l, c in zip(loads, l2)),
+                         all(0 < c2 < c1 for c1, c2 in zip(cuts, l2))))
+    if "las" in schemes:
+        sm = [(mean_of(stats, "small", scheme="las", **{"workload.load": l}), mean_of(stats, "small", scheme="pias", **{"workload.load": l})) for l in loads]
+        out.append(Claim("PIAS is close to LAS for short flows", "close",
+                         "small mean FCT LAS vs PIAS: " + ", ".join(f"{l}: {a:.3f} vs {b:.3f} ms" for l, (a, b) in zip(loads, sm)),
+                         all(b <= 1.5 * a for a, b in sm)))
+    if "las" in schemes and cdf == "websearch":
+        lg = [(mean_of(stats, "large", scheme="las", **{"workload.load": l}), mean_of(stats, "large", scheme="pias", **{"workload.load": l})) for l in loads]
+        out.append(Claim("PIAS is much better than LAS for long flows in web search (LAS starves them)", "much lower large-flow FCT",
+                         "large mean FCT LAS vs PIAS: " + ", ".join(f"{l}: {a:.1f} vs {b:.1f} ms" for l, (a, b) in zip(loads, lg)),
+                         all(b < 0.8 * a for a, b in lg)))
+    if "pfabric" in schemes and cdf == "datamining":
+        pf = [(mean_of(stats, "small", scheme="pfabric", **{"workload.load": l}), mean_of(stats, "small", scheme="pias", **{"workload.load": l})) for l in loads]
+        out.append(Claim("PIAS is within a few percent of pFabric for small flows (data mining)", "within a few percent",
+                         "small mean FCT pFabric vs PIAS: " + ", ".join(f"{l}: {a:.3f} vs {b:.3f} ms" for l, (a, b) in zip(loads, pf)),
+                         all(b <= 1.1 * a for a, b in pf)))
+    return out
+
+
+def oversubscribed_claims(stats: pl.DataFrame, summary: pl.DataFrame) -> list[Claim]:
+    loads = sorted(stats["workload.load"].unique().to_list())
+    cuts = [small_cut(stats, "dctcp", l) for l in loads]
+    return [Claim("PIAS still beats DCTCP on the 3:1 oversubscribed fabric with ECMP", "lower small-flow mean FCT",
+                  "small-flow mean FCT cut vs DCTCP by core load " + ", ".join(f"{l}: {c:.0f}%" for l, c in zip(loads, cuts)),
+                  min(cuts) > 0)]
+
+
+def mismatch_claims(stats: pl.DataFrame, summary: pl.DataFrame) -> list[Claim]:
+    m = {(t, e): mean_of(stats, "medium", thresholds=t, ecn=e) for t in ("matched", "mismatched") for e in ("on", "off")}
+    return [Claim("ECN rescues medium flows when the thresholds are mismatched to the traffic", "lower medium FCT with ECN",
+                  f"web search with data-mining thresholds: medium mean FCT {m['mismatched', 'on']:.2f} ms with ECN, "
+                  f"{m['mismatched', 'off']:.2f} ms without (matched thresholds: {m['matched', 'on']:.2f} / {m['matched', 'off']:.2f} ms)",
+                  m["mismatched", "on"] < m["mismatched", "off"])]
 
 
 def threshold_claims(stats: pl.DataFrame, summary: pl.DataFrame) -> list[Claim]:
@@ -224,7 +270,7 @@ def queues_claims(stats: pl.DataFrame, summary: pl.DataFrame) -> list[Claim]:
                   two is not None and eight is not None and two <= 1.25 * eight)]
 
 
-PIAS_NOTE = " (L2DCT and pFabric are not implemented yet)"
+PIAS_SCHEMES = ["tcp", "dctcp", "l2dct", "las", "pias", "pfabric"]
 
 REPROS: dict[str, Repro] = {
     r.name: r
@@ -266,19 +312,30 @@ REPROS: dict[str, Repro] = {
               hide=["workload.0.fanouts"], set={"run.duration": "0.2s"}, quick_set={"run.duration": "0.05s"},
               classes=["workflow/partition-aggregate/10", "workflow/partition-aggregate/20", "workflow/partition-aggregate/40", "small", "medium"],
               claims=dibs_claims, baseline="dctcp", plot_x="incast_degree"),
-        Repro("pias_websearch", "PIAS vs DCTCP and TCP on the 144-host leaf-spine, web search, loads 0.5-0.8" + PIAS_NOTE,
-              "paper/pias_websearch", {"scheme": ["tcp", "dctcp", "las", "pias"], "workload.load": [0.5, 0.6, 0.7, 0.8]}, seeds=1,
+        Repro("pias_websearch", "PIAS vs TCP, DCTCP, L2DCT, LAS and pFabric on the 144-host leaf-spine, web search, loads 0.5-0.8",
+              "paper/pias_websearch", {"scheme": PIAS_SCHEMES, "workload.load": [0.5, 0.6, 0.7, 0.8]}, seeds=1,
               set={"run.duration": "0.03s"}, quick_set={"run.duration": "0.005s"}, quick_axes={"workload.load": [0.5, 0.8]},
-              classes=["small", "medium", "large"], claims=pias_claims, baseline="dctcp"),
-        Repro("pias_datamining", "PIAS vs DCTCP and TCP on the 144-host leaf-spine, data mining, loads 0.5-0.8" + PIAS_NOTE,
-              "paper/pias_datamining", {"scheme": ["tcp", "dctcp", "las", "pias"], "workload.load": [0.5, 0.6, 0.7, 0.8]}, seeds=1,
+              classes=["small", "medium", "large"], claims=pias_claims("websearch"), baseline="dctcp"),
+        Repro("pias_datamining", "PIAS vs TCP, DCTCP, L2DCT, LAS and pFabric on the 144-host leaf-spine, data mining, loads 0.5-0.8",
+              "paper/pias_datamining", {"scheme": PIAS_SCHEMES, "workload.load": [0.5, 0.6, 0.7, 0.8]}, seeds=1,
               set={"run.duration": "0.03s"}, quick_set={"run.duration": "0.005s"}, quick_axes={"workload.load": [0.5, 0.8]},
-              classes=["small", "medium", "large"], claims=pias_claims, baseline="dctcp"),
+              classes=["small", "medium", "large"], claims=pias_claims("datamining"), baseline="dctcp"),
         Repro("pias_thresholds", "PIAS thresholds: optimal (exact bound minimum) vs equal split vs the authors' sets, load 0.8",
               "paper/pias_websearch", {"scheme.pias.thresholds": ["optimal", "equal-split", "paper"]}, seeds=1,
               zip=[{"workload.cdf": ["websearch", "datamining"], "scheme.ecn_threshold": ["117KB", "95KB"]}],
               set={"run.duration": "0.03s"}, quick_set={"run.duration": "0.005s"},
               classes=["small", "medium", "large"], claims=threshold_claims),
+        Repro("pias_oversubscribed", "PIAS vs DCTCP on the 3:1 oversubscribed leaf-spine (3 x 48 hosts, 4 spines) with ECMP, web search, loads 0.5-0.8 on the leaf-spine links",
+              "paper/pias_oversubscribed", {"scheme": ["tcp", "dctcp", "pias"], "workload.load": [0.5, 0.6, 0.7, 0.8]}, seeds=1,
+              set={"run.duration": "0.03s"}, quick_set={"run.duration": "0.005s"}, quick_axes={"workload.load": [0.5, 0.8]},
+              classes=["small", "medium", "large"], claims=oversubscribed_claims, baseline="dctcp"),
+        Repro("pias_mismatch", "PIAS with thresholds mismatched to the traffic (web search run with data-mining thresholds), with and without ECN, load 0.8",
+              "paper/pias_websearch", {}, seeds=1,
+              zip=[{"thresholds": ["matched", "mismatched"], "scheme.pias.cdf": ["websearch", "datamining"]},
+                   {"ecn": ["on", "off"], "scheme.ecn_marking": ["per_port", "none"]}],
+              labels=["thresholds", "ecn"], hide=["scheme.pias.cdf", "scheme.ecn_marking"],
+              set={"run.duration": "0.03s"}, quick_set={"run.duration": "0.005s"},
+              classes=["small", "medium", "large"], claims=mismatch_claims, plot_x="thresholds"),
         Repro("pias_queues", "PIAS with 2, 4 and 8 queues, web search at load 0.8",
               "paper/pias_websearch", {"scheme.pias.queues": [2, 4, 8]}, seeds=1,
               set={"run.duration": "0.03s"}, quick_set={"run.duration": "0.005s"},
@@ -368,5 +425,6 @@ def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = N
 
 # DeTail's evaluations first, then DIBS and PIAS
 ORDER = ["scatter", "incast", "verification", "steady_cdf", "steady", "bursty", "long_flows", "disconnected", "degraded",
-         "sequential", "partition_aggregate", "dibs_incast", "pias_websearch", "pias_datamining", "pias_thresholds", "pias_queues"]
+         "sequential", "partition_aggregate", "dibs_incast", "pias_websearch", "pias_datamining", "pias_oversubscribed", "pias_thresholds", "pias_queues",
+         "pias_mismatch"]
 REPROS = {k: REPROS[k] for k in ORDER}

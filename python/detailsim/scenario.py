@@ -152,9 +152,10 @@ def _resolve_flows(w: dict[str, Any], i: int, base: Path) -> None:
 PIAS_PRESETS = {"pias", "detail_pias"}
 
 
-def _resolve_pias(sc: dict[str, Any]) -> None:
+def _resolve_pias(sc: dict[str, Any], base: Path) -> None:
     """`[scheme.pias] thresholds = "optimal" | "equal-split" | "paper" | [bytes...]`, `queues = 8`: turned into
-    scheme.tcp.mlfq_thresholds from the scenario's first CDF workload (its flow sizes and load)."""
+    scheme.tcp.mlfq_thresholds from the scenario's first CDF workload (its flow sizes and load), or from
+    `cdf` / `load` given in the table (thresholds derived for other traffic: a mismatch study)."""
     scheme = sc.get("scheme")
     if not isinstance(scheme, dict) or "pias" not in scheme:
         return
@@ -163,9 +164,9 @@ def _resolve_pias(sc: dict[str, Any]) -> None:
         return  # the table configures the PIAS presets only (a sweep may cross pias with dctcp)
     if not isinstance(cfg, dict):
         raise ScenarioError("scheme.pias: a table with thresholds and queues")
-    unknown = set(cfg) - {"thresholds", "queues"}
+    unknown = set(cfg) - {"thresholds", "queues", "cdf", "load"}
     if unknown:
-        raise ScenarioError(f"scheme.pias.{sorted(unknown)[0]}: unknown key; allowed: thresholds, queues")
+        raise ScenarioError(f"scheme.pias.{sorted(unknown)[0]}: unknown key; allowed: thresholds, queues, cdf, load")
     method = cfg.get("thresholds", "optimal")
     queues = int(cfg.get("queues", 8))
     if not 1 <= queues <= 8:
@@ -175,9 +176,19 @@ def _resolve_pias(sc: dict[str, Any]) -> None:
     else:
         from .pias import solve
 
-        w = next((w for w in sc.get("workload", []) if isinstance(w, dict) and w.get("kind") == "cdf"), None)
-        if w is None or "load" not in w:
-            raise ScenarioError("scheme.pias.thresholds: \"optimal\", \"equal-split\" and \"paper\" need a cdf workload with a load")
+        w = next((w for w in sc.get("workload", []) if isinstance(w, dict) and w.get("kind") == "cdf"), None) or {}
+        if "cdf" in cfg:
+            from .cdf import load_points
+
+            w = {**w, "cdf": str(cfg["cdf"]), "points": load_points(str(cfg["cdf"]), base, "scheme.pias.cdf")}
+        if "load" in cfg:
+            load = cfg["load"]
+            if not isinstance(load, (int, float)) or not 0 < load < 1:
+                raise ScenarioError(f"scheme.pias.load: a load in (0, 1), got {load!r}")
+            w = {**w, "load": load}
+        if "points" not in w or "load" not in w:
+            raise ScenarioError("scheme.pias.thresholds: \"optimal\", \"equal-split\" and \"paper\" need a cdf workload with a load "
+                                "(or scheme.pias.cdf and scheme.pias.load)")
         alphas = solve(w["points"], str(w.get("cdf", "")), float(w["load"]), queues, str(method))["thresholds_bytes"]
     scheme.setdefault("tcp", {})["mlfq_thresholds"] = alphas
 
@@ -193,7 +204,7 @@ def resolve(sc: dict[str, Any], base: Path) -> dict[str, Any]:
             if "cdf" not in w:
                 raise ScenarioError(f"workload[{i}].cdf: required: a bundled CDF (websearch, datamining) or a file")
             w["points"] = load_points(str(w["cdf"]), base, f"workload[{i}].cdf")
-    _resolve_pias(sc)
+    _resolve_pias(sc, base)
     topo = sc.get("topology")
     if isinstance(topo, dict) and "file" in topo:
         f = Path(topo.pop("file"))

@@ -316,6 +316,10 @@ pub enum Scheduling {
     /// Least attained service: every queue (switch egress and host NIC) sends the packet whose flow had
     /// sent the fewest bytes before it (ties: the earliest queued).
     Las,
+    /// pFabric: every queue sends the earliest queued packet of the flow whose packet has the lowest rank
+    /// (the flow's unacknowledged bytes when it was sent); a switch egress queue that is full evicts its
+    /// highest-rank packet for a lower-rank arrival, or drops the arrival.
+    Pfabric,
 }
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -325,6 +329,12 @@ pub enum CongestionControl {
     NewReno,
     /// DCTCP: alpha-weighted window cut, precise ECN echo.
     Dctcp,
+    /// L2DCT: DCTCP whose cut (alpha^w / 2) and additive increase (w / w_max per RTT) are weighted by the
+    /// bytes the flow has sent: w = 2.5 up to 200 segments, falling linearly to 0.125 at 1000 segments.
+    L2dct,
+    /// pFabric's minimal rate control: the window shrinks only on a timeout (to one segment, then slow
+    /// start); fast retransmit resends the lost segment without a cut; no ECN reaction.
+    Pfabric,
 }
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -375,6 +385,8 @@ pub struct TcpOverrides {
     pub dctcp_g: Option<f64>,
     /// PIAS MLFQ demotion thresholds in bytes (the front end resolves "optimal", "equal-split", "paper").
     pub mlfq_thresholds: Option<Vec<Bytes>>,
+    pub line_rate_start: Option<bool>,
+    pub rto_rtts: Option<f64>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -391,6 +403,10 @@ pub struct SchemeConfig {
     pub source_ecn: Option<bool>,
     pub source_ecn_threshold: Option<Bytes>,
     pub scheduling: Option<Scheduling>,
+    /// Cap on every switch egress queue (below the port's egress buffer), in bytes ...
+    pub queue_limit: Option<Bytes>,
+    /// ... or in multiples of the fabric's bandwidth-delay product (host link rate x longest base RTT).
+    pub queue_limit_bdp: Option<f64>,
     #[serde(default)]
     pub tcp: TcpOverrides,
     #[serde(default)]
@@ -482,6 +498,8 @@ impl Default for SchemeConfig {
             source_ecn: None,
             source_ecn_threshold: None,
             scheduling: None,
+            queue_limit: None,
+            queue_limit_bdp: None,
             tcp: TcpOverrides::default(),
             pfc: PfcOverrides::default(),
             alb: AlbOverrides::default(),
@@ -513,6 +531,12 @@ pub struct TcpParams {
     pub dctcp_g: f64,
     /// PIAS MLFQ demotion thresholds (bytes sent); empty: no tagging.
     pub mlfq: Vec<u64>,
+    /// Start every flow at line rate: the initial window is the bandwidth-delay product of its path
+    /// (sender's link rate x base RTT), overriding `initial_window`.
+    pub line_rate_start: bool,
+    /// When positive: the minimum and initial RTO are this many base RTTs of the flow's path, overriding
+    /// `rto_min` and `rto_initial`.
+    pub rto_rtts: f64,
 }
 
 /// A resolved scheme: one row of the policy table.
@@ -526,6 +550,9 @@ pub struct Scheme {
     pub source_ecn: bool,
     pub source_ecn_threshold: u64,
     pub scheduling: Scheduling,
+    /// Cap on each switch egress queue: bytes, or multiples of the fabric BDP (resolved at build time).
+    pub queue_limit: Option<u64>,
+    pub queue_limit_bdp: Option<f64>,
     pub tcp: TcpParams,
     pub pfc: PfcParams,
     pub alb: AlbParams,
@@ -557,6 +584,8 @@ fn base_tcp() -> TcpParams {
         cc: CongestionControl::NewReno,
         dctcp_g: 1.0 / 16.0,
         mlfq: Vec::new(),
+        line_rate_start: false,
+        rto_rtts: 0.0,
     }
 }
 
@@ -592,6 +621,8 @@ fn row(name: &str, lb: LoadBalancing, fc: FlowControl, source_ecn: bool, tcp: Tc
         source_ecn,
         source_ecn_threshold: 64 * 1024,
         scheduling: Scheduling::StrictPriority,
+        queue_limit: None,
+        queue_limit_bdp: None,
         tcp,
         pfc: base_pfc(),
         alb: base_alb(),
@@ -671,6 +702,28 @@ pub const PRESETS: &[Preset] = &[
         },
     },
     Preset {
+        name: "l2dct",
+        summary: "L2DCT: DCTCP whose window cut and increase are weighted by the bytes the flow has sent (w 2.5 -> 0.125 from 200 to 1000 segments), per-port ECN at K = 30 KB",
+        build: || {
+            let mut s = dctcp_row("l2dct");
+            s.tcp.cc = CongestionControl::L2dct;
+            s
+        },
+    },
+    Preset {
+        name: "pfabric",
+        summary: "pFabric: queues send the earliest packet of the flow with the fewest unacknowledged bytes, a full queue drops its lowest-priority packet, egress queues capped at 2 x the fabric BDP, line-rate start, window cut only on timeouts, RTO 3 base RTTs",
+        build: || {
+            let mut s = row("pfabric", LoadBalancing::FlowHash, FlowControl::TailDrop, false, base_tcp());
+            s.scheduling = Scheduling::Pfabric;
+            s.queue_limit_bdp = Some(2.0);
+            s.tcp.cc = CongestionControl::Pfabric;
+            s.tcp.line_rate_start = true;
+            s.tcp.rto_rtts = 3.0;
+            s
+        },
+    },
+    Preset {
         name: "detail_pias",
         summary: "DeTail with PIAS priorities: ALB, PFC, reorder-resistant NewReno with source ECN, plus MLFQ tagging ([scheme.pias]); not evaluated by either paper",
         build: || {
@@ -715,8 +768,22 @@ impl SchemeConfig {
         if let Some(v) = self.scheduling {
             s.scheduling = v;
         }
-        if s.scheduling == Scheduling::Las && s.flow_control == FlowControl::Pfc {
-            return err("scheme.scheduling", "least attained service does not combine with PFC (pauses are per priority)");
+        if s.scheduling != Scheduling::StrictPriority && s.flow_control == FlowControl::Pfc {
+            return err("scheme.scheduling", "las and pfabric scheduling do not combine with PFC (pauses are per priority)");
+        }
+        if let Some(v) = self.queue_limit {
+            if v.0 == 0 {
+                return err("scheme.queue_limit", "must be positive");
+            }
+            s.queue_limit = Some(v.0);
+            s.queue_limit_bdp = None;
+        }
+        if let Some(v) = self.queue_limit_bdp {
+            if !(v > 0.0 && v.is_finite()) {
+                return err("scheme.queue_limit_bdp", format!("must be a positive number of bandwidth-delay products, got {v}"));
+            }
+            s.queue_limit_bdp = Some(v);
+            s.queue_limit = None;
         }
         if let Some(v) = self.source_ecn_threshold {
             s.source_ecn_threshold = v.0;
@@ -839,6 +906,15 @@ impl SchemeConfig {
             }
             t.mlfq = m;
         }
+        if let Some(v) = o.line_rate_start {
+            t.line_rate_start = v;
+        }
+        if let Some(v) = o.rto_rtts {
+            if !(v >= 0.0 && v.is_finite()) {
+                return err("scheme.tcp.rto_rtts", format!("must be 0 (off) or a positive number of base RTTs, got {v}"));
+            }
+            t.rto_rtts = v;
+        }
         if t.dupack_threshold == 0 {
             return err("scheme.tcp.dupack_threshold", "must be at least 1");
         }
@@ -931,8 +1007,11 @@ pub struct CdfConfig {
     /// Where the points came from (for the record).
     #[serde(default)]
     pub cdf: Option<String>,
-    /// Target load on each host's link (payload bytes), 0 < load <= 1; or give `rate` instead.
+    /// Target load (payload bytes), 0 < load <= 1, on the links of `load_tier`; or give `rate` instead.
     pub load: Option<f64>,
+    /// The tier the load refers to: "host" (each host's link, the default) or another tier of the
+    /// topology (the mean over its links in both directions, with shortest-path routing).
+    pub load_tier: Option<String>,
     /// Flows per second started by each host.
     pub rate: Option<f64>,
     #[serde(default)]

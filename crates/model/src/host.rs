@@ -84,6 +84,12 @@ impl Sim {
             rcv_done: false,
         };
         let tr = self.transfers.alloc(t);
+        if p.line_rate_start || p.rto_rtts > 0.0 {
+            if let Some((rtt, bdp)) = self.path_bdp(src, dst) {
+                let p = self.scheme.tcp.clone();
+                self.transfers.get_mut(tr).snd.fit_path(&p, rtt, bdp);
+            }
+        }
         {
             let a = self.apps.get_mut(app);
             a.transfers[slot_in_app] = tr;
@@ -129,6 +135,8 @@ impl Sim {
             rank: 0,
         };
         let src = t.src;
+        // pFabric's rank: the flow's remaining (unacknowledged) bytes when the packet is sent
+        let remaining = (self.scheme.scheduling == crate::config::Scheduling::Pfabric).then(|| t.snd.size() - t.snd.una.min(t.snd.size()));
         for s in segs {
             let mut p = base;
             p.kind = s.kind;
@@ -137,7 +145,7 @@ impl Sim {
             p.wire = self.framing.wire(s.len + HEADERS);
             p.retx = s.retx;
             p.prio = (p.prio + s.level).min(7);
-            p.rank = s.seq;
+            p.rank = if s.kind == SegKind::Data { remaining.unwrap_or(s.seq) } else { 0 };
             if s.cwr {
                 p.flags |= FLAG_CWR;
             }
@@ -370,32 +378,82 @@ impl Sim {
         (to, rtx)
     }
 
-    /// The flow's completion time alone in an idle fabric, in picoseconds: store-and-forward latency of
-    /// its first frame over the shortest path (at the sender's link rate and delay, with each switch's
-    /// forwarding and crossbar time), the rest of its frames back to back, and, for a retrieval, the
-    /// request's latency first. No handshake, no slow start. 0 when there is no path.
-    pub(crate) fn ideal_fct(&self, a: &App) -> u64 {
-        let Some(links) = self.routes.host_links(a.src, a.dst) else { return 0 };
-        let port = &self.ports[self.nodes[a.src as usize].port_base as usize];
-        let (rate, delay) = (port.rate, port.delay);
-        let fwd = self.topo.forwarding_delay;
-        let xbar = detailsim_engine::Rate(((rate.0 as f64) * self.topo.speedup) as u64);
+    /// The egress ports (global indices) along one shortest path from host `src` to host `dst`: the
+    /// sender's NIC, then each switch's first acceptable port. Empty when there is no path.
+    pub(crate) fn path_ports(&self, src: u32, dst: u32, out: &mut Vec<u32>) {
+        out.clear();
+        let mut port = self.nodes[src as usize].port_base;
+        for _ in 0..=self.nodes.len() {
+            out.push(port);
+            let node = self.ports[port as usize].peer_node;
+            let nd = &self.nodes[node as usize];
+            if !nd.is_switch {
+                if node != dst {
+                    out.clear();
+                }
+                return;
+            }
+            port = if self.routes.edge[dst as usize] == node {
+                self.routes.edge_port[dst as usize]
+            } else {
+                let row = self.routes.row(node, dst);
+                if crate::routing::count(row) == 0 {
+                    break;
+                }
+                nd.port_base + crate::routing::nth(row, 0)
+            };
+        }
+        out.clear();
+    }
+
+    /// Store-and-forward latency of one frame carrying `bytes` of payload along a shortest path from host
+    /// `src` to host `dst` in an idle fabric (every link's own rate and delay, each switch's forwarding
+    /// delay and crossbar time), and the path's bottleneck rate; None when there is no path.
+    fn one_way(&self, src: u32, dst: u32, bytes: u64) -> Option<(u64, detailsim_engine::Rate)> {
+        let w = self.framing.wire(bytes as u32 + HEADERS) as u64;
+        let mut path = Vec::with_capacity(8);
+        self.path_ports(src, dst, &mut path);
+        let (mut t, mut bottleneck) = (0u64, u64::MAX);
+        for (i, &port) in path.iter().enumerate() {
+            let pt = &self.ports[port as usize];
+            t += pt.rate.tx_time(w).0 + pt.delay.0;
+            bottleneck = bottleneck.min(pt.rate.0);
+            if i > 0 {
+                t += self.topo.forwarding_delay.0 + self.nodes[pt.node as usize].xbar_rate.tx_time(w).0;
+            }
+        }
+        (!path.is_empty()).then_some((t, detailsim_engine::Rate(bottleneck)))
+    }
+
+    /// Base RTT between two hosts: a full segment there and a bare ACK back, in an idle fabric.
+    pub(crate) fn base_rtt(&self, src: u32, dst: u32) -> Option<Time> {
         let mss = self.scheme.tcp.mss as u64;
-        let one_way = |bytes: u64| {
-            let w = self.framing.wire(bytes as u32 + HEADERS) as u64;
-            let l = links as u64;
-            l * (rate.tx_time(w).0 + delay.0) + (l - 1) * (fwd.0 + xbar.tx_time(w).0)
-        };
+        Some(Time(self.one_way(src, dst, mss)?.0 + self.one_way(dst, src, 0)?.0))
+    }
+
+    /// Base RTT and bandwidth-delay product (at the path's bottleneck rate, bytes) from `src` to `dst`.
+    pub(crate) fn path_bdp(&self, src: u32, dst: u32) -> Option<(Time, u64)> {
+        let rtt = self.base_rtt(src, dst)?;
+        let rate = self.one_way(src, dst, 0)?.1;
+        Some((rtt, (rate.0 as u128 * rtt.0 as u128 / 8 / 1_000_000_000_000) as u64))
+    }
+
+    /// The flow's completion time alone in an idle fabric, in picoseconds: store-and-forward latency of
+    /// its first frame along a shortest path, the rest of its frames back to back at the path's bottleneck
+    /// rate, and, for a retrieval, the request's latency first. No handshake, no slow start. 0 when there
+    /// is no path.
+    pub(crate) fn ideal_fct(&self, a: &App) -> u64 {
+        let mss = self.scheme.tcp.mss as u64;
+        let Some((mut t, rate)) = self.one_way(a.src, a.dst, a.size.min(mss)) else { return 0 };
         let n = a.size.div_ceil(mss).max(1);
         let full = self.framing.wire(mss as u32 + HEADERS) as u64;
-        let mut t = one_way(a.size.min(mss));
         if n >= 2 {
-            // the rest back to back at the sender's rate: n - 2 full frames and the last, partial one
+            // the rest back to back at the bottleneck rate: n - 2 full frames and the last, partial one
             let last = self.framing.wire((a.size - mss * (n - 1)) as u32 + HEADERS) as u64;
             t += (n - 2) * rate.tx_time(full).0 + rate.tx_time(last).0;
         }
         if a.request > 0 {
-            t += one_way(a.request);
+            t += self.one_way(a.dst, a.src, a.request).map_or(0, |x| x.0);
         }
         t
     }

@@ -124,6 +124,34 @@ impl PrioQueue {
         }
         best.map(|b| (b.1, b.2))
     }
+    /// pFabric: the position of the earliest queued packet of the same flow (same transfer and direction)
+    /// as the packet at `pos` of priority `prio`, so a flow's packets leave in order.
+    pub fn earliest_of_flow(&self, prio: u8, pos: usize, pkts: &Arena<Packet>) -> usize {
+        let q = &self.q[prio as usize];
+        let key = |pid: PacketId| {
+            let p = pkts.get(pid);
+            (p.tr, p.tr_uid, p.src)
+        };
+        let k = key(q[pos]);
+        q.iter().take(pos).position(|&pid| key(pid) == k).unwrap_or(pos)
+    }
+    /// pFabric eviction candidate: the (priority, position) of the highest-rank packet in the queue, the
+    /// latest queued on ties.
+    pub fn max_rank(&self, pkts: &Arena<Packet>) -> Option<(u64, u8, usize)> {
+        let mut worst: Option<(u64, u8, usize)> = None;
+        let mut m = self.nonempty;
+        while m != 0 {
+            let p = m.trailing_zeros() as u8;
+            m &= m - 1;
+            for (i, &pid) in self.q[p as usize].iter().enumerate() {
+                let r = pkts.get(pid).rank;
+                if worst.is_none_or(|w| r >= w.0) {
+                    worst = Some((r, p, i));
+                }
+            }
+        }
+        worst
+    }
     /// Remove the packet at `pos` of priority `prio`; bytes stay counted until `release`.
     pub fn take(&mut self, prio: u8, pos: usize) -> PacketId {
         let p = prio as usize;
@@ -301,6 +329,8 @@ pub struct Sim {
     next_app_id: u64,
     pub(crate) next_port: u32,
     finalized: bool,
+    /// The resolved cap on switch egress queues (`scheme.queue_limit` / `queue_limit_bdp`), if any.
+    pub queue_limit: Option<u64>,
 }
 
 impl Sim {
@@ -421,6 +451,7 @@ impl Sim {
             next_app_id: 0,
             next_port: 1024,
             finalized: false,
+            queue_limit: None,
         };
         if sim.framing.wire(sim.framing.mtu) as u64 > sim.topo.host_buffer {
             return crate::config::err("topology.host_buffer", "must hold at least one full frame");
@@ -428,6 +459,7 @@ impl Sim {
         if sim.scheme.tcp.mss + 40 > sim.framing.mtu {
             return crate::config::err("scheme.tcp.mss", format!("MSS + 40B of headers must fit the MTU ({}B)", sim.framing.mtu));
         }
+        sim.apply_queue_limit()?;
         sim.faults = crate::faults::Fault::resolve(&sim, &sc.fault)?;
         sim.pfc_setup()?;
         for (i, w) in sc.workload.iter().enumerate() {
@@ -451,6 +483,61 @@ impl Sim {
         }
         sim.q.push(duration, Ev::ArrivalsEnd);
         Ok(sim)
+    }
+
+    /// The fabric's bandwidth-delay product: the first host's link rate times the longest base RTT from
+    /// it to any other host (bytes, and that RTT).
+    pub fn fabric_bdp(&self) -> (u64, Time) {
+        let Some(&h0) = self.hosts.first() else { return (0, Time::ZERO) };
+        self.hosts[1..].iter().filter_map(|&h| self.path_bdp(h0, h)).map(|(rtt, bdp)| (bdp, rtt)).max().unwrap_or((0, Time::ZERO))
+    }
+
+    /// For a load on a named tier: the mean number of that tier's links a flow between two distinct random
+    /// hosts crosses (shortest-path routing), and the tier's capacity in bits/s (both directions).
+    pub fn tier_crossings(&self, tier: &str) -> Result<(f64, f64), String> {
+        let links: Vec<&topology::LinkSpec> = self.topo.links.iter().filter(|l| l.tier == tier).collect();
+        if links.is_empty() {
+            let mut names: Vec<&str> = self.topo.links.iter().map(|l| l.tier).collect();
+            names.sort_unstable();
+            names.dedup();
+            return Err(format!("no tier named {tier:?} in this topology; tiers: {}", names.join(", ")));
+        }
+        let capacity: f64 = links.iter().map(|l| 2.0 * l.rate.0 as f64).sum();
+        let (mut crossed, mut pairs) = (0u64, 0u64);
+        let mut path = Vec::new();
+        for &s in &self.hosts {
+            for &d in &self.hosts {
+                if s != d {
+                    self.path_ports(s, d, &mut path);
+                    crossed += path.iter().filter(|&&p| self.topo.links[self.ports[p as usize].link as usize].tier == tier).count() as u64;
+                    pairs += 1;
+                }
+            }
+        }
+        if crossed == 0 {
+            return Err(format!("no path between hosts crosses tier {tier:?}"));
+        }
+        Ok((crossed as f64 / pairs as f64, capacity))
+    }
+
+    /// `scheme.queue_limit` / `queue_limit_bdp`: cap every switch egress queue.
+    fn apply_queue_limit(&mut self) -> Result<(), ConfigError> {
+        let (key, limit) = match (self.scheme.queue_limit, self.scheme.queue_limit_bdp) {
+            (Some(b), _) => ("scheme.queue_limit", b),
+            (None, Some(k)) => ("scheme.queue_limit_bdp", (self.fabric_bdp().0 as f64 * k).round() as u64),
+            (None, None) => return Ok(()),
+        };
+        let frame = self.framing.wire(self.framing.mtu) as u64;
+        if limit < frame {
+            return crate::config::err(key, format!("the queue limit ({limit}B) must hold at least one full frame ({frame}B)"));
+        }
+        for p in &mut self.ports {
+            if self.nodes[p.node as usize].is_switch {
+                p.eg.cap = p.eg.cap.min(limit);
+            }
+        }
+        self.queue_limit = Some(limit);
+        Ok(())
     }
 
     pub(crate) fn next_uid(&mut self) -> u32 {
@@ -615,6 +702,7 @@ impl Sim {
         let drops: serde_json::Map<String, serde_json::Value> =
             DropCause::ALL.iter().map(|d| (d.name().to_string(), c.drops[*d as usize].into())).collect();
         let congestion_drops: u64 = DropCause::ALL.iter().filter(|d| d.is_congestion()).map(|d| c.drops[*d as usize]).sum();
+        let (bdp, rtt) = self.fabric_bdp();
         let v = serde_json::json!({
             "scheme": self.scheme.name,
             "sim_time_s": self.now.as_secs_f64(),
@@ -633,6 +721,7 @@ impl Sim {
                 "deadlocks": self.pfc_events.iter().filter(|e| e.kind == "deadlock").collect::<Vec<_>>(),
             },
             "ecn_marks": c.ecn_marks,
+            "fabric": {"bdp_bytes": bdp, "base_rtt_s": rtt.0 as f64 / 1e12, "queue_limit_bytes": self.queue_limit},
             "dibs": {"detours": c.detours, "detours_per_packet": c.detour_histogram},
             "packets": {
                 "created": c.pkts_created,

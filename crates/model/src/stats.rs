@@ -57,9 +57,12 @@ pub enum DropCause {
     LinkDown,
     /// DIBS: detoured the maximum number of times, or no port had room to detour to.
     DetourLimit,
+    /// pFabric: a full egress queue dropped the arrival, or evicted a queued packet of higher rank for it.
+    Priority,
 }
 impl DropCause {
-    pub const ALL: [DropCause; 5] = [DropCause::IngressBuffer, DropCause::HostBuffer, DropCause::NoRoute, DropCause::LinkDown, DropCause::DetourLimit];
+    pub const ALL: [DropCause; 6] =
+        [DropCause::IngressBuffer, DropCause::HostBuffer, DropCause::NoRoute, DropCause::LinkDown, DropCause::DetourLimit, DropCause::Priority];
     pub fn name(self) -> &'static str {
         match self {
             DropCause::IngressBuffer => "ingress_buffer",
@@ -67,11 +70,12 @@ impl DropCause {
             DropCause::NoRoute => "no_route",
             DropCause::LinkDown => "link_down",
             DropCause::DetourLimit => "detour_limit",
+            DropCause::Priority => "priority",
         }
     }
     /// Congestion drops are the ones a lossless fabric must never have.
     pub fn is_congestion(self) -> bool {
-        matches!(self, DropCause::IngressBuffer | DropCause::HostBuffer | DropCause::DetourLimit)
+        matches!(self, DropCause::IngressBuffer | DropCause::HostBuffer | DropCause::DetourLimit | DropCause::Priority)
     }
 }
 
@@ -82,7 +86,7 @@ pub struct Counters {
     pub pkts_created: u64,
     pub pkts_delivered: u64,
     pub pkts_stale: u64,
-    pub drops: [u64; 5],
+    pub drops: [u64; DropCause::ALL.len()],
     pub ecn_marks: u64,
     pub timeouts: u64,
     pub retransmits: u64,

@@ -232,6 +232,15 @@ impl Sim {
                     }
                 }
             }
+            if self.scheme.scheduling == Scheduling::Pfabric && !self.pfabric_admit(out, pid, wire) {
+                // the arrival ranks no better than everything queued: pFabric drops it
+                let ip = &mut self.ports[inp as usize];
+                ip.ing.pop(prio);
+                ip.ing.release(prio, wire);
+                self.drop_packet(pid, DropCause::Priority, Some(out));
+                mask = self.ports[inp as usize].ing.nonempty;
+                continue;
+            }
             let e = &mut self.ports[out as usize];
             if e.eg.has_room(wire) {
                 e.eg.advance(self.now);
@@ -248,6 +257,27 @@ impl Sim {
                 e.waiters.push(inp);
             }
         }
+    }
+
+    /// pFabric admission at egress `out`: while the packet does not fit, evict the queued packet of the
+    /// highest rank if it ranks strictly worse than the arrival. False: no room can be made (drop it).
+    fn pfabric_admit(&mut self, out: u32, pid: PacketId, wire: u64) -> bool {
+        let rank = self.pkts.get(pid).rank;
+        while !self.ports[out as usize].eg.has_room(wire) {
+            let eg = &self.ports[out as usize].eg;
+            match eg.max_rank(&self.pkts) {
+                Some((r, p, pos)) if r > rank => {
+                    let now = self.now;
+                    let eg = &mut self.ports[out as usize].eg;
+                    let victim = eg.take(p, pos);
+                    eg.advance(now);
+                    eg.release(p, self.pkts.get(victim).wire as u64);
+                    self.drop_packet(victim, DropCause::Priority, Some(out));
+                }
+                _ => return false,
+            }
+        }
+        true
     }
 
     pub(crate) fn xbar_done(&mut self, inp: u32) {
@@ -321,12 +351,20 @@ impl Sim {
             }
             return;
         }
-        let (prio, pid) = if self.scheme.scheduling == Scheduling::Las {
-            let (p, pos) = pt.eg.min_rank(mask, &self.pkts).unwrap();
-            (p, pt.eg.take(p, pos))
-        } else {
-            let p = mask.trailing_zeros() as u8;
-            (p, pt.eg.pop(p))
+        let (prio, pid) = match self.scheme.scheduling {
+            Scheduling::StrictPriority => {
+                let p = mask.trailing_zeros() as u8;
+                (p, pt.eg.pop(p))
+            }
+            Scheduling::Las => {
+                let (p, pos) = pt.eg.min_rank(mask, &self.pkts).unwrap();
+                (p, pt.eg.take(p, pos))
+            }
+            Scheduling::Pfabric => {
+                let (p, pos) = pt.eg.min_rank(mask, &self.pkts).unwrap();
+                let pos = pt.eg.earliest_of_flow(p, pos, &self.pkts);
+                (p, pt.eg.take(p, pos))
+            }
         };
         let wire = self.pkts.get(pid).wire as u64;
         pt.eg.advance(now);

@@ -300,10 +300,20 @@ impl Workload {
                 let points: Vec<(f64, f64)> = c.points.iter().map(|a| (a[0], a[1])).collect();
                 let mean = cdf_mean(&points);
                 let rate = match (c.load, c.rate) {
-                    (Some(load), _) => {
-                        let hr = sim.ports[sim.nodes[sim.hosts[0] as usize].port_base as usize].rate.0 as f64;
-                        load * hr / (8.0 * mean.max(1.0))
-                    }
+                    (Some(load), _) => match c.load_tier.as_deref() {
+                        None | Some("host") => {
+                            let hr = sim.ports[sim.nodes[sim.hosts[0] as usize].port_base as usize].rate.0 as f64;
+                            load * hr / (8.0 * mean.max(1.0))
+                        }
+                        Some(tier) => {
+                            let (crossings, capacity) = sim.tier_crossings(tier).map_err(|m| ConfigError {
+                                field: format!("workload[{i}].load_tier"),
+                                msg: m,
+                            })?;
+                            // flows/s per host x hosts x bytes x crossings = load x tier capacity
+                            load * capacity / (8.0 * mean.max(1.0) * crossings * sim.hosts.len() as f64)
+                        }
+                    },
                     (_, Some(r)) => r,
                     _ => unreachable!("validated"),
                 };

@@ -10,6 +10,20 @@
 use crate::config::{CongestionControl, TcpParams};
 use detailsim_engine::Time;
 
+impl CongestionControl {
+    /// Uses DCTCP's alpha estimate and its receiver's precise CE echo (DCTCP and L2DCT).
+    #[inline]
+    pub fn dctcp_echo(self) -> bool {
+        matches!(self, CongestionControl::Dctcp | CongestionControl::L2dct)
+    }
+}
+
+/// L2DCT's weight bounds and the sent-segment counts between which the weight falls linearly.
+const L2DCT_W_MAX: f64 = 2.5;
+const L2DCT_W_MIN: f64 = 0.125;
+const L2DCT_FULL_SEGS: f64 = 200.0;
+const L2DCT_MIN_SEGS: f64 = 1000.0;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SegKind {
     Syn,
@@ -62,6 +76,11 @@ pub struct TcpSender {
     /// PIAS: bytes sent when the MLFQ counter was last reset, and consecutive timeouts.
     mlfq_base: u64,
     consecutive_timeouts: u32,
+    /// RTO floor and initial RTO of this flow (from the parameters, or `rto_rtts` base RTTs of its path).
+    rto_min: Time,
+    rto_initial: Time,
+    /// Upper bound of the window (pFabric: the path's BDP; otherwise unbounded).
+    max_cwnd: f64,
     /// When the retransmission timer expires, if armed.
     pub deadline: Option<Time>,
     pub timeouts: u32,
@@ -93,10 +112,50 @@ impl TcpSender {
             win_marked: 0,
             mlfq_base: 0,
             consecutive_timeouts: 0,
+            rto_min: p.rto_min,
+            rto_initial: p.rto_initial,
+            max_cwnd: f64::INFINITY,
             deadline: None,
             timeouts: 0,
             retransmits: 0,
         }
+    }
+
+    /// Adapt to the flow's path (before `start`): with `line_rate_start` the initial window is the
+    /// path's bandwidth-delay product `bdp` (at least one segment; pFabric also caps the window there); with `rto_rtts` > 0 the RTO floor and
+    /// initial RTO are that many base RTTs.
+    pub fn fit_path(&mut self, p: &TcpParams, base_rtt: Time, bdp: u64) {
+        if p.line_rate_start {
+            self.cwnd = (bdp.div_ceil(p.mss as u64).max(1) * p.mss as u64) as f64;
+            if p.cc == CongestionControl::Pfabric {
+                // pFabric never needs more than a BDP in flight: its switches, not queues, pick the order
+                self.max_cwnd = self.cwnd;
+            }
+        }
+        if p.rto_rtts > 0.0 {
+            let r = Time(((base_rtt.0 as f64) * p.rto_rtts).round() as u64).max(Time(1)).min(p.rto_max);
+            self.rto_min = r;
+            self.rto_initial = r;
+        }
+    }
+
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    pub fn rto_floor(&self) -> Time {
+        self.rto_min
+    }
+
+    /// L2DCT's weight from the segments sent so far.
+    fn l2dct_weight(&self, p: &TcpParams) -> f64 {
+        let segs = (self.max_sent / p.mss as u64) as f64;
+        let w = if segs <= L2DCT_FULL_SEGS {
+            L2DCT_W_MAX
+        } else {
+            L2DCT_W_MAX - (L2DCT_W_MAX - L2DCT_W_MIN) * (segs - L2DCT_FULL_SEGS) / (L2DCT_MIN_SEGS - L2DCT_FULL_SEGS)
+        };
+        w.clamp(L2DCT_W_MIN, L2DCT_W_MAX)
     }
 
     pub fn done(&self) -> bool {
@@ -107,12 +166,12 @@ impl TcpSender {
     pub fn rto(&self, p: &TcpParams) -> Time {
         let base = if self.have_rtt {
             let v = self.srtt + (4.0 * self.rttvar).max(1.0);
-            Time(v as u64).max(p.rto_min)
+            Time(v as u64).max(self.rto_min)
         } else {
-            p.rto_initial
+            self.rto_initial
         };
         let shifted = base.0.saturating_mul(1u64 << self.backoff.min(30));
-        Time(shifted).min(p.rto_max).max(p.rto_min.min(p.rto_max))
+        Time(shifted).min(p.rto_max).max(self.rto_min.min(p.rto_max))
     }
 
     fn arm(&mut self, now: Time, p: &TcpParams) {
@@ -206,7 +265,7 @@ impl TcpSender {
         if ack > self.una {
             let acked = (ack - self.una) as f64;
             self.consecutive_timeouts = 0;
-            if p.cc == CongestionControl::Dctcp {
+            if p.cc.dctcp_echo() {
                 self.dctcp_observe(p, ack - self.una, ece, ack);
             }
             self.una = ack;
@@ -217,29 +276,40 @@ impl TcpSender {
             self.rtt_sample(now, ts_echo);
             self.backoff = 0;
             if self.in_recovery {
+                let pfabric = p.cc == CongestionControl::Pfabric;
                 if ack >= self.recover {
                     self.in_recovery = false;
                     self.dupacks = 0;
-                    self.cwnd = self.ssthresh;
+                    if !pfabric {
+                        self.cwnd = self.ssthresh;
+                    }
                 } else {
                     // partial ACK: retransmit the next hole, deflate by what was acked
                     let n = self.emit(self.una, p, out);
                     self.nxt = self.nxt.max(self.una + n);
-                    self.cwnd = (self.cwnd - acked + mss).max(mss);
+                    if !pfabric {
+                        self.cwnd = (self.cwnd - acked + mss).max(mss);
+                    }
                 }
             } else {
                 self.dupacks = 0;
                 if self.cwnd < self.ssthresh {
                     self.cwnd += acked.min(2.0 * mss);
+                } else if p.cc == CongestionControl::L2dct {
+                    // L2DCT: additive increase scaled by w / w_max
+                    self.cwnd += self.l2dct_weight(p) / L2DCT_W_MAX * mss * acked / self.cwnd;
                 } else {
                     self.cwnd += mss * acked / self.cwnd;
                 }
+                self.cwnd = self.cwnd.min(self.max_cwnd);
             }
             if p.ecn && ece && self.una > self.ecn_reacted_until {
-                if p.cc == CongestionControl::Dctcp {
-                    self.dctcp_reduce(p);
-                } else {
-                    self.ecn_reduce(p);
+                match p.cc {
+                    CongestionControl::Dctcp => self.dctcp_reduce(p, self.alpha),
+                    // L2DCT: the cut is alpha^w / 2, gentler for flows that sent little
+                    CongestionControl::L2dct => self.dctcp_reduce(p, self.alpha.powf(self.l2dct_weight(p))),
+                    CongestionControl::NewReno => self.ecn_reduce(p),
+                    CongestionControl::Pfabric => {}
                 }
             }
             if self.una >= self.size {
@@ -252,14 +322,20 @@ impl TcpSender {
                 return;
             }
             self.dupacks += 1;
+            let pfabric = p.cc == CongestionControl::Pfabric;
             if self.in_recovery {
-                self.cwnd += mss;
+                if !pfabric {
+                    self.cwnd += mss;
+                }
             } else if self.dupacks == p.dupack_threshold && self.una + 1 > self.recover {
-                self.ssthresh = (self.flight() as f64 / 2.0).max(2.0 * mss);
                 self.recover = self.max_sent;
                 self.in_recovery = true;
                 self.emit(self.una, p, out);
-                self.cwnd = self.ssthresh + p.dupack_threshold as f64 * mss;
+                if !pfabric {
+                    // pFabric resends the hole without touching the window
+                    self.ssthresh = (self.flight() as f64 / 2.0).max(2.0 * mss);
+                    self.cwnd = self.ssthresh + p.dupack_threshold as f64 * mss;
+                }
                 self.arm(now, p);
             }
         } else {
@@ -284,10 +360,10 @@ impl TcpSender {
         }
     }
 
-    /// DCTCP: cut the window by alpha / 2, once per window of data.
-    fn dctcp_reduce(&mut self, p: &TcpParams) {
+    /// DCTCP: cut the window by b / 2 (b = alpha; L2DCT: alpha^w), once per window of data.
+    fn dctcp_reduce(&mut self, p: &TcpParams, b: f64) {
         let mss = self.mss(p);
-        self.cwnd = (self.cwnd * (1.0 - self.alpha / 2.0)).max(mss);
+        self.cwnd = (self.cwnd * (1.0 - b / 2.0)).max(mss);
         self.ssthresh = self.cwnd.max(2.0 * mss);
         self.ecn_reacted_until = self.nxt;
         self.send_cwr = true;
@@ -371,7 +447,7 @@ impl TcpReceiver {
     #[allow(clippy::too_many_arguments)]
     pub fn on_data(&mut self, now: Time, p: &TcpParams, seq: u64, len: u32, ce: bool, cwr: bool, ts: Time) -> (Option<AckOut>, Option<AckOut>) {
         let mut early = None;
-        if p.cc == CongestionControl::Dctcp {
+        if p.cc.dctcp_echo() {
             if ce != self.ece {
                 if self.pending > 0 {
                     early = Some(self.ack(self.pending_ts));
@@ -392,7 +468,7 @@ impl TcpReceiver {
     }
 
     fn on_data_inner(&mut self, now: Time, p: &TcpParams, seq: u64, len: u32, ce: bool, ts: Time) -> Option<AckOut> {
-        let ce = ce && p.cc != CongestionControl::Dctcp; // classic ECN acknowledges CE at once
+        let ce = ce && !p.cc.dctcp_echo(); // classic ECN acknowledges CE at once
         let end = seq + len as u64;
         let in_order = seq == self.rcv_nxt;
         let had_gap = !self.ooo.is_empty();
@@ -651,5 +727,76 @@ mod tests {
         out.clear();
         s.on_ack(Time::from_us(3), &p, SegKind::Ack, 6 * 1460, false, Time::ZERO, &mut out);
         assert!(out.first().is_some_and(|s| s.cwr), "the first segment after the cut carries CWR");
+    }
+
+    /// A sender that has sent `sent_segs` segments and estimates alpha = 1/4, about to see ECE.
+    fn l2dct_after(sent_segs: u64) -> (TcpSender, TcpParams) {
+        let mut p = params();
+        p.cc = CongestionControl::L2dct;
+        p.ecn = true;
+        p.rwnd = 1 << 40;
+        let mut s = TcpSender::new(1 << 40, &p);
+        s.max_sent = sent_segs * 1460;
+        s.nxt = s.max_sent;
+        s.una = s.max_sent - 10 * 1460;
+        s.cwnd = 100.0 * 1460.0;
+        s.ssthresh = 1.0;
+        s.alpha = 0.25;
+        s.win_end = u64::MAX; // keep alpha fixed
+        (s, p)
+    }
+
+    #[test]
+    fn l2dct_weights_the_cut_and_the_increase_by_bytes_sent() {
+        // w = 2.5 up to 200 segments: cut by alpha^2.5 / 2 = 1.56%; at 1000 segments w = 0.125: alpha^0.125 / 2
+        for (segs, w) in [(100u64, 2.5f64), (600, 2.5 - 2.375 * 0.5), (1000, 0.125), (5000, 0.125)] {
+            let (mut s, p) = l2dct_after(segs);
+            let mut out = Vec::new();
+            let ack = s.una + 1460;
+            s.on_ack(Time::from_us(1), &p, SegKind::Ack, ack, true, Time::ZERO, &mut out);
+            let grown = 100.0 * 1460.0 + (w / 2.5) * 1460.0 * 1460.0 / (100.0 * 1460.0);
+            let want = grown * (1.0 - 0.25f64.powf(w) / 2.0);
+            assert!((s.cwnd - want).abs() < 1e-6, "{segs} segments: cwnd {} want {want}", s.cwnd);
+        }
+        // DCTCP for comparison cuts by alpha / 2 whatever the flow has sent
+        let (mut s, mut p) = l2dct_after(100);
+        p.cc = CongestionControl::Dctcp;
+        let mut out = Vec::new();
+        let ack = s.una + 1460;
+        s.on_ack(Time::from_us(1), &p, SegKind::Ack, ack, true, Time::ZERO, &mut out);
+        assert!((s.cwnd - (100.0 * 1460.0 + 1460.0 / 100.0) * 0.875).abs() < 1e-6);
+    }
+
+    #[test]
+    fn pfabric_starts_at_line_rate_and_cuts_only_on_timeouts() {
+        let mut p = params();
+        p.cc = CongestionControl::Pfabric;
+        p.line_rate_start = true;
+        p.rto_rtts = 3.0;
+        p.rwnd = 1 << 30;
+        let mut s = TcpSender::new(200 * 1460, &p);
+        // 10 Gbps x 80 us = 100,000 B: 69 segments
+        s.fit_path(&p, Time::from_us(80), 100_000);
+        assert_eq!(s.rto(&p), Time::from_us(240));
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &p, &mut out);
+        assert_eq!(out.len(), 69);
+        out.clear();
+        // three duplicate ACKs: the hole is resent, the window stays
+        let w = s.cwnd;
+        for _ in 0..3 {
+            s.on_ack(Time::from_us(80), &p, SegKind::Ack, 0, false, Time::ZERO, &mut out);
+        }
+        assert_eq!(segs(&mut out), vec![(0, 1460)]);
+        assert_eq!(s.cwnd, w);
+        // ACKs of the whole window do not grow it past the BDP
+        let mut t = s.clone();
+        t.on_ack(Time::from_us(90), &p, SegKind::Ack, 69 * 1460, false, Time::ZERO, &mut out);
+        assert_eq!(t.cwnd, w);
+        out.clear();
+        // a timeout: one segment, slow start
+        s.on_timeout(Time::from_us(400), &p, &mut out);
+        assert_eq!(s.cwnd, 1460.0);
+        assert_eq!(segs(&mut out), vec![(0, 1460)]);
     }
 }
