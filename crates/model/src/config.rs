@@ -127,10 +127,14 @@ pub struct RunConfig {
     /// After `duration`, how long the simulation may continue so measured flows can finish.
     #[serde(default = "d_drain")]
     pub drain: Dur,
+    /// Keep the open-loop workloads generating (unmeasured) flows after `duration`, so that measured flows
+    /// finish under the same load they started in; the run ends when the measured flows are done.
+    #[serde(default)]
+    pub keep_load: bool,
 }
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { duration: d_duration(), seed: 1, warmup: Dur::zero(), drain: d_drain() }
+        RunConfig { duration: d_duration(), seed: 1, warmup: Dur::zero(), drain: d_drain(), keep_load: false }
     }
 }
 impl Dur {

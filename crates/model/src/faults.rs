@@ -114,15 +114,12 @@ impl Sim {
             pt.paused = 0;
             pt.eg.advance(now);
             // drop what waits in the egress queue (bytes still crossing the crossbar are dropped on arrival)
-            for prio in 0..8u8 {
-                while !pt.eg.q[prio as usize].is_empty() {
-                    let pid = pt.eg.pop(prio);
-                    let wire = self.pkts.get(pid).wire as u64;
-                    pt.eg.release(prio, wire);
-                    self.counters.drop(DropCause::LinkDown);
-                    pt.drops += 1;
-                    self.pkts.release(pid);
-                }
+            while let Some((prio, pid)) = pt.eg.pop_any() {
+                let wire = self.pkts.get(pid).wire as u64;
+                pt.eg.release(prio, wire);
+                self.counters.drop(DropCause::LinkDown);
+                pt.drops += 1;
+                self.pkts.release(pid);
             }
         }
         self.recompute_routes();

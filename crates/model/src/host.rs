@@ -44,8 +44,15 @@ impl Sim {
             return;
         }
         let now = self.now;
-        self.ports[port as usize].eg.advance(now);
-        self.ports[port as usize].eg.push(pkt.prio, pid, wire);
+        let e = &mut self.ports[port as usize].eg;
+        e.advance(now);
+        if e.ranked.is_some() {
+            e.reserve(pkt.prio, wire);
+            let (rank, flow) = pkt.rank_key();
+            e.enlist_ranked(pkt.prio, pid, rank, flow);
+        } else {
+            e.push(pkt.prio, pid, wire);
+        }
         self.tx_try(port);
     }
 
@@ -463,7 +470,7 @@ impl Sim {
     pub(crate) fn open_app(&mut self, workload: u32, class: u16, src: u32, dst: u32, size: u64, prio: u8) -> u32 {
         let uid = self.next_uid();
         let id = self.next_app_id();
-        let measured = self.now >= self.warmup;
+        let measured = self.measuring();
         let a = App {
             uid,
             alive: true,

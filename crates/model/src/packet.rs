@@ -47,3 +47,11 @@ pub struct Packet {
     /// Scheduling rank (least attained service: bytes the flow sent before this packet).
     pub rank: u64,
 }
+
+impl Packet {
+    /// Rank and flow for LAS / pFabric queues (the flow: transfer incarnation and direction).
+    #[inline]
+    pub fn rank_key(&self) -> (u64, u64) {
+        (self.rank, (self.tr_uid as u64) << 32 | self.src as u64)
+    }
+}

@@ -12,7 +12,8 @@
 //! Mechanism code lives in `switch.rs`, `host.rs` and `workload.rs` as `impl Sim` blocks; this file holds
 //! the state, construction, the event loop and the result extraction.
 
-use crate::config::{parse_scenario, ConfigError, Scenario, Scheme};
+use crate::config::{parse_scenario, ConfigError, Scenario, Scheduling, Scheme};
+use std::collections::{BTreeMap, BTreeSet};
 use crate::packet::{Packet, PacketId};
 use crate::routing::Routes;
 use crate::stats::{Classes, Counters, DropCause, FlowColumns, PortStats};
@@ -51,7 +52,69 @@ pub enum Ev {
     Fault { i: u32 },
 }
 
-/// A strict-priority queue of 8 priorities (0 highest) with per-priority byte counts.
+/// The order of a queue under LAS or pFabric: packets by (rank, arrival), and for pFabric also by flow.
+#[derive(Debug, Clone, Default)]
+pub struct RankIndex {
+    pfabric: bool,
+    seq: u64,
+    /// (rank, arrival sequence, packet, priority, flow)
+    by_rank: BTreeSet<(u64, u64, PacketId, u8, u64)>,
+    /// pFabric: flow -> (arrival sequence, rank, packet, priority)
+    by_flow: BTreeMap<u64, BTreeSet<(u64, u64, PacketId, u8)>>,
+    /// Packets held per priority (for the non-empty mask).
+    count: [u32; 8],
+}
+
+impl RankIndex {
+    pub fn new(pfabric: bool) -> Self {
+        RankIndex { pfabric, ..Default::default() }
+    }
+    fn insert(&mut self, prio: u8, pid: PacketId, rank: u64, flow: u64) {
+        let seq = self.seq;
+        self.seq += 1;
+        self.by_rank.insert((rank, seq, pid, prio, flow));
+        if self.pfabric {
+            self.by_flow.entry(flow).or_default().insert((seq, rank, pid, prio));
+        }
+        self.count[prio as usize] += 1;
+    }
+    fn nonempty(&self) -> u8 {
+        (0..8).filter(|&p| self.count[p] > 0).fold(0, |m, p| m | 1 << p)
+    }
+    fn remove(&mut self, e: (u64, u64, PacketId, u8, u64)) {
+        let (rank, seq, pid, prio, flow) = e;
+        self.by_rank.remove(&e);
+        if self.pfabric {
+            let set = self.by_flow.get_mut(&flow).expect("flow entry");
+            set.remove(&(seq, rank, pid, prio));
+            if set.is_empty() {
+                self.by_flow.remove(&flow);
+            }
+        }
+        self.count[prio as usize] -= 1;
+    }
+    fn pop_next(&mut self) -> Option<(u8, PacketId)> {
+        let mut e = *self.by_rank.first()?;
+        if self.pfabric {
+            // the earliest queued packet of the lowest-rank packet's flow
+            let &(seq, rank, pid, prio) = self.by_flow[&e.4].first().expect("flow entry");
+            e = (rank, seq, pid, prio, e.4);
+        }
+        self.remove(e);
+        Some((e.3, e.2))
+    }
+    fn pop_worst_above(&mut self, rank: u64) -> Option<(u8, PacketId)> {
+        let e = *self.by_rank.last()?;
+        if e.0 <= rank {
+            return None;
+        }
+        self.remove(e);
+        Some((e.3, e.2))
+    }
+}
+
+/// A strict-priority queue of 8 priorities (0 highest) with per-priority byte counts; under LAS or pFabric
+/// (egress queues and NICs only) the packets live in a `RankIndex` instead of the FIFO lists.
 #[derive(Debug, Clone)]
 pub struct PrioQueue {
     pub q: [std::collections::VecDeque<PacketId>; 8],
@@ -65,10 +128,12 @@ pub struct PrioQueue {
     /// Integral of `total` over time (byte-picoseconds) up to `last_ps`, for the time-average occupancy.
     pub area: u128,
     pub last_ps: u64,
+    /// Rank mode (LAS, pFabric).
+    pub ranked: Option<Box<RankIndex>>,
 }
 impl PrioQueue {
     fn new(cap: u64) -> Self {
-        PrioQueue { q: Default::default(), bytes: [0; 8], total: 0, cap, max_total: 0, nonempty: 0, area: 0, last_ps: 0 }
+        PrioQueue { q: Default::default(), bytes: [0; 8], total: 0, cap, max_total: 0, nonempty: 0, area: 0, last_ps: 0, ranked: None }
     }
     /// Account the occupancy up to `now` (call before changing `total`).
     #[inline]
@@ -107,59 +172,40 @@ impl PrioQueue {
     pub fn has_room(&self, wire: u64) -> bool {
         self.total + wire <= self.cap
     }
-    /// Least attained service: the (priority, position) of the lowest-rank packet among the priorities in
-    /// `mask`, the earliest queued on ties.
-    pub fn min_rank(&self, mask: u8, pkts: &Arena<Packet>) -> Option<(u8, usize)> {
-        let mut best: Option<(u64, u8, usize)> = None;
-        let mut m = mask & self.nonempty;
-        while m != 0 {
+    /// Rank mode (LAS, pFabric): queue a packet whose bytes were reserved, by its rank and flow.
+    #[inline]
+    pub fn enlist_ranked(&mut self, prio: u8, pid: PacketId, rank: u64, flow: u64) {
+        let r = self.ranked.as_mut().expect("rank mode");
+        r.insert(prio, pid, rank, flow);
+        self.nonempty |= 1 << prio;
+    }
+    /// Rank mode: remove the next packet to send (LAS: the lowest rank, earliest queued on ties; pFabric:
+    /// the earliest queued packet of the lowest-rank packet's flow); bytes stay counted until `release`.
+    #[inline]
+    pub fn pop_ranked(&mut self) -> Option<(u8, PacketId)> {
+        let r = self.ranked.as_mut().expect("rank mode");
+        let out = r.pop_next()?;
+        self.nonempty = r.nonempty();
+        Some(out)
+    }
+    /// pFabric eviction: remove the highest-rank packet (the latest queued on ties) if it ranks strictly
+    /// worse than `rank`.
+    pub fn evict_worse(&mut self, rank: u64) -> Option<(u8, PacketId)> {
+        let r = self.ranked.as_mut().expect("rank mode");
+        let out = r.pop_worst_above(rank)?;
+        self.nonempty = r.nonempty();
+        Some(out)
+    }
+    /// Remove any queued packet (for draining a queue), in either mode.
+    pub fn pop_any(&mut self) -> Option<(u8, PacketId)> {
+        if self.ranked.is_some() {
+            return self.pop_ranked();
+        }
+        let m = self.nonempty;
+        (m != 0).then(|| {
             let p = m.trailing_zeros() as u8;
-            m &= m - 1;
-            for (i, &pid) in self.q[p as usize].iter().enumerate() {
-                let r = pkts.get(pid).rank;
-                if best.is_none_or(|b| r < b.0) {
-                    best = Some((r, p, i));
-                }
-            }
-        }
-        best.map(|b| (b.1, b.2))
-    }
-    /// pFabric: the position of the earliest queued packet of the same flow (same transfer and direction)
-    /// as the packet at `pos` of priority `prio`, so a flow's packets leave in order.
-    pub fn earliest_of_flow(&self, prio: u8, pos: usize, pkts: &Arena<Packet>) -> usize {
-        let q = &self.q[prio as usize];
-        let key = |pid: PacketId| {
-            let p = pkts.get(pid);
-            (p.tr, p.tr_uid, p.src)
-        };
-        let k = key(q[pos]);
-        q.iter().take(pos).position(|&pid| key(pid) == k).unwrap_or(pos)
-    }
-    /// pFabric eviction candidate: the (priority, position) of the highest-rank packet in the queue, the
-    /// latest queued on ties.
-    pub fn max_rank(&self, pkts: &Arena<Packet>) -> Option<(u64, u8, usize)> {
-        let mut worst: Option<(u64, u8, usize)> = None;
-        let mut m = self.nonempty;
-        while m != 0 {
-            let p = m.trailing_zeros() as u8;
-            m &= m - 1;
-            for (i, &pid) in self.q[p as usize].iter().enumerate() {
-                let r = pkts.get(pid).rank;
-                if worst.is_none_or(|w| r >= w.0) {
-                    worst = Some((r, p, i));
-                }
-            }
-        }
-        worst
-    }
-    /// Remove the packet at `pos` of priority `prio`; bytes stay counted until `release`.
-    pub fn take(&mut self, prio: u8, pos: usize) -> PacketId {
-        let p = prio as usize;
-        let pid = self.q[p].remove(pos).expect("take from a missing position");
-        if self.q[p].is_empty() {
-            self.nonempty &= !(1 << p);
-        }
-        pid
+            (p, self.pop(p))
+        })
     }
     /// Remove the head of priority `prio` from the list; bytes stay counted until `release`.
     #[inline]
@@ -322,6 +368,10 @@ pub struct Sim {
     pub warmup: Time,
     pub end_limit: Time,
     pub(crate) arrivals_over: bool,
+    /// Open-loop workloads start flows before this time (`duration`, or the end of the drain with
+    /// `run.keep_load`); flows are measured if they start in [warmup, measure_end).
+    pub(crate) arrivals_stop: Time,
+    pub(crate) measure_end: Time,
     pub active_measured: u64,
     pub finished: bool,
     uid: u32,
@@ -408,6 +458,12 @@ impl Sim {
                 }
             })
             .collect();
+        if scheme.scheduling != Scheduling::StrictPriority {
+            let pfabric = scheme.scheduling == Scheduling::Pfabric;
+            for p in &mut ports {
+                p.eg.ranked = Some(Box::new(RankIndex::new(pfabric)));
+            }
+        }
         let peer_node: Vec<u32> = ports.iter().map(|p| p.peer_node).collect();
         let up: Vec<bool> = ports.iter().map(|p| p.up).collect();
         let routes = Routes::compute(&is_switch, &port_base, &nports, &peer_node, &up);
@@ -444,6 +500,8 @@ impl Sim {
             warmup: sc.run.warmup.0,
             end_limit: duration + sc.run.drain.0,
             arrivals_over: false,
+            arrivals_stop: if sc.run.keep_load { duration + sc.run.drain.0 } else { duration },
+            measure_end: if sc.run.keep_load { duration } else { Time::MAX },
             active_measured: 0,
             finished: false,
             uid: 0,
@@ -538,6 +596,12 @@ impl Sim {
         }
         self.queue_limit = Some(limit);
         Ok(())
+    }
+
+    /// Whether a flow starting now is measured.
+    #[inline]
+    pub(crate) fn measuring(&self) -> bool {
+        self.now >= self.warmup && self.now < self.measure_end
     }
 
     pub(crate) fn next_uid(&mut self) -> u32 {

@@ -264,18 +264,12 @@ impl Sim {
     fn pfabric_admit(&mut self, out: u32, pid: PacketId, wire: u64) -> bool {
         let rank = self.pkts.get(pid).rank;
         while !self.ports[out as usize].eg.has_room(wire) {
-            let eg = &self.ports[out as usize].eg;
-            match eg.max_rank(&self.pkts) {
-                Some((r, p, pos)) if r > rank => {
-                    let now = self.now;
-                    let eg = &mut self.ports[out as usize].eg;
-                    let victim = eg.take(p, pos);
-                    eg.advance(now);
-                    eg.release(p, self.pkts.get(victim).wire as u64);
-                    self.drop_packet(victim, DropCause::Priority, Some(out));
-                }
-                _ => return false,
-            }
+            let now = self.now;
+            let eg = &mut self.ports[out as usize].eg;
+            let Some((p, victim)) = eg.evict_worse(rank) else { return false };
+            eg.advance(now);
+            eg.release(p, self.pkts.get(victim).wire as u64);
+            self.drop_packet(victim, DropCause::Priority, Some(out));
         }
         true
     }
@@ -295,7 +289,12 @@ impl Sim {
         self.pfc_check(inp);
         if self.ports[out as usize].up {
             self.mark_ecn(out, pid, wire);
-            self.ports[out as usize].eg.enlist(prio, pid);
+            if self.scheme.scheduling == Scheduling::StrictPriority {
+                self.ports[out as usize].eg.enlist(prio, pid);
+            } else {
+                let (rank, flow) = self.pkts.get(pid).rank_key();
+                self.ports[out as usize].eg.enlist_ranked(prio, pid, rank, flow);
+            }
             self.tx_try(out);
         } else {
             let now = self.now;
@@ -351,20 +350,11 @@ impl Sim {
             }
             return;
         }
-        let (prio, pid) = match self.scheme.scheduling {
-            Scheduling::StrictPriority => {
-                let p = mask.trailing_zeros() as u8;
-                (p, pt.eg.pop(p))
-            }
-            Scheduling::Las => {
-                let (p, pos) = pt.eg.min_rank(mask, &self.pkts).unwrap();
-                (p, pt.eg.take(p, pos))
-            }
-            Scheduling::Pfabric => {
-                let (p, pos) = pt.eg.min_rank(mask, &self.pkts).unwrap();
-                let pos = pt.eg.earliest_of_flow(p, pos, &self.pkts);
-                (p, pt.eg.take(p, pos))
-            }
+        let (prio, pid) = if pt.eg.ranked.is_some() {
+            pt.eg.pop_ranked().expect("non-empty")
+        } else {
+            let p = mask.trailing_zeros() as u8;
+            (p, pt.eg.pop(p))
         };
         let wire = self.pkts.get(pid).wire as u64;
         pt.eg.advance(now);

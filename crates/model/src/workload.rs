@@ -208,7 +208,7 @@ fn comp(w: usize, h: u32) -> u64 {
 impl Workload {
     pub fn new(sim: &mut Sim, i: usize, cfg: &WorkloadConfig) -> Result<Workload, ConfigError> {
         let nh = sim.hosts.len() as u32;
-        let stop_of = |sim: &Sim, s: Option<Dur>| s.map(|d| d.0).unwrap_or(Time::MAX).min(sim.duration);
+        let stop_of = |sim: &Sim, s: Option<Dur>| s.map(|d| d.0).unwrap_or(Time::MAX).min(sim.arrivals_stop);
         Ok(match cfg {
             WorkloadConfig::Retrieval(r) => {
                 let (requesters, responders) = split(sim, i, r.pattern, r.frontends)?;
@@ -410,7 +410,7 @@ fn pick_distinct(set: &[u32], not: u32, k: u32, r: &mut Stream) -> Vec<u32> {
 impl Sim {
     pub(crate) fn workload_start(&mut self, w: u32) {
         let now = self.now;
-        let duration = self.duration;
+        let duration = self.arrivals_stop;
         let mut evs: Vec<(Time, u32)> = Vec::new();
         match &mut self.workloads[w as usize] {
             Workload::Retrieval { arrivals, rngs, .. }
@@ -464,11 +464,18 @@ impl Sim {
     #[allow(clippy::too_many_arguments)]
     fn issue_retrieval(&mut self, w: u32, class: u16, requester: u32, responder: u32, size: u64, prio: u8, req: u64, wf: (u32, u32)) {
         let app = self.open_app(w, class, responder, requester, size, prio);
+        // a measured workflow's retrievals are measured, also those issued after `run.duration`
+        let inherit = wf.0 != NO && self.workflows.get(wf.0).measured && !self.apps.get(app).measured;
+        if inherit {
+            self.active_measured += 1;
+            self.counters.flows_started += 1;
+        }
         {
             let a = self.apps.get_mut(app);
             a.workflow = wf.0;
             a.workflow_uid = wf.1;
             a.request = req;
+            a.measured |= inherit;
         }
         self.start_transfer(app, Role::Request, requester, responder, req, prio);
     }
@@ -477,7 +484,9 @@ impl Sim {
     fn open_workflow(&mut self, w: u32, class: u16, kind: WfKind, frontend: u32, source: u32, left: u32, prio: u8) -> (u32, u32) {
         let uid = self.next_uid();
         let id = self.next_app_id();
-        let measured = self.now >= self.warmup;
+        // incast repeats are closed loop: measured whenever they start after the warm-up
+        let closed = matches!(self.workloads[w as usize], Workload::Incast { .. });
+        let measured = self.measuring() || (closed && self.now >= self.warmup);
         if measured {
             self.active_measured += 1;
             self.counters.flows_started += 1;
@@ -556,7 +565,7 @@ impl Sim {
                 let (_, src, dst, size, prio) = rows[i as usize];
                 let class = *class;
                 if let Some(t) = rows.get(i as usize + 1).map(|r| r.0) {
-                    if t < self.duration {
+                    if t < self.arrivals_stop {
                         self.schedule(t.max(now), Ev::Workload { w, i: i + 1 });
                     }
                 }
@@ -591,7 +600,7 @@ impl Sim {
     pub(crate) fn flow_finished(&mut self, a: &App, timeouts: u32, retransmits: u32) {
         let w = a.workload;
         if let Workload::Background { .. } = self.workloads[w as usize] {
-            if self.now < self.duration {
+            if self.now < self.arrivals_stop {
                 self.start_background(w, a.src);
             }
             return;
