@@ -561,21 +561,35 @@ impl Sim {
             return Err(format!("no tier named {tier:?} in this topology; tiers: {}", names.join(", ")));
         }
         let capacity: f64 = links.iter().map(|l| 2.0 * l.rate.0 as f64).sum();
-        let (mut crossed, mut pairs) = (0u64, 0u64);
+        let on_tier = |p: u32| self.topo.links[self.ports[p as usize].link as usize].tier == tier;
+        // Hosts behind one edge switch share the switch part of every path: count it once per ordered pair
+        // of edge switches (between representative hosts), the hosts' own links separately.
+        let mut groups: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        for &h in &self.hosts {
+            groups.entry(self.routes.edge[h as usize]).or_default().push(h);
+        }
+        let own = |h: u32| on_tier(self.nodes[h as usize].port_base) as u64;
+        let nh = self.hosts.len() as u64;
+        let mut crossed: u64 = self.hosts.iter().map(|&h| 2 * (nh - 1) * own(h)).sum();
+        let pairs = nh * (nh - 1);
         let mut path = Vec::new();
-        for &s in &self.hosts {
-            for &d in &self.hosts {
-                if s != d {
-                    self.path_ports(s, d, &mut path);
-                    crossed += path.iter().filter(|&&p| self.topo.links[self.ports[p as usize].link as usize].tier == tier).count() as u64;
-                    pairs += 1;
+        for (_, a) in &groups {
+            for (_, b) in &groups {
+                let (s, d) = (a[0], *b.iter().find(|&&x| x != a[0]).unwrap_or(&a[0]));
+                if s == d {
+                    continue; // a lone host: no pair within its group
                 }
+                self.path_ports(s, d, &mut path);
+                let n = path.iter().filter(|&&p| on_tier(p)).count() as u64;
+                let switch_part = n.saturating_sub(own(s) + own(d));
+                let pairs_ab = if std::ptr::eq(a, b) { a.len() as u64 * (a.len() as u64 - 1) } else { a.len() as u64 * b.len() as u64 };
+                crossed += pairs_ab * switch_part;
             }
         }
         if crossed == 0 {
             return Err(format!("no path between hosts crosses tier {tier:?}"));
         }
-        Ok((crossed as f64 / pairs as f64, capacity))
+        Ok((crossed as f64 / pairs.max(1) as f64, capacity))
     }
 
     /// `scheme.queue_limit` / `queue_limit_bdp`: cap every switch egress queue.
