@@ -224,3 +224,11 @@ def test_load_on_a_named_tier():
     assert abs(tier - 0.4375 * host) <= 8
     with pytest.raises(detailsim.ScenarioError, match=r"^workload\[0\]\.load_tier: .*tiers: host, leaf_spine"):
         detailsim.run({**sc, "workload": [{**sc["workload"][0], "load_tier": "core"}]})
+
+
+@pytest.mark.parametrize("name", ["paper/pias_websearch", "paper/pias_datamining", "paper/pias_oversubscribed"])
+def test_pias_fabrics_have_the_papers_base_rtt(name):
+    # the spec: base RTT across the spine 85.2 us (a full segment there, an ACK back, idle fabric)
+    f = detailsim.run(name, set={"run.duration": "0.1ms"}).summary["fabric"]
+    assert f["base_rtt_s"] == pytest.approx(85.2e-6, rel=0.01)
+    assert f["bdp_bytes"] == pytest.approx(10e9 / 8 * 85.2e-6, rel=0.01)

@@ -71,8 +71,11 @@ class Sweep:
     source: str = ""
 
 
-def run_id(params: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:12]
+def run_id(params: dict[str, Any], scenario: dict[str, Any]) -> str:
+    """The run's parameters and its fully resolved scenario: editing the base scenario (or a CDF, or the
+    code's presets' inputs) gives new ids, so `--resume` never mixes results of different scenarios."""
+    key = json.dumps({"params": params, "scenario": scenario}, sort_keys=True, default=str)
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
 def _normalise(values: list[Any], where: str) -> list[Any]:
@@ -163,7 +166,7 @@ def load_sweep(source: str | Path | dict[str, Any]) -> Sweep:
         except ScenarioError as e:
             label = ", ".join(f"{k}={v}" for k, v in params.items())
             raise ScenarioError(f"{e} (in the run {label})") from None
-        runs.append(Run(run_id(params), params, sc, name))
+        runs.append(Run(run_id(params, sc), params, sc, name))
     return Sweep(spec=spec, runs=runs, axes=names + ["seed"], source=src)
 
 
