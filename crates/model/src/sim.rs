@@ -817,3 +817,46 @@ impl Sim {
         v.to_string()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ranked(pfabric: bool) -> PrioQueue {
+        let mut q = PrioQueue::new(1 << 20);
+        q.ranked = Some(Box::new(RankIndex::new(pfabric)));
+        q
+    }
+
+    #[test]
+    fn las_sends_the_lowest_rank_first_earliest_on_ties() {
+        let mut q = ranked(false);
+        // (packet, rank): two flows; packets 2 and 4 tie at rank 0
+        for (pid, rank, flow) in [(1, 3000, 7), (2, 0, 9), (3, 1500, 7), (4, 0, 7), (5, 1500, 9)] {
+            q.reserve(0, 100);
+            q.enlist_ranked(0, pid, rank, flow);
+        }
+        let order: Vec<PacketId> = std::iter::from_fn(|| q.pop_ranked().map(|x| x.1)).collect();
+        assert_eq!(order, vec![2, 4, 3, 5, 1]);
+        assert_eq!(q.nonempty, 0);
+    }
+
+    #[test]
+    fn pfabric_sends_the_earliest_packet_of_the_best_flow_and_evicts_the_worst() {
+        let mut q = ranked(true);
+        // flow 7 queued 1 then 3 (remaining 9000 then 4000: its later packet ranks better); flow 9: 2 (6000)
+        for (pid, prio, rank, flow) in [(1, 2, 9000, 7), (2, 0, 6000, 9), (3, 2, 4000, 7)] {
+            q.reserve(prio, 100);
+            q.enlist_ranked(prio, pid, rank, flow);
+        }
+        assert_eq!(q.nonempty, 0b101);
+        // the best rank is packet 3 (flow 7): flow 7's earliest packet, 1, leaves first
+        assert_eq!(q.pop_ranked(), Some((2, 1)));
+        // eviction takes the worst rank only if strictly worse than the arrival's
+        assert_eq!(q.evict_worse(6000), None);
+        assert_eq!(q.evict_worse(5999), Some((0, 2)));
+        assert_eq!(q.pop_ranked(), Some((2, 3)));
+        assert_eq!(q.pop_ranked(), None);
+        assert_eq!(q.nonempty, 0);
+    }
+}
