@@ -166,7 +166,7 @@ def sweep_cmd(sweep_file: str, out: str, workers: int | None, scheduler: str | N
 @click.argument("store", type=click.Path(file_okay=False, exists=True))
 @click.option("--out", "plots_dir", type=click.Path(file_okay=False), help="Where to write the plots (default STORE/plots).")
 @click.option("--baseline", default="fh", show_default=True, help="Scheme the reduction plot compares against.")
-@click.option("--metric", type=click.Choice(["p50", "p99", "p999"]), default="p999", show_default=True)
+@click.option("--metric", type=click.Choice(["p50", "p99", "p999", "mean"]), default="p999", show_default=True)
 @click.option("--x", "x", help="Numeric swept parameter for the percentile plot (default: the first one).")
 def plot_cmd(store: str, plots_dir: str | None, baseline: str, metric: str, x: str | None) -> None:
     """Plot a results store: FCT CDFs per class, percentile vs a parameter, reduction over a baseline (PNG, SVG)."""
@@ -182,7 +182,7 @@ def plot_cmd(store: str, plots_dir: str | None, baseline: str, metric: str, x: s
 @click.argument("store", type=click.Path(file_okay=False, exists=True))
 @click.option("-o", "--output", default="report.html", show_default=True, type=click.Path(dir_okay=False))
 @click.option("--baseline", default="fh", show_default=True)
-@click.option("--metric", type=click.Choice(["p50", "p99", "p999"]), default="p999", show_default=True)
+@click.option("--metric", type=click.Choice(["p50", "p99", "p999", "mean"]), default="p999", show_default=True)
 def report_cmd(store: str, output: str, baseline: str, metric: str) -> None:
     """Write one self-contained HTML report of a results store."""
     from .report import build_report

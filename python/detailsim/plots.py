@@ -2,7 +2,7 @@
 
 - ``cdf_<class>``: CDF of FCT per class, one line per series (the swept parameters other than the seed;
   seeds are pooled);
-- ``percentile_<metric>``: a percentile against a numeric swept parameter, a panel per class, a line per
+- ``percentile_<metric>``: a percentile (or the mean) against a numeric swept parameter, a panel per class, a line per
   series of the other parameters;
 - ``reduction_<metric>``: the reduction of each scheme over a baseline scheme, (base − x) / base, bars per
   class -- the DeTail paper's kind of figure.
@@ -27,7 +27,7 @@ from .results import nearest_rank  # noqa: E402
 from .sweep import read_store  # noqa: E402
 
 METRICS = {"p50": 0.5, "p99": 0.99, "p999": 0.999}
-LABELS = {"p50": "median", "p99": "99th percentile", "p999": "99.9th percentile"}
+LABELS = {"p50": "median", "p99": "99th percentile", "p999": "99.9th percentile", "mean": "mean"}
 
 
 def sweep_axes(out: Path, summary: pl.DataFrame) -> list[str]:
@@ -44,13 +44,13 @@ def _label(keys: list[str], values: tuple[Any, ...]) -> str:
 
 
 def pooled_percentiles(flows: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """Nearest-rank p50 / p99 / p99.9 (ms) of completed flows per (keys, class), seeds pooled."""
+    """Nearest-rank p50 / p99 / p99.9 and the mean (ms) of completed flows per (keys, class), seeds pooled."""
     rows = []
     done = flows.filter(pl.col("fct").is_not_null()).with_columns(pl.col("class").cast(pl.String))
     for key, g in done.group_by([*keys, "class"], maintain_order=True):
         x = np.sort(g["fct"].to_numpy()) * 1e3
         rows.append({**dict(zip([*keys, "class"], key)), "count": len(x),
-                     **{f"{m}_ms": nearest_rank(x, q) for m, q in METRICS.items()}})
+                     **{f"{m}_ms": nearest_rank(x, q) for m, q in METRICS.items()}, "mean_ms": float(x.mean())})
     return pl.DataFrame(rows)
 
 
