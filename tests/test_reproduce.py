@@ -6,8 +6,8 @@ import json
 
 from conftest import run_cli
 
-NAMES = ["scatter", "incast", "verification", "steady_cdf", "steady", "bursty", "long_flows", "disconnected",
-         "degraded", "sequential", "partition_aggregate", "dibs_incast", "pias_websearch", "pias_datamining", "pias_las",
+NAMES = ["scatter", "incast", "verification", "steady_cdf", "steady", "steady_priority_eviction", "bursty", "long_flows",
+         "disconnected", "degraded", "sequential", "partition_aggregate", "dibs_incast", "pias_websearch", "pias_datamining", "pias_las",
          "pias_oversubscribed", "pias_thresholds", "pias_queues", "pias_mismatch"]
 
 

@@ -304,6 +304,10 @@ REPROS: dict[str, Repro] = {
         Repro("steady", "Figure: reduction of the 99th / 99.9th percentile over FH, steady workload, 3 sizes x 3 rates",
               "paper/steady", {"scheme": ["fh", "lps", "detail"], "workload.rate": [500, 1000, 2000]},
               set={"run.duration": "0.2s"}, quick_set={"run.duration": "0.02s"}, claims=steady_claims),
+        Repro("steady_priority_eviction", "The steady workload against an FH baseline whose full ingress buffers drop lower-priority packets first (a test of why the cut does not grow with the rate)",
+              "paper/steady", {"workload.rate": [500, 1000, 2000]},
+              zip=[{"scheme": ["fh", "detail"], "scheme.priority_eviction": [True, False]}], hide=["scheme.priority_eviction"],
+              set={"run.duration": "0.2s"}, quick_set={"run.duration": "0.02s"}, claims=steady_claims),
         Repro("bursty", "Figure: reduction of the 99.9th percentile over FH, bursty workload, 3 sizes x 3 burst lengths",
               "paper/bursty", {"scheme": ["fh", "lps", "detail"], "workload.burst_length": ["20ms", "40ms", "80ms"]},
               set={"run.duration": "0.3s"}, quick_set={"run.duration": "0.1s"}, claims=bursty_claims),
@@ -442,7 +446,7 @@ def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = N
     return md
 
 # DeTail's evaluations first, then DIBS and PIAS
-ORDER = ["scatter", "incast", "verification", "steady_cdf", "steady", "bursty", "long_flows", "disconnected", "degraded",
+ORDER = ["scatter", "incast", "verification", "steady_cdf", "steady", "steady_priority_eviction", "bursty", "long_flows", "disconnected", "degraded",
          "sequential", "partition_aggregate", "dibs_incast", "pias_websearch", "pias_datamining", "pias_las", "pias_oversubscribed", "pias_thresholds", "pias_queues",
          "pias_mismatch"]
 REPROS = {k: REPROS[k] for k in ORDER}

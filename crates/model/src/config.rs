@@ -407,6 +407,8 @@ pub struct SchemeConfig {
     pub source_ecn: Option<bool>,
     pub source_ecn_threshold: Option<Bytes>,
     pub scheduling: Option<Scheduling>,
+    /// A full switch ingress buffer drops its lowest-priority packets to admit a higher-priority arrival.
+    pub priority_eviction: Option<bool>,
     /// Cap on every switch egress queue (below the port's egress buffer), in bytes ...
     pub queue_limit: Option<Bytes>,
     /// ... or in multiples of the fabric's bandwidth-delay product (host link rate x longest base RTT).
@@ -502,6 +504,7 @@ impl Default for SchemeConfig {
             source_ecn: None,
             source_ecn_threshold: None,
             scheduling: None,
+            priority_eviction: None,
             queue_limit: None,
             queue_limit_bdp: None,
             tcp: TcpOverrides::default(),
@@ -554,6 +557,8 @@ pub struct Scheme {
     pub source_ecn: bool,
     pub source_ecn_threshold: u64,
     pub scheduling: Scheduling,
+    /// A full ingress buffer evicts lower-priority packets for a higher-priority arrival.
+    pub priority_eviction: bool,
     /// Cap on each switch egress queue: bytes, or multiples of the fabric BDP (resolved at build time).
     pub queue_limit: Option<u64>,
     pub queue_limit_bdp: Option<f64>,
@@ -625,6 +630,7 @@ fn row(name: &str, lb: LoadBalancing, fc: FlowControl, source_ecn: bool, tcp: Tc
         source_ecn,
         source_ecn_threshold: 64 * 1024,
         scheduling: Scheduling::StrictPriority,
+        priority_eviction: false,
         queue_limit: None,
         queue_limit_bdp: None,
         tcp,
@@ -774,6 +780,12 @@ impl SchemeConfig {
         }
         if s.scheduling != Scheduling::StrictPriority && s.flow_control == FlowControl::Pfc {
             return err("scheme.scheduling", "las and pfabric scheduling do not combine with PFC (pauses are per priority)");
+        }
+        if let Some(v) = self.priority_eviction {
+            s.priority_eviction = v;
+        }
+        if s.priority_eviction && s.flow_control == FlowControl::Pfc {
+            return err("scheme.priority_eviction", "a lossless (PFC) fabric never drops for congestion; use it with tail_drop");
         }
         if let Some(v) = self.queue_limit {
             if v.0 == 0 {

@@ -207,6 +207,20 @@ impl PrioQueue {
             (p, self.pop(p))
         })
     }
+    /// Remove the most recently queued packet of the lowest priority below `prio` (a larger number), if
+    /// any; bytes stay counted until `release`.
+    pub fn pop_lower_tail(&mut self, prio: u8) -> Option<(u8, PacketId)> {
+        let lower = self.nonempty & !((2u16 << prio) - 1) as u8;
+        if lower == 0 {
+            return None;
+        }
+        let p = 7 - lower.leading_zeros() as u8;
+        let pid = self.q[p as usize].pop_back().expect("non-empty");
+        if self.q[p as usize].is_empty() {
+            self.nonempty &= !(1 << p);
+        }
+        Some((p, pid))
+    }
     /// Remove the head of priority `prio` from the list; bytes stay counted until `release`.
     #[inline]
     pub fn pop(&mut self, prio: u8) -> PacketId {

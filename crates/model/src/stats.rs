@@ -57,7 +57,8 @@ pub enum DropCause {
     LinkDown,
     /// DIBS: detoured the maximum number of times, or no port had room to detour to.
     DetourLimit,
-    /// pFabric: a full egress queue dropped the arrival, or evicted a queued packet of higher rank for it.
+    /// pFabric: a full egress queue dropped the arrival, or evicted a queued packet of higher rank for it;
+    /// `priority_eviction`: a full ingress buffer dropped a lower-priority packet for an arrival.
     Priority,
 }
 impl DropCause {

@@ -189,6 +189,17 @@ impl Sim {
         let st = &self.pfc[port as usize];
         let lossy = st.enabled && st.mask & (1 << prio) == 0;
         let limit = st.lossy_limit;
+        if self.scheme.priority_eviction {
+            // a full ingress buffer makes room for the arrival by dropping lower-priority packets
+            let now = self.now;
+            while !self.ports[port as usize].ing.has_room(wire) {
+                let ing = &mut self.ports[port as usize].ing;
+                let Some((p, victim)) = ing.pop_lower_tail(prio) else { break };
+                ing.advance(now);
+                ing.release(p, self.pkts.get(victim).wire as u64);
+                self.drop_packet(victim, DropCause::Priority, Some(port));
+            }
+        }
         let ing = &mut self.ports[port as usize].ing;
         if !ing.has_room(wire) || (lossy && ing.total + wire > limit) {
             self.drop_packet(pid, DropCause::IngressBuffer, Some(port));
