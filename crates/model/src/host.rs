@@ -93,7 +93,7 @@ impl Sim {
         let tr = self.transfers.alloc(t);
         if p.line_rate_start || p.rto_rtts > 0.0 {
             if let Some((rtt, bdp)) = self.path_bdp(src, dst) {
-                let p = self.scheme.tcp.clone();
+                let p = self.tcp.clone();
                 self.transfers.get_mut(tr).snd.fit_path(&p, rtt, bdp);
             }
         }
@@ -105,7 +105,7 @@ impl Sim {
         let mut out = std::mem::take(&mut self.scratch);
         out.clear();
         let now = self.now;
-        let params = self.scheme.tcp.clone();
+        let params = self.tcp.clone();
         self.transfers.get_mut(tr).snd.start(now, &params, &mut out);
         self.send_segments(tr, &out);
         self.scratch = out;
@@ -230,7 +230,7 @@ impl Sim {
             None => {}
             Some(d) if d > now => self.sync_rtx_timer(tr),
             Some(_) => {
-                let params = self.scheme.tcp.clone();
+                let params = self.tcp.clone();
                 let mut out = std::mem::take(&mut self.scratch);
                 out.clear();
                 let t = self.transfers.get_mut(tr);
@@ -283,7 +283,7 @@ impl Sim {
             }
         }
         let now = self.now;
-        let params = self.scheme.tcp.clone();
+        let params = self.tcp.clone();
         match pkt.kind {
             SegKind::Syn => {
                 let a = self.transfers.get_mut(tr).rcv.on_syn(Time(pkt.ts));

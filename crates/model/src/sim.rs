@@ -395,6 +395,8 @@ pub struct Sim {
     finalized: bool,
     /// The resolved cap on switch egress queues (`scheme.queue_limit` / `queue_limit_bdp`), if any.
     pub queue_limit: Option<u64>,
+    /// `scheme.tcp`, shared: the TCP glue hands it to the state machines on every packet without copying.
+    pub(crate) tcp: std::sync::Arc<crate::config::TcpParams>,
 }
 
 impl Sim {
@@ -406,6 +408,7 @@ impl Sim {
 
     pub fn new(sc: &Scenario) -> Result<Sim, ConfigError> {
         let scheme = sc.scheme.resolve()?;
+        let tcp = std::sync::Arc::new(scheme.tcp.clone());
         let topo = topology::build(&sc.topology)?;
         let rng = RngStreams::new(sc.run.seed);
         let n = topo.nodes.len();
@@ -524,6 +527,7 @@ impl Sim {
             next_port: 1024,
             finalized: false,
             queue_limit: None,
+            tcp,
         };
         if sim.framing.wire(sim.framing.mtu) as u64 > sim.topo.host_buffer {
             return crate::config::err("topology.host_buffer", "must hold at least one full frame");
