@@ -337,7 +337,8 @@ pub enum CongestionControl {
     /// bytes the flow has sent: w = 2.5 up to 200 segments, falling linearly to 0.125 at 1000 segments.
     L2dct,
     /// pFabric's minimal rate control: the window shrinks only on a timeout (to one segment, then slow
-    /// start); fast retransmit resends the lost segment without a cut; no ECN reaction.
+    /// start); fast retransmit resends the lost segment without a cut; no ECN reaction; header-only probes
+    /// after 5 timeouts in a row until an ACK returns.
     Pfabric,
 }
 

@@ -23,6 +23,8 @@ const L2DCT_W_MAX: f64 = 2.5;
 const L2DCT_W_MIN: f64 = 0.125;
 const L2DCT_FULL_SEGS: f64 = 200.0;
 const L2DCT_MIN_SEGS: f64 = 1000.0;
+/// pFabric: consecutive timeouts after which a flow only sends header-only probes until an ACK arrives.
+pub const PFABRIC_PROBE_AFTER: u32 = 5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SegKind {
@@ -76,6 +78,9 @@ pub struct TcpSender {
     /// PIAS: bytes sent when the MLFQ counter was last reset, and consecutive timeouts.
     mlfq_base: u64,
     consecutive_timeouts: u32,
+    /// Timeouts since data was last acknowledged, and pFabric's probe mode.
+    streak: u32,
+    probing: bool,
     /// RTO floor and initial RTO of this flow (from the parameters, or `rto_rtts` base RTTs of its path).
     rto_min: Time,
     rto_initial: Time,
@@ -112,6 +117,8 @@ impl TcpSender {
             win_marked: 0,
             mlfq_base: 0,
             consecutive_timeouts: 0,
+            streak: 0,
+            probing: false,
             rto_min: p.rto_min,
             rto_initial: p.rto_initial,
             max_cwnd: f64::INFINITY,
@@ -262,7 +269,19 @@ impl TcpSender {
         if kind != SegKind::Ack {
             return;
         }
+        if self.probing {
+            // pFabric: the path answers again; leave probe mode and restart from one segment
+            self.probing = false;
+            self.streak = 0;
+            self.backoff = 0;
+            self.deadline = None;
+            if ack <= self.una {
+                self.try_send(now, p, out);
+                return;
+            }
+        }
         if ack > self.una {
+            self.streak = 0;
             let acked = (ack - self.una) as f64;
             self.consecutive_timeouts = 0;
             if p.cc.dctcp_echo() {
@@ -401,6 +420,15 @@ impl TcpSender {
         self.in_recovery = false;
         self.dupacks = 0;
         self.recover = self.max_sent;
+        self.streak += 1;
+        if p.cc == CongestionControl::Pfabric && self.streak >= PFABRIC_PROBE_AFTER {
+            // pFabric's probe mode: a header-only segment per timeout until the flow hears an ACK
+            self.probing = true;
+            let level = self.mlfq_level(p, self.una);
+            out.push(SegOut { kind: SegKind::Data, seq: self.una, len: 0, retx: false, cwr: false, level });
+            self.arm(now, p);
+            return;
+        }
         self.try_send(now, p, out);
     }
 }
@@ -798,5 +826,14 @@ mod tests {
         s.on_timeout(Time::from_us(400), &p, &mut out);
         assert_eq!(s.cwnd, 1460.0);
         assert_eq!(segs(&mut out), vec![(0, 1460)]);
+        // after five timeouts in a row only header-only probes go out, one per timeout
+        for i in 2..=PFABRIC_PROBE_AFTER + 1 {
+            s.on_timeout(Time::from_ms(i as u64), &p, &mut out);
+        }
+        assert_eq!(segs(&mut out), vec![(0, 1460), (0, 1460), (0, 1460), (0, 0), (0, 0)]);
+        // the ACK of a probe ends probe mode: one full segment, RTO back to its floor
+        s.on_ack(Time::from_ms(8), &p, SegKind::Ack, 0, false, Time::from_ms(7), &mut out);
+        assert_eq!(segs(&mut out), vec![(0, 1460)]);
+        assert_eq!(s.deadline, Some(Time::from_ms(8) + s.rto(&p)));
     }
 }
