@@ -9,6 +9,13 @@ use detailsim_engine::Time;
 
 const HEADERS: u32 = 40;
 
+/// The two per-transfer timers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Timer {
+    Rtx,
+    DelAck,
+}
+
 fn hash4(a: u32, b: u32, c: u32, d: u32) -> u32 {
     let mut z = ((a as u64) << 32 | b as u64) ^ ((c as u64) << 16 | d as u64).rotate_left(17);
     z = (z ^ (z >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
@@ -192,72 +199,85 @@ impl Sim {
         self.host_send(from, p);
     }
 
-    /// Make sure a timer event will fire no later than the sender's retransmission deadline.
-    fn sync_rtx_timer(&mut self, tr: u32) {
+    /// Make sure a timer event of kind `k` will fire no later than the transfer's deadline for it (the
+    /// sender's retransmission deadline, or the receiver's delayed-ACK deadline). Events are lazily
+    /// cancelled: one that finds a later deadline reschedules itself, a stale token is ignored.
+    fn sync_timer(&mut self, tr: u32, k: Timer) {
         let t = self.transfers.get(tr);
-        if let Some(d) = t.snd.deadline {
-            if t.rtx_event_at.is_none_or(|e| d < e) {
-                let token = self.next_token();
-                let t = self.transfers.get_mut(tr);
-                t.rtx_token = token;
-                t.rtx_event_at = Some(d);
-                self.q.push_timer(d, Ev::RtxTimer { tr, token });
-            }
+        let (deadline, pending) = match k {
+            Timer::Rtx => (t.snd.deadline, t.rtx_event_at),
+            Timer::DelAck => (t.rcv.deadline, t.del_event_at),
+        };
+        let Some(d) = deadline else { return };
+        if pending.is_some_and(|e| e <= d) {
+            return;
         }
+        let token = self.next_token();
+        let t = self.transfers.get_mut(tr);
+        let ev = match k {
+            Timer::Rtx => {
+                (t.rtx_token, t.rtx_event_at) = (token, Some(d));
+                Ev::RtxTimer { tr, token }
+            }
+            Timer::DelAck => {
+                (t.del_token, t.del_event_at) = (token, Some(d));
+                Ev::DelAckTimer { tr, token }
+            }
+        };
+        self.q.push_timer(d, ev);
+    }
+
+    fn sync_rtx_timer(&mut self, tr: u32) {
+        self.sync_timer(tr, Timer::Rtx);
     }
 
     fn sync_delack_timer(&mut self, tr: u32) {
-        let t = self.transfers.get(tr);
-        if let Some(d) = t.rcv.deadline {
-            if t.del_event_at.is_none_or(|e| d < e) {
-                let token = self.next_token();
-                let t = self.transfers.get_mut(tr);
-                t.del_token = token;
-                t.del_event_at = Some(d);
-                self.q.push_timer(d, Ev::DelAckTimer { tr, token });
+        self.sync_timer(tr, Timer::DelAck);
+    }
+
+    /// A timer event of kind `k` fired: true when its deadline has come (the caller acts); otherwise it was
+    /// stale, or the deadline moved and the timer is rescheduled.
+    fn timer_due(&mut self, tr: u32, token: u32, k: Timer) -> bool {
+        let now = self.now;
+        let t = self.transfers.get_mut(tr);
+        let (current, pending, deadline) = match k {
+            Timer::Rtx => (t.rtx_token, &mut t.rtx_event_at, t.snd.deadline),
+            Timer::DelAck => (t.del_token, &mut t.del_event_at, t.rcv.deadline),
+        };
+        if !t.alive || current != token {
+            return false;
+        }
+        *pending = None;
+        match deadline {
+            None => false,
+            Some(d) if d > now => {
+                self.sync_timer(tr, k);
+                false
             }
+            Some(_) => true,
         }
     }
 
     pub(crate) fn on_rtx_timer(&mut self, tr: u32, token: u32) {
-        let now = self.now;
-        let t = self.transfers.get_mut(tr);
-        if !t.alive || t.rtx_token != token {
+        if !self.timer_due(tr, token, Timer::Rtx) {
             return;
         }
-        t.rtx_event_at = None;
-        match t.snd.deadline {
-            None => {}
-            Some(d) if d > now => self.sync_rtx_timer(tr),
-            Some(_) => {
-                let params = self.tcp.clone();
-                let mut out = std::mem::take(&mut self.scratch);
-                out.clear();
-                let t = self.transfers.get_mut(tr);
-                t.snd.on_timeout(now, &params, &mut out);
-                self.counters.timeouts += 1;
-                self.send_segments(tr, &out);
-                self.scratch = out;
-                self.sync_rtx_timer(tr);
-            }
-        }
+        let (now, params) = (self.now, self.tcp.clone());
+        let mut out = std::mem::take(&mut self.scratch);
+        out.clear();
+        self.transfers.get_mut(tr).snd.on_timeout(now, &params, &mut out);
+        self.counters.timeouts += 1;
+        self.send_segments(tr, &out);
+        self.scratch = out;
+        self.sync_rtx_timer(tr);
     }
 
     pub(crate) fn on_delack_timer(&mut self, tr: u32, token: u32) {
-        let now = self.now;
-        let t = self.transfers.get_mut(tr);
-        if !t.alive || t.del_token != token {
+        if !self.timer_due(tr, token, Timer::DelAck) {
             return;
         }
-        t.del_event_at = None;
-        match t.rcv.deadline {
-            None => {}
-            Some(d) if d > now => self.sync_delack_timer(tr),
-            Some(_) => {
-                if let Some(a) = t.rcv.on_delack_timeout() {
-                    self.send_ack(tr, a);
-                }
-            }
+        if let Some(a) = self.transfers.get_mut(tr).rcv.on_delack_timeout() {
+            self.send_ack(tr, a);
         }
     }
 
