@@ -53,13 +53,8 @@ impl Sim {
         let now = self.now;
         let e = &mut self.ports[port as usize].eg;
         e.advance(now);
-        if e.ranked.is_some() {
-            e.reserve(pkt.prio, wire);
-            let (rank, flow) = pkt.rank_key();
-            e.enlist_ranked(pkt.prio, pid, rank, flow);
-        } else {
-            e.push(pkt.prio, pid, wire);
-        }
+        e.reserve(pkt.prio, wire);
+        e.enlist_packet(pid, &pkt);
         self.tx_try(port);
     }
 
@@ -452,16 +447,11 @@ impl Sim {
         (!path.is_empty()).then_some((t, detailsim_engine::Rate(bottleneck)))
     }
 
-    /// Base RTT between two hosts: a full segment there and a bare ACK back, in an idle fabric.
-    pub(crate) fn base_rtt(&self, src: u32, dst: u32) -> Option<Time> {
-        let mss = self.scheme.tcp.mss as u64;
-        Some(Time(self.one_way(src, dst, mss)?.0 + self.one_way(dst, src, 0)?.0))
-    }
-
-    /// Base RTT and bandwidth-delay product (at the path's bottleneck rate, bytes) from `src` to `dst`.
+    /// Base RTT between two hosts (a full segment there and a bare ACK back, in an idle fabric) and the
+    /// path's bandwidth-delay product at its bottleneck rate, in bytes.
     pub(crate) fn path_bdp(&self, src: u32, dst: u32) -> Option<(Time, u64)> {
-        let rtt = self.base_rtt(src, dst)?;
-        let rate = self.one_way(src, dst, 0)?.1;
+        let (there, rate) = self.one_way(src, dst, self.scheme.tcp.mss as u64)?;
+        let rtt = Time(there + self.one_way(dst, src, 0)?.0);
         Some((rtt, (rate.0 as u128 * rtt.0 as u128 / 8 / 1_000_000_000_000) as u64))
     }
 

@@ -172,11 +172,21 @@ impl PrioQueue {
     pub fn has_room(&self, wire: u64) -> bool {
         self.total + wire <= self.cap
     }
-    /// Rank mode (LAS, pFabric): queue a packet whose bytes were reserved, by its rank and flow.
+    /// Queue packet `pid` (whose bytes were reserved) at its priority: FIFO, or in rank mode (LAS,
+    /// pFabric) by its rank and flow.
+    #[inline]
+    pub fn enlist_packet(&mut self, pid: PacketId, p: &Packet) {
+        if self.ranked.is_some() {
+            let (rank, flow) = p.rank_key();
+            self.enlist_ranked(p.prio, pid, rank, flow);
+        } else {
+            self.enlist(p.prio, pid);
+        }
+    }
+    /// Rank mode: queue a packet whose bytes were reserved, by rank and flow.
     #[inline]
     pub fn enlist_ranked(&mut self, prio: u8, pid: PacketId, rank: u64, flow: u64) {
-        let r = self.ranked.as_mut().expect("rank mode");
-        r.insert(prio, pid, rank, flow);
+        self.ranked.as_mut().expect("rank mode").insert(prio, pid, rank, flow);
         self.nonempty |= 1 << prio;
     }
     /// Rank mode: remove the next packet to send (LAS: the lowest rank, earliest queued on ties; pFabric:
@@ -561,8 +571,8 @@ impl Sim {
         Ok(sim)
     }
 
-    /// The fabric's bandwidth-delay product: the first host's link rate times the longest base RTT from
-    /// it to any other host (bytes, and that RTT).
+    /// The fabric's bandwidth-delay product: the largest of the paths from the first host to the others
+    /// (bottleneck rate x base RTT; bytes, and that path's RTT).
     pub fn fabric_bdp(&self) -> (u64, Time) {
         let Some(&h0) = self.hosts.first() else { return (0, Time::ZERO) };
         self.hosts[1..].iter().filter_map(|&h| self.path_bdp(h0, h)).map(|(rtt, bdp)| (bdp, rtt)).max().unwrap_or((0, Time::ZERO))
@@ -591,8 +601,8 @@ impl Sim {
         let mut crossed: u64 = self.hosts.iter().map(|&h| 2 * (nh - 1) * own(h)).sum();
         let pairs = nh * (nh - 1);
         let mut path = Vec::new();
-        for (_, a) in &groups {
-            for (_, b) in &groups {
+        for a in groups.values() {
+            for b in groups.values() {
                 let (s, d) = (a[0], *b.iter().find(|&&x| x != a[0]).unwrap_or(&a[0]));
                 if s == d {
                     continue; // a lone host: no pair within its group

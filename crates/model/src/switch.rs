@@ -191,13 +191,9 @@ impl Sim {
         let limit = st.lossy_limit;
         if self.scheme.priority_eviction {
             // a full ingress buffer makes room for the arrival by dropping lower-priority packets
-            let now = self.now;
             while !self.ports[port as usize].ing.has_room(wire) {
-                let ing = &mut self.ports[port as usize].ing;
-                let Some((p, victim)) = ing.pop_lower_tail(prio) else { break };
-                ing.advance(now);
-                ing.release(p, self.pkts.get(victim).wire as u64);
-                self.drop_packet(victim, DropCause::Priority, Some(port));
+                let Some((p, victim)) = self.ports[port as usize].ing.pop_lower_tail(prio) else { break };
+                self.discard(port, false, p, victim, DropCause::Priority, port);
             }
         }
         let ing = &mut self.ports[port as usize].ing;
@@ -233,10 +229,8 @@ impl Sim {
                         self.pkts.get_mut(pid).out_port = o;
                     }
                     None => {
-                        let ip = &mut self.ports[inp as usize];
-                        ip.ing.pop(prio);
-                        ip.ing.release(prio, wire);
-                        self.drop_packet(pid, DropCause::NoRoute, Some(inp));
+                        self.ports[inp as usize].ing.pop(prio);
+                        self.discard(inp, false, prio, pid, DropCause::NoRoute, inp);
                         self.pfc_check(inp);
                         mask = self.ports[inp as usize].ing.nonempty;
                         continue;
@@ -245,10 +239,8 @@ impl Sim {
             }
             if self.scheme.scheduling == Scheduling::Pfabric && !self.pfabric_admit(out, pid, wire) {
                 // the arrival ranks no better than everything queued: pFabric drops it
-                let ip = &mut self.ports[inp as usize];
-                ip.ing.pop(prio);
-                ip.ing.release(prio, wire);
-                self.drop_packet(pid, DropCause::Priority, Some(out));
+                self.ports[inp as usize].ing.pop(prio);
+                self.discard(inp, false, prio, pid, DropCause::Priority, out);
                 mask = self.ports[inp as usize].ing.nonempty;
                 continue;
             }
@@ -275,14 +267,21 @@ impl Sim {
     fn pfabric_admit(&mut self, out: u32, pid: PacketId, wire: u64) -> bool {
         let rank = self.pkts.get(pid).rank;
         while !self.ports[out as usize].eg.has_room(wire) {
-            let now = self.now;
-            let eg = &mut self.ports[out as usize].eg;
-            let Some((p, victim)) = eg.evict_worse(rank) else { return false };
-            eg.advance(now);
-            eg.release(p, self.pkts.get(victim).wire as u64);
-            self.drop_packet(victim, DropCause::Priority, Some(out));
+            let Some((p, victim)) = self.ports[out as usize].eg.evict_worse(rank) else { return false };
+            self.discard(out, true, p, victim, DropCause::Priority, out);
         }
         true
+    }
+
+    /// Drop packet `pid` of priority `prio`, already taken off the ingress (or egress) queue of `port`:
+    /// its bytes leave the buffer and the drop is counted at port `at`.
+    fn discard(&mut self, port: u32, egress: bool, prio: u8, pid: PacketId, cause: DropCause, at: u32) {
+        let (now, wire) = (self.now, self.pkts.get(pid).wire as u64);
+        let pt = &mut self.ports[port as usize];
+        let q = if egress { &mut pt.eg } else { &mut pt.ing };
+        q.advance(now);
+        q.release(prio, wire);
+        self.drop_packet(pid, cause, Some(at));
     }
 
     pub(crate) fn xbar_done(&mut self, inp: u32) {
@@ -300,18 +299,10 @@ impl Sim {
         self.pfc_check(inp);
         if self.ports[out as usize].up {
             self.mark_ecn(out, pid, wire);
-            if self.scheme.scheduling == Scheduling::StrictPriority {
-                self.ports[out as usize].eg.enlist(prio, pid);
-            } else {
-                let (rank, flow) = self.pkts.get(pid).rank_key();
-                self.ports[out as usize].eg.enlist_ranked(prio, pid, rank, flow);
-            }
+            self.ports[out as usize].eg.enlist_packet(pid, self.pkts.get(pid));
             self.tx_try(out);
         } else {
-            let now = self.now;
-            self.ports[out as usize].eg.advance(now);
-            self.ports[out as usize].eg.release(prio, wire);
-            self.drop_packet(pid, DropCause::LinkDown, Some(out));
+            self.discard(out, true, prio, pid, DropCause::LinkDown, out);
         }
         self.xbar_try(inp);
     }

@@ -74,7 +74,8 @@ impl Simulation {
 
     /// The per-flow table as a dict of little-endian byte buffers (read with numpy.frombuffer):
     /// id u64, class u16, src u32, dst u32, size u64, priority u8, start_ps u64, end_ps u64
-    /// (2**64-1 for a flow still running when the run ended), timeouts u32, retransmits u32.
+    /// (2**64-1 for a flow still running when the run ended), timeouts u32, retransmits u32, ideal_ps u64
+    /// (the flow alone in an idle fabric).
     fn flow_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let f = &self.sim.flows;
         let d = PyDict::new(py);

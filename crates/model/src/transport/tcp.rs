@@ -75,10 +75,10 @@ pub struct TcpSender {
     win_end: u64,
     win_acked: u64,
     win_marked: u64,
-    /// PIAS: bytes sent when the MLFQ counter was last reset, and consecutive timeouts.
+    /// PIAS: bytes sent when the MLFQ counter was last reset.
     mlfq_base: u64,
-    consecutive_timeouts: u32,
-    /// Timeouts since data was last acknowledged, and pFabric's probe mode.
+    /// Consecutive timeouts (since data was last acknowledged): PIAS resets its MLFQ counter at every
+    /// second one, pFabric probes from the fifth on.
     streak: u32,
     probing: bool,
     /// RTO floor and initial RTO of this flow (from the parameters, or `rto_rtts` base RTTs of its path).
@@ -116,7 +116,6 @@ impl TcpSender {
             win_acked: 0,
             win_marked: 0,
             mlfq_base: 0,
-            consecutive_timeouts: 0,
             streak: 0,
             probing: false,
             rto_min: p.rto_min,
@@ -148,10 +147,6 @@ impl TcpSender {
 
     pub fn size(&self) -> u64 {
         self.size
-    }
-
-    pub fn rto_floor(&self) -> Time {
-        self.rto_min
     }
 
     /// L2DCT's weight from the segments sent so far.
@@ -283,7 +278,6 @@ impl TcpSender {
         if ack > self.una {
             self.streak = 0;
             let acked = (ack - self.una) as f64;
-            self.consecutive_timeouts = 0;
             if p.cc.dctcp_echo() {
                 self.dctcp_observe(p, ack - self.una, ece, ack);
             }
@@ -399,11 +393,10 @@ impl TcpSender {
     /// The retransmission timer expired (the caller checked `now >= deadline`).
     pub fn on_timeout(&mut self, now: Time, p: &TcpParams, out: &mut Vec<SegOut>) {
         self.timeouts += 1;
-        self.consecutive_timeouts += 1;
-        if self.consecutive_timeouts >= 2 && !p.mlfq.is_empty() {
+        self.streak += 1;
+        if self.streak % 2 == 0 && !p.mlfq.is_empty() {
             // PIAS: after two consecutive timeouts the flow starts again at the highest priority
             self.mlfq_base = self.max_sent;
-            self.consecutive_timeouts = 0;
         }
         self.backoff += 1;
         self.deadline = None;
@@ -420,7 +413,6 @@ impl TcpSender {
         self.in_recovery = false;
         self.dupacks = 0;
         self.recover = self.max_sent;
-        self.streak += 1;
         if p.cc == CongestionControl::Pfabric && self.streak >= PFABRIC_PROBE_AFTER {
             // pFabric's probe mode: a header-only segment per timeout until the flow hears an ACK
             self.probing = true;
@@ -737,6 +729,38 @@ mod tests {
         assert_eq!(&levels[..10], &[0; 10]);
         assert_eq!(&levels[10..20], &[1; 10]);
         assert_eq!(&levels[20..30], &[2; 10]);
+    }
+
+    #[test]
+    fn mlfq_resets_after_two_consecutive_timeouts() {
+        let mut p = params();
+        p.mlfq = vec![10 * 1460, 20 * 1460];
+        p.initial_window = 40;
+        p.rwnd = 1 << 30;
+        let mut s = TcpSender::new(60 * 1460, &p);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &p, &mut out);
+        out.clear();
+        let level_after_timeout = |s: &mut TcpSender, out: &mut Vec<SegOut>, at: u64| {
+            s.on_timeout(Time::from_ms(at), &p, out);
+            let l = out[0].level;
+            out.clear();
+            l
+        };
+        // 40 segments sent: one timeout leaves the flow demoted, the second resets it to the top
+        assert_eq!(level_after_timeout(&mut s, &mut out, 10), 2);
+        assert_eq!(level_after_timeout(&mut s, &mut out, 30), 0);
+        assert_eq!(level_after_timeout(&mut s, &mut out, 70), 0);
+        // an ACK of new data ends the streak; segments beyond the 40 already sent count from zero again
+        s.on_ack(Time::from_ms(80), &p, SegKind::Ack, 1460, false, Time::from_ms(70), &mut out);
+        s.cwnd = 100.0 * 1460.0;
+        s.on_ack(Time::from_ms(81), &p, SegKind::Ack, 2 * 1460, false, Time::from_ms(80), &mut out);
+        let last = out.last().unwrap();
+        assert_eq!((last.seq, last.level), (59 * 1460, 1));
+        out.clear();
+        // 20 segments past the reset: one timeout keeps the flow demoted, the second resets it
+        assert_eq!(level_after_timeout(&mut s, &mut out, 100), 2);
+        assert_eq!(level_after_timeout(&mut s, &mut out, 200), 0);
     }
 
     #[test]
