@@ -232,3 +232,42 @@ def test_pias_fabrics_have_the_papers_base_rtt(name):
     f = detailsim.run(name, set={"run.duration": "0.1ms"}).summary["fabric"]
     assert f["base_rtt_s"] == pytest.approx(85.2e-6, rel=0.01)
     assert f["bdp_bytes"] == pytest.approx(10e9 / 8 * 85.2e-6, rel=0.01)
+
+
+def test_ideal_fct_follows_each_links_rate_and_delay():
+    # the PIAS fabric's host links carry 20.2 us, its uplinks 0.2 us: an idle-fabric FCT computed with the
+    # sender's link everywhere overestimates cross-spine flows, and slowdowns would fall below 1
+    r = detailsim.run("paper/pias_websearch", scheme="pias", set={"run.duration": "0.002s"})
+    f = r.flows
+    assert f.height > 20 and f["slowdown"].min() >= 1 - 1e-9
+    assert (f.filter(pl.col("timeouts") == 0)["slowdown"] < 1.0005).sum() > 0  # uncontended flows reach 1
+    # a lone cross-spine flow on the same fabric: one frame's store-and-forward latency, exactly
+    one = detailsim.run({**_pias_fabric(), "workload": [{"kind": "flows", "rows": [{"src": 0, "dst": 143, "size_bytes": 1000, "start_s": 0}]}]})
+    # 2 host links (10 Gbps, 20.2 us) + 2 uplinks (40 Gbps, 0.2 us) + 3 crossbar passes, no lookup delay
+    wire = 1000 + 40 + 38  # payload, TCP/IP headers, Ethernet framing
+    xbar = 3 * wire * 8 / (40e9 * one.scenario["topology"].get("speedup", 1.0))
+    expect = 2 * (wire * 8 / 10e9 + 20.2e-6) + 2 * (wire * 8 / 40e9 + 0.2e-6)
+    assert one.flows["ideal"][0] == pytest.approx(one.flows["fct"][0], rel=1e-9)
+    assert one.flows["ideal"][0] >= expect and one.flows["ideal"][0] <= expect + xbar + 1e-9
+
+
+def _pias_fabric() -> dict:
+    from detailsim.scenario import prepare
+
+    sc, _ = prepare("paper/pias_websearch", scheme="dctcp")
+    sc.pop("workload")
+    sc["scheme"].pop("pias", None)
+    return sc
+
+
+def test_pias_thresholds_for_other_traffic():
+    from detailsim.scenario import prepare
+
+    web, _ = prepare("paper/pias_websearch")
+    dm, _ = prepare("paper/pias_websearch", overrides={"scheme.pias.cdf": "datamining"})
+    want = solve(load_points("datamining"), "datamining", 0.8, 8, "optimal")["thresholds_bytes"]
+    assert dm["scheme"]["tcp"]["mlfq_thresholds"] == want != web["scheme"]["tcp"]["mlfq_thresholds"]
+    lo, _ = prepare("paper/pias_websearch", overrides={"scheme.pias.load": 0.5})
+    assert lo["scheme"]["tcp"]["mlfq_thresholds"] == solve(load_points("websearch"), "websearch", 0.5, 8, "optimal")["thresholds_bytes"]
+    with pytest.raises(detailsim.ScenarioError, match=r"^scheme.pias.load"):
+        prepare("paper/pias_websearch", overrides={"scheme.pias.load": 1.5})

@@ -45,3 +45,7 @@ def test_reproduce_all_quick(tmp_path):
         assert list((tmp_path / n / "plots").glob("*.png")), n
         assert (tmp_path / n / "report.html").exists()
     assert (tmp_path / "README.md").read_text().startswith("# Reproductions (quick)")
+    # the PIAS experiments plot mean FCT (what their claims are about), the DeTail ones the 99.9th percentile
+    assert (tmp_path / "pias_websearch" / "plots" / "percentile_mean_vs_workload.load.png").exists()
+    assert (tmp_path / "pias_websearch" / "plots" / "reduction_mean_over_dctcp.png").exists()
+    assert (tmp_path / "steady" / "plots" / "reduction_p999_over_fh.png").exists()

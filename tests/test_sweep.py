@@ -150,3 +150,13 @@ def test_store_is_readable_by_pandas_and_duckdb(tmp_path):
         f"SELECT scheme, quantile_disc(fct, 0.99) AS p99 FROM read_parquet('{out}/flows/*.parquet') "
         "WHERE fct IS NOT NULL GROUP BY scheme ORDER BY scheme").fetchall()
     assert [r[0] for r in p99] == ["detail", "fh", "lps"]
+
+
+def test_run_ids_follow_the_resolved_scenario(tmp_path):
+    # the same parameters over a different base scenario are different runs: --resume must not mix them
+    spec = {"base": "paper/steady", "seeds": [1], "axes": {"scheme": ["fh", "lps"]}}
+    a = load_sweep(spec)
+    b = load_sweep({**spec, "set": {"run.duration": "0.01s"}})
+    assert [r.params for r in a.runs] == [r.params for r in b.runs]
+    assert {r.run_id for r in a.runs}.isdisjoint({r.run_id for r in b.runs})
+    assert [r.run_id for r in a.runs] == [r.run_id for r in load_sweep(spec).runs]  # and stable
