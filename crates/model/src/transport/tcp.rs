@@ -227,7 +227,8 @@ impl TcpSender {
         if retx {
             self.retransmits += 1;
         }
-        let cwr = std::mem::take(&mut self.send_cwr);
+        // RFC 3168 6.1.2: CWR goes on the first new data segment after a window reduction
+        let cwr = !retx && std::mem::take(&mut self.send_cwr);
         let level = self.mlfq_level(p, seq);
         out.push(SegOut { kind: SegKind::Data, seq, len: len as u32, retx, cwr, level });
         len
@@ -316,7 +317,9 @@ impl TcpSender {
                 }
                 self.cwnd = self.cwnd.min(self.max_cwnd);
             }
-            if p.ecn && ece && self.una > self.ecn_reacted_until {
+            // RFC 3168 6.1.2: at most one reduction per window of data, none while loss recovery is under
+            // way and none for ECE on data that a loss reduction already covered
+            if p.ecn && ece && !self.in_recovery && self.una > self.ecn_reacted_until {
                 match p.cc {
                     CongestionControl::Dctcp => self.dctcp_reduce(p, self.alpha),
                     // L2DCT: the cut is alpha^w / 2, gentler for flows that sent little
@@ -348,6 +351,9 @@ impl TcpSender {
                     // pFabric resends the hole without touching the window
                     self.ssthresh = (self.flight() as f64 / 2.0).max(2.0 * mss);
                     self.cwnd = self.ssthresh + p.dupack_threshold as f64 * mss;
+                    // the loss reduction covers everything sent so far: ECE for it must not cut again
+                    self.ecn_reacted_until = self.ecn_reacted_until.max(self.max_sent);
+                    self.send_cwr = p.ecn;
                 }
                 self.arm(now, p);
             }
@@ -407,8 +413,14 @@ impl TcpSender {
             return;
         }
         let mss = self.mss(p);
-        self.ssthresh = (self.flight() as f64 / 2.0).max(2.0 * mss);
+        if self.streak == 1 {
+            // RFC 5681 3.1: when the segment timed out had already been retransmitted by the timer,
+            // ssthresh is held, not recomputed from a one-segment flight
+            self.ssthresh = (self.flight() as f64 / 2.0).max(2.0 * mss);
+        }
         self.cwnd = mss;
+        self.ecn_reacted_until = self.ecn_reacted_until.max(self.max_sent);
+        self.send_cwr = p.ecn;
         self.nxt = self.una;
         self.in_recovery = false;
         self.dupacks = 0;
@@ -779,6 +791,94 @@ mod tests {
         out.clear();
         s.on_ack(Time::from_us(3), &p, SegKind::Ack, 6 * 1460, false, Time::ZERO, &mut out);
         assert!(out.first().is_some_and(|s| s.cwr), "the first segment after the cut carries CWR");
+    }
+
+    /// A sender with `cc` and ECN that has sent its initial window of 10 segments at t = 0.
+    fn ecn_sender(cc: CongestionControl) -> (TcpSender, TcpParams, Vec<SegOut>) {
+        let mut p = params();
+        p.cc = cc;
+        p.ecn = true;
+        let mut s = TcpSender::new(1000 * 1460, &p);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &p, &mut out);
+        assert_eq!(out.len(), 10);
+        out.clear();
+        (s, p, out)
+    }
+
+    #[test]
+    fn ece_during_fast_recovery_does_not_cut_again() {
+        for cc in [CongestionControl::NewReno, CongestionControl::Dctcp, CongestionControl::L2dct] {
+            let (mut s, p, mut out) = ecn_sender(cc);
+            let t = Time::from_us(100);
+            // t = 100 us: segment 0 lost, three duplicate ACKs: fast retransmit, ssthresh = 10/2 segments
+            for _ in 0..3 {
+                s.on_ack(t, &p, SegKind::Ack, 0, false, Time::ZERO, &mut out);
+            }
+            assert_eq!(segs(&mut out), vec![(0, 1460)], "{cc:?}");
+            assert!(s.in_recovery);
+            assert_eq!(s.ssthresh, 5.0 * 1460.0, "{cc:?}");
+            let inflated = s.cwnd;
+            // t = 110 us: another duplicate, then a partial ACK (segment 3 was lost too), both with ECE for
+            // data sent before the loss reduction
+            s.on_ack(Time::from_us(110), &p, SegKind::Ack, 0, true, Time::ZERO, &mut out);
+            assert_eq!(s.cwnd, inflated + 1460.0, "{cc:?}: only the dupack inflation");
+            s.alpha = 1.0;
+            s.on_ack(Time::from_us(150), &p, SegKind::Ack, 3 * 1460, true, Time::from_us(100), &mut out);
+            assert_eq!(segs(&mut out)[0], (3 * 1460, 1460), "{cc:?}: the next hole is resent");
+            assert!(s.in_recovery);
+            assert_eq!(s.ssthresh, 5.0 * 1460.0, "{cc:?}: ECE in recovery must not overwrite ssthresh");
+            assert_eq!(s.cwnd, inflated + 1460.0 - 3.0 * 1460.0 + 1460.0, "{cc:?}: partial-ACK deflation only");
+            // t = 200 us: the full ACK (all 10 segments) with ECE: recovery ends at cwnd = ssthresh, no cut
+            s.on_ack(Time::from_us(200), &p, SegKind::Ack, 10 * 1460, true, Time::from_us(100), &mut out);
+            assert!(!s.in_recovery);
+            assert_eq!(s.cwnd, 5.0 * 1460.0, "{cc:?}: the loss halving stands, and no second cut");
+            assert_eq!(s.ssthresh, 5.0 * 1460.0, "{cc:?}");
+            // the first segment after the loss reduction carries CWR (RFC 3168 6.1.2)
+            let sent: Vec<SegOut> = std::mem::take(&mut out);
+            assert!(sent.first().is_some_and(|x| x.cwr), "{cc:?}: CWR after a loss reduction");
+            // an ECE on data sent after the reduction is a new window: one cut
+            let beyond = sent.last().unwrap().seq + 1460;
+            s.alpha = 1.0;
+            s.on_ack(Time::from_us(300), &p, SegKind::Ack, beyond, true, Time::from_us(200), &mut out);
+            assert!(s.cwnd < 5.0 * 1460.0, "{cc:?}: ECE on new data cuts (cwnd {})", s.cwnd);
+        }
+    }
+
+    #[test]
+    fn ece_after_a_timeout_for_data_sent_before_it_does_not_cut() {
+        let (mut s, p, mut out) = ecn_sender(CongestionControl::Dctcp);
+        s.on_timeout(Time::from_ms(10), &p, &mut out);
+        assert_eq!(segs(&mut out), vec![(0, 1460)]);
+        assert_eq!((s.cwnd, s.ssthresh), (1460.0, 5.0 * 1460.0));
+        // the ACK of the retransmission carries ECE for data sent before the timeout: slow start goes on
+        s.on_ack(Time::from_ms(11), &p, SegKind::Ack, 1460, true, Time::from_ms(10), &mut out);
+        assert_eq!(s.cwnd, 2.0 * 1460.0);
+        assert_eq!(s.ssthresh, 5.0 * 1460.0);
+    }
+
+    #[test]
+    fn repeated_timeouts_hold_ssthresh() {
+        let p = params();
+        let mut s = TcpSender::new(100 * 1460, &p);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &p, &mut out);
+        out.clear();
+        // t = 10 ms: first timeout, ten segments in flight: ssthresh = 5 segments
+        s.on_timeout(Time::from_ms(10), &p, &mut out);
+        assert_eq!(segs(&mut out), vec![(0, 1460)]);
+        assert_eq!(s.ssthresh, 5.0 * 1460.0);
+        assert_eq!(s.deadline, Some(Time::from_ms(30)));
+        // t = 30 ms: the retransmission timed out too (one segment in flight): ssthresh is held
+        s.on_timeout(Time::from_ms(30), &p, &mut out);
+        assert_eq!(segs(&mut out), vec![(0, 1460)]);
+        assert_eq!(s.ssthresh, 5.0 * 1460.0, "RFC 5681 3.1: held, not 2 MSS");
+        assert_eq!(s.deadline, Some(Time::from_ms(70)));
+        // an ACK of new data ends the streak; a later timeout recomputes it from the flight again
+        s.on_ack(Time::from_ms(71), &p, SegKind::Ack, 1460, false, Time::from_ms(30), &mut out);
+        assert_eq!(segs(&mut out), vec![(1460, 1460), (2920, 1460)]);
+        s.on_timeout(Time::from_ms(90), &p, &mut out);
+        assert_eq!(s.ssthresh, 2.0 * 1460.0, "a new loss episode: half of the 2-segment flight, floor 2 MSS");
     }
 
     /// A sender that has sent `sent_segs` segments and estimates alpha = 1/4, about to see ECE.
