@@ -1,5 +1,7 @@
-"""Shared helpers. Every simulation run in these tests is checked by the core itself: buffer bounds on every
-enqueue, packet conservation at the end of the run (a violation raises RuntimeError)."""
+"""Shared helpers. Every simulation run in these tests is checked: the core asserts buffer bounds on every
+enqueue and packet conservation at the end of the run; with DETAILSIM_STRICT_INVARIANTS=1 (set here, so CLI
+subprocesses inherit it) a run whose lossless invariant fails raises RuntimeError. A test that wants to see a
+violation unsets it."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+os.environ["DETAILSIM_STRICT_INVARIANTS"] = "1"
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "detailsim.cli"]
@@ -23,6 +27,7 @@ def assert_invariants(summary: dict) -> None:
     p = summary["packets"]
     assert p["created"] == p["delivered"] + p["dropped"] + p["in_flight"], p
     assert summary["invariants"]["conservation"] is True
+    assert summary["invariants"]["lossless"] is True, summary["invariants"]
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,29 @@ class Result:
         from .results import write_outputs
 
         write_outputs(Path(out), self.summary, self.flows, self.ports, self.scenario)
+
+
+STRICT_ENV = "DETAILSIM_STRICT_INVARIANTS"
+
+
+def invariant_problems(summary: dict[str, Any]) -> list[str]:
+    """What the run's invariants report as violated (empty when all hold)."""
+    inv = summary["invariants"]
+    out = []
+    if not inv["conservation"]:
+        out.append("packet conservation violated")
+    if not inv["lossless"]:
+        links = ", ".join(f"{v['link']} ({v['drops']})" for v in inv["lossless_violations"])
+        out.append(f"lossless invariant violated: {inv['lossless_drops']} congestion drops under PFC on {links}")
+    return out
+
+
+def check_invariants(summary: dict[str, Any]) -> None:
+    """With DETAILSIM_STRICT_INVARIANTS=1 (the test suite sets it), a violated invariant raises; otherwise
+    it is reported in the summary's `invariants` and the CLI warns."""
+    problems = invariant_problems(summary)
+    if problems and os.environ.get(STRICT_ENV) == "1":
+        raise RuntimeError("simulator invariant violated: " + "; ".join(problems))
 
 
 def _kwargs_to_paths(overrides: dict[str, Any]) -> dict[str, Any]:
@@ -74,6 +98,7 @@ def execute(
     seed = int(sc.get("run", {}).get("seed", 1))
     summary = summarize(core, flows, name, seed, wall)
     ports = pl.DataFrame(core["ports"]) if core["ports"] else pl.DataFrame()
+    check_invariants(summary)
     if pcap is not None:
         from .pcap import write_pcap
 

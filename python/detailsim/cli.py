@@ -107,6 +107,10 @@ def run_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int 
     finally:
         if bar is not None:
             bar.close()
+    from .api import invariant_problems
+
+    for problem in invariant_problems(res.summary):
+        click.echo(f"warning: {problem}", err=True)
     if out:
         res.write(Path(out))
     if as_json:

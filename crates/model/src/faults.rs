@@ -74,8 +74,15 @@ impl Sim {
         match f.kind {
             FaultKind::LinkDown => self.link_down(f.link),
             FaultKind::Degrade(rate) => {
+                // the rate and everything derived from it: PFC thresholds, reaction window and grace (checked
+                // lossless at build time); crossbar times and path BDPs read the port rates when used
                 for p in self.link_ports(f.link) {
                     self.ports[p as usize].rate = rate;
+                    if self.pfc[p as usize].enabled {
+                        let d = self.pfc_derive(p, rate).expect("checked when the scenario was built");
+                        self.pfc_install(p, d);
+                        self.pfc_check(p);
+                    }
                 }
             }
             FaultKind::IgnorePause(egress) => {
@@ -86,7 +93,7 @@ impl Sim {
         }
     }
 
-    fn link_ports(&self, link: u32) -> [u32; 2] {
+    pub(crate) fn link_ports(&self, link: u32) -> [u32; 2] {
         let p = (0..self.ports.len() as u32).find(|&p| self.ports[p as usize].link == link).unwrap();
         [p, self.ports[p as usize].peer]
     }

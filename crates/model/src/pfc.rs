@@ -86,6 +86,16 @@ impl PfcPort {
     }
 }
 
+/// PFC parameters derived for one switch ingress from its link.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PfcDerived {
+    pub pause: u64,
+    pub unpause: u64,
+    pub stop_delay: Time,
+    pub grace: Time,
+    pub lossy_limit: u64,
+}
+
 /// A watchdog or deadlock report.
 #[derive(Debug, Clone, Serialize)]
 pub struct PfcEvent {
@@ -115,62 +125,90 @@ impl Sim {
         self.scheme.flow_control == FlowControl::Pfc
     }
 
-    /// Derive per-port thresholds and delays; check that PFC can be lossless with them.
+    /// Derive per-port thresholds and delays; check that PFC can be lossless with them, also at the rates
+    /// that `degrade` faults will give links later.
     pub(crate) fn pfc_setup(&mut self) -> Result<(), ConfigError> {
         let n = self.ports.len();
         self.pfc = vec![PfcPort { paused_since: [Time::MAX; 8], ..Default::default() }; n];
         if !self.pfc_on() {
             return Ok(());
         }
-        let p = self.scheme.pfc.clone();
-        let max_frame = self.framing.wire(self.framing.mtu) as u64;
-        let fwd = self.topo.forwarding_delay;
         for i in 0..n {
-            let port = &self.ports[i];
-            if !self.nodes[port.node as usize].is_switch {
+            if !self.nodes[self.ports[i].node as usize].is_switch {
                 continue; // a host's receive side holds nothing: only switch ingresses send PAUSE
             }
-            let (rate, delay) = (port.rate, port.delay);
-            let window = p.reaction_time.unwrap_or(
-                rate.tx_time(max_frame) + rate.tx_time(max_frame) + rate.tx_time(PFC_FRAME_WIRE) + delay + delay + PFC_PROCESSING,
-            );
-            let r = reaction_bytes(rate, window);
-            let buf = port.ing.cap;
-            let n = p.priorities.count_ones() as u64;
-            let max_pause = (buf.saturating_sub(n * r)) / n;
-            let unpause = p.unpause_threshold.unwrap_or(r);
-            let pause = p.pause_threshold.unwrap_or((r + max_pause) / 2);
-            let name = format!("{}->{}", self.node_name(port.peer_node), self.node_name(port.node));
-            if max_pause < r && p.pause_threshold.is_none() {
-                return crate::config::err(
-                    "scheme.pfc",
-                    format!("ingress buffer of {name} ({buf} B) is too small for lossless PFC: the reaction window lets {r} B arrive per priority, so {n} lossless priorities need more than {} B; raise the buffer, make fewer priorities lossless (scheme.pfc.priorities), or set pause_threshold/unpause_threshold", n * r),
-                );
+            let rate = self.ports[i].rate;
+            let d = self.pfc_derive(i as u32, rate)?;
+            self.pfc_install(i as u32, d);
+        }
+        for (fi, f) in self.faults.iter().enumerate() {
+            if let crate::faults::FaultKind::Degrade(rate) = f.kind {
+                for p in self.link_ports(f.link) {
+                    if self.nodes[self.ports[p as usize].node as usize].is_switch {
+                        self.pfc_derive(p, rate).map_err(|e| ConfigError { field: format!("fault[{fi}].rate"), msg: format!("at {} bit/s: {}", rate.0, e.msg) })?;
+                    }
+                }
             }
-            if unpause >= pause {
-                return crate::config::err("scheme.pfc.unpause_threshold", format!("must be below the pause threshold ({pause} B) on {name}"));
-            }
-            // lossless bound: per priority at most pause + one frame + what arrives during the reaction
-            // window and the forwarding delay
-            let per_prio = pause + max_frame + r + reaction_bytes(rate, fwd);
-            if n * per_prio > buf {
-                return crate::config::err(
-                    "scheme.pfc.pause_threshold",
-                    format!("{pause} B is too high for lossless PFC on {name}: {n} x ({pause} + {max_frame} + {} B in flight) exceeds the {buf} B ingress buffer", r + reaction_bytes(rate, fwd)),
-                );
-            }
-            let lossy_limit = buf - n * per_prio;
-            let stop_delay = window.saturating_sub(rate.tx_time(max_frame) + delay);
-            let st = &mut self.pfc[i];
-            st.enabled = true;
-            st.pause_th = pause;
-            st.unpause_th = unpause;
-            st.stop_delay = stop_delay;
-            st.grace = stop_delay + rate.tx_time(max_frame) + delay + fwd + Time(1);
-            st.mask = p.priorities;
-            st.lossy_limit = if p.priorities == 0xff { buf } else { lossy_limit };
         }
         Ok(())
+    }
+
+    /// PFC thresholds and delays of switch ingress `port` when its link runs at `rate` (the paper's
+    /// derivation, or the configured values checked against the buffer).
+    pub(crate) fn pfc_derive(&self, port: u32, rate: Rate) -> Result<PfcDerived, ConfigError> {
+        let p = &self.scheme.pfc;
+        let max_frame = self.framing.wire(self.framing.mtu) as u64;
+        let fwd = self.topo.forwarding_delay;
+        let pt = &self.ports[port as usize];
+        let delay = pt.delay;
+        let window = p.reaction_time.unwrap_or(
+            rate.tx_time(max_frame) + rate.tx_time(max_frame) + rate.tx_time(PFC_FRAME_WIRE) + delay + delay + PFC_PROCESSING,
+        );
+        let r = reaction_bytes(rate, window);
+        let buf = pt.ing.cap;
+        let n = p.priorities.count_ones() as u64;
+        let max_pause = (buf.saturating_sub(n * r)) / n;
+        let unpause = p.unpause_threshold.unwrap_or(r);
+        let pause = p.pause_threshold.unwrap_or((r + max_pause) / 2);
+        let name = format!("{}->{}", self.node_name(pt.peer_node), self.node_name(pt.node));
+        if max_pause < r && p.pause_threshold.is_none() {
+            return crate::config::err(
+                "scheme.pfc",
+                format!("ingress buffer of {name} ({buf} B) is too small for lossless PFC: the reaction window lets {r} B arrive per priority, so {n} lossless priorities need more than {} B; raise the buffer, make fewer priorities lossless (scheme.pfc.priorities), or set pause_threshold/unpause_threshold", n * r),
+            );
+        }
+        if unpause >= pause {
+            return crate::config::err("scheme.pfc.unpause_threshold", format!("must be below the pause threshold ({pause} B) on {name}"));
+        }
+        // lossless bound: per priority at most pause + one frame + what arrives during the reaction
+        // window and the forwarding delay
+        let per_prio = pause + max_frame + r + reaction_bytes(rate, fwd);
+        if n * per_prio > buf {
+            return crate::config::err(
+                "scheme.pfc.pause_threshold",
+                format!("{pause} B is too high for lossless PFC on {name}: {n} x ({pause} + {max_frame} + {} B in flight) exceeds the {buf} B ingress buffer", r + reaction_bytes(rate, fwd)),
+            );
+        }
+        let stop_delay = window.saturating_sub(rate.tx_time(max_frame) + delay);
+        Ok(PfcDerived {
+            pause,
+            unpause,
+            stop_delay,
+            grace: stop_delay + rate.tx_time(max_frame) + delay + fwd + Time(1),
+            lossy_limit: if p.priorities == 0xff { buf } else { buf - n * per_prio },
+        })
+    }
+
+    pub(crate) fn pfc_install(&mut self, port: u32, d: PfcDerived) {
+        let mask = self.scheme.pfc.priorities;
+        let st = &mut self.pfc[port as usize];
+        st.enabled = true;
+        st.pause_th = d.pause;
+        st.unpause_th = d.unpause;
+        st.stop_delay = d.stop_delay;
+        st.grace = d.grace;
+        st.mask = mask;
+        st.lossy_limit = d.lossy_limit;
     }
 
     /// The ingress bytes of switch port `port` changed: send PAUSE / UNPAUSE as the thresholds say.
@@ -228,6 +266,10 @@ impl Sim {
 
     /// A PFC frame takes effect at egress `port`.
     pub(crate) fn pfc_apply(&mut self, port: u32, pause: u8, unpause: u8) {
+        if !self.ports[port as usize].up {
+            // the link went down while the frame was on its way: a dead link has no pause state
+            return;
+        }
         let now = self.now;
         let st = &mut self.pfc[port as usize];
         st.frames_received += 1;
@@ -330,10 +372,34 @@ impl Sim {
         }
     }
 
-    /// The lossless invariant: under PFC, no switch drops a packet for lack of buffer, unless a fault made a
-    /// neighbour ignore pauses.
+    /// A congestion drop of a lossless-priority packet counted at switch port `port`. Exempt when the link
+    /// into `port` has an upstream transmitter that ignores PAUSE (an `ignore_pause` fault in force): then
+    /// the loss is the fault's, not PFC's.
+    pub(crate) fn lossless_drop(&mut self, port: u32) {
+        let pt = &self.ports[port as usize];
+        // the upstream of an ingress is its peer's egress; of an egress, the node's own ingresses feed it
+        let exempt = self.pfc[pt.peer as usize].ignores_pause;
+        if exempt {
+            self.counters.lossless_exempt_drops += 1;
+        } else {
+            self.counters.lossless_drops += 1;
+            self.ports[port as usize].lossless_drops += 1;
+        }
+    }
+
+    /// The lossless invariant: under PFC, no switch drops a packet of a lossless priority for lack of
+    /// buffer, except on links whose upstream transmitter a fault made ignore pauses.
     pub fn lossless_ok(&self) -> bool {
-        !self.pfc_on() || self.faults.iter().any(|f| f.ignores_pause()) || self.counters.lossless_drops == 0
+        self.counters.lossless_drops == 0
+    }
+
+    /// Links with congestion drops under PFC, as ("upstream->downstream", drops).
+    pub fn lossless_violations(&self) -> Vec<(String, u64)> {
+        self.ports
+            .iter()
+            .filter(|p| p.lossless_drops > 0)
+            .map(|p| (format!("{}->{}", self.node_name(p.peer_node), self.node_name(p.node)), p.lossless_drops))
+            .collect()
     }
 
     /// Egress ports in a cycle of pauses, if any: an edge E → E' when E is paused, its peer's ingress holds
@@ -434,5 +500,117 @@ impl Sim {
             self.deadlock.reported.push(key.clone());
         }
         self.deadlock.last = key;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::DropCause;
+
+    /// `n` senders each send 256 KB at priority 0 to host 0 of one switch with 32 KB buffers, under `scheme`
+    /// (a JSON object), plus faults.
+    fn incast(n: u32, scheme: &str, faults: &str) -> Sim {
+        let rows: Vec<String> =
+            (1..=n).map(|i| format!(r#"{{"src": {i}, "dst": 0, "size_bytes": 262144, "start_s": 0.0}}"#)).collect();
+        let json = format!(
+            r#"{{"run": {{"duration": "1ms", "drain": "2s"}},
+                "topology": {{"kind": "single_switch", "hosts": {}, "buffer": "32KB"}},
+                "scheme": {scheme}, "fault": [{faults}],
+                "workload": [{{"kind": "flows", "rows": [{}]}}]}}"#,
+            n + 1,
+            rows.join(",")
+        );
+        Sim::from_json(&json).unwrap()
+    }
+
+    fn port_between(sim: &Sim, a: &str, b: &str) -> u32 {
+        (0..sim.ports.len() as u32)
+            .find(|&p| sim.node_name(sim.ports[p as usize].node) == a && sim.node_name(sim.ports[p as usize].peer_node) == b)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_congestion_drop_under_pfc_is_reported_per_link_not_a_panic() {
+        let mut sim = incast(8, r#"{"preset": "lps", "pfc": {"priorities": [0]}}"#, "");
+        // break PFC on the switch ingress from h3: it never pauses
+        let ing = port_between(&sim, "sw", "h3");
+        sim.pfc[ing as usize].pause_th = u64::MAX;
+        sim.run();
+        assert!(sim.counters.drops[DropCause::IngressBuffer as usize] > 0);
+        assert!(!sim.lossless_ok());
+        let v = sim.lossless_violations();
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].0, "h3->sw");
+        assert_eq!(v[0].1, sim.ports[ing as usize].lossless_drops);
+        let summary: serde_json::Value = serde_json::from_str(&sim.summary_json()).unwrap();
+        assert_eq!(summary["invariants"]["lossless"], false);
+        assert_eq!(summary["invariants"]["lossless_violations"][0]["link"], "h3->sw");
+        assert!(summary["invariants"]["lossless_drops"].as_u64().unwrap() > 0);
+    }
+
+    #[test]
+    fn an_ignore_pause_fault_exempts_only_its_own_link() {
+        // h3 ignores pauses: its drops are the fault's; h5's broken thresholds are still a violation
+        let mut sim = incast(8, r#"{"preset": "lps", "pfc": {"priorities": [0]}}"#, r#"{"kind": "ignore_pause", "link": ["h3", "sw"]}"#);
+        let ing5 = port_between(&sim, "sw", "h5");
+        sim.pfc[ing5 as usize].pause_th = u64::MAX;
+        sim.run();
+        assert!(sim.counters.lossless_exempt_drops > 0, "h3's drops are counted as exempt");
+        let v = sim.lossless_violations();
+        assert_eq!(v.iter().map(|x| x.0.as_str()).collect::<Vec<_>>(), vec!["h5->sw"]);
+        assert!(!sim.lossless_ok());
+        // without the broken port the same fault leaves the invariant intact
+        let mut ok = incast(8, r#"{"preset": "lps", "pfc": {"priorities": [0]}}"#, r#"{"kind": "ignore_pause", "link": ["h3", "sw"]}"#);
+        ok.run();
+        assert!(ok.counters.lossless_exempt_drops > 0);
+        assert!(ok.lossless_ok());
+    }
+
+    #[test]
+    fn a_pause_in_flight_on_a_link_that_goes_down_pauses_nothing() {
+        let mut sim = incast(2, r#"{"preset": "lps", "pfc": {"priorities": [0]}}"#, "");
+        let ing = port_between(&sim, "sw", "h1");
+        let link = sim.ports[ing as usize].link;
+        let up = sim.ports[ing as usize].peer;
+        sim.pfc_send(ing, 1, 0); // PAUSE(0) to h1, in flight for the stop delay
+        sim.link_down(link);
+        sim.run();
+        assert_eq!(sim.ports[up as usize].paused, 0);
+        assert_eq!(sim.pfc[up as usize].paused_total(sim.now), Time::ZERO, "a dead link accrues no paused time");
+        assert_eq!(sim.pfc_paused, 0);
+    }
+
+    #[test]
+    fn degrading_a_link_rederives_its_pfc_thresholds() {
+        let scheme = r#"{"preset": "lps", "pfc": {"priorities": [0]}}"#;
+        let mut sim = incast(2, scheme, r#"{"kind": "degrade", "link": ["h1", "sw"], "rate": "100Mbps", "at": "10us"}"#);
+        let ing = port_between(&sim, "sw", "h1");
+        let before = (sim.pfc[ing as usize].unpause_th, sim.pfc[ing as usize].stop_delay);
+        let want = sim.pfc_derive(ing, Rate(100_000_000)).unwrap();
+        sim.run_until(Time::from_us(20));
+        let st = &sim.pfc[ing as usize];
+        assert_eq!((st.pause_th, st.unpause_th, st.stop_delay, st.grace), (want.pause, want.unpause, want.stop_delay, want.grace));
+        assert!(st.unpause_th < before.0, "fewer bytes arrive in the reaction window at 100 Mbps");
+        assert!(st.stop_delay > before.1, "frames take longer on the slower link");
+        sim.run();
+        assert!(sim.lossless_ok());
+    }
+
+    #[test]
+    fn a_degrade_that_would_make_pfc_lossy_is_refused_when_the_scenario_is_built() {
+        // 40 KB ingress buffers are lossless at 1 Gbps with these thresholds, not at 100 Gbps
+        let rows = r#"{"src": 1, "dst": 0, "size_bytes": 1000, "start_s": 0.0}"#;
+        let json = |fault: &str| {
+            format!(
+                r#"{{"run": {{"duration": "1ms"}}, "topology": {{"kind": "single_switch", "hosts": 2, "buffer": "40KB"}},
+                    "scheme": {{"preset": "lps", "pfc": {{"priorities": [0], "pause_threshold": "20KB", "unpause_threshold": "10KB"}}}},
+                    "fault": [{fault}], "workload": [{{"kind": "flows", "rows": [{rows}]}}]}}"#
+            )
+        };
+        assert!(Sim::from_json(&json("")).is_ok());
+        let e = Sim::from_json(&json(r#"{"kind": "degrade", "link": ["h1", "sw"], "rate": "100Gbps", "at": "1ms"}"#)).err().unwrap();
+        assert_eq!(e.field, "fault[0].rate");
+        assert!(e.msg.contains("too high for lossless PFC"), "{}", e.msg);
     }
 }

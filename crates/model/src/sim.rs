@@ -279,6 +279,8 @@ pub struct Port {
     pub tx_bytes: u64,
     pub tx_packets: u64,
     pub drops: u64,
+    /// Congestion drops of lossless-priority packets under PFC counted at this port (invariant violations).
+    pub lossless_drops: u64,
     pub ecn_marks: u64,
 }
 
@@ -405,6 +407,8 @@ pub struct Sim {
     finalized: bool,
     /// The resolved cap on switch egress queues (`scheme.queue_limit` / `queue_limit_bdp`), if any.
     pub queue_limit: Option<u64>,
+    /// The healthy fabric's BDP and base RTT (`fabric_bdp` before any fault), for queue caps and the summary.
+    pub fabric: (u64, Time),
     /// `scheme.tcp`, shared: the TCP glue hands it to the state machines on every packet without copying.
     pub(crate) tcp: std::sync::Arc<crate::config::TcpParams>,
 }
@@ -468,6 +472,7 @@ impl Sim {
                 tx_bytes: 0,
                 tx_packets: 0,
                 drops: 0,
+                lossless_drops: 0,
                 ecn_marks: 0,
             });
         }
@@ -537,6 +542,7 @@ impl Sim {
             next_port: 1024,
             finalized: false,
             queue_limit: None,
+            fabric: (0, Time::ZERO),
             tcp,
         };
         if sim.framing.wire(sim.framing.mtu) as u64 > sim.topo.host_buffer {
@@ -545,6 +551,7 @@ impl Sim {
         if sim.scheme.tcp.mss + 40 > sim.framing.mtu {
             return crate::config::err("scheme.tcp.mss", format!("MSS + 40B of headers must fit the MTU ({}B)", sim.framing.mtu));
         }
+        sim.fabric = sim.fabric_bdp();
         sim.apply_queue_limit()?;
         sim.faults = crate::faults::Fault::resolve(&sim, &sc.fault)?;
         sim.pfc_setup()?;
@@ -624,7 +631,7 @@ impl Sim {
     fn apply_queue_limit(&mut self) -> Result<(), ConfigError> {
         let (key, limit) = match (self.scheme.queue_limit, self.scheme.queue_limit_bdp) {
             (Some(b), _) => ("scheme.queue_limit", b),
-            (None, Some(k)) => ("scheme.queue_limit_bdp", (self.fabric_bdp().0 as f64 * k).round() as u64),
+            (None, Some(k)) => ("scheme.queue_limit_bdp", (self.fabric.0 as f64 * k).round() as u64),
             (None, None) => return Ok(()),
         };
         let frame = self.framing.wire(self.framing.mtu) as u64;
@@ -790,6 +797,7 @@ impl Sim {
                     max_egress_bytes: p.eg.max_total,
                     mean_egress_bytes: p.eg.mean_total(self.now),
                     drops: p.drops,
+                    lossless_drops: p.lossless_drops,
                     ecn_marks: p.ecn_marks,
                     up: p.up,
                     pfc_frames_sent: self.pfc.get(i).map_or(0, |f| f.frames_sent),
@@ -808,7 +816,7 @@ impl Sim {
         let drops: serde_json::Map<String, serde_json::Value> =
             DropCause::ALL.iter().map(|d| (d.name().to_string(), c.drops[*d as usize].into())).collect();
         let congestion_drops: u64 = DropCause::ALL.iter().filter(|d| d.is_congestion()).map(|d| c.drops[*d as usize]).sum();
-        let (bdp, rtt) = self.fabric_bdp();
+        let (bdp, rtt) = self.fabric;
         let v = serde_json::json!({
             "scheme": self.scheme.name,
             "sim_time_s": self.now.as_secs_f64(),
@@ -837,7 +845,13 @@ impl Sim {
                 "in_flight": self.pkts.live(),
                 "max_in_flight": c.max_packets_in_flight,
             },
-            "invariants": {"conservation": self.check_conservation().is_ok(), "lossless": self.lossless_ok()},
+            "invariants": {
+                "conservation": self.check_conservation().is_ok(),
+                "lossless": self.lossless_ok(),
+                "lossless_drops": c.lossless_drops,
+                "lossless_exempt_drops": c.lossless_exempt_drops,
+                "lossless_violations": self.lossless_violations().into_iter().map(|(l, n)| serde_json::json!({"link": l, "drops": n})).collect::<Vec<_>>(),
+            },
             "classes": self.classes.names,
             "hosts": self.hosts.iter().map(|&h| self.node_name(h)).collect::<Vec<_>>(),
             "ports": self.port_stats(),

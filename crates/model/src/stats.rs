@@ -98,8 +98,10 @@ pub struct Counters {
     /// (port, priority) pause transitions requested.
     pub pfc_pauses: u64,
     pub max_packets_in_flight: u64,
-    /// Switch ingress drops of packets of PFC (lossless) priorities.
+    /// Congestion drops at switches of packets of PFC (lossless) priorities: violations of the lossless
+    /// invariant, and those exempt because the link's upstream ignores pauses (a fault).
     pub lossless_drops: u64,
+    pub lossless_exempt_drops: u64,
     /// DIBS: detours made, and delivered packets by how many times they were detoured.
     pub detours: u64,
     pub detour_histogram: Vec<u64>,
@@ -146,6 +148,8 @@ pub struct PortStats {
     /// Time-average egress occupancy over the run.
     pub mean_egress_bytes: f64,
     pub drops: u64,
+    /// Congestion drops of lossless-priority packets under PFC counted here (lossless invariant violations).
+    pub lossless_drops: u64,
     pub ecn_marks: u64,
     pub up: bool,
     pub pfc_frames_sent: u64,

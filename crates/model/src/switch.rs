@@ -142,16 +142,13 @@ impl Sim {
     }
 
     pub(crate) fn drop_packet(&mut self, pid: PacketId, cause: DropCause, port: Option<u32>) {
-        let lossless = self.pfc_on() && self.scheme.pfc.priorities & (1 << self.pkts.get(pid).prio) != 0;
-        if cause == DropCause::IngressBuffer && lossless {
-            self.counters.lossless_drops += 1;
-        }
-        if cause == DropCause::IngressBuffer && lossless && !self.faults.iter().any(|f| f.ignores_pause()) {
-            let at = port.map(|p| {
-                let pt = &self.ports[p as usize];
-                format!("{} port from {}", self.node_name(pt.node), self.node_name(pt.peer_node))
-            });
-            panic!("invariant violated: congestion drop under PFC at {} at {}", self.now, at.unwrap_or_default());
+        if let Some(p) = port {
+            if cause.is_congestion() && self.nodes[self.ports[p as usize].node as usize].is_switch {
+                let prio = self.pkts.get(pid).prio;
+                if self.pfc_on() && self.scheme.pfc.priorities & (1 << prio) != 0 {
+                    self.lossless_drop(p);
+                }
+            }
         }
         self.counters.drop(cause);
         if let Some(p) = port {
