@@ -231,6 +231,29 @@ impl PrioQueue {
         }
         Some((p, pid))
     }
+    /// Priority eviction: to admit `wire` bytes of priority `prio`, remove the most recently queued packets
+    /// of the lowest priorities below it into `victims` (bytes stay counted until `release`) — only when that
+    /// makes enough room. `in_transit` lower-priority bytes are held but no longer queued (crossing the
+    /// crossbar) and cannot be evicted. Returns whether the arrival fits afterwards; nothing is removed when
+    /// it cannot be made to fit.
+    pub fn evict_lower_for(&mut self, prio: u8, wire: u64, in_transit: u64, wire_of: impl Fn(PacketId) -> u64, victims: &mut Vec<(u8, PacketId)>) -> bool {
+        victims.clear();
+        let need = (self.total + wire).saturating_sub(self.cap);
+        if need == 0 {
+            return true;
+        }
+        let lower: u64 = self.bytes[prio as usize + 1..].iter().sum::<u64>() - in_transit;
+        if lower < need {
+            return false;
+        }
+        let mut freed = 0;
+        while freed < need {
+            let (p, pid) = self.pop_lower_tail(prio).expect("lower-priority bytes are queued");
+            freed += wire_of(pid);
+            victims.push((p, pid));
+        }
+        true
+    }
     /// Remove the head of priority `prio` from the list; bytes stay counted until `release`.
     #[inline]
     pub fn pop(&mut self, prio: u8) -> PacketId {
@@ -378,6 +401,7 @@ pub struct Sim {
     pub(crate) deadlock: crate::pfc::DeadlockState,
     pub faults: Vec<crate::faults::Fault>,
     pub(crate) scratch_ports: Vec<u32>,
+    pub(crate) scratch_victims: Vec<(u8, PacketId)>,
     /// Packet trace (pcap export), when asked for.
     pub trace: Option<crate::trace::Trace>,
     pub pkts: Arena<Packet>,
@@ -517,6 +541,7 @@ impl Sim {
             deadlock: Default::default(),
             faults: Vec::new(),
             scratch_ports: Vec::new(),
+            scratch_victims: Vec::new(),
             trace: None,
             pkts: Arena::new(),
             transfers: Arena::new(),
@@ -868,6 +893,30 @@ mod tests {
         let mut q = PrioQueue::new(1 << 20);
         q.ranked = Some(Box::new(RankIndex::new(pfabric)));
         q
+    }
+
+    #[test]
+    fn priority_eviction_evicts_only_when_the_arrival_then_fits() {
+        let wire = |pid: PacketId| if pid >= 100 { 3000 } else { 1500 };
+        let mut q = PrioQueue::new(10_000);
+        for pid in 1..=4 {
+            q.push(0, pid, 1500); // 6000 B of priority 0
+        }
+        q.push(3, 10, 1500);
+        q.push(3, 11, 1500); // 3000 B of priority 3
+        let mut v = Vec::new();
+        // a 1500 B priority-1 arrival needs 500 B: the newest priority-3 packet goes
+        assert!(q.evict_lower_for(1, 1500, 0, wire, &mut v));
+        assert_eq!(v, vec![(3, 11)]);
+        q.release(3, 1500);
+        // 8500 B held; a 3000 B arrival needs 1500 B, but the 1500 B of priority 3 are crossing the crossbar
+        assert!(!q.evict_lower_for(1, 3000, 1500, wire, &mut v));
+        assert!(v.is_empty());
+        assert_eq!(q.q[3].len(), 1, "nothing evicted when the arrival would not fit anyway");
+        // a priority-3 arrival may not evict its own priority; a priority-0 arrival of 3000 B can use it
+        assert!(!q.evict_lower_for(3, 3000, 0, wire, &mut v));
+        assert!(q.evict_lower_for(0, 3000, 0, wire, &mut v));
+        assert_eq!(v, vec![(3, 10)]);
     }
 
     #[test]

@@ -186,12 +186,24 @@ impl Sim {
         let st = &self.pfc[port as usize];
         let lossy = st.enabled && st.mask & (1 << prio) == 0;
         let limit = st.lossy_limit;
-        if self.scheme.priority_eviction {
-            // a full ingress buffer makes room for the arrival by dropping lower-priority packets
-            while !self.ports[port as usize].ing.has_room(wire) {
-                let Some((p, victim)) = self.ports[port as usize].ing.pop_lower_tail(prio) else { break };
+        if self.scheme.priority_eviction && !self.ports[port as usize].ing.has_room(wire) {
+            // a full ingress buffer makes room for the arrival by dropping lower-priority packets, if that
+            // makes enough room (a packet crossing the crossbar cannot be evicted)
+            let pt = &self.ports[port as usize];
+            let transit = match pt.xbar_busy {
+                true => {
+                    let x = self.pkts.get(pt.xbar_pkt);
+                    if x.prio > prio { x.wire as u64 } else { 0 }
+                }
+                false => 0,
+            };
+            let mut victims = std::mem::take(&mut self.scratch_victims);
+            let pkts = &self.pkts;
+            self.ports[port as usize].ing.evict_lower_for(prio, wire, transit, |v| pkts.get(v).wire as u64, &mut victims);
+            for &(p, victim) in &victims {
                 self.discard(port, false, p, victim, DropCause::Priority, port);
             }
+            self.scratch_victims = victims;
         }
         let ing = &mut self.ports[port as usize].ing;
         if !ing.has_room(wire) || (lossy && ing.total + wire > limit) {
