@@ -78,6 +78,7 @@ impl Sim {
                 // lossless at build time); crossbar times and path BDPs read the port rates when used
                 for p in self.link_ports(f.link) {
                     self.ports[p as usize].rate = rate;
+                    self.ports[p as usize].xbar_rate = Rate(((rate.0 as f64) * self.topo.speedup).round() as u64);
                     if self.pfc[p as usize].enabled {
                         let d = self.pfc_derive(p, rate).expect("checked when the scenario was built");
                         self.pfc_install(p, d);

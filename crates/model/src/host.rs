@@ -441,7 +441,8 @@ impl Sim {
             t += pt.rate.tx_time(w).0 + pt.delay.0;
             bottleneck = bottleneck.min(pt.rate.0);
             if i > 0 {
-                t += self.topo.forwarding_delay.0 + self.nodes[pt.node as usize].xbar_rate.tx_time(w).0;
+                let inp = self.ports[path[i - 1] as usize].peer;
+                t += self.topo.forwarding_delay.0 + self.xbar_time(inp, port, w).0;
             }
         }
         (!path.is_empty()).then_some((t, detailsim_engine::Rate(bottleneck)))

@@ -3,7 +3,7 @@
 //! ```text
 //!  host NIC ──TxDone──► link (rate, delay) ──Arrive──► switch ingress (after forwarding delay)
 //!     ▲                                                   │ strict priority, per-priority HOL
-//!     │                                                 XbarDone (speedup × line rate)
+//!     │                                      XbarDone (speedup × min(in, out line rate))
 //!  TCP sender/receiver (sans-IO)                          ▼
 //!     ▲                                              switch egress ──TxDone──► next link …
 //!  workload generators (Poisson, closed loop, CSV)
@@ -292,8 +292,13 @@ pub struct Port {
     pub tx_busy_until: Time,
     /// A `TxDone` event is pending (only scheduled when a frame waits for the transmitter).
     pub tx_event: bool,
+    /// Ingress side of the crossbar: moving `xbar_pkt` (at most one transfer out of an ingress at a time).
     pub xbar_busy: bool,
     pub xbar_pkt: PacketId,
+    /// Egress side of the crossbar: a transfer into this egress is under way (at most one at a time).
+    pub xbar_out_busy: bool,
+    /// Crossbar rate of this port's side of the switch fabric: speedup x its line rate.
+    pub xbar_rate: Rate,
     /// Ingress ports of the same switch waiting for room in this egress queue.
     pub waiters: Vec<u32>,
     /// Priorities the peer has paused (bit p).
@@ -314,8 +319,6 @@ pub struct Node {
     pub nports: u32,
     pub salt: u64,
     pub rng: Stream,
-    /// Crossbar rate: speedup times the node's fastest port.
-    pub xbar_rate: Rate,
     /// Round-robin pointer of adaptive load balancing (local port index).
     pub rr: u32,
 }
@@ -490,6 +493,8 @@ impl Sim {
                 tx_event: false,
                 xbar_busy: false,
                 xbar_pkt: NO,
+                xbar_out_busy: false,
+                xbar_rate: Rate(((l.rate.0 as f64) * topo.speedup).round() as u64),
                 waiters: Vec::new(),
                 paused: 0,
                 up: true,
@@ -502,14 +507,12 @@ impl Sim {
         }
         let nodes: Vec<Node> = (0..n)
             .map(|i| {
-                let fastest = (port_base[i]..port_base[i] + nports[i]).map(|p| ports[p as usize].rate.0).max().unwrap_or(1);
                 Node {
                     is_switch: is_switch[i],
                     port_base: port_base[i],
                     nports: nports[i],
                     salt: rng.stream(i as u64, purpose::SALT).next_u64(),
                     rng: rng.stream(i as u64, purpose::SCATTER),
-                    xbar_rate: Rate(((fastest as f64) * topo.speedup).round() as u64),
                     rr: 0,
                 }
             })
