@@ -84,6 +84,24 @@ def test_dctcp_keeps_the_queue_near_k_at_full_utilisation():
     assert q2 > 3 * K  # NewReno fills the buffer
 
 
+def test_dibs_detours_exactly_the_packets_that_would_be_dropped():
+    # 15 senders, 1 MB incasts into 16 KB buffers: DIBS detours at the ingress buffer that overflows, so with
+    # the detour cap not reached nothing is lost (detouring on a full egress instead lost packets here)
+    sc = {"run": {"duration": "20ms", "drain": "1s"}, "topology": {"kind": "fattree", "k": 4, "buffer": "16KB"},
+          "workload": [{"kind": "incast", "total": "1MB", "senders": 15, "repeats": 5, "gap": "1ms"}]}
+    cap = 200
+    s = detailsim.run(sc, scheme="dibs", set={"scheme.dibs.max_detours": cap}).summary
+    hist = s["dibs"]["detours_per_packet"]
+    print(f"detours {s['dibs']['detours']}, most detours of one packet {len(hist) - 1}, drops {s['drops']}")
+    assert s["dibs"]["detours"] > 1000
+    assert len(hist) - 1 < cap and s["drops"]["detour_limit"] == 0
+    assert s["congestion_drops"] == 0
+    assert s["timeouts"] == 0
+    # every packet that was detoured was one the ingress buffer could not hold: without DIBS they are drops
+    d = detailsim.run(sc, scheme="dctcp", set={"scheme.tcp.fast_retransmit": False}).summary
+    assert d["drops"]["ingress_buffer"] > 0
+
+
 def test_dibs_detours_instead_of_dropping_in_an_incast():
     sc = {"run": {"duration": "50ms", "drain": "1s"}, "topology": {"kind": "fattree", "k": 4, "buffer": "32KB"},
           "workload": [{"kind": "incast", "total": "300KB", "senders": 15, "repeats": 20, "gap": "1ms"}]}

@@ -94,53 +94,79 @@ impl Sim {
         base + lp
     }
 
-    /// DIBS: if the chosen egress queue is over its threshold (by default: cannot take the packet), send the
-    /// packet out of a uniformly random other switch-facing port with room instead. None: drop it (cap
-    /// reached). Some(out) unchanged when the packet is not eligible or no port has room.
-    fn dibs_detour(&mut self, node: u32, _inp: u32, pid: PacketId, out: u32, prio: u8, wire: u64) -> Option<u32> {
-        let d = self.scheme.dibs.clone();
-        let e = &self.ports[out as usize].eg;
-        let over = match d.threshold {
-            Some(t) => e.total + wire > t,
-            None => !e.has_room(wire),
-        };
-        if !over || d.priorities & (1 << prio) == 0 {
-            return Some(out);
+    /// DIBS: whether packet `pid` (priority `prio`) may be detoured now (enabled, its priority allowed, the
+    /// probability drawn); `Err(())` when it has reached the detour cap and must be dropped.
+    fn dibs_eligible(&mut self, node: u32, pid: PacketId, prio: u8) -> Result<bool, ()> {
+        let d = &self.scheme.dibs;
+        if !d.enabled || d.priorities & (1 << prio) == 0 {
+            return Ok(false);
         }
-        let nd = &mut self.nodes[node as usize];
-        if d.probability < 1.0 && nd.rng.uniform() >= d.probability {
-            return Some(out);
+        if d.probability < 1.0 && self.nodes[node as usize].rng.uniform() >= d.probability {
+            return Ok(false);
         }
-        let detours = self.pkts.get(pid).detours;
-        if let Some(cap) = d.max_detours {
-            if detours as u32 >= cap {
-                return None;
-            }
+        match d.max_detours {
+            Some(cap) if self.pkts.get(pid).detours as u32 >= cap => Err(()),
+            _ => Ok(true),
         }
+    }
+
+    /// DIBS: a uniformly random port of `node` other than `out` that leads to a switch, is up, and whose
+    /// egress queue can take `wire` bytes now; counts the detour on the packet.
+    fn dibs_pick(&mut self, node: u32, pid: PacketId, out: u32, wire: u64) -> Option<u32> {
         let mut cands = std::mem::take(&mut self.scratch_ports);
         cands.clear();
         let (base, n) = (self.nodes[node as usize].port_base, self.nodes[node as usize].nports);
         for p in base..base + n {
             let pt = &self.ports[p as usize];
-            if p != out && pt.up && self.nodes[pt.peer_node as usize].is_switch && pt.eg.has_room(wire) {
+            if p != out && pt.up && self.nodes[pt.peer_node as usize].is_switch && pt.eg.has_room(wire) && !pt.xbar_out_busy {
                 cands.push(p);
             }
         }
-        let pick = if cands.is_empty() {
-            None
-        } else {
-            Some(cands[self.nodes[node as usize].rng.below(cands.len() as u64) as usize])
-        };
+        let pick = (!cands.is_empty()).then(|| cands[self.nodes[node as usize].rng.below(cands.len() as u64) as usize]);
         self.scratch_ports = cands;
-        match pick {
-            Some(p) => {
-                self.counters.detours += 1;
-                let pk = self.pkts.get_mut(pid);
-                pk.detours = pk.detours.saturating_add(1);
-                Some(p)
-            }
-            None => Some(out),
+        if pick.is_some() {
+            self.counters.detours += 1;
+            let pk = self.pkts.get_mut(pid);
+            pk.detours = pk.detours.saturating_add(1);
         }
+        pick
+    }
+
+    /// DIBS with a threshold (the spec's variant for CIOQ / shared-buffer switches): when the chosen egress
+    /// holds more than the threshold, the packet is forwarded towards a random other switch port instead.
+    /// None: the packet reached the detour cap (drop it).
+    fn dibs_threshold_detour(&mut self, node: u32, pid: PacketId, out: u32, prio: u8, wire: u64, threshold: u64) -> Option<u32> {
+        if self.ports[out as usize].eg.total + wire <= threshold {
+            return Some(out);
+        }
+        match self.dibs_eligible(node, pid, prio) {
+            Err(()) => None,
+            Ok(false) => Some(out),
+            Ok(true) => Some(self.dibs_pick(node, pid, out, wire).unwrap_or(out)),
+        }
+    }
+
+    /// DIBS at the buffer that overflows: the arrival port's ingress buffer cannot hold packet `pid`, so
+    /// instead of dropping it the forwarding engine writes it straight into the egress queue of a random
+    /// other switch-facing port with room (the output-buffered view of the DIBS paper: the packet never
+    /// needed the full ingress buffer). Returns false when the packet must be dropped after all, with the
+    /// cause.
+    fn dibs_overflow_detour(&mut self, node: u32, pid: PacketId, out: u32, prio: u8, wire: u64) -> Result<(), DropCause> {
+        match self.dibs_eligible(node, pid, prio) {
+            Err(()) => return Err(DropCause::DetourLimit),
+            Ok(false) => return Err(DropCause::IngressBuffer),
+            Ok(true) => {}
+        }
+        let Some(d) = self.dibs_pick(node, pid, out, wire) else { return Err(DropCause::IngressBuffer) };
+        self.pkts.get_mut(pid).out_port = d;
+        let now = self.now;
+        let e = &mut self.ports[d as usize].eg;
+        e.advance(now);
+        e.reserve(prio, wire);
+        self.mark_ecn(d, pid, wire);
+        self.ports[d as usize].eg.enlist_packet(pid, self.pkts.get(pid));
+        self.tx_try(d);
+        Ok(())
     }
 
     pub(crate) fn drop_packet(&mut self, pid: PacketId, cause: DropCause, port: Option<u32>) {
@@ -173,16 +199,15 @@ impl Sim {
             self.drop_packet(pid, DropCause::NoRoute, Some(port));
             return;
         };
-        let out = if self.scheme.dibs.enabled {
-            match self.dibs_detour(node, port, pid, out, prio, wire) {
+        let out = match self.scheme.dibs.threshold {
+            Some(t) if self.scheme.dibs.enabled => match self.dibs_threshold_detour(node, pid, out, prio, wire, t) {
                 Some(o) => o,
                 None => {
                     self.drop_packet(pid, DropCause::DetourLimit, Some(port));
                     return;
                 }
-            }
-        } else {
-            out
+            },
+            _ => out,
         };
         self.pkts.get_mut(pid).out_port = out;
         let st = &self.pfc[port as usize];
@@ -209,7 +234,10 @@ impl Sim {
         }
         let ing = &mut self.ports[port as usize].ing;
         if !ing.has_room(wire) || (lossy && ing.total + wire > limit) {
-            self.drop_packet(pid, DropCause::IngressBuffer, Some(port));
+            let cause = if self.scheme.dibs.enabled { self.dibs_overflow_detour(node, pid, out, prio, wire).err() } else { Some(DropCause::IngressBuffer) };
+            if let Some(cause) = cause {
+                self.drop_packet(pid, cause, Some(port));
+            }
             return;
         }
         ing.push(prio, pid, wire);
