@@ -108,6 +108,7 @@ def summarize(core: dict[str, Any], flows: pl.DataFrame, scenario: str, seed: in
         "pfc": core["pfc"],
         "ecn_marks": core["ecn_marks"],
         "dibs": core["dibs"],
+        "nic_backpressure": core["nic_backpressure"],
         "fabric": core["fabric"],
         "packets": core["packets"],
         "invariants": core["invariants"],

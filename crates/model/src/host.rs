@@ -26,6 +26,9 @@ fn hash4(a: u32, b: u32, c: u32, d: u32) -> u32 {
 impl Sim {
     /// Queue a packet at host `node`'s NIC and kick the transmitter. With source ECN (DeTail), the
     /// packet is marked CE when the NIC's drain-byte counter for its priority exceeds the threshold.
+    /// The NIC is a port like a switch egress: the scheme's switch ECN marking applies here too (at
+    /// enqueue, against the NIC queue), and its buffer is bounded: data beyond it is pushed back to the
+    /// sender (`send_segments`); a control segment that does not fit is a `host_buffer` drop.
     pub(crate) fn host_send(&mut self, node: u32, mut pkt: Packet) {
         let port = self.nodes[node as usize].port_base;
         self.counters.pkts_created += 1;
@@ -54,8 +57,40 @@ impl Sim {
         let e = &mut self.ports[port as usize].eg;
         e.advance(now);
         e.reserve(pkt.prio, wire);
-        e.enlist_packet(pid, &pkt);
+        self.mark_ecn(port, pid, wire);
+        self.ports[port as usize].eg.enlist_packet(pid, self.pkts.get(pid));
         self.tx_try(port);
+    }
+
+    /// Whether host `node`'s NIC takes `wire` bytes of data now (it keeps `nic_headroom` for control).
+    #[inline]
+    fn nic_admits(&self, node: u32, wire: u64) -> bool {
+        let e = &self.ports[self.nodes[node as usize].port_base as usize].eg;
+        e.total + wire + self.nic_headroom <= e.cap
+    }
+
+    /// The NIC of host port `port` sent a frame and transfers wait for room: resume them, highest priority
+    /// first, while a full data frame fits.
+    pub(crate) fn nic_wake(&mut self, port: u32) {
+        let node = self.ports[port as usize].node;
+        let frame = self.framing.wire(self.framing.mtu) as u64;
+        while !self.nodes[node as usize].blocked.is_empty() && self.nic_admits(node, frame) {
+            let b = &mut self.nodes[node as usize].blocked;
+            let i = (0..b.len()).min_by_key(|&i| b[i].0).expect("non-empty");
+            let (_, tr, uid) = b.remove(i);
+            let t = self.transfers.get(tr);
+            if !t.alive || t.uid != uid {
+                continue;
+            }
+            let (now, params) = (self.now, self.tcp.clone());
+            let mut out = std::mem::take(&mut self.scratch);
+            out.clear();
+            self.transfers.get_mut(tr).snd.resume(now, &params, &mut out);
+            self.send_segments(tr, &out);
+            self.scratch = out;
+            self.sync_rtx_timer(tr);
+        }
+        self.ports[port as usize].nic_blocked = !self.nodes[node as usize].blocked.is_empty();
     }
 
     /// Create a transfer of `size` bytes from `src` to `dst` for application flow `app`, and start it.
@@ -146,7 +181,7 @@ impl Sim {
         let src = t.src;
         // pFabric's rank: the flow's remaining (unacknowledged) bytes when the packet is sent
         let remaining = (self.scheme.scheduling == crate::config::Scheduling::Pfabric).then(|| t.snd.size() - t.snd.una.min(t.snd.size()));
-        for s in segs {
+        for (i, s) in segs.iter().enumerate() {
             let mut p = base;
             p.kind = s.kind;
             p.seq = s.seq;
@@ -160,6 +195,23 @@ impl Sim {
             }
             if s.kind != SegKind::Data {
                 p.ecn = 0;
+            }
+            if s.kind == SegKind::Data && s.len > 0 && !self.nic_admits(src, p.wire as u64) {
+                // back-pressure: this segment and the rest of the batch stay with the sender until the NIC
+                // has room (Linux keeps them in the socket when the queue is full)
+                let t = self.transfers.get_mut(tr);
+                for r in segs[i..].iter().rev() {
+                    t.snd.unsend(r);
+                }
+                let (prio, uid) = (t.prio, t.uid);
+                let port = self.nodes[src as usize].port_base;
+                let b = &mut self.nodes[src as usize].blocked;
+                if !b.iter().any(|x| x.1 == tr && x.2 == uid) {
+                    b.push((prio, tr, uid));
+                }
+                self.ports[port as usize].nic_blocked = true;
+                self.counters.nic_blocked += 1;
+                break;
             }
             self.counters.retransmits += s.retx as u64;
             self.host_send(src, p);

@@ -301,6 +301,8 @@ pub struct Port {
     pub xbar_rate: Rate,
     /// Ingress ports of the same switch waiting for room in this egress queue.
     pub waiters: Vec<u32>,
+    /// Host NIC: transfers are waiting for room in this queue (back-pressure).
+    pub nic_blocked: bool,
     /// Priorities the peer has paused (bit p).
     pub paused: u8,
     pub up: bool,
@@ -321,6 +323,9 @@ pub struct Node {
     pub rng: Stream,
     /// Round-robin pointer of adaptive load balancing (local port index).
     pub rr: u32,
+    /// Host: transfers whose data the full NIC queue did not take, as (priority, transfer, uid), served
+    /// highest priority first, in order of blocking within a priority.
+    pub blocked: Vec<(u8, u32, u32)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -436,6 +441,8 @@ pub struct Sim {
     pub queue_limit: Option<u64>,
     /// The healthy fabric's BDP and base RTT (`fabric_bdp` before any fault), for queue caps and the summary.
     pub fabric: (u64, Time),
+    /// Host NIC bytes kept free of data for control segments.
+    pub nic_headroom: u64,
     /// `scheme.tcp`, shared: the TCP glue hands it to the state machines on every packet without copying.
     pub(crate) tcp: std::sync::Arc<crate::config::TcpParams>,
 }
@@ -496,6 +503,7 @@ impl Sim {
                 xbar_out_busy: false,
                 xbar_rate: Rate(((l.rate.0 as f64) * topo.speedup).round() as u64),
                 waiters: Vec::new(),
+                nic_blocked: false,
                 paused: 0,
                 up: true,
                 tx_bytes: 0,
@@ -514,6 +522,7 @@ impl Sim {
                     salt: rng.stream(i as u64, purpose::SALT).next_u64(),
                     rng: rng.stream(i as u64, purpose::SCATTER),
                     rr: 0,
+                    blocked: Vec::new(),
                 }
             })
             .collect();
@@ -571,11 +580,15 @@ impl Sim {
             finalized: false,
             queue_limit: None,
             fabric: (0, Time::ZERO),
+            nic_headroom: 0,
             tcp,
         };
-        if sim.framing.wire(sim.framing.mtu) as u64 > sim.topo.host_buffer {
-            return crate::config::err("topology.host_buffer", "must hold at least one full frame");
+        let frame = sim.framing.wire(sim.framing.mtu) as u64;
+        if 2 * frame > sim.topo.host_buffer {
+            return crate::config::err("topology.host_buffer", format!("must hold at least two full frames ({} B)", 2 * frame));
         }
+        // the NIC keeps room for control segments (ACKs, SYNs): data is admitted up to this much below the cap
+        sim.nic_headroom = (8 * frame).min(sim.topo.host_buffer / 4);
         if sim.scheme.tcp.mss + 40 > sim.framing.mtu {
             return crate::config::err("scheme.tcp.mss", format!("MSS + 40B of headers must fit the MTU ({}B)", sim.framing.mtu));
         }
@@ -865,6 +878,7 @@ impl Sim {
             "ecn_marks": c.ecn_marks,
             "fabric": {"bdp_bytes": bdp, "base_rtt_s": rtt.0 as f64 / 1e12, "queue_limit_bytes": self.queue_limit},
             "dibs": {"detours": c.detours, "detours_per_packet": c.detour_histogram},
+            "nic_backpressure": c.nic_blocked,
             "packets": {
                 "created": c.pkts_created,
                 "delivered": c.pkts_delivered,

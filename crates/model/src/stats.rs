@@ -104,6 +104,8 @@ pub struct Counters {
     pub lossless_exempt_drops: u64,
     /// DIBS: detours made, and delivered packets by how many times they were detoured.
     pub detours: u64,
+    /// Times a sender's data found its host NIC full and waited (back-pressure).
+    pub nic_blocked: u64,
     pub detour_histogram: Vec<u64>,
 }
 impl Counters {

@@ -366,7 +366,7 @@ impl Sim {
     /// Switch ECN marking at egress enqueue: CE when the queue (or port) already holds more than K,
     /// not counting the arriving packet.
     #[inline]
-    fn mark_ecn(&mut self, port: u32, pid: PacketId, wire: u64) {
+    pub(crate) fn mark_ecn(&mut self, port: u32, pid: PacketId, wire: u64) {
         let marking = self.scheme.ecn_marking;
         if marking == EcnMarking::None {
             return;
@@ -424,6 +424,7 @@ impl Sim {
         let arrive = pt.tx_busy_until + pt.arrive_after;
         let peer = pt.peer;
         let has_waiters = !pt.waiters.is_empty();
+        let nic_blocked = pt.nic_blocked;
         if pt.eg.nonempty & !pt.paused != 0 && !pt.tx_event {
             pt.tx_event = true;
             let at = pt.tx_busy_until;
@@ -436,6 +437,9 @@ impl Sim {
         self.schedule(arrive, Ev::Arrive { port: peer, pkt: pid });
         if has_waiters {
             self.wake_waiters(port);
+        }
+        if nic_blocked {
+            self.nic_wake(port);
         }
     }
 

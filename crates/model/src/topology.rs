@@ -66,6 +66,8 @@ pub const DEFAULT_DELAY: Time = Time(5_476_000);
 pub const DEFAULT_BUFFER: u64 = 128 * 1024;
 pub const DEFAULT_FORWARDING_DELAY: Time = Time(4_224_000);
 pub const DEFAULT_SPEEDUP: f64 = 4.0;
+/// Default host NIC queue: 1000 full frames, Linux's default transmit queue length (txqueuelen).
+pub const DEFAULT_HOST_BUFFER_FRAMES: u64 = 1000;
 
 struct Builder<'a> {
     cfg: &'a TopologyConfig,
@@ -247,18 +249,19 @@ pub fn build(cfg: &TopologyConfig) -> Result<Topology, ConfigError> {
         }
         _ => unreachable!("validated"),
     }
+    let framing = Framing {
+        mtu: cfg.mtu.map(|b| b.0 as u32).unwrap_or(1500),
+        overhead: cfg.frame_overhead.map(|b| b.0 as u32).unwrap_or(30),
+        min_frame: cfg.min_frame.map(|b| b.0 as u32).unwrap_or(64),
+    };
     let topo = Topology {
         kind: cfg.kind.clone(),
         nodes: b.nodes,
         links: b.links,
         forwarding_delay: cfg.forwarding_delay.map(|d| d.0).unwrap_or(DEFAULT_FORWARDING_DELAY),
         speedup: cfg.speedup.unwrap_or(DEFAULT_SPEEDUP),
-        host_buffer: cfg.host_buffer.map(|b| b.0).unwrap_or(u64::MAX),
-        framing: Framing {
-            mtu: cfg.mtu.map(|b| b.0 as u32).unwrap_or(1500),
-            overhead: cfg.frame_overhead.map(|b| b.0 as u32).unwrap_or(30),
-            min_frame: cfg.min_frame.map(|b| b.0 as u32).unwrap_or(64),
-        },
+        host_buffer: cfg.host_buffer.map(|b| b.0).unwrap_or(DEFAULT_HOST_BUFFER_FRAMES * framing.wire(framing.mtu) as u64),
+        framing,
     };
     // every host has exactly one link; buffers must hold a full frame
     let mut deg = vec![0u32; topo.nodes.len()];
