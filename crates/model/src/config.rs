@@ -9,7 +9,8 @@
 //! [[workload]] # one table per traffic source: kind plus its keys
 //! ```
 
-use crate::units::{Bytes, Dur, RateV};
+use crate::red::RedParams;
+use crate::units::{Bytes, Dur, QLen, QueueLen, RateV};
 use detailsim_engine::{Rate, Time};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -368,6 +369,9 @@ pub enum EcnMarking {
     PerQueue,
     /// Mark CE when the whole egress port holds more than the threshold.
     PerPort,
+    /// Random Early Detection on the whole egress port (`[scheme.red]`): marks ECN-capable packets, drops
+    /// the others.
+    Red,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -422,6 +426,75 @@ pub struct SchemeConfig {
     pub alb: AlbOverrides,
     #[serde(default)]
     pub dibs: DibsOverrides,
+    #[serde(default)]
+    pub red: RedOverrides,
+}
+
+/// `[scheme.red]`: RED parameters (ns-3's RedQueueDisc defaults), per tier overrides of the thresholds.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RedOverrides {
+    pub min_threshold: Option<QueueLen>,
+    pub max_threshold: Option<QueueLen>,
+    pub max_probability: Option<f64>,
+    pub weight: Option<f64>,
+    pub gentle: Option<bool>,
+    #[serde(default)]
+    pub tiers: BTreeMap<String, RedTierOverrides>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RedTierOverrides {
+    pub min_threshold: Option<QueueLen>,
+    pub max_threshold: Option<QueueLen>,
+    pub max_probability: Option<f64>,
+}
+
+/// RED resolved: the parameters of every port, and those of the ports of named tiers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RedConfig {
+    pub base: RedParams,
+    pub tiers: Vec<(String, RedParams)>,
+}
+
+impl RedConfig {
+    /// The parameters of a port on link tier `tier`.
+    pub fn for_tier(&self, tier: &str) -> RedParams {
+        self.tiers.iter().find(|(t, _)| t == tier).map_or(self.base, |x| x.1)
+    }
+}
+
+pub const RED_DEFAULT_MIN: QLen = QLen::Packets(5);
+pub const RED_DEFAULT_MAX: QLen = QLen::Packets(15);
+pub const RED_DEFAULT_MAX_P: f64 = 0.02;
+pub const RED_DEFAULT_WEIGHT: f64 = 0.002;
+
+impl RedOverrides {
+    fn resolve(&self) -> Result<RedConfig, ConfigError> {
+        let prob = |key: &str, v: Option<f64>, d: f64| -> Result<f64, ConfigError> {
+            match v {
+                Some(x) if !(x > 0.0 && x <= 1.0) => err(key, format!("must be in (0, 1], got {x}")),
+                Some(x) => Ok(x),
+                None => Ok(d),
+            }
+        };
+        let max_p = prob("scheme.red.max_probability", self.max_probability, RED_DEFAULT_MAX_P)?;
+        let weight = prob("scheme.red.weight", self.weight, RED_DEFAULT_WEIGHT)?;
+        let gentle = self.gentle.unwrap_or(true);
+        let min = self.min_threshold.map_or(RED_DEFAULT_MIN, |q| q.0);
+        let max = self.max_threshold.map_or(RED_DEFAULT_MAX, |q| q.0);
+        let base = RedParams::new(min, max, max_p, weight, gentle).map_err(|m| ConfigError { field: "scheme.red.max_threshold".into(), msg: m })?;
+        let mut tiers = Vec::new();
+        for (name, t) in &self.tiers {
+            let f = format!("scheme.red.tiers.{name}");
+            let tp = prob(&format!("{f}.max_probability"), t.max_probability, max_p)?;
+            let p = RedParams::new(t.min_threshold.map_or(min, |q| q.0), t.max_threshold.map_or(max, |q| q.0), tp, weight, gentle)
+                .map_err(|m| ConfigError { field: format!("{f}.max_threshold"), msg: m })?;
+            tiers.push((name.clone(), p));
+        }
+        Ok(RedConfig { base, tiers })
+    }
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -512,6 +585,7 @@ impl Default for SchemeConfig {
             pfc: PfcOverrides::default(),
             alb: AlbOverrides::default(),
             dibs: DibsOverrides::default(),
+            red: RedOverrides::default(),
         }
     }
 }
@@ -567,6 +641,7 @@ pub struct Scheme {
     pub pfc: PfcParams,
     pub alb: AlbParams,
     pub dibs: DibsParams,
+    pub red: RedConfig,
 }
 
 /// A named preset: what it stands for, for `detailsim schemes`.
@@ -638,6 +713,7 @@ fn row(name: &str, lb: LoadBalancing, fc: FlowControl, source_ecn: bool, tcp: Tc
         pfc: base_pfc(),
         alb: base_alb(),
         dibs: DibsParams { enabled: false, threshold: None, max_detours: None, probability: 1.0, priorities: 0xff },
+        red: RedOverrides::default().resolve().expect("RED defaults are valid"),
     }
 }
 
@@ -802,6 +878,7 @@ impl SchemeConfig {
             s.queue_limit_bdp = Some(v);
             s.queue_limit = None;
         }
+        s.red = self.red.resolve()?;
         if let Some(v) = self.source_ecn_threshold {
             s.source_ecn_threshold = v.0;
         }

@@ -57,7 +57,7 @@ impl Sim {
         let e = &mut self.ports[port as usize].eg;
         e.advance(now);
         e.reserve(pkt.prio, wire);
-        self.mark_ecn(port, pid, wire);
+        self.mark_ecn(port, pid, wire); // a NIC marks, never drops
         self.ports[port as usize].eg.enlist_packet(pid, self.pkts.get(pid));
         self.tx_try(port);
     }

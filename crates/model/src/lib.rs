@@ -23,6 +23,7 @@ pub mod faults;
 pub mod host;
 pub mod packet;
 pub mod pfc;
+pub mod red;
 pub mod routing;
 pub mod sim;
 pub mod stats;

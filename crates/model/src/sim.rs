@@ -121,6 +121,8 @@ pub struct PrioQueue {
     pub bytes: [u64; 8],
     /// Bytes held, including packets in transit through the crossbar.
     pub total: u64,
+    /// Packets held (with `total`: queued and crossing the crossbar).
+    pub pkts: u32,
     pub cap: u64,
     pub max_total: u64,
     /// Bit p set when `q[p]` is non-empty.
@@ -133,7 +135,7 @@ pub struct PrioQueue {
 }
 impl PrioQueue {
     fn new(cap: u64) -> Self {
-        PrioQueue { q: Default::default(), bytes: [0; 8], total: 0, cap, max_total: 0, nonempty: 0, area: 0, last_ps: 0, ranked: None }
+        PrioQueue { q: Default::default(), bytes: [0; 8], total: 0, pkts: 0, cap, max_total: 0, nonempty: 0, area: 0, last_ps: 0, ranked: None }
     }
     /// Account the occupancy up to `now` (call before changing `total`).
     #[inline]
@@ -159,6 +161,7 @@ impl PrioQueue {
     pub fn reserve(&mut self, prio: u8, wire: u64) {
         self.bytes[prio as usize] += wire;
         self.total += wire;
+        self.pkts += 1;
         assert!(self.total <= self.cap, "buffer bound violated: {} > {}", self.total, self.cap);
         self.max_total = self.max_total.max(self.total);
     }
@@ -268,6 +271,7 @@ impl PrioQueue {
     pub fn release(&mut self, prio: u8, wire: u64) {
         self.bytes[prio as usize] -= wire;
         self.total -= wire;
+        self.pkts -= 1;
     }
     /// Drain-byte counter: bytes of priority `prio` or higher held in this queue.
     #[inline]
@@ -410,6 +414,8 @@ pub struct Sim {
     pub faults: Vec<crate::faults::Fault>,
     pub(crate) scratch_ports: Vec<u32>,
     pub(crate) scratch_victims: Vec<(u8, PacketId)>,
+    /// RED (`ecn_marking = "red"`): per port, its parameters and state; empty otherwise.
+    pub red: Vec<(crate::red::RedParams, crate::red::Red)>,
     /// Packet trace (pcap export), when asked for.
     pub trace: Option<crate::trace::Trace>,
     pub pkts: Arena<Packet>,
@@ -554,6 +560,7 @@ impl Sim {
             faults: Vec::new(),
             scratch_ports: Vec::new(),
             scratch_victims: Vec::new(),
+            red: Vec::new(),
             trace: None,
             pkts: Arena::new(),
             transfers: Arena::new(),
@@ -591,6 +598,18 @@ impl Sim {
         sim.nic_headroom = (8 * frame).min(sim.topo.host_buffer / 4);
         if sim.scheme.tcp.mss + 40 > sim.framing.mtu {
             return crate::config::err("scheme.tcp.mss", format!("MSS + 40B of headers must fit the MTU ({}B)", sim.framing.mtu));
+        }
+        if sim.scheme.ecn_marking == crate::config::EcnMarking::Red {
+            let tiers: Vec<&str> = sim.topo.links.iter().map(|l| l.tier).collect();
+            for (name, _) in &sim.scheme.red.tiers {
+                if !tiers.contains(&name.as_str()) {
+                    let mut names = tiers.clone();
+                    names.sort_unstable();
+                    names.dedup();
+                    return crate::config::err(format!("scheme.red.tiers.{name}"), format!("no tier of that name in this topology; its tiers: {}", names.join(", ")));
+                }
+            }
+            sim.red = sim.ports.iter().map(|p| (sim.scheme.red.for_tier(sim.topo.links[p.link as usize].tier), crate::red::Red::default())).collect();
         }
         sim.fabric = sim.fabric_bdp();
         sim.apply_queue_limit()?;

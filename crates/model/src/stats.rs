@@ -60,10 +60,19 @@ pub enum DropCause {
     /// pFabric: a full egress queue dropped the arrival, or evicted a queued packet of higher rank for it;
     /// `priority_eviction`: a full ingress buffer dropped a lower-priority packet for an arrival.
     Priority,
+    /// RED found the egress congested and the packet was not ECN-capable.
+    Red,
 }
 impl DropCause {
-    pub const ALL: [DropCause; 6] =
-        [DropCause::IngressBuffer, DropCause::HostBuffer, DropCause::NoRoute, DropCause::LinkDown, DropCause::DetourLimit, DropCause::Priority];
+    pub const ALL: [DropCause; 7] = [
+        DropCause::IngressBuffer,
+        DropCause::HostBuffer,
+        DropCause::NoRoute,
+        DropCause::LinkDown,
+        DropCause::DetourLimit,
+        DropCause::Priority,
+        DropCause::Red,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             DropCause::IngressBuffer => "ingress_buffer",
@@ -72,11 +81,12 @@ impl DropCause {
             DropCause::LinkDown => "link_down",
             DropCause::DetourLimit => "detour_limit",
             DropCause::Priority => "priority",
+            DropCause::Red => "red",
         }
     }
     /// Congestion drops are the ones a lossless fabric must never have.
     pub fn is_congestion(self) -> bool {
-        matches!(self, DropCause::IngressBuffer | DropCause::HostBuffer | DropCause::DetourLimit | DropCause::Priority)
+        matches!(self, DropCause::IngressBuffer | DropCause::HostBuffer | DropCause::DetourLimit | DropCause::Priority | DropCause::Red)
     }
 }
 

@@ -163,7 +163,12 @@ impl Sim {
         let e = &mut self.ports[d as usize].eg;
         e.advance(now);
         e.reserve(prio, wire);
-        self.mark_ecn(d, pid, wire);
+        if !self.mark_ecn(d, pid, wire) {
+            let wire = self.pkts.get(pid).wire as u64;
+            let e = &mut self.ports[d as usize].eg;
+            e.release(prio, wire);
+            return Err(DropCause::Red);
+        }
         self.ports[d as usize].eg.enlist_packet(pid, self.pkts.get(pid));
         self.tx_try(d);
         Ok(())
@@ -338,9 +343,12 @@ impl Sim {
         self.pfc_check(inp);
         self.ports[out as usize].xbar_out_busy = false;
         if self.ports[out as usize].up {
-            self.mark_ecn(out, pid, wire);
-            self.ports[out as usize].eg.enlist_packet(pid, self.pkts.get(pid));
-            self.tx_try(out);
+            if self.mark_ecn(out, pid, wire) {
+                self.ports[out as usize].eg.enlist_packet(pid, self.pkts.get(pid));
+                self.tx_try(out);
+            } else {
+                self.discard(out, true, prio, pid, DropCause::Red, out);
+            }
         } else {
             self.discard(out, true, prio, pid, DropCause::LinkDown, out);
         }
@@ -363,18 +371,23 @@ impl Sim {
         if a.0 <= b.0 { a.tx_time(wire) } else { b.tx_time(wire) }
     }
 
-    /// Switch ECN marking at egress enqueue: CE when the queue (or port) already holds more than K,
-    /// not counting the arriving packet.
+    /// ECN marking at egress enqueue (switch egress or host NIC), after the packet's bytes were reserved.
+    /// Step marking: CE when the queue (or port) already holds more than K, not counting the arriving
+    /// packet. RED: CE for an ECN-capable packet RED finds congested; false when RED drops a packet that
+    /// is not ECN-capable (at a switch; a host NIC only marks).
     #[inline]
-    pub(crate) fn mark_ecn(&mut self, port: u32, pid: PacketId, wire: u64) {
+    pub(crate) fn mark_ecn(&mut self, port: u32, pid: PacketId, wire: u64) -> bool {
         let marking = self.scheme.ecn_marking;
         if marking == EcnMarking::None {
-            return;
+            return true;
+        }
+        if marking == EcnMarking::Red {
+            return self.red_arrival(port, pid, wire);
         }
         let k = self.scheme.ecn_threshold;
         let p = self.pkts.get_mut(pid);
         if p.ecn != ECN_ECT {
-            return;
+            return true;
         }
         let pt = &mut self.ports[port as usize];
         let occ = match marking {
@@ -385,6 +398,31 @@ impl Sim {
             p.ecn = ECN_CE;
             pt.ecn_marks += 1;
             self.counters.ecn_marks += 1;
+        }
+        true
+    }
+
+    fn red_arrival(&mut self, port: u32, pid: PacketId, wire: u64) -> bool {
+        let pt = &self.ports[port as usize];
+        let (params, _) = self.red[port as usize];
+        let queue = if params.packets { (pt.eg.pkts - 1) as f64 } else { (pt.eg.total - wire) as f64 };
+        let node = pt.node as usize;
+        let is_switch = self.nodes[node].is_switch;
+        let nodes = &mut self.nodes;
+        let congested = self.red[port as usize].1.on_arrival(&params, queue, || nodes[node].rng.uniform());
+        if !congested {
+            return true;
+        }
+        let p = self.pkts.get_mut(pid);
+        if p.ecn == ECN_ECT || p.ecn == ECN_CE {
+            if p.ecn == ECN_ECT {
+                p.ecn = ECN_CE;
+                self.ports[port as usize].ecn_marks += 1;
+                self.counters.ecn_marks += 1;
+            }
+            true
+        } else {
+            !is_switch
         }
     }
 

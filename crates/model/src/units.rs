@@ -131,7 +131,27 @@ macro_rules! unit_type {
     };
 }
 
+/// A queue length: bytes, or packets (RED thresholds may be given in either).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QLen {
+    Bytes(u64),
+    Packets(u64),
+}
+
+pub fn parse_qlen(s: &str) -> Result<QLen, String> {
+    let t = s.trim();
+    for suffix in ["packets", "packet", "pkts", "pkt"] {
+        if let Some(n) = t.strip_suffix(suffix) {
+            return n.trim().parse::<u64>().map(QLen::Packets).map_err(|_| {
+                format!("expected a whole number of packets such as \"20 packets\" or a size such as \"30KB\", got {s:?}")
+            });
+        }
+    }
+    parse_bytes(s).map(QLen::Bytes).map_err(|e| format!("{e}, or a number of packets such as \"20 packets\""))
+}
+
 unit_type!(RateV, Rate, parse_rate, "a rate string such as \"1Gbps\"", false);
+unit_type!(QueueLen, QLen, parse_qlen, "a queue length such as \"20 packets\" or \"30KB\"", true);
 unit_type!(Dur, Time, parse_duration, "a duration string such as \"25us\"", false);
 unit_type!(Bytes, u64, parse_bytes, "a size such as \"128KB\" or a number of bytes", true);
 
