@@ -26,17 +26,20 @@ class Result:
     - ``ports``: one row per port: node, port, peer, tier, rate, bytes sent, utilisation, maximum
       ingress / egress occupancy, drops, ECN marks.
     - ``scenario``: the resolved scenario that ran.
+    - ``timeseries``: with ``run.sample``, per port queue bytes and per measured flow bytes delivered over
+      time (long form, see ``detailsim.results.timeseries_frame``); None otherwise.
     """
 
     summary: dict[str, Any]
     flows: pl.DataFrame
     ports: pl.DataFrame
     scenario: dict[str, Any] = field(repr=False)
+    timeseries: pl.DataFrame | None = field(default=None, repr=False)
 
     def write(self, out: str | Path) -> None:
         from .results import write_outputs
 
-        write_outputs(Path(out), self.summary, self.flows, self.ports, self.scenario)
+        write_outputs(Path(out), self.summary, self.flows, self.ports, self.scenario, self.timeseries)
 
 
 STRICT_ENV = "DETAILSIM_STRICT_INVARIANTS"
@@ -94,7 +97,7 @@ def execute(
             progress(min(sim.now_s, dur), dur)
     wall = time.perf_counter() - t0
     core = json.loads(sim.summary_json())
-    flows = flows_frame(sim.flow_columns(), core["classes"])
+    flows = flows_frame(sim.flow_columns(), core["classes"], sim.window_s)
     seed = int(sc.get("run", {}).get("seed", 1))
     summary = summarize(core, flows, name, seed, wall)
     ports = pl.DataFrame(core["ports"]) if core["ports"] else pl.DataFrame()
@@ -103,7 +106,14 @@ def execute(
         from .pcap import write_pcap
 
         summary["pcap"] = {"file": str(pcap), "frames": write_pcap(sim.trace_columns(), pcap)}
-    return Result(summary=summary, flows=flows, ports=ports, scenario=sc)
+    ts = None
+    raw = sim.sample_columns()
+    if raw is not None:
+        from .results import timeseries_frame
+
+        classes_of = dict(zip(flows["id"].to_list(), flows["class"].cast(pl.String).to_list()))
+        ts = timeseries_frame(raw, core["ports"], classes_of)
+    return Result(summary=summary, flows=flows, ports=ports, scenario=sc, timeseries=ts)
 
 
 def run(

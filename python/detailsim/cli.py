@@ -83,12 +83,14 @@ def main() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
 @click.option("--pcap", type=click.Path(dir_okay=False), help="Write the frames --pcap-filter selects to this pcap file.")
 @click.option("--pcap-filter", metavar="SPEC", help="flow=ID | node=NAME | port=FROM:TO | link=A:B (several joined by |).")
+@click.option("--sample", metavar="INTERVAL", help='Write timeseries.parquet (per port queues, per flow bytes) every INTERVAL, e.g. "100us" (run.sample).')
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def run_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int | None, duration: str | None, out: str | None,
-            as_json: bool, pcap: str | None, pcap_filter: str | None, quiet: bool) -> None:
+            as_json: bool, pcap: str | None, pcap_filter: str | None, sample: str | None, quiet: bool) -> None:
     """Run SCENARIO (a .toml path or a bundled name such as paper/steady)."""
     try:
-        sc, name = prepare(scenario, scheme=scheme, seed=seed, duration=duration, sets=list(sets))
+        extra = [f"run.sample={sample}"] if sample else []
+        sc, name = prepare(scenario, scheme=scheme, seed=seed, duration=duration, sets=list(sets) + extra)
         _core.validate(json.dumps(sc))
         if pcap_filter and not pcap:
             raise _core.ScenarioError("--pcap: required with --pcap-filter")
@@ -173,11 +175,17 @@ def sweep_cmd(sweep_file: str, out: str, workers: int | None, scheduler: str | N
 @click.option("--metric", type=click.Choice(["p50", "p99", "p999", "mean"]), default="p999", show_default=True)
 @click.option("--x", "x", help="Numeric swept parameter for the percentile plot (default: the first one).")
 def plot_cmd(store: str, plots_dir: str | None, baseline: str, metric: str, x: str | None) -> None:
-    """Plot a results store: FCT CDFs per class, percentile vs a parameter, reduction over a baseline (PNG, SVG)."""
-    from .plots import plot_store
+    """Plot a results store (FCT CDFs per class, percentile vs a parameter, reduction over a baseline) or a
+    single run directory (FCT CDFs; with run.sample, queues and throughput over time). PNG and SVG."""
+    from .plots import plot_run, plot_store
+    from .report import is_run_dir
 
+    if is_run_dir(store):
+        for f in plot_run(store, plots_dir):
+            click.echo(str(f))
+        return
     if not (Path(store) / "sweep.json").exists():
-        _fail(f"store: {store!r} is not a sweep results store (no sweep.json)")
+        _fail(f"store: {store!r} is neither a sweep results store (no sweep.json) nor a run directory (no summary.json)")
     for f in plot_store(store, plots_dir, baseline=baseline, metric=metric, x=x):
         click.echo(str(f))
 
@@ -188,11 +196,14 @@ def plot_cmd(store: str, plots_dir: str | None, baseline: str, metric: str, x: s
 @click.option("--baseline", default="fh", show_default=True)
 @click.option("--metric", type=click.Choice(["p50", "p99", "p999", "mean"]), default="p999", show_default=True)
 def report_cmd(store: str, output: str, baseline: str, metric: str) -> None:
-    """Write one self-contained HTML report of a results store."""
-    from .report import build_report
+    """Write one self-contained HTML report of a results store or of a single run directory."""
+    from .report import build_report, build_run_report, is_run_dir
 
+    if is_run_dir(store):
+        click.echo(str(build_run_report(store, output)))
+        return
     if not (Path(store) / "sweep.json").exists():
-        _fail(f"store: {store!r} is not a sweep results store (no sweep.json)")
+        _fail(f"store: {store!r} is neither a sweep results store (no sweep.json) nor a run directory (no summary.json)")
     click.echo(str(build_report(store, output, baseline=baseline, metric=metric)))
 
 

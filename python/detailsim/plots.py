@@ -157,3 +157,65 @@ def plot_store(out: str | Path, plots_dir: str | Path | None = None, baseline: s
     if "scheme" in keys and baseline in t["summary"]["scheme"].to_list():
         files += plot_reduction(stats, keys, baseline, metric, d)
     return files
+
+
+# --- a single run directory (`detailsim run --out DIR`) ---------------------------------------------------
+
+def plot_timeseries(ts: pl.DataFrame, d: Path, max_ports: int = 8, max_flows: int = 12) -> list[Path]:
+    """``queues``: egress (solid) and ingress (dashed) bytes over time of the busiest ports;
+    ``throughput``: goodput over time per class, and per flow when a run has few measured flows."""
+    files: list[Path] = []
+    ports = ts.filter(pl.col("kind") == "port")
+    if ports.height:
+        busiest = (ports.group_by(["node", "port", "peer"]).agg((pl.col("egress_bytes") + pl.col("ingress_bytes")).max().alias("m"))
+                   .filter(pl.col("m") > 0).sort(["m", "node", "port"], descending=[True, False, False]).head(max_ports))
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        for i, row in enumerate(busiest.iter_rows(named=True)):
+            g = ports.filter((pl.col("node") == row["node"]) & (pl.col("port") == row["port"])).sort("t")
+            colour = f"C{i % 10}"
+            ax.plot(g["t"] * 1e3, g["egress_bytes"] / 1024, color=colour, label=f"{row['node']}→{row['peer']}")
+            if g["ingress_bytes"].max() > 0:
+                ax.plot(g["t"] * 1e3, g["ingress_bytes"] / 1024, color=colour, linestyle="--", linewidth=0.8)
+        ax.set_xlabel("time (ms)")
+        ax.set_ylabel("queue (KB; solid egress, dashed ingress)")
+        ax.set_title("queue occupancy of the busiest ports")
+        if busiest.height:
+            ax.legend(fontsize=7)
+        files += _save(fig, d, "queues")
+    flows = ts.filter(pl.col("kind") == "flow").sort(["flow", "t"])
+    if flows.height:
+        rate = flows.with_columns(
+            ((pl.col("bytes_delivered").cast(pl.Int64).diff().over("flow")) * 8
+             / pl.col("t").diff().over("flow")).alias("bps")).drop_nulls("bps")
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        per_class = rate.group_by(["class", "t"]).agg(pl.col("bps").sum()).sort("t")
+        for i, cls in enumerate(sorted(per_class["class"].drop_nulls().unique().to_list())):
+            g = per_class.filter(pl.col("class") == cls)
+            ax.plot(g["t"] * 1e3, g["bps"] / 1e9, color=f"C{i % 10}", label=f"{cls} (all flows)", linewidth=1.8)
+        ids = rate["flow"].unique().sort().to_list()
+        if len(ids) <= max_flows:
+            for fid in ids:
+                g = rate.filter(pl.col("flow") == fid)
+                ax.plot(g["t"] * 1e3, g["bps"] / 1e9, linewidth=0.7, alpha=0.6, label=f"flow {fid}")
+        ax.set_xlabel("time (ms)")
+        ax.set_ylabel("goodput (Gbit/s)")
+        ax.set_title("throughput over time")
+        ax.legend(fontsize=7)
+        files += _save(fig, d, "throughput")
+    return files
+
+
+def plot_run(run_dir: str | Path, plots_dir: str | Path | None = None) -> list[Path]:
+    """Plots of one run directory: FCT CDF per class, and with a time series (``run.sample``) queues and
+    throughput over time."""
+    run_dir = Path(run_dir)
+    d = Path(plots_dir) if plots_dir else run_dir / "plots"
+    d.mkdir(parents=True, exist_ok=True)
+    flows = pl.read_parquet(run_dir / "flows.parquet")
+    files: list[Path] = []
+    if flows.filter(pl.col("fct").is_not_null()).height:
+        files += plot_cdfs(flows.with_columns(pl.lit("run").alias("series")), ["series"], d)
+    ts_path = run_dir / "timeseries.parquet"
+    if ts_path.exists():
+        files += plot_timeseries(pl.read_parquet(ts_path), d)
+    return files

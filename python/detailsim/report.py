@@ -133,3 +133,47 @@ def build_report(out: str | Path, html_path: str | Path, baseline: str = "fh", m
     html_path.parent.mkdir(parents=True, exist_ok=True)
     html_path.write_text(html)
     return html_path
+
+
+def is_run_dir(path: str | Path) -> bool:
+    """A directory written by ``detailsim run --out`` (rather than a sweep store)."""
+    p = Path(path)
+    return (p / "summary.json").exists() and (p / "flows.parquet").exists() and not (p / "sweep.json").exists()
+
+
+def build_run_report(run_dir: str | Path, html_path: str | Path) -> Path:
+    """The report of one run directory: its counters, FCT and goodput tables, plots and scenario."""
+    from . import __version__
+    from .plots import plot_run
+
+    run_dir = Path(run_dir)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    scenario = json.loads((run_dir / "scenario.json").read_text()) if (run_dir / "scenario.json").exists() else {}
+    with tempfile.TemporaryDirectory() as tmp:
+        images = []
+        for p in plot_run(run_dir, tmp):
+            if p.suffix == ".png":
+                raw = p.read_bytes()
+                width = int.from_bytes(raw[16:20], "big")
+                images.append({"name": p.stem, "data": base64.b64encode(raw).decode(), "wide": width > 800})
+    facts = {k: summary.get(k) for k in ["scenario", "scheme", "seed", "sim_time_s", "wall_s", "events", "congestion_drops",
+                                          "timeouts", "retransmits", "ecn_marks", "nic_backpressure"]}
+    facts["flows_completed"] = summary["flows"]["completed"]
+    facts["flows_started"] = summary["flows"]["started"]
+    runs_table = html_table(pl.DataFrame([facts]))
+    fct = pl.DataFrame([{"class": c, **{k: v for k, v in s.items() if k != "mean_slowdown"}} for c, s in summary["fct"].items()])
+    fct_table = html_table(fct) if fct.height else ""
+    if "goodput" in summary:
+        g = pl.DataFrame([{"class": c, "flows": v["flows"], "total_Mbps": v["total_bps"] / 1e6,
+                           "mean_Mbps": (v["mean_bps"] or 0) / 1e6, "jain": v["jain"]} for c, v in summary["goodput"].items()])
+        fct_table += "<h2>Goodput in the measurement window</h2>" + html_table(g)
+    html = TEMPLATE.render(
+        title=run_dir.name, description=scenario.get("description", ""), source=str(run_dir), n_runs=1, n_failed=0,
+        now=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), version=__version__, claims=[],
+        images=images, runs_table=runs_table, fct_table=fct_table, spec="(a single run)",
+        scenario=json.dumps(scenario, indent=2),
+    )
+    html_path = Path(html_path)
+    html_path.parent.mkdir(parents=True, exist_ok=True)
+    html_path.write_text(html)
+    return html_path

@@ -20,12 +20,16 @@ PS = 1e-12
 COLUMN_TYPES = {
     "id": "<u8", "class": "<u2", "src": "<u4", "dst": "<u4", "size": "<u8", "priority": "u1",
     "start_ps": "<u8", "end_ps": "<u8", "timeouts": "<u4", "retransmits": "<u4", "ideal_ps": "<u8",
+    "bytes_delivered": "<u8", "window_bytes": "<u8",
 }
 
 
-def flows_frame(raw: dict[str, bytes], classes: list[str]) -> pl.DataFrame:
+def flows_frame(raw: dict[str, bytes], classes: list[str], window: tuple[float, float] | None = None) -> pl.DataFrame:
     """Build the flow table from the core's column buffers. Times are in seconds; `end` and `fct` are
-    null for flows that had not finished when the run ended."""
+    null for flows that had not finished when the run ended. `bytes_delivered`: bytes the receiving
+    application got (all of them for a finished flow). With a measurement window (from_s, to_s):
+    `window_bytes` delivered inside it and `window_goodput_bps` = window_bytes x 8 / window length
+    (iperf-style); null without one."""
     cols = {k: np.frombuffer(raw[k], dtype=t) for k, t in COLUMN_TYPES.items()}
     end_ps, start_ps = cols["end_ps"], cols["start_ps"]
     done = end_ps != np.uint64(NOT_DONE)
@@ -47,9 +51,16 @@ def flows_frame(raw: dict[str, bytes], classes: list[str]) -> pl.DataFrame:
             "timeouts": cols["timeouts"],
             "retransmits": cols["retransmits"],
             "ideal": pl.Series(np.where(cols["ideal_ps"] > 0, cols["ideal_ps"].astype(np.float64) * PS, np.nan), nan_to_null=True),
+            "bytes_delivered": cols["bytes_delivered"],
         }
     )
     df = df.with_columns((pl.col("fct") / pl.col("ideal")).alias("slowdown"))
+    if window is not None:
+        length = window[1] - window[0]
+        wb = cols["window_bytes"]
+        df = df.with_columns(pl.Series("window_bytes", wb), pl.Series("window_goodput_bps", wb.astype(np.float64) * 8.0 / length))
+    else:
+        df = df.with_columns(pl.lit(None, dtype=pl.UInt64).alias("window_bytes"), pl.lit(None, dtype=pl.Float64).alias("window_goodput_bps"))
     return df.sort("id")
 
 
@@ -86,6 +97,7 @@ def summarize(core: dict[str, Any], flows: pl.DataFrame, scenario: str, seed: in
         sd = g["slowdown"].drop_nulls()
         if sd.len():
             fct[cls]["mean_slowdown"] = float(sd.mean())
+    goodput = window_goodput(flows, core["classes"]) if flows["window_bytes"].null_count() < flows.height else None
     # partition-aggregate workflows: per fan-out classes, and all fan-outs together
     pa = [c for c in core["classes"] if c.startswith("workflow/partition-aggregate/")]
     if pa:
@@ -112,12 +124,70 @@ def summarize(core: dict[str, Any], flows: pl.DataFrame, scenario: str, seed: in
         "fabric": core["fabric"],
         "packets": core["packets"],
         "invariants": core["invariants"],
+        **({"goodput": goodput} if goodput is not None else {}),
     }
 
 
-def write_outputs(out: Path, summary: dict[str, Any], flows: pl.DataFrame, ports: pl.DataFrame, scenario: dict[str, Any]) -> None:
-    """Write flows.parquet, ports.parquet, summary.json and scenario.json into `out`, all or nothing:
-    everything goes to a temporary directory beside `out` that is renamed into place at the end."""
+def jain(x: np.ndarray) -> float | None:
+    """Jain's fairness index (sum x)^2 / (n sum x^2); 1 when all are equal, 1/n when one has everything."""
+    if len(x) == 0 or not np.any(x):
+        return None
+    x = x.astype(np.float64)
+    return float(x.sum() ** 2 / (len(x) * (x * x).sum()))
+
+
+def window_goodput(flows: pl.DataFrame, classes: list[str]) -> dict[str, Any]:
+    """Per class: flows, total and mean window goodput (bit/s) and Jain's index over the class's flows."""
+    out: dict[str, Any] = {}
+    for cls in classes:
+        g = flows.filter(pl.col("class") == cls)["window_goodput_bps"].to_numpy()
+        out[cls] = {"flows": int(len(g)), "total_bps": float(g.sum()) if len(g) else 0.0,
+                    "mean_bps": float(g.mean()) if len(g) else None, "jain": jain(g)}
+    return out
+
+
+def timeseries_frame(raw: dict[str, bytes] | None, ports: list[dict[str, Any]], classes_of: dict[int, str]) -> pl.DataFrame | None:
+    """The time series in long form: `kind` "port" rows (node, port, peer, ingress_bytes, egress_bytes) and
+    "flow" rows (flow id, class, bytes_delivered, cumulative), `t` in seconds."""
+    if raw is None:
+        return None
+    pt = np.frombuffer(raw["port_t_ps"], dtype="<u8").astype(np.float64) * PS
+    pidx = np.frombuffer(raw["port"], dtype="<u4")
+    names = np.asarray([p["node"] for p in ports] or ["none"], dtype=object)
+    peers = np.asarray([p["peer"] for p in ports] or ["none"], dtype=object)
+    local = np.asarray([p["port"] for p in ports] or [0], dtype=np.uint32)
+    port_rows = pl.DataFrame({
+        "t": pt, "kind": pl.Series(["port"] * len(pt), dtype=pl.String),
+        "node": pl.Series(names[pidx] if len(pidx) else [], dtype=pl.String),
+        "port": local[pidx] if len(pidx) else np.zeros(0, dtype=np.uint32),
+        "peer": pl.Series(peers[pidx] if len(pidx) else [], dtype=pl.String),
+        "flow": pl.Series([None] * len(pt), dtype=pl.UInt64),
+        "class": pl.Series([None] * len(pt), dtype=pl.String),
+        "ingress_bytes": np.frombuffer(raw["ingress"], dtype="<u8"),
+        "egress_bytes": np.frombuffer(raw["egress"], dtype="<u8"),
+        "bytes_delivered": pl.Series([None] * len(pt), dtype=pl.UInt64),
+    })
+    ft = np.frombuffer(raw["flow_t_ps"], dtype="<u8").astype(np.float64) * PS
+    fid = np.frombuffer(raw["flow"], dtype="<u8")
+    flow_rows = pl.DataFrame({
+        "t": ft, "kind": pl.Series(["flow"] * len(ft), dtype=pl.String),
+        "node": pl.Series([None] * len(ft), dtype=pl.String),
+        "port": pl.Series([None] * len(ft), dtype=pl.UInt32),
+        "peer": pl.Series([None] * len(ft), dtype=pl.String),
+        "flow": fid,
+        "class": pl.Series([classes_of.get(int(i)) for i in fid], dtype=pl.String),
+        "ingress_bytes": pl.Series([None] * len(ft), dtype=pl.UInt64),
+        "egress_bytes": pl.Series([None] * len(ft), dtype=pl.UInt64),
+        "bytes_delivered": np.frombuffer(raw["delivered"], dtype="<u8"),
+    })
+    return pl.concat([port_rows, flow_rows], how="vertical")
+
+
+def write_outputs(out: Path, summary: dict[str, Any], flows: pl.DataFrame, ports: pl.DataFrame, scenario: dict[str, Any],
+                  timeseries: pl.DataFrame | None = None) -> None:
+    """Write flows.parquet, ports.parquet, summary.json, scenario.json (and timeseries.parquet when sampled)
+    into `out`, all or nothing: everything goes to a temporary directory beside `out` that is renamed into
+    place at the end."""
     out = Path(out)
     parent = out.resolve().parent
     parent.mkdir(parents=True, exist_ok=True)
@@ -125,6 +195,8 @@ def write_outputs(out: Path, summary: dict[str, Any], flows: pl.DataFrame, ports
     try:
         flows.write_parquet(tmp / "flows.parquet")
         ports.write_parquet(tmp / "ports.parquet")
+        if timeseries is not None:
+            timeseries.write_parquet(tmp / "timeseries.parquet")
         (tmp / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         (tmp / "scenario.json").write_text(json.dumps(scenario, indent=2) + "\n")
         if out.exists():

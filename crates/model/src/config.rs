@@ -132,10 +132,24 @@ pub struct RunConfig {
     /// finish under the same load they started in; the run ends when the measured flows are done.
     #[serde(default)]
     pub keep_load: bool,
+    /// Goodput measurement window (iperf-style): bytes each flow delivers between these times.
+    pub measure_from: Option<Dur>,
+    pub measure_to: Option<Dur>,
+    /// Time-series interval: per port queue bytes and per measured flow bytes delivered, every `sample`.
+    pub sample: Option<Dur>,
 }
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { duration: d_duration(), seed: 1, warmup: Dur::zero(), drain: d_drain(), keep_load: false }
+        RunConfig {
+            duration: d_duration(),
+            seed: 1,
+            warmup: Dur::zero(),
+            drain: d_drain(),
+            keep_load: false,
+            measure_from: None,
+            measure_to: None,
+            sample: None,
+        }
     }
 }
 impl Dur {

@@ -528,6 +528,49 @@ impl Sim {
         t
     }
 
+    /// Bytes of application flow `a` delivered in order to its receiving application so far.
+    pub(crate) fn app_delivered(&self, a: &App) -> u64 {
+        if !a.alive {
+            return a.size;
+        }
+        // a retrieval's data is its response (slot 1); before the response starts nothing was delivered
+        let i = if a.transfers[1] != NO { 1 } else if a.request > 0 { return 0 } else { 0 };
+        let tr = a.transfers[i];
+        if tr == NO {
+            return 0;
+        }
+        let t = self.transfers.get(tr);
+        if t.alive && t.uid == a.transfer_uids[i] { t.rcv.rcv_nxt.min(a.size) } else { 0 }
+    }
+
+    /// The flow-table row of application flow `a` (`end` = u64::MAX while unfinished).
+    pub(crate) fn app_record(&self, a: &App, end: u64) -> crate::stats::FlowRecord {
+        let (to, rtx) = self.app_counts(a);
+        let delivered = if end == u64::MAX { self.app_delivered(a) } else { a.size };
+        // bytes delivered inside the window: up to its end (or now, if it has not ended), from its start
+        let upto = a.win_end.unwrap_or(delivered);
+        crate::stats::FlowRecord {
+            id: a.id,
+            class: a.class,
+            src: self.host_index(a.src),
+            dst: self.host_index(a.dst),
+            size: a.size,
+            prio: a.prio,
+            start: a.start.0,
+            end,
+            timeouts: to,
+            retransmits: rtx,
+            ideal: self.ideal_fct(a),
+            delivered,
+            window: match self.window {
+                None => 0,
+                // finished before the window opened, or started after it closed
+                Some((from, to)) if (end != u64::MAX && end < from.0) || a.start >= to => 0,
+                Some(_) => upto.saturating_sub(a.win_base),
+            },
+        }
+    }
+
     /// Open an application flow; returns its slot.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn open_app(&mut self, workload: u32, class: u16, src: u32, dst: u32, size: u64, prio: u8) -> u32 {
@@ -553,6 +596,8 @@ impl Sim {
             workflow: NO,
             workflow_uid: 0,
             request: 0,
+            win_base: 0,
+            win_end: None,
         };
         if measured {
             self.active_measured += 1;
@@ -565,8 +610,8 @@ impl Sim {
         let a = self.apps.get(app).clone();
         let (to, rtx) = self.app_counts(&a);
         if a.measured {
-            let ideal = self.ideal_fct(&a);
-            self.flows.push(a.id, a.class, self.host_index(a.src), self.host_index(a.dst), a.size, a.prio, a.start.0, self.now.0, to, rtx, ideal);
+            let r = self.app_record(&a, self.now.0);
+            self.flows.push(&r);
             self.counters.flows_completed += 1;
             self.active_measured -= 1;
         }

@@ -50,6 +50,10 @@ pub enum Ev {
     PfcSweep,
     /// Fault `i` of the scenario starts.
     Fault { i: u32 },
+    /// The measurement window opens (false) or closes (true): snapshot the bytes every flow delivered.
+    Window { close: bool },
+    /// Take a time-series sample (`run.sample`).
+    Sample,
 }
 
 /// The order of a queue under LAS or pFabric: packets by (rank, arrival), and for pFabric also by flow.
@@ -299,8 +303,11 @@ pub struct Port {
     /// Ingress side of the crossbar: moving `xbar_pkt` (at most one transfer out of an ingress at a time).
     pub xbar_busy: bool,
     pub xbar_pkt: PacketId,
-    /// Egress side of the crossbar: a transfer into this egress is under way (at most one at a time).
-    pub xbar_out_busy: bool,
+    /// Ingress side: the rate (bit/s) of the transfer under way out of this ingress.
+    pub xbar_in_rate: u64,
+    /// Egress side of the crossbar: the summed rates (bit/s) of the transfers under way into this egress;
+    /// at most `xbar_rate` (speedup x its line rate).
+    pub xbar_out_load: u64,
     /// Crossbar rate of this port's side of the switch fabric: speedup x its line rate.
     pub xbar_rate: Rate,
     /// Ingress ports of the same switch waiting for room in this egress queue.
@@ -390,6 +397,10 @@ pub struct App {
     pub workflow_uid: u32,
     /// Request size of a retrieval (0 for a one-way flow).
     pub request: u64,
+    /// Bytes delivered when the measurement window opened (0 if it started later), and when it closed
+    /// (None until then).
+    pub win_base: u64,
+    pub win_end: Option<u64>,
 }
 
 pub const NO: u32 = u32::MAX;
@@ -447,6 +458,11 @@ pub struct Sim {
     pub queue_limit: Option<u64>,
     /// The healthy fabric's BDP and base RTT (`fabric_bdp` before any fault), for queue caps and the summary.
     pub fabric: (u64, Time),
+    /// `run.measure_from` .. `measure_to`: the goodput measurement window.
+    pub window: Option<(Time, Time)>,
+    /// `run.sample`: the time-series interval, and the samples taken.
+    pub sample_every: Option<Time>,
+    pub samples: crate::stats::Samples,
     /// Host NIC bytes kept free of data for control segments.
     pub nic_headroom: u64,
     /// `scheme.tcp`, shared: the TCP glue hands it to the state machines on every packet without copying.
@@ -506,7 +522,8 @@ impl Sim {
                 tx_event: false,
                 xbar_busy: false,
                 xbar_pkt: NO,
-                xbar_out_busy: false,
+                xbar_in_rate: 0,
+                xbar_out_load: 0,
                 xbar_rate: Rate(((l.rate.0 as f64) * topo.speedup).round() as u64),
                 waiters: Vec::new(),
                 nic_blocked: false,
@@ -587,6 +604,9 @@ impl Sim {
             finalized: false,
             queue_limit: None,
             fabric: (0, Time::ZERO),
+            window: None,
+            sample_every: None,
+            samples: Default::default(),
             nic_headroom: 0,
             tcp,
         };
@@ -635,6 +655,23 @@ impl Sim {
             sim.workload_start(i as u32);
         }
         sim.q.push(duration, Ev::ArrivalsEnd);
+        if sc.run.measure_from.is_some() || sc.run.measure_to.is_some() {
+            let from = sc.run.measure_from.map_or(Time::ZERO, |d| d.0);
+            let to = sc.run.measure_to.map_or(sim.end_limit, |d| d.0);
+            if to <= from {
+                return crate::config::err("run.measure_to", format!("must be after run.measure_from ({} s)", from.as_secs_f64()));
+            }
+            sim.window = Some((from, to));
+            sim.q.push_timer(from, Ev::Window { close: false });
+            sim.q.push_timer(to, Ev::Window { close: true });
+        }
+        if let Some(d) = sc.run.sample {
+            if d.0 < Time::from_us(1) {
+                return crate::config::err("run.sample", "must be at least 1us");
+            }
+            sim.sample_every = Some(d.0);
+            sim.q.push_timer(Time::ZERO, Ev::Sample);
+        }
         Ok(sim)
     }
 
@@ -771,12 +808,52 @@ impl Sim {
                 Ev::PfcFrame { port, pause, unpause } => self.pfc_apply(port, pause, unpause),
                 Ev::PfcSweep => self.pfc_sweep(),
                 Ev::Fault { i } => self.fault_start(i),
+                Ev::Window { close } => self.window_edge(close),
+                Ev::Sample => self.take_sample(),
             }
         }
         if self.finished {
             self.finalize();
         }
         self.finished
+    }
+
+    /// The measurement window opens or closes: record each live measured flow's delivered bytes.
+    fn window_edge(&mut self, close: bool) {
+        let live: Vec<u32> = (0..self.apps.slots().len() as u32).filter(|&i| { let a = &self.apps.slots()[i as usize]; a.alive && a.measured }).collect();
+        for i in live {
+            let d = self.app_delivered(self.apps.get(i));
+            let a = self.apps.get_mut(i);
+            if close {
+                a.win_end = Some(d);
+            } else {
+                a.win_base = d;
+            }
+        }
+    }
+
+    /// A time-series sample: every port's ingress and egress bytes, every live measured flow's delivered
+    /// bytes; then the next one.
+    fn take_sample(&mut self) {
+        let t = self.now.0;
+        let s = &mut self.samples;
+        for (i, p) in self.ports.iter().enumerate() {
+            s.port_t.push(t);
+            s.port.push(i as u32);
+            s.ingress.push(p.ing.total);
+            s.egress.push(p.eg.total);
+        }
+        for a in self.apps.slots().iter().filter(|a| a.alive && a.measured) {
+            let d = self.app_delivered(a);
+            let s = &mut self.samples;
+            s.flow_t.push(t);
+            s.flow.push(a.id);
+            s.delivered.push(d);
+        }
+        if !self.finished {
+            let dt = self.sample_every.expect("sampling");
+            self.q.push_timer(self.now + dt, Ev::Sample);
+        }
     }
 
     pub(crate) fn check_finished(&mut self) {
@@ -804,13 +881,12 @@ impl Sim {
         let mut rows: Vec<App> = self.apps.slots().iter().filter(|a| a.alive && a.measured).cloned().collect();
         rows.sort_by_key(|a| a.id);
         for a in rows {
-            let (to, rtx) = self.app_counts(&a);
-            let ideal = self.ideal_fct(&a);
-            self.flows.push(a.id, a.class, self.host_index(a.src), self.host_index(a.dst), a.size, a.prio, a.start.0, u64::MAX, to, rtx, ideal);
+            let r = self.app_record(&a, u64::MAX);
+            self.flows.push(&r);
         }
         for f in self.open_workflows() {
             let fe = self.host_index(f.frontend);
-            self.flows.push(f.id, f.class, fe, fe, f.bytes, f.prio, f.start.0, u64::MAX, f.timeouts, f.retransmits, 0);
+            self.flows.push(&f.record(fe, u64::MAX));
         }
         self.check_conservation().expect("packet conservation");
     }

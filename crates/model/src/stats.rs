@@ -3,6 +3,27 @@
 use serde::Serialize;
 use std::collections::HashMap;
 
+/// One row of the flow table.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FlowRecord {
+    pub id: u64,
+    pub class: u16,
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub prio: u8,
+    pub start: u64,
+    /// `u64::MAX` for a flow that had not completed when the run ended.
+    pub end: u64,
+    pub timeouts: u32,
+    pub retransmits: u32,
+    pub ideal: u64,
+    /// Bytes delivered to the receiving application (in order), by completion or the end of the run.
+    pub delivered: u64,
+    /// Bytes delivered inside the measurement window (`run.measure_from` .. `measure_to`).
+    pub window: u64,
+}
+
 /// Finished (and, at the end, unfinished) measured flows, one column per field.
 #[derive(Debug, Default, Clone)]
 pub struct FlowColumns {
@@ -19,22 +40,25 @@ pub struct FlowColumns {
     pub retransmits: Vec<u32>,
     /// The flow's completion time alone in an idle fabric (0 where not defined, e.g. workflows).
     pub ideal_ps: Vec<u64>,
+    pub bytes_delivered: Vec<u64>,
+    pub window_bytes: Vec<u64>,
 }
 
 impl FlowColumns {
-    #[allow(clippy::too_many_arguments)]
-    pub fn push(&mut self, id: u64, class: u16, src: u32, dst: u32, size: u64, prio: u8, start: u64, end: u64, to: u32, rtx: u32, ideal: u64) {
-        self.ideal_ps.push(ideal);
-        self.id.push(id);
-        self.class.push(class);
-        self.src.push(src);
-        self.dst.push(dst);
-        self.size.push(size);
-        self.priority.push(prio);
-        self.start_ps.push(start);
-        self.end_ps.push(end);
-        self.timeouts.push(to);
-        self.retransmits.push(rtx);
+    pub fn push(&mut self, r: &FlowRecord) {
+        self.ideal_ps.push(r.ideal);
+        self.id.push(r.id);
+        self.class.push(r.class);
+        self.src.push(r.src);
+        self.dst.push(r.dst);
+        self.size.push(r.size);
+        self.priority.push(r.prio);
+        self.start_ps.push(r.start);
+        self.end_ps.push(r.end);
+        self.timeouts.push(r.timeouts);
+        self.retransmits.push(r.retransmits);
+        self.bytes_delivered.push(r.delivered);
+        self.window_bytes.push(r.window);
     }
     pub fn len(&self) -> usize {
         self.id.len()
@@ -42,6 +66,18 @@ impl FlowColumns {
     pub fn is_empty(&self) -> bool {
         self.id.is_empty()
     }
+}
+
+/// Time series sampled every `run.sample`: per port queue bytes, per measured flow bytes delivered.
+#[derive(Debug, Default, Clone)]
+pub struct Samples {
+    pub port_t: Vec<u64>,
+    pub port: Vec<u32>,
+    pub ingress: Vec<u64>,
+    pub egress: Vec<u64>,
+    pub flow_t: Vec<u64>,
+    pub flow: Vec<u64>,
+    pub delivered: Vec<u64>,
 }
 
 /// Why a packet was dropped.

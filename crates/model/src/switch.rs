@@ -2,17 +2,17 @@
 //!
 //! Arrival: forwarding engine picks the output port (flow hash or packet scatter over the acceptable
 //! ports) → ingress queue of the arrival port (tail drop when its buffer is full) → crossbar: one packet
-//! at a time out of each ingress and one at a time into each egress, at `speedup` × the slower of the two
-//! ports' line rates, only when the egress queue has room and no other transfer into it is under way
-//! (otherwise the head of that priority waits: head-of-line blocking) → egress queue (optional ECN
-//! marking) → link.
+//! at a time out of each ingress, at `speedup` × the slower of the two ports' line rates, and into each
+//! egress at most `speedup` × its line rate in total (transfers under way add up), only when the egress
+//! queue has room (otherwise the head of that priority waits: head-of-line blocking) → egress queue
+//! (optional ECN marking) → link.
 
 use crate::config::{AlbChoice, EcnMarking, LoadBalancing, Scheduling};
 use crate::packet::{PacketId, ECN_CE, ECN_ECT};
 use crate::routing;
 use crate::sim::{Ev, Sim};
 use crate::stats::DropCause;
-use detailsim_engine::Time;
+use detailsim_engine::{Rate, Time};
 
 #[inline]
 fn mix(mut z: u64) -> u64 {
@@ -118,7 +118,7 @@ impl Sim {
         let (base, n) = (self.nodes[node as usize].port_base, self.nodes[node as usize].nports);
         for p in base..base + n {
             let pt = &self.ports[p as usize];
-            if p != out && pt.up && self.nodes[pt.peer_node as usize].is_switch && pt.eg.has_room(wire) && !pt.xbar_out_busy {
+            if p != out && pt.up && self.nodes[pt.peer_node as usize].is_switch && pt.eg.has_room(wire) {
                 cands.push(p);
             }
         }
@@ -288,16 +288,18 @@ impl Sim {
                 mask = self.ports[inp as usize].ing.nonempty;
                 continue;
             }
+            let rate = self.ports[inp as usize].xbar_rate.0.min(self.ports[out as usize].xbar_rate.0);
             let e = &mut self.ports[out as usize];
-            if e.eg.has_room(wire) && !e.xbar_out_busy {
+            if e.eg.has_room(wire) && e.xbar_out_load + rate <= e.xbar_rate.0 {
                 e.eg.advance(self.now);
                 e.eg.reserve(prio, wire);
-                e.xbar_out_busy = true;
-                let dt = self.xbar_time(inp, out, wire);
+                e.xbar_out_load += rate;
+                let dt = Rate(rate).tx_time(wire);
                 let ip = &mut self.ports[inp as usize];
                 ip.ing.pop(prio);
                 ip.xbar_busy = true;
                 ip.xbar_pkt = pid;
+                ip.xbar_in_rate = rate;
                 self.schedule(self.now + dt, Ev::XbarDone { port: inp });
                 return;
             } else if !e.waiters.contains(&inp) {
@@ -341,7 +343,8 @@ impl Sim {
             ip.ing.release(prio, wire);
         }
         self.pfc_check(inp);
-        self.ports[out as usize].xbar_out_busy = false;
+        let rate = std::mem::take(&mut self.ports[inp as usize].xbar_in_rate);
+        self.ports[out as usize].xbar_out_load -= rate;
         if self.ports[out as usize].up {
             if self.mark_ecn(out, pid, wire) {
                 self.ports[out as usize].eg.enlist_packet(pid, self.pkts.get(pid));
@@ -363,8 +366,8 @@ impl Sim {
         self.xbar_try(inp);
     }
 
-    /// Crossbar time of a frame from ingress `inp` to egress `out`: each side of the switch fabric runs at
-    /// speedup x its port's line rate, so a transfer goes at the slower of the two.
+    /// Crossbar time of a frame from ingress `inp` to egress `out` in an idle switch: each side of the
+    /// switch fabric runs at speedup x its port's line rate, so a transfer goes at the slower of the two.
     #[inline]
     pub(crate) fn xbar_time(&self, inp: u32, out: u32, wire: u64) -> Time {
         let (a, b) = (self.ports[inp as usize].xbar_rate, self.ports[out as usize].xbar_rate);
@@ -557,5 +560,27 @@ mod tests {
             // 16 senders at 1 Gbps offer 16 Gbps: the crossbar, not the senders, is the limit
             assert!(peak > 0.9 * speedup * 1e9, "speedup {speedup}: peak {peak} bit/s into the egress");
         }
+    }
+
+    #[test]
+    fn slow_ingresses_share_a_fast_egress_side_by_side() {
+        // 8 hosts at 1 Gbps into a 10 Gbps bottleneck: transfers at 4 Gbps each may run in parallel up to
+        // 40 Gbps into the egress, so the bottleneck carries the full 8 Gbps offered
+        let rows: Vec<String> = (0..8).map(|i| format!(r#"{{"src": {i}, "dst": 8, "size_bytes": 2000000, "start_s": 0.0}}"#)).collect();
+        let mut sim = Sim::from_json(&format!(
+            r#"{{"run": {{"duration": "1ms"}}, "topology": {{"kind": "dumbbell", "left": 8, "right": 1, "link_rate": "1Gbps",
+                 "bottleneck_rate": "10Gbps", "buffer": "1MB"}},
+                "scheme": {{"preset": "fh", "tcp": {{"initial_window": 100, "rwnd": "1MB"}}}}, "workload": [{{"kind": "flows", "rows": [{}]}}]}}"#,
+            rows.join(",")
+        ))
+        .unwrap();
+        // one end of the bottleneck link (the data goes out of whichever end faces the receiver)
+        let b = (0..sim.ports.len() as u32).find(|&p| sim.topo.links[sim.ports[p as usize].link as usize].tier == "bottleneck").unwrap();
+        sim.run_until(Time::from_us(200));
+        let t0 = (sim.ports[b as usize].tx_bytes, sim.ports[sim.ports[b as usize].peer as usize].tx_bytes);
+        sim.run_until(Time::from_us(1200));
+        let t1 = (sim.ports[b as usize].tx_bytes, sim.ports[sim.ports[b as usize].peer as usize].tx_bytes);
+        let gbps = ((t1.0 - t0.0).max(t1.1 - t0.1)) as f64 * 8.0 / 1e-3 / 1e9;
+        assert!(gbps > 7.5, "the bottleneck carried {gbps:.2} Gbit/s of the 8 offered");
     }
 }

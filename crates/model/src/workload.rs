@@ -108,6 +108,27 @@ pub struct Workflow {
     pub retransmits: u32,
 }
 
+impl Workflow {
+    /// Its flow-table row (front end as both ends; `end` = u64::MAX while unfinished).
+    pub fn record(&self, frontend: u32, end: u64) -> crate::stats::FlowRecord {
+        crate::stats::FlowRecord {
+            id: self.id,
+            class: self.class,
+            src: frontend,
+            dst: frontend,
+            size: self.bytes,
+            prio: self.prio,
+            start: self.start.0,
+            end,
+            timeouts: self.timeouts,
+            retransmits: self.retransmits,
+            ideal: 0,
+            delivered: self.bytes,
+            window: 0,
+        }
+    }
+}
+
 pub enum Workload {
     Retrieval {
         arrivals: Arrivals,
@@ -641,7 +662,7 @@ impl Sim {
         let f = self.workflows.get(wf.0).clone();
         if f.measured {
             let fe = self.host_index(f.frontend);
-            self.flows.push(f.id, f.class, fe, fe, f.bytes, f.prio, f.start.0, self.now.0, f.timeouts, f.retransmits, 0);
+            self.flows.push(&f.record(fe, self.now.0));
             self.counters.flows_completed += 1;
             self.active_measured -= 1;
         }

@@ -90,7 +90,34 @@ impl Simulation {
         d.set_item("timeouts", PyBytes::new(py, &le(&f.timeouts, u32::to_le_bytes)))?;
         d.set_item("retransmits", PyBytes::new(py, &le(&f.retransmits, u32::to_le_bytes)))?;
         d.set_item("ideal_ps", PyBytes::new(py, &le(&f.ideal_ps, u64::to_le_bytes)))?;
+        d.set_item("bytes_delivered", PyBytes::new(py, &le(&f.bytes_delivered, u64::to_le_bytes)))?;
+        d.set_item("window_bytes", PyBytes::new(py, &le(&f.window_bytes, u64::to_le_bytes)))?;
         Ok(d)
+    }
+
+    /// The measurement window (from_s, to_s), if the scenario sets one.
+    #[getter]
+    fn window_s(&self) -> Option<(f64, f64)> {
+        self.sim.window.map(|(a, b)| (a.as_secs_f64(), b.as_secs_f64()))
+    }
+
+    /// The time series (run.sample) as little-endian column buffers: ports (t_ps u64, port u32, ingress u64,
+    /// egress u64; the port index follows the summary's port list) and flows (t_ps u64, id u64,
+    /// delivered u64); None without sampling.
+    fn sample_columns<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        if self.sim.sample_every.is_none() {
+            return Ok(None);
+        }
+        let s = &self.sim.samples;
+        let d = PyDict::new(py);
+        d.set_item("port_t_ps", PyBytes::new(py, &le(&s.port_t, u64::to_le_bytes)))?;
+        d.set_item("port", PyBytes::new(py, &le(&s.port, u32::to_le_bytes)))?;
+        d.set_item("ingress", PyBytes::new(py, &le(&s.ingress, u64::to_le_bytes)))?;
+        d.set_item("egress", PyBytes::new(py, &le(&s.egress, u64::to_le_bytes)))?;
+        d.set_item("flow_t_ps", PyBytes::new(py, &le(&s.flow_t, u64::to_le_bytes)))?;
+        d.set_item("flow", PyBytes::new(py, &le(&s.flow, u64::to_le_bytes)))?;
+        d.set_item("delivered", PyBytes::new(py, &le(&s.delivered, u64::to_le_bytes)))?;
+        Ok(Some(d))
     }
 
     /// Capture packets (for pcap export): a JSON object {"flows": [ids], "nodes": [names], "ports": [[from, to]]}.
