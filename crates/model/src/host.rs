@@ -565,7 +565,7 @@ impl Sim {
             window: match self.window {
                 None => 0,
                 // finished before the window opened, or started after it closed
-                Some((from, to)) if (end != u64::MAX && end < from.0) || a.start >= to => 0,
+                Some((from, to)) if (end != u64::MAX && end < from.0) || a.start >= to || self.now < from => 0,
                 Some(_) => upto.saturating_sub(a.win_base),
             },
         }

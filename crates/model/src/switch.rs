@@ -425,7 +425,10 @@ impl Sim {
             }
             true
         } else {
-            !is_switch
+            // a host NIC only marks, and under PFC a lossless priority is never dropped by the AQM either
+            let prio = p.prio;
+            let lossless = self.pfc_on() && self.scheme.pfc.priorities & (1 << prio) != 0;
+            !is_switch || lossless
         }
     }
 
