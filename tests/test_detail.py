@@ -32,7 +32,7 @@ def ring(n: int) -> dict:
 @pytest.mark.parametrize("scheme", PFC_SCHEMES)
 @pytest.mark.parametrize("name", sorted(bundled_scenarios()))
 def test_no_congestion_drop_in_bundled_scenarios(name, scheme):
-    r = detailsim.run(name, scheme=scheme, duration="0.01s")
+    r = detailsim.run(name, scheme=scheme, duration="0.01s", set={"run.drain": "0.3s"})
     assert r.summary["drops"]["ingress_buffer"] == 0
     assert r.summary["invariants"]["lossless"] is True
     assert_invariants(r.summary)

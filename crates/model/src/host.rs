@@ -62,6 +62,39 @@ impl Sim {
         self.tx_try(port);
     }
 
+    /// Before an input to transfer `tr`'s sender: tell it how many full-size segments its host's NIC can
+    /// take now (back-pressure without handing segments back).
+    #[inline]
+    fn prep_sender(&mut self, tr: u32) {
+        let src = self.transfers.get(tr).src;
+        let e = &self.ports[self.nodes[src as usize].port_base as usize].eg;
+        let frame = self.framing.wire(self.framing.mtu) as u64;
+        let room = e.cap.saturating_sub(e.total + self.nic_headroom) / frame;
+        let snd = &mut self.transfers.get_mut(tr).snd;
+        snd.nic_room = room.min(u32::MAX as u64) as u32;
+        snd.nic_limited = false;
+    }
+
+    /// After an input to transfer `tr`'s sender: if it stopped for lack of NIC room, it waits for room.
+    #[inline]
+    fn after_sender(&mut self, tr: u32) {
+        let t = self.transfers.get(tr);
+        if t.snd.nic_limited {
+            let (src, prio, uid) = (t.src, t.prio, t.uid);
+            self.nic_block(src, tr, prio, uid);
+        }
+    }
+
+    fn nic_block(&mut self, src: u32, tr: u32, prio: u8, uid: u32) {
+        let port = self.nodes[src as usize].port_base;
+        let b = &mut self.nodes[src as usize].blocked;
+        if !b.iter().any(|x| x.1 == tr && x.2 == uid) {
+            b.push((prio, tr, uid));
+            self.counters.nic_blocked += 1;
+        }
+        self.ports[port as usize].nic_blocked = true;
+    }
+
     /// Whether host `node`'s NIC takes `wire` bytes of data now (it keeps `nic_headroom` for control).
     #[inline]
     fn nic_admits(&self, node: u32, wire: u64) -> bool {
@@ -85,8 +118,10 @@ impl Sim {
             let (now, params) = (self.now, self.tcp.clone());
             let mut out = std::mem::take(&mut self.scratch);
             out.clear();
+            self.prep_sender(tr);
             self.transfers.get_mut(tr).snd.resume(now, &params, &mut out);
             self.send_segments(tr, &out);
+            self.after_sender(tr);
             self.scratch = out;
             self.sync_rtx_timer(tr);
         }
@@ -143,8 +178,10 @@ impl Sim {
         out.clear();
         let now = self.now;
         let params = self.tcp.clone();
+        self.prep_sender(tr);
         self.transfers.get_mut(tr).snd.start(now, &params, &mut out);
         self.send_segments(tr, &out);
+        self.after_sender(tr);
         self.scratch = out;
         self.sync_rtx_timer(tr);
         tr
@@ -193,7 +230,9 @@ impl Sim {
             if s.cwr {
                 p.flags |= FLAG_CWR;
             }
-            if s.kind != SegKind::Data {
+            if s.kind != SegKind::Data && !self.scheme.tcp.cc.dctcp_echo() {
+                // control segments are not ECN-capable (RFC 3168), except under DCTCP, which marks every
+                // packet ECT as Linux's DCTCP does (an AQM must not drop its SYNs and ACKs)
                 p.ecn = 0;
             }
             if s.kind == SegKind::Data && s.len > 0 && !self.nic_admits(src, p.wire as u64) {
@@ -204,13 +243,7 @@ impl Sim {
                     t.snd.unsend(r);
                 }
                 let (prio, uid) = (t.prio, t.uid);
-                let port = self.nodes[src as usize].port_base;
-                let b = &mut self.nodes[src as usize].blocked;
-                if !b.iter().any(|x| x.1 == tr && x.2 == uid) {
-                    b.push((prio, tr, uid));
-                }
-                self.ports[port as usize].nic_blocked = true;
-                self.counters.nic_blocked += 1;
+                self.nic_block(src, tr, prio, uid);
                 break;
             }
             self.counters.retransmits += s.retx as u64;
@@ -220,12 +253,13 @@ impl Sim {
 
     fn send_ack(&mut self, tr: u32, a: AckOut) {
         let t = self.transfers.get(tr);
+        let ect = self.scheme.tcp.ecn && self.scheme.tcp.cc.dctcp_echo();
         let p = Packet {
             tr,
             tr_uid: t.uid,
             kind: a.kind,
             prio: t.prio,
-            ecn: 0,
+            ecn: if ect { ECN_ECT } else { 0 },
             flags: if a.ece { FLAG_ECE } else { 0 },
             src: t.dst,
             dst: t.src,
@@ -312,9 +346,11 @@ impl Sim {
         let (now, params) = (self.now, self.tcp.clone());
         let mut out = std::mem::take(&mut self.scratch);
         out.clear();
+        self.prep_sender(tr);
         self.transfers.get_mut(tr).snd.on_timeout(now, &params, &mut out);
         self.counters.timeouts += 1;
         self.send_segments(tr, &out);
+        self.after_sender(tr);
         self.scratch = out;
         self.sync_rtx_timer(tr);
     }
@@ -377,6 +413,7 @@ impl Sim {
             SegKind::Ack | SegKind::SynAck => {
                 let mut out = std::mem::take(&mut self.scratch);
                 out.clear();
+                self.prep_sender(tr);
                 let t = self.transfers.get_mut(tr);
                 t.snd.on_ack(now, &params, pkt.kind, pkt.seq, pkt.flags & FLAG_ECE != 0, Time(pkt.ts_echo), &mut out);
                 let done = t.snd.done() && !t.snd_done;
@@ -384,6 +421,7 @@ impl Sim {
                     t.snd_done = true;
                 }
                 self.send_segments(tr, &out);
+                self.after_sender(tr);
                 self.scratch = out;
                 self.sync_rtx_timer(tr);
                 if done {
@@ -494,7 +532,7 @@ impl Sim {
             bottleneck = bottleneck.min(pt.rate.0);
             if i > 0 {
                 let inp = self.ports[path[i - 1] as usize].peer;
-                t += self.topo.forwarding_delay.0 + self.xbar_time(inp, port, w).0;
+                t += self.topo.forwarding_delay.0 + self.xbar_time(inp, w).0;
             }
         }
         (!path.is_empty()).then_some((t, detailsim_engine::Rate(bottleneck)))

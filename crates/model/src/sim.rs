@@ -38,6 +38,8 @@ pub enum Ev {
     TxDone { port: u32 },
     /// Ingress `port` finished moving its packet across the crossbar.
     XbarDone { port: u32 },
+    /// The egress side of the crossbar at `port` is free again and ingresses wait for it.
+    XbarOutFree { port: u32 },
     RtxTimer { tr: u32, token: u32 },
     DelAckTimer { tr: u32, token: u32 },
     /// Workload `w` acts for its `i`-th source (next arrival, next CSV row).
@@ -303,11 +305,11 @@ pub struct Port {
     /// Ingress side of the crossbar: moving `xbar_pkt` (at most one transfer out of an ingress at a time).
     pub xbar_busy: bool,
     pub xbar_pkt: PacketId,
-    /// Ingress side: the rate (bit/s) of the transfer under way out of this ingress.
-    pub xbar_in_rate: u64,
-    /// Egress side of the crossbar: the summed rates (bit/s) of the transfers under way into this egress;
-    /// at most `xbar_rate` (speedup x its line rate).
-    pub xbar_out_load: u64,
+    /// Egress side of the crossbar: busy until this time with the last transfer into this egress (each
+    /// transfer occupies it for frame / `xbar_rate`, so at most speedup x its line rate enters it).
+    pub xbar_out_free_at: Time,
+    /// An `XbarOutFree` event is pending for this egress (scheduled only when an ingress waits for it).
+    pub xbar_out_event: bool,
     /// Crossbar rate of this port's side of the switch fabric: speedup x its line rate.
     pub xbar_rate: Rate,
     /// Ingress ports of the same switch waiting for room in this egress queue.
@@ -522,8 +524,8 @@ impl Sim {
                 tx_event: false,
                 xbar_busy: false,
                 xbar_pkt: NO,
-                xbar_in_rate: 0,
-                xbar_out_load: 0,
+                xbar_out_free_at: Time::ZERO,
+                xbar_out_event: false,
                 xbar_rate: Rate(((l.rate.0 as f64) * topo.speedup).round() as u64),
                 waiters: Vec::new(),
                 nic_blocked: false,
@@ -798,6 +800,12 @@ impl Sim {
                     self.tx_try(port);
                 }
                 Ev::XbarDone { port } => self.xbar_done(port),
+                Ev::XbarOutFree { port } => {
+                    self.ports[port as usize].xbar_out_event = false;
+                    if !self.ports[port as usize].waiters.is_empty() {
+                        self.wake_waiters(port);
+                    }
+                }
                 Ev::RtxTimer { tr, token } => self.on_rtx_timer(tr, token),
                 Ev::DelAckTimer { tr, token } => self.on_delack_timer(tr, token),
                 Ev::Workload { w, i } => self.workload_event(w, i),

@@ -88,6 +88,10 @@ pub struct TcpSender {
     max_cwnd: f64,
     /// A hole retransmission (fast retransmit or partial ACK) the local NIC could not take yet.
     hole_pending: bool,
+    /// Full-size segments the local NIC can take now (set by the caller before each input; unlimited by
+    /// default), and whether sending stopped because it was used up (the caller then waits for room).
+    pub nic_room: u32,
+    pub nic_limited: bool,
     /// When the retransmission timer expires, if armed.
     pub deadline: Option<Time>,
     pub timeouts: u32,
@@ -124,6 +128,8 @@ impl TcpSender {
             rto_initial: p.rto_initial,
             max_cwnd: f64::INFINITY,
             hole_pending: false,
+            nic_room: u32::MAX,
+            nic_limited: false,
             deadline: None,
             timeouts: 0,
             retransmits: 0,
@@ -234,13 +240,29 @@ impl TcpSender {
         let cwr = !retx && std::mem::take(&mut self.send_cwr);
         let level = self.mlfq_level(p, seq);
         out.push(SegOut { kind: SegKind::Data, seq, len: len as u32, retx, cwr, level });
+        self.nic_room = self.nic_room.saturating_sub(1);
         len
+    }
+
+    /// Retransmit the hole at `una` now, or as soon as the local NIC has room.
+    fn emit_hole(&mut self, p: &TcpParams, out: &mut Vec<SegOut>) -> u64 {
+        if self.nic_room == 0 {
+            self.hole_pending = true;
+            self.nic_limited = true;
+            return 0;
+        }
+        self.emit(self.una, p, out)
     }
 
     fn try_send(&mut self, now: Time, p: &TcpParams, out: &mut Vec<SegOut>) {
         while self.nxt < self.size {
             let seg = (p.mss as u64).min(self.size - self.nxt);
             if self.flight() > 0 && ((self.flight() + seg) as f64 > self.cwnd || self.flight() + seg > p.rwnd) {
+                break;
+            }
+            if self.nic_room == 0 {
+                // the local NIC is full: the rest waits in the socket (back-pressure)
+                self.nic_limited = true;
                 break;
             }
             let n = self.emit(self.nxt, p, out);
@@ -287,7 +309,7 @@ impl TcpSender {
             return;
         }
         if std::mem::take(&mut self.hole_pending) && self.una < self.nxt {
-            self.emit(self.una, p, out);
+            self.emit_hole(p, out);
         }
         self.try_send(now, p, out);
         if self.deadline.is_none() && self.una < self.nxt {
@@ -346,7 +368,7 @@ impl TcpSender {
                     }
                 } else {
                     // partial ACK: retransmit the next hole, deflate by what was acked
-                    let n = self.emit(self.una, p, out);
+                    let n = self.emit_hole(p, out);
                     self.nxt = self.nxt.max(self.una + n);
                     if !pfabric {
                         self.cwnd = (self.cwnd - acked + mss).max(mss);
@@ -393,7 +415,7 @@ impl TcpSender {
             } else if self.dupacks == p.dupack_threshold && self.una + 1 > self.recover {
                 self.recover = self.max_sent;
                 self.in_recovery = true;
-                self.emit(self.una, p, out);
+                self.emit_hole(p, out);
                 if !pfabric {
                     // pFabric resends the hole without touching the window
                     self.ssthresh = (self.flight() as f64 / 2.0).max(2.0 * mss);
@@ -927,6 +949,33 @@ mod tests {
         assert_eq!(segs(&mut out), vec![(1460, 1460), (2920, 1460)]);
         s.on_timeout(Time::from_ms(90), &p, &mut out);
         assert_eq!(s.ssthresh, 2.0 * 1460.0, "a new loss episode: half of the 2-segment flight, floor 2 MSS");
+    }
+
+    #[test]
+    fn nic_room_limits_what_is_sent_and_resume_continues() {
+        let p = params();
+        let mut s = TcpSender::new(100 * 1460, &p);
+        let mut out = Vec::new();
+        s.nic_room = 4;
+        s.start(Time::ZERO, &p, &mut out);
+        assert_eq!(segs(&mut out), (0..4).map(|i| (i * 1460, 1460)).collect::<Vec<_>>());
+        assert!(s.nic_limited);
+        // room for 10 more at 5 us: the rest of the initial window goes, new data, not retransmissions
+        s.nic_room = 10;
+        s.nic_limited = false;
+        s.resume(Time::from_us(5), &p, &mut out);
+        assert_eq!(segs(&mut out), (4..10).map(|i| (i * 1460, 1460)).collect::<Vec<_>>());
+        assert!(!s.nic_limited, "window-limited, not NIC-limited");
+        // a fast retransmit with a full NIC waits, then goes first
+        s.nic_room = 0;
+        for _ in 0..3 {
+            s.on_ack(Time::from_us(100), &p, SegKind::Ack, 0, false, Time::ZERO, &mut out);
+        }
+        assert!(out.is_empty() && s.nic_limited && s.in_recovery);
+        s.nic_room = 1;
+        s.resume(Time::from_us(110), &p, &mut out);
+        assert_eq!(segs(&mut out), vec![(0, 1460)]);
+        assert_eq!(s.retransmits, 1);
     }
 
     #[test]
