@@ -1,0 +1,59 @@
+"""Headline numbers of a fixed set of short runs, to compare two versions of the model.
+
+    python benches/compare_models.py run OUT.json            # with the installed detailsim
+    PYTHONPATH=/path/to/old/python python benches/compare_models.py run OLD.json
+    python benches/compare_models.py table OLD.json NEW.json  # Markdown table for docs/validation.md
+
+The cases are short versions of the bundled paper scenarios (same seeds), chosen to show what the model
+fixes of issue 10 move: DeTail vs FH (crossbar, TCP), PIAS / DCTCP / L2DCT / TCP with 16 MB windows (host
+NIC as a port), DIBS (detour at the overflowing buffer).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+CASES = [
+    ("paper/steady", "fh", "0.1s", "retrieval/8KB"), ("paper/steady", "detail", "0.1s", "retrieval/8KB"),
+    ("paper/pias_datamining", "tcp", "0.02s", "small"), ("paper/pias_datamining", "dctcp", "0.02s", "small"),
+    ("paper/pias_datamining", "l2dct", "0.02s", "small"), ("paper/pias_datamining", "pias", "0.02s", "small"),
+    ("paper/pias_websearch", "dctcp", "0.02s", "small"), ("paper/pias_websearch", "pias", "0.02s", "small"),
+    ("paper/dibs", "dctcp", "0.1s", None), ("paper/dibs", "dibs", "0.1s", None),
+]
+
+
+def run(path: str) -> None:
+    import detailsim
+
+    out = {}
+    for sc, scheme, dur, _ in CASES:
+        s = detailsim.run(sc, scheme=scheme, duration=dur).summary
+        out[f"{sc} {scheme} {dur}"] = {
+            "fct": {c: {k: v.get(k) for k in ["count", "mean_ms", "p50_ms", "p99_ms", "p999_ms"]} for c, v in s["fct"].items()},
+            "drops": s["congestion_drops"], "timeouts": s["timeouts"]}
+        print(sc, scheme, file=sys.stderr, flush=True)
+    with open(path, "w") as f:
+        json.dump(out, f, indent=1)
+
+
+def table(old_path: str, new_path: str) -> None:
+    old, new = json.load(open(old_path)), json.load(open(new_path))
+    print("| run | class | mean ms (before → after) | p99 ms (before → after) | congestion drops | timeouts |")
+    print("|---|---|---|---|---|---|")
+    for sc, scheme, dur, cls in CASES:
+        key = f"{sc} {scheme} {dur}"
+        a, b = old[key], new[key]
+        classes = [cls] if cls else [c for c in b["fct"] if c.startswith("workflow") or c == "query"][:1] or list(b["fct"])[:1]
+        for c in classes:
+            fa, fb = a["fct"].get(c, {}), b["fct"].get(c, {})
+            f = lambda d, k: "–" if d.get(k) is None else f"{d[k]:.3f}"  # noqa: E731
+            print(f"| {sc} --scheme {scheme} --duration {dur} | {c} | {f(fa, 'mean_ms')} → {f(fb, 'mean_ms')} | "
+                  f"{f(fa, 'p99_ms')} → {f(fb, 'p99_ms')} | {a['drops']} → {b['drops']} | {a['timeouts']} → {b['timeouts']} |")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "run":
+        run(sys.argv[2])
+    else:
+        table(sys.argv[2], sys.argv[3])
