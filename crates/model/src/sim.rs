@@ -310,6 +310,8 @@ pub struct Port {
     pub xbar_out_free_at: Time,
     /// An `XbarOutFree` event is pending for this egress (scheduled only when an ingress waits for it).
     pub xbar_out_event: bool,
+    /// When the last transfer into this egress completes on its ingress side (its `XbarDone`).
+    pub xbar_out_done_at: Time,
     /// Crossbar rate of this port's side of the switch fabric: speedup x its line rate.
     pub xbar_rate: Rate,
     /// Ingress ports of the same switch waiting for room in this egress queue.
@@ -526,6 +528,7 @@ impl Sim {
                 xbar_pkt: NO,
                 xbar_out_free_at: Time::ZERO,
                 xbar_out_event: false,
+                xbar_out_done_at: Time::ZERO,
                 xbar_rate: Rate(((l.rate.0 as f64) * topo.speedup).round() as u64),
                 waiters: Vec::new(),
                 nic_blocked: false,

@@ -298,12 +298,14 @@ impl Sim {
                 ip.ing.pop(prio);
                 ip.xbar_busy = true;
                 ip.xbar_pkt = pid;
-                let dt = ip.xbar_rate.tx_time(wire);
-                self.schedule(now + dt, Ev::XbarDone { port: inp });
+                let done = now + ip.xbar_rate.tx_time(wire);
+                self.ports[out as usize].xbar_out_done_at = done;
+                self.schedule(done, Ev::XbarDone { port: inp });
                 return;
             }
-            if e.eg.has_room(wire) && !e.xbar_out_event {
-                // the egress side is busy with another transfer: retry when it frees
+            if e.eg.has_room(wire) && !e.xbar_out_event && e.xbar_out_free_at != e.xbar_out_done_at {
+                // the egress side is busy with another transfer: retry when it frees (when that is also when
+                // the transfer's XbarDone comes, as with equal port rates, that event lets the waiters retry)
                 e.xbar_out_event = true;
                 let at = e.xbar_out_free_at;
                 self.q.push(at, Ev::XbarOutFree { port: out });
