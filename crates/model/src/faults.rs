@@ -78,7 +78,7 @@ impl Sim {
                 // lossless at build time); crossbar times and path BDPs read the port rates when used
                 for p in self.link_ports(f.link) {
                     self.ports[p as usize].rate = rate;
-                    self.ports[p as usize].xbar_rate = Rate(((rate.0 as f64) * self.topo.speedup).round() as u64);
+                    self.ports[p as usize].xbar_rate = crate::topology::xbar_rate(rate, self.topo.speedup);
                     if self.pfc[p as usize].enabled {
                         let d = self.pfc_derive(p, rate).expect("checked when the scenario was built");
                         self.pfc_install(p, d);
@@ -126,7 +126,7 @@ impl Sim {
                 let wire = self.pkts.get(pid).wire as u64;
                 pt.eg.release(prio, wire);
                 self.counters.drop(DropCause::LinkDown);
-                pt.drops += 1;
+                self.port_ctr[p as usize].drops += 1;
                 self.pkts.release(pid);
             }
         }
@@ -134,7 +134,7 @@ impl Sim {
         // blocked ingress heads may point at the dead port: let every switch ingress retry (and reroute)
         for &p in &ends {
             let ws = std::mem::take(&mut self.ports[p as usize].waiters);
-            for w in ws {
+            for (_, w) in ws {
                 self.xbar_try(w);
             }
         }

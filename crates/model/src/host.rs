@@ -27,8 +27,8 @@ impl Sim {
     /// Queue a packet at host `node`'s NIC and kick the transmitter. With source ECN (DeTail), the
     /// packet is marked CE when the NIC's drain-byte counter for its priority exceeds the threshold.
     /// The NIC is a port like a switch egress: the scheme's switch ECN marking applies here too (at
-    /// enqueue, against the NIC queue), and its buffer is bounded: data beyond it is pushed back to the
-    /// sender (`send_segments`); a control segment that does not fit is a `host_buffer` drop.
+    /// enqueue, against the NIC queue), and its buffer is bounded: senders send no more data than it takes
+    /// (`prep_sender`), and a control segment that does not fit is a `host_buffer` drop.
     pub(crate) fn host_send(&mut self, node: u32, mut pkt: Packet) {
         let port = self.nodes[node as usize].port_base;
         self.counters.pkts_created += 1;
@@ -36,7 +36,7 @@ impl Sim {
         let wire = pkt.wire as u64;
         if self.scheme.source_ecn && pkt.ecn == ECN_ECT && e.eg.drain_bytes(pkt.prio) > self.scheme.source_ecn_threshold {
             pkt.ecn = ECN_CE;
-            e.ecn_marks += 1;
+            self.port_ctr[port as usize].ecn_marks += 1;
             self.counters.ecn_marks += 1;
         }
         let (room, up) = (e.eg.has_room(wire), e.up);
@@ -87,7 +87,7 @@ impl Sim {
 
     fn nic_block(&mut self, src: u32, tr: u32, prio: u8, uid: u32) {
         let port = self.nodes[src as usize].port_base;
-        let b = &mut self.nodes[src as usize].blocked;
+        let b = &mut self.nic_waiting[src as usize];
         if !b.iter().any(|x| x.1 == tr && x.2 == uid) {
             b.push((prio, tr, uid));
             self.counters.nic_blocked += 1;
@@ -107,8 +107,8 @@ impl Sim {
     pub(crate) fn nic_wake(&mut self, port: u32) {
         let node = self.ports[port as usize].node;
         let frame = self.framing.wire(self.framing.mtu) as u64;
-        while !self.nodes[node as usize].blocked.is_empty() && self.nic_admits(node, frame) {
-            let b = &mut self.nodes[node as usize].blocked;
+        while !self.nic_waiting[node as usize].is_empty() && self.nic_admits(node, frame) {
+            let b = &mut self.nic_waiting[node as usize];
             let i = (0..b.len()).min_by_key(|&i| b[i].0).expect("non-empty");
             let (_, tr, uid) = b.remove(i);
             let t = self.transfers.get(tr);
@@ -125,7 +125,7 @@ impl Sim {
             self.scratch = out;
             self.sync_rtx_timer(tr);
         }
-        self.ports[port as usize].nic_blocked = !self.nodes[node as usize].blocked.is_empty();
+        self.ports[port as usize].nic_blocked = !self.nic_waiting[node as usize].is_empty();
     }
 
     /// Create a transfer of `size` bytes from `src` to `dst` for application flow `app`, and start it.
@@ -218,7 +218,7 @@ impl Sim {
         let src = t.src;
         // pFabric's rank: the flow's remaining (unacknowledged) bytes when the packet is sent
         let remaining = (self.scheme.scheduling == crate::config::Scheduling::Pfabric).then(|| t.snd.size() - t.snd.una.min(t.snd.size()));
-        for (i, s) in segs.iter().enumerate() {
+        for s in segs {
             let mut p = base;
             p.kind = s.kind;
             p.seq = s.seq;
@@ -235,17 +235,8 @@ impl Sim {
                 // packet ECT as Linux's DCTCP does (an AQM must not drop its SYNs and ACKs)
                 p.ecn = 0;
             }
-            if s.kind == SegKind::Data && s.len > 0 && !self.nic_admits(src, p.wire as u64) {
-                // back-pressure: this segment and the rest of the batch stay with the sender until the NIC
-                // has room (Linux keeps them in the socket when the queue is full)
-                let t = self.transfers.get_mut(tr);
-                for r in segs[i..].iter().rev() {
-                    t.snd.unsend(r);
-                }
-                let (prio, uid) = (t.prio, t.uid);
-                self.nic_block(src, tr, prio, uid);
-                break;
-            }
+            // the sender sent no more than `prep_sender` said the NIC takes
+            debug_assert!(s.kind != SegKind::Data || s.len == 0 || self.nic_admits(src, p.wire as u64), "NIC room overrun");
             self.counters.retransmits += s.retx as u64;
             self.host_send(src, p);
         }
@@ -668,5 +659,39 @@ impl Sim {
         self.apps.release(app);
         self.flow_finished(&a, to, rtx);
         self.check_finished();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::packet::ECN_ECT;
+    use crate::sim::Sim;
+    use crate::trace::{TraceSpec, KIND_DATA};
+
+    /// ECN codepoints of the control segments (SYN, SYN-ACK, ACKs) and data segments of one flow.
+    fn codepoints(scheme: &str) -> (Vec<u8>, Vec<u8>) {
+        let mut sim = Sim::from_json(&format!(
+            r#"{{"run": {{"duration": "1ms"}}, "topology": {{"kind": "single_switch", "hosts": 2}},
+                "scheme": {scheme}, "workload": [{{"kind": "flows", "rows": [{{"src": 1, "dst": 0, "size_bytes": 30000, "start_s": 0.0}}]}}]}}"#
+        ))
+        .unwrap();
+        sim.set_trace(&TraceSpec { flows: vec![0], nodes: vec![], ports: vec![] }).unwrap();
+        sim.run();
+        let t = sim.trace.as_ref().unwrap();
+        let (mut ctl, mut data) = (Vec::new(), Vec::new());
+        for (k, e) in t.kind.iter().zip(&t.ecn) {
+            if *k == KIND_DATA { data.push(*e) } else { ctl.push(*e) }
+        }
+        (ctl, data)
+    }
+
+    #[test]
+    fn dctcp_marks_its_control_segments_ect_classic_ecn_does_not() {
+        let (ctl, data) = codepoints(r#"{"preset": "dctcp", "tcp": {"handshake": true}}"#);
+        assert!(!ctl.is_empty() && !data.is_empty());
+        assert!(ctl.iter().chain(&data).all(|&e| e == ECN_ECT), "DCTCP: every packet ECT, as Linux's DCTCP");
+        let (ctl, data) = codepoints(r#"{"preset": "tcp", "tcp": {"handshake": true, "ecn": true}}"#);
+        assert!(ctl.iter().all(|&e| e == 0), "RFC 3168: SYNs and pure ACKs are not ECN-capable");
+        assert!(data.iter().all(|&e| e == ECN_ECT));
     }
 }

@@ -125,6 +125,12 @@ impl Sim {
         self.scheme.flow_control == FlowControl::Pfc
     }
 
+    /// Whether priority `prio` is lossless (PFC on, and the priority among `scheme.pfc.priorities`).
+    #[inline]
+    pub(crate) fn lossless_prio(&self, prio: u8) -> bool {
+        self.pfc_on() && self.scheme.pfc.priorities & (1 << prio) != 0
+    }
+
     /// Derive per-port thresholds and delays; check that PFC can be lossless with them, also at the rates
     /// that `degrade` faults will give links later.
     pub(crate) fn pfc_setup(&mut self) -> Result<(), ConfigError> {
@@ -383,7 +389,7 @@ impl Sim {
             self.counters.lossless_exempt_drops += 1;
         } else {
             self.counters.lossless_drops += 1;
-            self.ports[port as usize].lossless_drops += 1;
+            self.port_ctr[port as usize].lossless_drops += 1;
         }
     }
 
@@ -397,8 +403,9 @@ impl Sim {
     pub fn lossless_violations(&self) -> Vec<(String, u64)> {
         self.ports
             .iter()
-            .filter(|p| p.lossless_drops > 0)
-            .map(|p| (format!("{}->{}", self.node_name(p.peer_node), self.node_name(p.node)), p.lossless_drops))
+            .zip(&self.port_ctr)
+            .filter(|(_, c)| c.lossless_drops > 0)
+            .map(|(p, c)| (format!("{}->{}", self.node_name(p.peer_node), self.node_name(p.node)), c.lossless_drops))
             .collect()
     }
 
@@ -542,7 +549,7 @@ mod tests {
         let v = sim.lossless_violations();
         assert_eq!(v.len(), 1);
         assert_eq!(v[0].0, "h3->sw");
-        assert_eq!(v[0].1, sim.ports[ing as usize].lossless_drops);
+        assert_eq!(v[0].1, sim.port_ctr[ing as usize].lossless_drops);
         let summary: serde_json::Value = serde_json::from_str(&sim.summary_json()).unwrap();
         assert_eq!(summary["invariants"]["lossless"], false);
         assert_eq!(summary["invariants"]["lossless_violations"][0]["link"], "h3->sw");

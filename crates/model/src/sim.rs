@@ -3,7 +3,7 @@
 //! ```text
 //!  host NIC ──TxDone──► link (rate, delay) ──Arrive──► switch ingress (after forwarding delay)
 //!     ▲                                                   │ strict priority, per-priority HOL
-//!     │                                      XbarDone (speedup × min(in, out line rate))
+//!     │                                 XbarDone (speedup × ingress line rate; egress ≤ speedup × its rate)
 //!  TCP sender/receiver (sans-IO)                          ▼
 //!     ▲                                              switch egress ──TxDone──► next link …
 //!  workload generators (Poisson, closed loop, CSV)
@@ -310,12 +310,14 @@ pub struct Port {
     pub xbar_out_free_at: Time,
     /// An `XbarOutFree` event is pending for this egress (scheduled only when an ingress waits for it).
     pub xbar_out_event: bool,
-    /// When the last transfer into this egress completes on its ingress side (its `XbarDone`).
-    pub xbar_out_done_at: Time,
+    /// The egress side frees exactly when the last transfer into it completes on its ingress side (its
+    /// `XbarDone` then lets the waiters retry; otherwise an `XbarOutFree` event is needed).
+    pub xbar_out_frees_with_done: bool,
     /// Crossbar rate of this port's side of the switch fabric: speedup x its line rate.
     pub xbar_rate: Rate,
-    /// Ingress ports of the same switch waiting for room in this egress queue.
-    pub waiters: Vec<u32>,
+    /// Ingress ports of the same switch waiting for this egress (room in its queue, or its crossbar side),
+    /// with the priority of their highest head blocked on it.
+    pub waiters: Vec<(u8, u32)>,
     /// Host NIC: transfers are waiting for room in this queue (back-pressure).
     pub nic_blocked: bool,
     /// Priorities the peer has paused (bit p).
@@ -323,10 +325,18 @@ pub struct Port {
     pub up: bool,
     pub tx_bytes: u64,
     pub tx_packets: u64,
-    pub drops: u64,
-    /// Congestion drops of lossless-priority packets under PFC counted at this port (invariant violations).
-    pub lossless_drops: u64,
-    pub ecn_marks: u64,
+}
+
+impl Port {
+    /// Register ingress `inp` as waiting for this egress with a head of priority `prio` (an ingress already
+    /// waiting keeps its place, with the higher of the two priorities).
+    #[inline]
+    pub fn add_waiter(&mut self, prio: u8, inp: u32) {
+        match self.waiters.iter_mut().find(|w| w.1 == inp) {
+            Some(w) => w.0 = w.0.min(prio),
+            None => self.waiters.push((prio, inp)),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -338,9 +348,6 @@ pub struct Node {
     pub rng: Stream,
     /// Round-robin pointer of adaptive load balancing (local port index).
     pub rr: u32,
-    /// Host: transfers whose data the full NIC queue did not take, as (priority, transfer, uid), served
-    /// highest priority first, in order of blocking within a priority.
-    pub blocked: Vec<(u8, u32, u32)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -429,6 +436,13 @@ pub struct Sim {
     pub faults: Vec<crate::faults::Fault>,
     pub(crate) scratch_ports: Vec<u32>,
     pub(crate) scratch_victims: Vec<(u8, PacketId)>,
+    pub(crate) scratch_u32_pairs: Vec<(u8, u32)>,
+    /// Drop and mark counters per port.
+    pub port_ctr: Vec<crate::stats::PortCounters>,
+    /// Per node (hosts): transfers waiting for room in the NIC queue, as (priority, transfer, uid), served
+    /// highest priority first, in order of blocking within a priority. Kept out of `Node`, which stays one
+    /// cache line.
+    pub nic_waiting: Vec<Vec<(u8, u32, u32)>>,
     /// RED (`ecn_marking = "red"`): per port, its parameters and state; empty otherwise.
     pub red: Vec<(crate::red::RedParams, crate::red::Red)>,
     /// Packet trace (pcap export), when asked for.
@@ -528,17 +542,14 @@ impl Sim {
                 xbar_pkt: NO,
                 xbar_out_free_at: Time::ZERO,
                 xbar_out_event: false,
-                xbar_out_done_at: Time::ZERO,
-                xbar_rate: Rate(((l.rate.0 as f64) * topo.speedup).round() as u64),
+                xbar_out_frees_with_done: true,
+                xbar_rate: topology::xbar_rate(l.rate, topo.speedup),
                 waiters: Vec::new(),
                 nic_blocked: false,
                 paused: 0,
                 up: true,
                 tx_bytes: 0,
                 tx_packets: 0,
-                drops: 0,
-                lossless_drops: 0,
-                ecn_marks: 0,
             });
         }
         let nodes: Vec<Node> = (0..n)
@@ -550,7 +561,6 @@ impl Sim {
                     salt: rng.stream(i as u64, purpose::SALT).next_u64(),
                     rng: rng.stream(i as u64, purpose::SCATTER),
                     rr: 0,
-                    blocked: Vec::new(),
                 }
             })
             .collect();
@@ -582,6 +592,9 @@ impl Sim {
             faults: Vec::new(),
             scratch_ports: Vec::new(),
             scratch_victims: Vec::new(),
+            scratch_u32_pairs: Vec::new(),
+            port_ctr: Vec::new(),
+            nic_waiting: Vec::new(),
             red: Vec::new(),
             trace: None,
             pkts: Arena::new(),
@@ -636,6 +649,8 @@ impl Sim {
             }
             sim.red = sim.ports.iter().map(|p| (sim.scheme.red.for_tier(sim.topo.links[p.link as usize].tier), crate::red::Red::default())).collect();
         }
+        sim.nic_waiting = vec![Vec::new(); sim.nodes.len()];
+        sim.port_ctr = vec![Default::default(); sim.ports.len()];
         sim.fabric = sim.fabric_bdp();
         sim.apply_queue_limit()?;
         sim.faults = crate::faults::Fault::resolve(&sim, &sc.fault)?;
@@ -943,9 +958,9 @@ impl Sim {
                     max_ingress_bytes: p.ing.max_total,
                     max_egress_bytes: p.eg.max_total,
                     mean_egress_bytes: p.eg.mean_total(self.now),
-                    drops: p.drops,
-                    lossless_drops: p.lossless_drops,
-                    ecn_marks: p.ecn_marks,
+                    drops: self.port_ctr[i].drops,
+                    lossless_drops: self.port_ctr[i].lossless_drops,
+                    ecn_marks: self.port_ctr[i].ecn_marks,
                     up: p.up,
                     pfc_frames_sent: self.pfc.get(i).map_or(0, |f| f.frames_sent),
                     pfc_frames_received: self.pfc.get(i).map_or(0, |f| f.frames_received),
@@ -1020,7 +1035,7 @@ mod tests {
 
     #[test]
     fn priority_eviction_evicts_only_when_the_arrival_then_fits() {
-        let wire = |pid: PacketId| if pid >= 100 { 3000 } else { 1500 };
+        let wire = |_: PacketId| 1500;
         let mut q = PrioQueue::new(10_000);
         for pid in 1..=4 {
             q.push(0, pid, 1500); // 6000 B of priority 0

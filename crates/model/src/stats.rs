@@ -181,6 +181,16 @@ impl Classes {
     }
 }
 
+/// Per-port counters that change only on a drop or a mark (kept out of `Port`, whose hot fields stay
+/// within fewer cache lines).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PortCounters {
+    pub drops: u64,
+    /// Congestion drops of lossless-priority packets under PFC counted here (invariant violations).
+    pub lossless_drops: u64,
+    pub ecn_marks: u64,
+}
+
 #[derive(Debug, Serialize, Clone)]
 pub struct PortStats {
     pub node: String,

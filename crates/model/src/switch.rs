@@ -149,8 +149,7 @@ impl Sim {
     /// DIBS at the buffer that overflows: the arrival port's ingress buffer cannot hold packet `pid`, so
     /// instead of dropping it the forwarding engine writes it straight into the egress queue of a random
     /// other switch-facing port with room (the output-buffered view of the DIBS paper: the packet never
-    /// needed the full ingress buffer). Returns false when the packet must be dropped after all, with the
-    /// cause.
+    /// needed the full ingress buffer). `Err(cause)` when the packet must be dropped after all.
     fn dibs_overflow_detour(&mut self, node: u32, pid: PacketId, out: u32, prio: u8, wire: u64) -> Result<(), DropCause> {
         match self.dibs_eligible(node, pid, prio) {
             Err(()) => return Err(DropCause::DetourLimit),
@@ -164,9 +163,7 @@ impl Sim {
         e.advance(now);
         e.reserve(prio, wire);
         if !self.mark_ecn(d, pid, wire) {
-            let wire = self.pkts.get(pid).wire as u64;
-            let e = &mut self.ports[d as usize].eg;
-            e.release(prio, wire);
+            self.ports[d as usize].eg.release(prio, wire);
             return Err(DropCause::Red);
         }
         self.ports[d as usize].eg.enlist_packet(pid, self.pkts.get(pid));
@@ -176,16 +173,13 @@ impl Sim {
 
     pub(crate) fn drop_packet(&mut self, pid: PacketId, cause: DropCause, port: Option<u32>) {
         if let Some(p) = port {
-            if cause.is_congestion() && self.nodes[self.ports[p as usize].node as usize].is_switch {
-                let prio = self.pkts.get(pid).prio;
-                if self.pfc_on() && self.scheme.pfc.priorities & (1 << prio) != 0 {
-                    self.lossless_drop(p);
-                }
+            if cause.is_congestion() && self.nodes[self.ports[p as usize].node as usize].is_switch && self.lossless_prio(self.pkts.get(pid).prio) {
+                self.lossless_drop(p);
             }
         }
         self.counters.drop(cause);
         if let Some(p) = port {
-            self.ports[p as usize].drops += 1;
+            self.port_ctr[p as usize].drops += 1;
         }
         self.pkts.release(pid);
     }
@@ -299,21 +293,19 @@ impl Sim {
                 ip.xbar_busy = true;
                 ip.xbar_pkt = pid;
                 let done = now + ip.xbar_rate.tx_time(wire);
-                self.ports[out as usize].xbar_out_done_at = done;
+                let e = &mut self.ports[out as usize];
+                e.xbar_out_frees_with_done = e.xbar_out_free_at == done;
                 self.schedule(done, Ev::XbarDone { port: inp });
                 return;
             }
-            if e.eg.has_room(wire) && !e.xbar_out_event && e.xbar_out_free_at != e.xbar_out_done_at {
+            if e.eg.has_room(wire) && !e.xbar_out_event && !e.xbar_out_frees_with_done {
                 // the egress side is busy with another transfer: retry when it frees (when that is also when
                 // the transfer's XbarDone comes, as with equal port rates, that event lets the waiters retry)
                 e.xbar_out_event = true;
                 let at = e.xbar_out_free_at;
                 self.q.push(at, Ev::XbarOutFree { port: out });
             }
-            let e = &mut self.ports[out as usize];
-            if !e.waiters.contains(&inp) {
-                e.waiters.push(inp);
-            }
+            e.add_waiter(prio, inp);
         }
     }
 
@@ -366,8 +358,12 @@ impl Sim {
         // among the ingresses waiting for it and this one (highest blocked priority first, this ingress last
         // on ties).
         if !self.ports[out as usize].waiters.is_empty() && self.now >= self.ports[out as usize].xbar_out_free_at {
-            if self.ports[inp as usize].ing.nonempty != 0 && !self.ports[out as usize].waiters.contains(&inp) {
-                self.ports[out as usize].waiters.push(inp);
+            // this ingress competes too, behind the others of its priority (it may have no head for `out`:
+            // then its try moves whatever it can and it stays out of the list)
+            let ing = &self.ports[inp as usize].ing;
+            if ing.nonempty != 0 {
+                let prio = ing.nonempty.trailing_zeros() as u8;
+                self.ports[out as usize].add_waiter(prio, inp);
             }
             self.wake_waiters(out);
         }
@@ -385,12 +381,14 @@ impl Sim {
     /// Step marking: CE when the queue (or port) already holds more than K, not counting the arriving
     /// packet. RED: CE for an ECN-capable packet RED finds congested; false when RED drops a packet that
     /// is not ECN-capable (at a switch; a host NIC only marks).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn mark_ecn(&mut self, port: u32, pid: PacketId, wire: u64) -> bool {
+        self.scheme.ecn_marking == EcnMarking::None || self.mark_ecn_on(port, pid, wire)
+    }
+
+    #[inline(never)]
+    fn mark_ecn_on(&mut self, port: u32, pid: PacketId, wire: u64) -> bool {
         let marking = self.scheme.ecn_marking;
-        if marking == EcnMarking::None {
-            return true;
-        }
         if marking == EcnMarking::Red {
             return self.red_arrival(port, pid, wire);
         }
@@ -406,7 +404,7 @@ impl Sim {
         } - wire;
         if occ > k {
             p.ecn = ECN_CE;
-            pt.ecn_marks += 1;
+            self.port_ctr[port as usize].ecn_marks += 1;
             self.counters.ecn_marks += 1;
         }
         true
@@ -427,15 +425,14 @@ impl Sim {
         if p.ecn == ECN_ECT || p.ecn == ECN_CE {
             if p.ecn == ECN_ECT {
                 p.ecn = ECN_CE;
-                self.ports[port as usize].ecn_marks += 1;
+                self.port_ctr[port as usize].ecn_marks += 1;
                 self.counters.ecn_marks += 1;
             }
             true
         } else {
             // a host NIC only marks, and under PFC a lossless priority is never dropped by the AQM either
             let prio = p.prio;
-            let lossless = self.pfc_on() && self.scheme.pfc.priorities & (1 << prio) != 0;
-            !is_switch || lossless
+            !is_switch || self.lossless_prio(prio)
         }
     }
 
@@ -494,31 +491,46 @@ impl Sim {
         }
     }
 
-    /// Room opened in egress `port`: let the blocked ingress ports retry, those whose blocked head has the
-    /// highest priority first (the crossbar arbiter honours strict priority), ties in arrival order.
+    /// Room opened in egress `port`, or its crossbar side freed: let the blocked ingress ports retry, those
+    /// whose blocked head has the highest priority first (the crossbar arbiter honours strict priority), ties
+    /// in arrival order. Once a transfer into `port` has started its egress side is busy, and the rest would
+    /// only fail and register again: they stay in the list, in order, untried.
     pub(crate) fn wake_waiters(&mut self, port: u32) {
-        let mut ws = std::mem::take(&mut self.ports[port as usize].waiters);
-        if ws.len() > 1 {
-            let key = |s: &Sim, inp: u32| -> u8 {
-                let ing = &s.ports[inp as usize].ing;
-                let mut mask = ing.nonempty;
-                while mask != 0 {
-                    let p = mask.trailing_zeros() as u8;
-                    mask &= mask - 1;
-                    if s.pkts.get(*ing.q[p as usize].front().unwrap()).out_port == port {
-                        return p;
-                    }
-                }
-                u8::MAX
-            };
-            let mut keyed: Vec<(u8, u32)> = ws.iter().map(|&w| (key(self, w), w)).collect();
-            keyed.sort_by_key(|k| k.0);
-            ws.clear();
-            ws.extend(keyed.into_iter().map(|k| k.1));
+        let pt = &mut self.ports[port as usize];
+        if self.now < pt.xbar_out_free_at {
+            // a transfer into this egress is under way: nobody can start now; make sure they retry when its
+            // side frees (with its transfer's XbarDone, or an XbarOutFree event)
+            if !pt.xbar_out_frees_with_done && !pt.xbar_out_event {
+                pt.xbar_out_event = true;
+                let at = pt.xbar_out_free_at;
+                self.q.push(at, Ev::XbarOutFree { port });
+            }
+            return;
         }
-        for &w in &ws {
+        // the waiting list moves out (a scratch vector takes its place, so no allocation per wake)
+        let mut ws = std::mem::take(&mut self.scratch_u32_pairs);
+        std::mem::swap(&mut ws, &mut self.ports[port as usize].waiters);
+        while !ws.is_empty() {
+            // the first of the highest blocked priority
+            let i = (0..ws.len()).min_by_key(|&i| ws[i].0).expect("non-empty");
+            let (_, w) = ws.remove(i);
             self.xbar_try(w);
+            if self.now < self.ports[port as usize].xbar_out_free_at {
+                break;
+            }
         }
+        // those that tried and registered again come first; the untried follow in their order (their heads
+        // did not change meanwhile; one that no longer waits for `port` just retries when woken)
+        let again = &mut self.ports[port as usize].waiters;
+        let k = again.len();
+        for &(p, w) in &ws {
+            match again[..k].iter_mut().find(|x| x.1 == w) {
+                Some(x) => x.0 = x.0.min(p),
+                None => again.push((p, w)),
+            }
+        }
+        ws.clear();
+        self.scratch_u32_pairs = ws;
     }
 
     /// Serialization time of `bytes` on `port`.

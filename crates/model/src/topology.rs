@@ -66,6 +66,10 @@ pub const DEFAULT_DELAY: Time = Time(5_476_000);
 pub const DEFAULT_BUFFER: u64 = 128 * 1024;
 pub const DEFAULT_FORWARDING_DELAY: Time = Time(4_224_000);
 pub const DEFAULT_SPEEDUP: f64 = 4.0;
+/// Rate of one port's side of a switch fabric: `speedup` x the port's line rate.
+pub fn xbar_rate(line: Rate, speedup: f64) -> Rate {
+    Rate(((line.0 as f64) * speedup).round() as u64)
+}
 /// Default host NIC queue: 1000 full frames, Linux's default transmit queue length (txqueuelen).
 pub const DEFAULT_HOST_BUFFER_FRAMES: u64 = 1000;
 

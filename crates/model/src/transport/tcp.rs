@@ -274,35 +274,6 @@ impl TcpSender {
         }
     }
 
-    /// Back-pressure from the local NIC: segment `seg`, just returned by this sender, was not taken (the
-    /// NIC queue is full; Linux keeps such data in the socket and sends it later). Call it for the rejected
-    /// segments of one batch in reverse order; the data counts as never sent. A rejected retransmission of
-    /// a hole is remembered and goes first on `resume`. With nothing left in flight the retransmission
-    /// timer stops: a locally blocked flow does not time out.
-    pub fn unsend(&mut self, seg: &SegOut) {
-        if seg.kind != SegKind::Data || seg.len == 0 {
-            return;
-        }
-        let end = seg.seq + seg.len as u64;
-        if seg.retx {
-            self.retransmits -= 1;
-        }
-        if end == self.nxt {
-            self.nxt = seg.seq;
-            if !seg.retx && end == self.max_sent {
-                self.max_sent = seg.seq;
-            }
-        } else if seg.seq == self.una {
-            self.hole_pending = true;
-        }
-        if seg.cwr {
-            self.send_cwr = true;
-        }
-        if self.nxt <= self.una && !self.hole_pending {
-            self.deadline = None;
-        }
-    }
-
     /// The local NIC has room again: send what the window allows (a pending hole retransmission first).
     pub fn resume(&mut self, now: Time, p: &TcpParams, out: &mut Vec<SegOut>) {
         if self.state != State::Established || self.una >= self.size {
@@ -976,54 +947,6 @@ mod tests {
         s.resume(Time::from_us(110), &p, &mut out);
         assert_eq!(segs(&mut out), vec![(0, 1460)]);
         assert_eq!(s.retransmits, 1);
-    }
-
-    #[test]
-    fn nic_back_pressure_unsends_and_resumes_in_order() {
-        let p = params();
-        let mut s = TcpSender::new(100 * 1460, &p);
-        let mut out = Vec::new();
-        s.start(Time::ZERO, &p, &mut out);
-        assert_eq!(out.len(), 10);
-        // the NIC took the first 4 segments: the other 6 count as never sent
-        for seg in out[4..].iter().rev() {
-            s.unsend(seg);
-        }
-        assert_eq!((s.nxt, s.max_sent), (4 * 1460, 4 * 1460));
-        assert!(s.deadline.is_some(), "4 segments are in flight");
-        out.clear();
-        // room again at 5 us: the same 6 segments go, not as retransmissions
-        s.resume(Time::from_us(5), &p, &mut out);
-        assert_eq!(out.iter().map(|x| (x.seq, x.retx)).collect::<Vec<_>>(), (4..10).map(|i| (i * 1460, false)).collect::<Vec<_>>());
-        assert_eq!(s.retransmits, 0);
-        out.clear();
-        // fast retransmit rejected by a full NIC: the hole goes first when room returns
-        for _ in 0..3 {
-            s.on_ack(Time::from_us(100), &p, SegKind::Ack, 0, false, Time::ZERO, &mut out);
-        }
-        let rtx = out.clone();
-        assert_eq!(segs(&mut out), vec![(0, 1460)]);
-        for seg in rtx.iter().rev() {
-            s.unsend(seg);
-        }
-        assert_eq!((s.nxt, s.retransmits), (10 * 1460, 0));
-        s.resume(Time::from_us(120), &p, &mut out);
-        assert_eq!(out[0].seq, 0);
-        assert!(out[0].retx);
-        out.clear();
-        // nothing in flight after a rejected timeout retransmission: no timer while blocked locally
-        let mut t = TcpSender::new(10 * 1460, &p);
-        t.start(Time::ZERO, &p, &mut out);
-        out.clear();
-        t.on_timeout(Time::from_ms(10), &p, &mut out);
-        for seg in out.iter().rev() {
-            t.unsend(seg);
-        }
-        assert_eq!(t.deadline, None);
-        out.clear();
-        t.resume(Time::from_ms(11), &p, &mut out);
-        assert_eq!(segs(&mut out), vec![(0, 1460)]);
-        assert_eq!(t.deadline, Some(Time::from_ms(11) + t.rto(&p)));
     }
 
     /// A sender that has sent `sent_segs` segments and estimates alpha = 1/4, about to see ECE.
