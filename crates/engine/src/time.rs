@@ -96,6 +96,21 @@ impl Rate {
         let r = self.0 as u128;
         Time(num.div_ceil(r) as u64)
     }
+    /// Picoseconds per byte when that is a whole number small enough for the packet fast path (rates that
+    /// divide 8 Tbit/s: 1, 10, 25, 40, 100 Gbit/s and most others used), else 0.
+    pub const fn ps_per_byte(self) -> u64 {
+        let num = 8 * PS_PER_S;
+        if self.0 != 0 && num % self.0 == 0 && num / self.0 <= (1 << 32) { num / self.0 } else { 0 }
+    }
+    /// `tx_time` with this rate's `ps_per_byte` computed beforehand: a multiplication instead of a
+    /// division for packets; the same result to the picosecond.
+    #[inline(always)]
+    pub fn tx_time_pb(self, ps_per_byte: u64, bytes: u64) -> Time {
+        if ps_per_byte != 0 && bytes < (1 << 20) {
+            return Time(bytes * ps_per_byte);
+        }
+        self.tx_time(bytes)
+    }
     /// Time to serialize `bytes` at `speedup` times this rate.
     #[inline]
     pub fn tx_time_speedup(self, bytes: u64, speedup: f64) -> Time {
@@ -123,6 +138,18 @@ mod tests {
                 assert_eq!(Rate(rate).tx_time(bytes).0, exact, "{bytes} B at {rate} bit/s");
             }
         }
+    }
+    #[test]
+    fn the_per_byte_path_equals_the_division() {
+        for rate in [1u64, 3, 1_000, 999_999_937, 1_000_000_000, 4_000_000_000, 40_000_000_000, 400_000_000_000, 3_333_333_333] {
+            let r = Rate(rate);
+            for bytes in [0u64, 1, 64, 1530, 9000, (1 << 20) - 1, 1 << 20, 1 << 30] {
+                assert_eq!(r.tx_time_pb(r.ps_per_byte(), bytes), r.tx_time(bytes), "{bytes} B at {rate} bit/s");
+            }
+        }
+        assert_eq!(Rate::gbps(1).ps_per_byte(), 8_000);
+        assert_eq!(Rate(3_333_333_333).ps_per_byte(), 0);
+        assert_eq!(Rate(1).ps_per_byte(), 0, "too slow for the fast path");
     }
     #[test]
     fn crossbar_speedup_4() {

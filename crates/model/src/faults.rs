@@ -77,8 +77,8 @@ impl Sim {
                 // the rate and everything derived from it: PFC thresholds, reaction window and grace (checked
                 // lossless at build time); crossbar times and path BDPs read the port rates when used
                 for p in self.link_ports(f.link) {
-                    self.ports[p as usize].rate = rate;
-                    self.ports[p as usize].xbar_rate = crate::topology::xbar_rate(rate, self.topo.speedup);
+                    let speedup = self.topo.speedup;
+                    self.ports[p as usize].set_rate(rate, speedup);
                     if self.pfc[p as usize].enabled {
                         let d = self.pfc_derive(p, rate).expect("checked when the scenario was built");
                         self.pfc_install(p, d);

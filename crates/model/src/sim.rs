@@ -122,22 +122,25 @@ impl RankIndex {
 /// A strict-priority queue of 8 priorities (0 highest) with per-priority byte counts; under LAS or pFabric
 /// (egress queues and NICs only) the packets live in a `RankIndex` instead of the FIFO lists.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct PrioQueue {
-    pub q: [std::collections::VecDeque<PacketId>; 8],
-    pub bytes: [u64; 8],
-    /// Bytes held, including packets in transit through the crossbar.
-    pub total: u64,
-    /// Packets held (with `total`: queued and crossing the crossbar).
-    pub pkts: u32,
-    pub cap: u64,
-    pub max_total: u64,
-    /// Bit p set when `q[p]` is non-empty.
-    pub nonempty: u8,
+    // Field order is the memory layout (repr(C)): the per-packet scalars share one cache line, the byte
+    // counts the next, and the FIFO headers follow.
     /// Integral of `total` over time (byte-picoseconds) up to `last_ps`, for the time-average occupancy.
     pub area: u128,
     pub last_ps: u64,
+    /// Bytes held, including packets in transit through the crossbar.
+    pub total: u64,
+    pub cap: u64,
+    pub max_total: u64,
+    /// Packets held (with `total`: queued and crossing the crossbar).
+    pub pkts: u32,
+    /// Bit p set when `q[p]` is non-empty.
+    pub nonempty: u8,
     /// Rank mode (LAS, pFabric).
     pub ranked: Option<Box<RankIndex>>,
+    pub bytes: [u64; 8],
+    pub q: [std::collections::VecDeque<PacketId>; 8],
 }
 impl PrioQueue {
     fn new(cap: u64) -> Self {
@@ -287,47 +290,72 @@ impl PrioQueue {
 }
 
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 pub struct Port {
-    pub node: u32,
-    pub peer: u32,
-    pub peer_node: u32,
-    pub link: u32,
-    pub rate: Rate,
-    pub delay: Time,
-    /// Link delay plus the receiving switch's forwarding delay.
-    pub arrive_after: Time,
-    pub eg: PrioQueue,
-    pub ing: PrioQueue,
+    // Field order is the memory layout (repr(C), cache-line aligned): what every packet touches comes
+    // first (one cache line), then the egress and ingress queues (each starts with its per-packet line),
+    // then what only set-up, slow paths and reports read.
     /// The transmitter is busy until this time (the end of the frame on the wire).
     pub tx_busy_until: Time,
+    /// Link delay plus the receiving switch's forwarding delay.
+    pub arrive_after: Time,
+    /// `rate.ps_per_byte()` and `xbar_rate.ps_per_byte()` (kept by `set_rate`).
+    pub tx_ppb: u64,
+    pub xbar_ppb: u64,
+    /// Egress side of the crossbar: busy until this time with the last transfer into this egress (each
+    /// transfer occupies it for frame / `xbar_rate`, so at most speedup x its line rate enters it).
+    pub xbar_out_free_at: Time,
+    pub peer: u32,
+    pub xbar_pkt: PacketId,
+    /// Priorities the peer has paused (bit p).
+    pub paused: u8,
+    pub up: bool,
     /// A `TxDone` event is pending (only scheduled when a frame waits for the transmitter).
     pub tx_event: bool,
     /// Ingress side of the crossbar: moving `xbar_pkt` (at most one transfer out of an ingress at a time).
     pub xbar_busy: bool,
-    pub xbar_pkt: PacketId,
-    /// Egress side of the crossbar: busy until this time with the last transfer into this egress (each
-    /// transfer occupies it for frame / `xbar_rate`, so at most speedup x its line rate enters it).
-    pub xbar_out_free_at: Time,
     /// An `XbarOutFree` event is pending for this egress (scheduled only when an ingress waits for it).
     pub xbar_out_event: bool,
     /// The egress side frees exactly when the last transfer into it completes on its ingress side (its
     /// `XbarDone` then lets the waiters retry; otherwise an `XbarOutFree` event is needed).
     pub xbar_out_frees_with_done: bool,
-    /// Crossbar rate of this port's side of the switch fabric: speedup x its line rate.
-    pub xbar_rate: Rate,
+    /// Host NIC: transfers are waiting for room in this queue (back-pressure).
+    pub nic_blocked: bool,
+    pub eg: PrioQueue,
+    pub ing: PrioQueue,
     /// Ingress ports of the same switch waiting for this egress (room in its queue, or its crossbar side),
     /// with the priority of their highest head blocked on it.
     pub waiters: Vec<(u8, u32)>,
-    /// Host NIC: transfers are waiting for room in this queue (back-pressure).
-    pub nic_blocked: bool,
-    /// Priorities the peer has paused (bit p).
-    pub paused: u8,
-    pub up: bool,
+    /// Line rate (set with `set_rate`).
+    pub rate: Rate,
+    /// Crossbar rate of this port's side of the switch fabric: speedup x its line rate.
+    pub xbar_rate: Rate,
+    pub node: u32,
     pub tx_bytes: u64,
     pub tx_packets: u64,
+    pub peer_node: u32,
+    pub link: u32,
+    pub delay: Time,
 }
 
 impl Port {
+    /// Set the line rate and what derives from it here: the crossbar rate at `speedup` and both per-byte times.
+    pub fn set_rate(&mut self, rate: Rate, speedup: f64) {
+        self.rate = rate;
+        self.xbar_rate = topology::xbar_rate(rate, speedup);
+        self.tx_ppb = rate.ps_per_byte();
+        self.xbar_ppb = self.xbar_rate.ps_per_byte();
+    }
+    /// Serialization time of `wire` bytes on the link.
+    #[inline(always)]
+    pub fn ser(&self, wire: u64) -> Time {
+        self.rate.tx_time_pb(self.tx_ppb, wire)
+    }
+    /// Crossbar time of `wire` bytes on this port's side of the switch fabric.
+    #[inline(always)]
+    pub fn xbar_time(&self, wire: u64) -> Time {
+        self.xbar_rate.tx_time_pb(self.xbar_ppb, wire)
+    }
     /// Register ingress `inp` as waiting for this egress with a head of priority `prio` (an ingress already
     /// waiting keeps its place, with the higher of the two priorities).
     #[inline]
@@ -526,12 +554,14 @@ impl Sim {
             let peer_node = if is_a { l.b } else { l.a };
             let (ing_cap, eg_cap) = if is_switch[node] { (l.ingress_buffer, l.egress_buffer) } else { (0, topo.host_buffer) };
             let fwd = if is_switch[peer_node] { topo.forwarding_delay } else { Time::ZERO };
-            ports.push(Port {
+            let mut port = Port {
                 node: node as u32,
                 peer,
                 peer_node: peer_node as u32,
                 link: li as u32,
                 rate: l.rate,
+                tx_ppb: 0,
+                xbar_ppb: 0,
                 delay: l.delay,
                 arrive_after: l.delay + fwd,
                 eg: PrioQueue::new(eg_cap),
@@ -550,7 +580,9 @@ impl Sim {
                 up: true,
                 tx_bytes: 0,
                 tx_packets: 0,
-            });
+            };
+            port.set_rate(l.rate, topo.speedup);
+            ports.push(port);
         }
         let nodes: Vec<Node> = (0..n)
             .map(|i| {

@@ -287,12 +287,12 @@ impl Sim {
             if e.eg.has_room(wire) && now >= e.xbar_out_free_at {
                 e.eg.advance(now);
                 e.eg.reserve(prio, wire);
-                e.xbar_out_free_at = now + e.xbar_rate.tx_time(wire);
+                e.xbar_out_free_at = now + e.xbar_time(wire);
                 let ip = &mut self.ports[inp as usize];
                 ip.ing.pop(prio);
                 ip.xbar_busy = true;
                 ip.xbar_pkt = pid;
-                let done = now + ip.xbar_rate.tx_time(wire);
+                let done = now + ip.xbar_time(wire);
                 let e = &mut self.ports[out as usize];
                 e.xbar_out_frees_with_done = e.xbar_out_free_at == done;
                 self.schedule(done, Ev::XbarDone { port: inp });
@@ -374,7 +374,7 @@ impl Sim {
     /// moves it at speedup x the ingress port's line rate.
     #[inline]
     pub(crate) fn xbar_time(&self, inp: u32, wire: u64) -> Time {
-        self.ports[inp as usize].xbar_rate.tx_time(wire)
+        self.ports[inp as usize].xbar_time(wire)
     }
 
     /// ECN marking at egress enqueue (switch egress or host NIC), after the packet's bytes were reserved.
@@ -467,7 +467,7 @@ impl Sim {
         pt.eg.release(prio, wire);
         pt.tx_bytes += wire;
         pt.tx_packets += 1;
-        let ser = pt.rate.tx_time(wire);
+        let ser = pt.ser(wire);
         pt.tx_busy_until = now + ser;
         let arrive = pt.tx_busy_until + pt.arrive_after;
         let peer = pt.peer;
@@ -535,7 +535,7 @@ impl Sim {
 
     /// Serialization time of `bytes` on `port`.
     pub fn ser_time(&self, port: u32, bytes: u64) -> Time {
-        self.ports[port as usize].rate.tx_time(bytes)
+        self.ports[port as usize].ser(bytes)
     }
 }
 
