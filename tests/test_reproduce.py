@@ -6,7 +6,7 @@ import json
 
 from conftest import run_cli
 
-NAMES = ["scatter", "incast", "verification", "steady_cdf", "steady", "steady_priority_eviction", "bursty", "long_flows",
+NAMES = ["scatter", "incast", "verification", "steady_cdf", "steady", "steady_priority_eviction", "pfc_alone", "bursty", "long_flows",
          "disconnected", "degraded", "sequential", "partition_aggregate", "dibs_incast", "pias_websearch", "pias_datamining", "pias_las",
          "pias_oversubscribed", "pias_thresholds", "pias_queues", "pias_mismatch"]
 

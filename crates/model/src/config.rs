@@ -1081,8 +1081,21 @@ pub enum Pattern {
     /// Every server requests from uniformly random other servers.
     #[default]
     AllToAll,
-    /// The first `frontends` servers request from the others (back-ends) only.
+    /// `frontends` servers (placed by `frontend_layout`) request from the others (back-ends) only.
     FrontToBack,
+}
+
+/// Which servers are the front-ends of a `front_to_back` workload.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FrontendLayout {
+    /// Evenly spaced over the server list (servers 0, 2, 4, ... when half are front-ends), so every rack
+    /// holds front-ends and back-ends alike.
+    #[default]
+    Spread,
+    /// The first `frontends` servers (with half: the first half of the racks, pods 0-1 of the 128-server
+    /// FatTree).
+    First,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -1175,6 +1188,7 @@ pub struct SequentialConfig {
     #[serde(default = "d_ftb")]
     pub pattern: Pattern,
     pub frontends: Option<u32>,
+    pub frontend_layout: Option<FrontendLayout>,
     #[serde(default = "Dur::zero")]
     pub start: Dur,
     pub stop: Option<Dur>,
@@ -1200,6 +1214,7 @@ pub struct PartitionAggregateConfig {
     #[serde(default = "d_ftb")]
     pub pattern: Pattern,
     pub frontends: Option<u32>,
+    pub frontend_layout: Option<FrontendLayout>,
     #[serde(default = "Dur::zero")]
     pub start: Dur,
     pub stop: Option<Dur>,
@@ -1246,6 +1261,7 @@ pub struct RetrievalConfig {
     #[serde(default)]
     pub pattern: Pattern,
     pub frontends: Option<u32>,
+    pub frontend_layout: Option<FrontendLayout>,
     #[serde(default = "Dur::zero")]
     pub start: Dur,
     pub stop: Option<Dur>,

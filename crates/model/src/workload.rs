@@ -7,7 +7,7 @@
 //! own class (`workflow/sequential`, `workflow/partition-aggregate/<fanout>`, `incast`) beside their
 //! individual retrievals (`retrieval/<size>`).
 
-use crate::config::{err, ConfigError, Pattern, WorkloadConfig};
+use crate::config::{err, ConfigError, FrontendLayout, Pattern, WorkloadConfig};
 use crate::sim::{purpose, App, Ev, Role, Sim, NO};
 use crate::units::{fmt_bytes, Dur};
 use detailsim_engine::{Stream, Time};
@@ -203,12 +203,15 @@ pub enum Workload {
     },
 }
 
-fn split(sim: &Sim, i: usize, pattern: Pattern, frontends: Option<u32>) -> Result<(Vec<u32>, Vec<u32>), ConfigError> {
+fn split(sim: &Sim, i: usize, pattern: Pattern, frontends: Option<u32>, layout: Option<FrontendLayout>) -> Result<(Vec<u32>, Vec<u32>), ConfigError> {
     let nh = sim.hosts.len() as u32;
     Ok(match pattern {
         Pattern::AllToAll => {
             if frontends.is_some() {
                 return err(format!("workload[{i}].frontends"), "only applies with pattern = \"front_to_back\"");
+            }
+            if layout.is_some() {
+                return err(format!("workload[{i}].frontend_layout"), "only applies with pattern = \"front_to_back\"");
             }
             (sim.hosts.clone(), sim.hosts.clone())
         }
@@ -217,7 +220,14 @@ fn split(sim: &Sim, i: usize, pattern: Pattern, frontends: Option<u32>) -> Resul
             if f == 0 || f >= nh {
                 return err(format!("workload[{i}].frontends"), format!("must be between 1 and {} (hosts - 1), got {f}", nh - 1));
             }
-            (sim.hosts[..f as usize].to_vec(), sim.hosts[f as usize..].to_vec())
+            let front: Vec<bool> = match layout.unwrap_or_default() {
+                FrontendLayout::First => (0..nh).map(|j| j < f).collect(),
+                // host j is a front-end when a multiple of nh / f falls in [j, j + 1): f evenly spaced hosts,
+                // the first one host 0 (with f = nh / 2: every other server)
+                FrontendLayout::Spread => (0..nh as u64).map(|j| (j * f as u64).div_ceil(nh as u64) < ((j + 1) * f as u64).div_ceil(nh as u64)).collect(),
+            };
+            let pick = |want: bool| sim.hosts.iter().zip(&front).filter(|(_, &x)| x == want).map(|(&h, _)| h).collect::<Vec<u32>>();
+            (pick(true), pick(false))
         }
     })
 }
@@ -232,7 +242,7 @@ impl Workload {
         let stop_of = |sim: &Sim, s: Option<Dur>| s.map(|d| d.0).unwrap_or(Time::MAX).min(sim.arrivals_stop);
         Ok(match cfg {
             WorkloadConfig::Retrieval(r) => {
-                let (requesters, responders) = split(sim, i, r.pattern, r.frontends)?;
+                let (requesters, responders) = split(sim, i, r.pattern, r.frontends, r.frontend_layout)?;
                 let sizes: Vec<u64> = r.sizes.iter().map(|b| b.0).collect();
                 let classes = sizes.iter().map(|&s| sim.classes.id(&format!("retrieval/{}", fmt_bytes(s)))).collect();
                 let rngs = requesters.iter().map(|&h| sim.rng.stream(comp(i, h), purpose::ARRIVALS)).collect();
@@ -277,7 +287,7 @@ impl Workload {
                 Workload::Flows { class: sim.classes.id(&f.class), rows }
             }
             WorkloadConfig::Sequential(q) => {
-                let (requesters, responders) = split(sim, i, q.pattern, q.frontends)?;
+                let (requesters, responders) = split(sim, i, q.pattern, q.frontends, q.frontend_layout)?;
                 let sizes: Vec<u64> = q.sizes.iter().map(|b| b.0).collect();
                 let classes = sizes.iter().map(|&s| sim.classes.id(&format!("retrieval/{}", fmt_bytes(s)))).collect();
                 let rngs = requesters.iter().map(|&h| sim.rng.stream(comp(i, h), purpose::ARRIVALS)).collect();
@@ -296,7 +306,7 @@ impl Workload {
                 }
             }
             WorkloadConfig::PartitionAggregate(q) => {
-                let (requesters, responders) = split(sim, i, q.pattern, q.frontends)?;
+                let (requesters, responders) = split(sim, i, q.pattern, q.frontends, q.frontend_layout)?;
                 let most = *q.fanouts.iter().max().unwrap();
                 let min_backends = responders.len() as u32 - (q.pattern == Pattern::AllToAll) as u32;
                 if most > min_backends {
@@ -681,5 +691,62 @@ impl Sim {
         let mut v: Vec<Workflow> = self.workflows.slots().iter().filter(|f| f.alive && f.measured).cloned().collect();
         v.sort_by_key(|f| f.id);
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sim(layout: &str) -> Sim {
+        Sim::from_json(&format!(
+            r#"{{"run": {{"duration": "1ms"}}, "topology": {{"kind": "detail128"}}, "scheme": {{"preset": "fh"}},
+                "workload": [{{"kind": "retrieval", "rate": 100, "sizes": ["2KB"], "pattern": "front_to_back"{layout}}}]}}"#
+        ))
+        .unwrap()
+    }
+
+    fn requesters(s: &Sim) -> Vec<u32> {
+        match &s.workloads[0] {
+            Workload::Retrieval { requesters, .. } => requesters.iter().map(|h| s.hosts.iter().position(|x| x == h).unwrap() as u32).collect(),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn front_ends_are_spread_over_every_rack_by_default() {
+        let s = sim("");
+        let r = requesters(&s);
+        assert_eq!(r, (0..64).map(|k| 2 * k).collect::<Vec<u32>>(), "every other server");
+        // detail128: 8 servers per rack, so each of the 16 racks holds 4 front-ends
+        for rack in 0..16 {
+            assert_eq!(r.iter().filter(|&&h| h / 8 == rack).count(), 4, "rack {rack}");
+        }
+    }
+
+    #[test]
+    fn front_ends_first_keeps_the_first_half() {
+        let s = sim(r#", "frontend_layout": "first""#);
+        assert_eq!(requesters(&s), (0..64).collect::<Vec<u32>>());
+    }
+
+    #[test]
+    fn a_spread_of_any_count_is_even_and_exact() {
+        let s = sim(r#", "frontends": 48"#);
+        let r = requesters(&s);
+        assert_eq!(r.len(), 48);
+        let gaps: Vec<u32> = r.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.iter().all(|&g| g == 2 || g == 3), "{gaps:?}");
+    }
+
+    #[test]
+    fn frontend_layout_without_front_to_back_is_refused() {
+        let e = Sim::from_json(
+            r#"{"run": {"duration": "1ms"}, "topology": {"kind": "detail128"}, "scheme": {"preset": "fh"},
+                "workload": [{"kind": "retrieval", "rate": 100, "sizes": ["2KB"], "frontend_layout": "first"}]}"#,
+        )
+        .err()
+        .expect("refused");
+        assert_eq!(e.field, "workload[0].frontend_layout");
     }
 }
