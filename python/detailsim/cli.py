@@ -215,9 +215,13 @@ def report_cmd(store: str, output: str, baseline: str, metric: str) -> None:
 @click.option("--workers", type=click.IntRange(min=1), help="Worker processes of the embedded cluster.")
 @click.option("--scheduler", metavar="ADDRESS", help="Run on an existing Dask cluster.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers: int | None, scheduler: str | None, quiet: bool) -> None:
+@click.option("--update-docs", "update_docs_", is_flag=True,
+              help="After `all`: copy OUT/claims.json to docs/reproduction/claims.json and regenerate the verdict tables "
+                   "and counts in docs/reproduction.md and README.md (run from the project root).")
+def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers: int | None, scheduler: str | None, quiet: bool,
+                  update_docs_: bool) -> None:
     """Reproduce an evaluation of the DeTail, DIBS or PIAS papers (NAME, or `all`): sweep, plots, table, claims."""
-    from .reproduce import REPROS, reproduce
+    from .reproduce import REPROS, collect_claims, reproduce, update_docs
 
     if list_ or name is None:
         width = max(len(n) for n in REPROS)
@@ -240,7 +244,20 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
         click.echo(md)
         parts.append(md)
     if len(names) > 1:
-        (outp / "README.md").write_text("# Reproductions" + (" (quick)" if quick else "") + "\n\n" + "\n".join(parts))
+        from .grading import counts_line, glance_table
+
+        claims = collect_claims(outp, names)
+        (outp / "claims.json").write_text(json.dumps(claims, indent=2) + "\n")
+        (outp / "README.md").write_text("# Reproductions" + (" (quick)" if quick else "") + "\n\n" + counts_line(claims) + "\n\n"
+                                        + glance_table(claims) + "\n\n" + "\n".join(parts))
+        click.echo(counts_line(claims).replace("**", ""), err=True)
+    if update_docs_:
+        if name != "all" or quick:
+            _fail("reproduce: --update-docs takes the full `all` run (not --quick), whose numbers the docs quote")
+        if not Path("docs/reproduction.md").exists():
+            _fail("reproduce: --update-docs must run from the project root (no docs/reproduction.md here)")
+        for p in update_docs(collect_claims(outp), Path("."), outp):
+            click.echo(f"updated {p}", err=True)
 
 
 @main.group("analyze")

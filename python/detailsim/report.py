@@ -13,6 +13,7 @@ from pathlib import Path
 import jinja2
 import polars as pl
 
+from .grading import fmt_measured, fmt_value
 from .plots import plot_store
 from .sweep import read_store
 
@@ -37,9 +38,12 @@ figure.wide { display: block; } figure.wide img { max-width: 100%; }
 
 {% if claims %}
 <h2>Reproduction claims</h2>
-<table><tr><th class="l">claim</th><th class="l">paper</th><th class="l">measured</th><th>verdict</th></tr>
-{% for c in claims %}<tr><td class="l">{{ c.claim }}</td><td class="l">{{ c.paper }}</td><td class="l">{{ c.measured }}</td>
-<td class="{{ 'ok' if c.holds else 'no' }}">{{ 'holds' if c.holds else 'does not hold' }}</td></tr>{% endfor %}
+<p class="meta">Graded against the paper's own numbers by one rule (docs/reproduction.md): reproduced within ±25% (percentages,
+counts) or a factor 1.5 (times) with the right direction; direction only; not reproduced.</p>
+<table><tr><th class="l">claim</th><th class="l">paper (where)</th><th class="l">measured (95% CI)</th><th class="l">how measured</th><th>verdict</th></tr>
+{% for c in claims %}<tr><td class="l">{{ c.claim }}</td><td class="l">{{ c.paper_text }} ({{ c.paper.where }})</td><td class="l">{{ c.measured_text }}</td>
+<td class="l">{{ c.measured.detail }}</td>
+<td class="{{ 'ok' if c.verdict == 'reproduced' else 'no' }}">{{ c.verdict }}</td></tr>{% endfor %}
 </table>
 {% endif %}
 
@@ -113,6 +117,8 @@ def build_report(out: str | Path, html_path: str | Path, baseline: str = "fh", m
     failed = list((out / "failed").glob("*.json")) if (out / "failed").is_dir() else []
     claims_path = out / "claims.json"
     claims = json.loads(claims_path.read_text()) if claims_path.exists() else []
+    for c in claims:
+        c["paper_text"], c["measured_text"] = fmt_value(c["paper"]["value"], c["paper"]["unit"]), fmt_measured(c)
     spec = manifest["spec"]
     html = TEMPLATE.render(
         title=spec.get("name") or Path(manifest.get("source", "sweep")).stem,

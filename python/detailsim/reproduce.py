@@ -603,3 +603,97 @@ ORDER = ["scatter", "incast", "verification", "steady_cdf", "steady", "steady_pr
          "sequential", "partition_aggregate", "dibs_incast", "pias_websearch", "pias_datamining", "pias_las", "pias_oversubscribed", "pias_thresholds", "pias_queues",
          "pias_mismatch"]
 REPROS = {k: REPROS[k] for k in ORDER}
+
+
+# ---------------------------------------------------------------- generated documentation
+
+DOC_CLAIMS = Path("docs/reproduction/claims.json")
+
+
+def collect_claims(out: Path, names: list[str] | None = None) -> list[dict[str, Any]]:
+    """The claims of every reproduction under `out` (in ORDER), as written to each NAME/claims.json."""
+    claims: list[dict[str, Any]] = []
+    for n in names or ORDER:
+        p = out / n / "claims.json"
+        if p.exists():
+            claims += json.loads(p.read_text())
+    return claims
+
+
+def _block(name: str) -> tuple[str, str]:
+    return (f"<!-- generated:{name} from docs/reproduction/claims.json by `detailsim reproduce --update-docs`; do not edit -->",
+            f"<!-- end generated:{name} -->")
+
+
+def generated_blocks(claims: list[dict[str, Any]]) -> dict[str, str]:
+    """What the docs show between their markers: the claims-at-a-glance table and the verdict counts."""
+    from .grading import counts_line
+
+    return {"claims-glance": glance_table(claims), "claims-counts": counts_line(claims)}
+
+
+def render_block(text: str, name: str, body: str, path: str = "") -> str:
+    begin, end = _block(name)
+    i, j = text.find(begin), text.find(end)
+    if i < 0 or j < i:
+        raise ValueError(f"{path or 'document'}: no generated:{name} markers (add the two lines {begin!r} and {end!r})")
+    return text[: i + len(begin)] + "\n" + body + "\n" + text[j:]
+
+
+def block_of(text: str, name: str) -> str | None:
+    begin, end = _block(name)
+    i, j = text.find(begin), text.find(end)
+    return None if i < 0 or j < i else text[i + len(begin): j].strip("\n")
+
+
+DOCS_WITH_BLOCKS = {"docs/reproduction.md": ["claims-counts", "claims-glance"], "README.md": ["claims-counts"]}
+
+
+def doc_plot(d: Path, r: Repro) -> Path | None:
+    """The plot docs/reproduction.md shows for a reproduction: its reduction plot, else a percentile plot."""
+    plots = sorted((d / "plots").glob("*.png"))
+    for want in (f"reduction_{r.metric}_over_{r.baseline}.png", f"percentile_{r.metric}"):
+        for p in plots:
+            if p.name.startswith(want):
+                return p
+    return plots[0] if plots else None
+
+
+def experiments_block(out: Path, root: Path) -> str:
+    """One section per reproduction: its command, plot, table and graded claims (from OUT/NAME/table.md);
+    copies each plot to docs/reproduction/NAME.png."""
+    import shutil
+
+    parts = []
+    for n in ORDER:
+        d = out / n
+        if not (d / "table.md").exists():
+            continue
+        r = REPROS[n]
+        body = (d / "table.md").read_text().split("\n", 1)[1].strip()
+        img = ""
+        p = doc_plot(d, r)
+        if p is not None:
+            shutil.copyfile(p, root / "docs" / "reproduction" / f"{n}.png")
+            img = f"![{n}](reproduction/{n}.png)\n\n"
+        parts.append(f"### {n}: {r.title}\n\n`detailsim reproduce {n}` (base scenario `{r.base}`, {r.seeds} seed{'s' if r.seeds > 1 else ''})\n\n{img}{body}\n")
+    return "\n".join(parts)
+
+
+def update_docs(claims: list[dict[str, Any]], root: Path, out: Path | None = None) -> list[Path]:
+    """Write `claims` to docs/reproduction/claims.json and regenerate the blocks of the docs that show them
+    (and, given the results directory `out`, the per-experiment sections of docs/reproduction.md)."""
+    (root / DOC_CLAIMS).parent.mkdir(parents=True, exist_ok=True)
+    (root / DOC_CLAIMS).write_text(json.dumps(claims, indent=2) + "\n")
+    blocks = generated_blocks(claims)
+    written = [root / DOC_CLAIMS]
+    for rel, names in DOCS_WITH_BLOCKS.items():
+        p = root / rel
+        text = p.read_text()
+        for n in names:
+            text = render_block(text, n, blocks[n], rel)
+        if out is not None and rel == "docs/reproduction.md":
+            text = render_block(text, "experiments", experiments_block(out, root), rel)
+        p.write_text(text)
+        written.append(p)
+    return written
