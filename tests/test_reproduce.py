@@ -25,10 +25,14 @@ def test_unknown_reproduction():
 def test_a_quick_reproduction_writes_everything(tmp_path):
     r = run_cli("reproduce", "degraded", "--quick", "--out", str(tmp_path), check=True, timeout=600)
     d = tmp_path / "degraded"
-    assert "| claim | paper | measured | verdict |" in r.stdout
+    assert "| claim | paper (where) | measured (95% CI) | how measured | verdict |" in r.stdout
     assert (d / "table.md").read_text().startswith("## degraded")
     claims = json.loads((d / "claims.json").read_text())
-    assert {c["claim"] for c in claims} and all(set(c) == {"claim", "paper", "measured", "holds"} for c in claims)
+    assert claims and all(set(c) == {"id", "experiment", "claim", "paper", "measured", "direction_matches", "verdict"} for c in claims)
+    assert all(c["id"].startswith("degraded.") and c["paper"]["where"] == "Figure 13" for c in claims)
+    assert {c["verdict"] for c in claims} <= {"reproduced", "direction only", "not reproduced"}
+    # one seed (--quick): no confidence interval
+    assert all(c["measured"]["seeds"] == 1 and c["measured"]["ci95"] is None for c in claims)
     pngs = sorted(p.name for p in (d / "plots").glob("*.png"))
     assert "reduction_p999_over_fh.png" in pngs and any(p.startswith("cdf_") for p in pngs)
     assert (d / "plots" / "reduction_p999_over_fh.svg").exists()
@@ -44,8 +48,30 @@ def test_reproduce_all_quick(tmp_path):
         assert f"## {n}:" in r.stdout
         assert list((tmp_path / n / "plots").glob("*.png")), n
         assert (tmp_path / n / "report.html").exists()
-    assert (tmp_path / "README.md").read_text().startswith("# Reproductions (quick)")
+    readme = (tmp_path / "README.md").read_text()
+    assert readme.startswith("# Reproductions (quick)") and "claims graded against the papers' own numbers" in readme
+    claims = json.loads((tmp_path / "claims.json").read_text())
+    assert {c["experiment"] for c in claims} >= set(NAMES) - {"verification"}
     # the PIAS experiments plot mean FCT (what their claims are about), the DeTail ones the 99.9th percentile
     assert (tmp_path / "pias_websearch" / "plots" / "percentile_mean_vs_workload.load.png").exists()
     assert (tmp_path / "pias_websearch" / "plots" / "reduction_mean_over_dctcp.png").exists()
     assert (tmp_path / "steady" / "plots" / "reduction_p999_over_fh.png").exists()
+
+
+def test_claims_carry_a_confidence_interval_over_seeds(tmp_path, monkeypatch):
+    """With several seeds each claim's value is pooled and its 95% CI comes from the per-seed values."""
+    from detailsim import reproduce as rp
+
+    r = rp.Repro("tiny", "two seeds of a short steady run", "paper/steady", {"scheme": ["fh", "detail"]}, seeds=2,
+                 set={"run.duration": "0.01s", **rp.NO_ECN}, claims=rp.steady_cdf_claims)
+    monkeypatch.setitem(rp.REPROS, "tiny", r)
+    rp.reproduce("tiny", tmp_path, progress=False)
+    claims = json.loads((tmp_path / "tiny" / "claims.json").read_text())
+    assert len(claims) == 9
+    for c in claims:
+        assert c["measured"]["seeds"] == 2
+        assert c["measured"]["ci95"] is not None and c["measured"]["ci95"] >= 0, c["id"]
+    # the pooled median cut matches what the table shows
+    p50 = next(c for c in claims if c["id"] == "tiny.8kb_p50_cut")["measured"]["value"]
+    st = rp.class_stats(rp.read_store(tmp_path / "tiny")["flows"], ["scheme"])
+    assert p50 == round(rp.cut(st, "retrieval/8KB", "p50"), 3)
