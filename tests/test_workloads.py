@@ -38,7 +38,9 @@ def test_sequential_workflows():
     assert wf.height > 10 and wf["fct"].null_count() == 0
     assert ret.height == 10 * wf.height
     assert ((wf["size"] >= 10 * 4096) & (wf["size"] <= 10 * 12288)).all()
-    assert (wf["src"] < 8).all()  # front-ends are the first half of the servers
+    assert (wf["src"] % 2 == 0).all()  # front-ends are every other server (frontend_layout = "spread")
+    # a retrieval row runs from its back-end (the data source, an odd server) to its front-end
+    assert (ret["src"] % 2 == 1).all() and (ret["dst"] % 2 == 0).all() and wf["src"].n_unique() > 1
     # a chain of ten retrievals takes at least ten times the fastest retrieval
     assert wf["fct"].min() >= 10 * ret["fct"].min()
     assert_invariants(r.summary)
