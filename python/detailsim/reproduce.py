@@ -416,6 +416,20 @@ PIAS_SCHEMES = ["tcp", "dctcp", "l2dct", "las", "pias", "pfabric"]
 NO_ECN = {"scheme.source_ecn": False, "scheme.tcp.ecn": False}
 BURSTS = ["20ms", "40ms", "80ms"]
 
+# fh_sensitivity: each variant changes one choice the paper does not state (defaults: this project's); buffer
+# sharing between priorities is the steady_priority_eviction experiment (FH only: PFC never evicts)
+SENS_DEFAULTS: dict[str, Any] = {"scheme.tcp.initial_window": 10, "scheme.tcp.handshake": False, "scheme.tcp.delayed_ack": False,
+                                 "topology.host_buffer": 1530000}
+SENS: dict[str, dict[str, Any]] = {
+    "as modelled": {},
+    "initial window 1": {"scheme.tcp.initial_window": 1},
+    "initial window 3": {"scheme.tcp.initial_window": 3},
+    "handshake": {"scheme.tcp.handshake": True},
+    "delayed ACKs": {"scheme.tcp.delayed_ack": True},
+    "host NIC 128 KB": {"topology.host_buffer": 131072},
+}
+SENS_NAMES = list(SENS)
+
 REPROS: dict[str, Repro] = {
     r.name: r
     for r in [
@@ -439,6 +453,11 @@ REPROS: dict[str, Repro] = {
               "paper/steady", {"workload.rate": [500, 1000, 2000]},
               zip=[{"scheme": ["fh", "detail"], "scheme.priority_eviction": [True, False]}], hide=["scheme.priority_eviction"],
               set={"run.duration": "0.2s", **NO_ECN}, quick_set={"run.duration": "0.02s"}, claims=steady_claims),
+        Repro("fh_sensitivity", "Which modelling choices set FH's level and lossiness: steady 8 KB at 2000/s, FH and DeTail, one TCP or buffer choice changed at a time (no ECN)",
+              "paper/steady", {"scheme": ["fh", "detail"]}, seeds=2,
+              zip=[{"variant": SENS_NAMES, **{k: [v.get(k, d) for v in SENS.values()] for k, d in SENS_DEFAULTS.items()}}],
+              labels=["variant"], hide=list(SENS_DEFAULTS),
+              set={"run.duration": "0.2s", **NO_ECN}, quick_set={"run.duration": "0.02s"}, classes=["retrieval/8KB"]),
         Repro("pfc_alone", "Slides: PFC alone (FH + PFC, no ALB) against FH and DeTail, steady workload (no ECN)",
               "paper/steady", {"scheme": ["fh", "pfc_only", "detail"], "workload.rate": [1000, 2000]},
               set={"run.duration": "0.2s", **NO_ECN}, quick_set={"run.duration": "0.02s"}, quick_axes={"workload.rate": [2000]}, claims=pfc_alone_claims),
@@ -599,7 +618,7 @@ def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = N
     return md
 
 # DeTail's evaluations first, then DIBS and PIAS
-ORDER = ["scatter", "incast", "verification", "steady_cdf", "steady", "steady_priority_eviction", "pfc_alone", "bursty", "long_flows", "disconnected", "degraded",
+ORDER = ["scatter", "incast", "verification", "steady_cdf", "steady", "steady_priority_eviction", "fh_sensitivity", "pfc_alone", "bursty", "long_flows", "disconnected", "degraded",
          "sequential", "partition_aggregate", "dibs_incast", "pias_websearch", "pias_datamining", "pias_las", "pias_oversubscribed", "pias_thresholds", "pias_queues",
          "pias_mismatch"]
 REPROS = {k: REPROS[k] for k in ORDER}
