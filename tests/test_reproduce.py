@@ -75,3 +75,10 @@ def test_claims_carry_a_confidence_interval_over_seeds(tmp_path, monkeypatch):
     p50 = next(c for c in claims if c["id"] == "tiny.8kb_p50_cut")["measured"]["value"]
     st = rp.class_stats(rp.read_store(tmp_path / "tiny")["flows"], ["scheme"])
     assert p50 == round(rp.cut(st, "retrieval/8KB", "p50"), 3)
+
+
+def test_update_docs_refuses_a_partial_or_quick_run_before_running(tmp_path):
+    for args in (["steady"], ["all", "--quick"]):
+        r = run_cli("reproduce", *args, "--update-docs", "--out", str(tmp_path))
+        assert r.returncode == 2 and "--update-docs takes the full `all` run" in r.stderr
+    assert not list(tmp_path.iterdir()), "nothing ran"

@@ -230,6 +230,12 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
         if name is None and not list_:
             click.echo("\nrun one with: detailsim reproduce NAME [--quick]   (or: all)", err=True)
         return
+    if update_docs_:
+        # checked before anything runs
+        if name != "all" or quick:
+            _fail("reproduce: --update-docs takes the full `all` run (not --quick), whose numbers the docs quote")
+        if not Path("docs/reproduction.md").exists():
+            _fail("reproduce: --update-docs must run from the project root (no docs/reproduction.md here)")
     names = list(REPROS) if name == "all" else [name]
     for n in names:
         if n not in REPROS:
@@ -252,10 +258,6 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
                                         + glance_table(claims) + "\n\n" + "\n".join(parts))
         click.echo(counts_line(claims).replace("**", ""), err=True)
     if update_docs_:
-        if name != "all" or quick:
-            _fail("reproduce: --update-docs takes the full `all` run (not --quick), whose numbers the docs quote")
-        if not Path("docs/reproduction.md").exists():
-            _fail("reproduce: --update-docs must run from the project root (no docs/reproduction.md here)")
         for p in update_docs(collect_claims(outp), Path("."), outp):
             click.echo(f"updated {p}", err=True)
 
