@@ -140,3 +140,22 @@ def test_keep_load_measures_the_same_flows_under_continued_load():
     assert b.summary["packets"]["created"] > a.summary["packets"]["created"]
     assert fb["fct"].sum() > fa["fct"].sum()
     assert_invariants(b.summary)
+
+
+def test_client_server_pattern_sends_every_response_to_the_client():
+    # the PIAS testbed's pattern: host 3 requests, a random other host answers with a CDF-sized flow
+    sc = {"run": {"duration": "2s", "drain": "1s"}, "topology": {"kind": "single_switch", "hosts": 8, "link_rate": "1Gbps"},
+          "scheme": {"preset": "dctcp"},
+          "workload": [{"kind": "cdf", "points": [[10_000, 0], [30_000, 1]], "load": 0.4, "client": 3, "request_size": 100}]}
+    r = detailsim.run(sc)
+    assert_invariants(r.summary)
+    f = r.flows
+    assert (f["dst"] == 3).all() and (f["src"] != 3).all()
+    assert sorted(f["src"].unique().to_list()) == [0, 1, 2, 4, 5, 6, 7]
+    # load 0.4 of the client's 1 Gbps link, mean 20 KB: 0.4e9 / 8 / 20,000 = 2,500 requests/s
+    assert f.height == pytest.approx(2 * 2500, rel=0.05)
+    assert (f["size"] >= 10_000).all() and (f["size"] <= 30_000).all()
+    # the response is timed from the request's start: at least a round trip plus the response's transmission
+    assert (f["fct"] > f["size"] * 8 / 1e9).all()
+    with pytest.raises(detailsim.ScenarioError, match=r"workload\[0\].client"):
+        detailsim.run({**sc, "workload": [{**sc["workload"][0], "client": 8}]})

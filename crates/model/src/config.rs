@@ -1059,7 +1059,7 @@ impl IntoInner<Time> for Dur {
     }
 }
 
-fn d_request() -> Bytes {
+pub(crate) fn d_request() -> Bytes {
     Bytes(10)
 }
 fn d_bg_size() -> Bytes {
@@ -1137,6 +1137,13 @@ pub struct CdfConfig {
     pub rate: Option<f64>,
     #[serde(default)]
     pub priority: u8,
+    /// Client/server pattern (the PIAS testbed's): this host (an index into the hosts) is the only client;
+    /// it sends a `request_size` request to a random other host, which answers with a flow drawn from the
+    /// CDF. Arrivals are Poisson at the client and `load` refers to the client's link. Without it every
+    /// host starts one-way flows to random destinations.
+    pub client: Option<u32>,
+    /// Request size in the client/server pattern.
+    pub request_size: Option<Bytes>,
     #[serde(default = "Dur::zero")]
     pub start: Dur,
     pub stop: Option<Dur>,
@@ -1427,6 +1434,15 @@ impl WorkloadConfig {
                 }
                 if (last.1 - 1.0).abs() > 1e-9 {
                     return err(f("points"), "the last cumulative probability must be 1");
+                }
+                if c.client.is_none() && c.request_size.is_some() {
+                    return err(f("request_size"), "only applies with client (the client/server pattern)");
+                }
+                if c.request_size.is_some_and(|b| b.0 == 0) {
+                    return err(f("request_size"), "must be positive");
+                }
+                if c.client.is_some() && c.load_tier.as_deref().is_some_and(|t| t != "host") {
+                    return err(f("load_tier"), "with client, load refers to the client's link (load_tier = \"host\" or unset)");
                 }
             }
             WorkloadConfig::Incast(c) => {

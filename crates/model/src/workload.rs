@@ -187,6 +187,8 @@ pub enum Workload {
         points: Vec<(f64, f64)>,
         classes: [u16; 3],
         prio: u8,
+        /// client/server pattern: the client host and the request size
+        client: Option<(u32, u64)>,
         rngs: Vec<Stream>,
     },
     Incast {
@@ -348,12 +350,23 @@ impl Workload {
                     (_, Some(r)) => r,
                     _ => unreachable!("validated"),
                 };
-                let rngs = sim.hosts.iter().map(|&h| sim.rng.stream(comp(i, h), purpose::ARRIVALS)).collect();
+                let client = match c.client {
+                    Some(k) if k >= nh => return err(format!("workload[{i}].client"), format!("host index must be below {nh}, got {k}")),
+                    Some(_) if nh < 2 => return err(format!("workload[{i}].client"), "needs at least one other host as a server"),
+                    Some(k) => Some((sim.hosts[k as usize], c.request_size.unwrap_or_else(crate::config::d_request).0)),
+                    None => None,
+                };
+                let rngs = match client {
+                    // the client's link: the same rate formula, one arrival stream
+                    Some((h, _)) => vec![sim.rng.stream(comp(i, h), purpose::ARRIVALS)],
+                    None => sim.hosts.iter().map(|&h| sim.rng.stream(comp(i, h), purpose::ARRIVALS)).collect(),
+                };
                 Workload::Cdf {
                     arrivals: Arrivals::new(rate, None, None, None, c.start.0, stop_of(sim, c.stop)),
                     points,
                     classes: [sim.classes.id("small"), sim.classes.id("medium"), sim.classes.id("large")],
                     prio: c.priority,
+                    client,
                     rngs,
                 }
             }
@@ -582,7 +595,15 @@ impl Sim {
                     self.issue_retrieval(w, class, rcv, s, each, prio, req, wf);
                 }
             }
-            Workload::Cdf { arrivals, points, classes, prio, rngs } => {
+            Workload::Cdf { arrivals, points, classes, prio, client: Some((client, req)), rngs } => {
+                let r = &mut rngs[i as usize];
+                next = arrivals.next(now, r);
+                let server = pick_other(&self.hosts, *client, r);
+                let size = cdf_sample(points, r.uniform());
+                let (class, prio, client, req) = (classes[size_bucket(size)], *prio, *client, *req);
+                self.issue_retrieval(w, class, client, server, size, prio, req, (NO, 0));
+            }
+            Workload::Cdf { arrivals, points, classes, prio, client: None, rngs } => {
                 let r = &mut rngs[i as usize];
                 next = arrivals.next(now, r);
                 let src = self.hosts[i as usize];
@@ -748,5 +769,20 @@ mod tests {
         .err()
         .expect("refused");
         assert_eq!(e.field, "workload[0].frontend_layout");
+    }
+
+    #[test]
+    fn client_server_keys_are_checked() {
+        let run = |extra: &str| {
+            Sim::from_json(&format!(
+                r#"{{"run": {{"duration": "1ms"}}, "topology": {{"kind": "single_switch", "hosts": 4}}, "scheme": {{"preset": "dctcp"}},
+                    "workload": [{{"kind": "cdf", "points": [[1000, 0], [2000, 1]], "load": 0.5{extra}}}]}}"#
+            ))
+            .err()
+        };
+        assert!(run(r#", "client": 0"#).is_none());
+        assert_eq!(run(r#", "client": 4"#).expect("refused").field, "workload[0].client");
+        assert_eq!(run(r#", "request_size": 100"#).expect("refused").field, "workload[0].request_size");
+        assert_eq!(run(r#", "client": 1, "request_size": 0"#).expect("refused").field, "workload[0].request_size");
     }
 }
