@@ -7,8 +7,8 @@ import json
 from conftest import run_cli
 
 NAMES = ["scatter", "incast", "verification", "steady_cdf", "steady", "steady_priority_eviction", "fh_sensitivity", "pfc_alone", "bursty", "long_flows",
-         "disconnected", "degraded", "sequential", "partition_aggregate", "dibs_incast", "pias_websearch", "pias_datamining", "pias_las",
-         "pias_oversubscribed", "pias_thresholds", "pias_queues", "pias_mismatch"]
+         "disconnected", "degraded", "sequential", "partition_aggregate", "dibs_incast", "pias_testbed", "pias_memcached", "pias_endhost",
+         "pias_queues", "pias_thresholds", "pias_mismatch", "pias_websearch", "pias_datamining", "pias_las", "pias_oversubscribed"]
 
 
 def test_list_names_every_evaluation():
