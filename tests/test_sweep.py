@@ -160,3 +160,19 @@ def test_run_ids_follow_the_resolved_scenario(tmp_path):
     assert [r.params for r in a.runs] == [r.params for r in b.runs]
     assert {r.run_id for r in a.runs}.isdisjoint({r.run_id for r in b.runs})
     assert [r.run_id for r in a.runs] == [r.run_id for r in load_sweep(spec).runs]  # and stable
+
+
+def test_a_long_flow_list_reaches_run_0_whole(tmp_path):
+    """The manifest shortens a `flows` workload's rows for the record; run 0's own scenario keeps all of them."""
+    spec = tmp_path / "pings.toml"
+    spec.write_text('description = "pings"\nbase = "paper/pias_endhost"\n\n[set]\n"run.duration" = "0.05s"\n\n'
+                    '[axes]\nscheme = ["tcp", "dctcp"]\n')
+    out = tmp_path / "store"
+    run_cli("sweep", str(spec), "--out", str(out), check=True)
+    t = read_store(out)
+    pings = t["flows"].filter(pl.col("class") == "ping")
+    # 60 of the CSV's 200 pings start within 20-50 ms; both runs, run 0 included, have every one of them
+    assert pings.group_by("run_id").len()["len"].to_list() == [60, 60]
+    manifest = json.loads((out / "sweep.json").read_text())
+    rows = manifest["base_scenario"]["workload"][1]["rows"]
+    assert len(rows) == 21 and rows[-1] == "... 180 more rows"

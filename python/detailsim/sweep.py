@@ -250,10 +250,10 @@ def finished_runs(out: Path) -> set[str]:
 
 
 def _manifest(sw: Sweep) -> dict[str, Any]:
-    base = sw.runs[0].scenario if sw.runs else {}
-    for w in base.get("workload", []):
-        if "rows" in w and len(w["rows"]) > 20:
-            w["rows"] = w["rows"][:20] + [f"... {len(w['rows']) - 20} more rows"]
+    # a shortened copy for the record: run 0's own scenario must stay whole (it has not run yet)
+    base = dict(sw.runs[0].scenario) if sw.runs else {}
+    base["workload"] = [dict(w, rows=w["rows"][:20] + [f"... {len(w['rows']) - 20} more rows"]) if len(w.get("rows", [])) > 20 else w
+                        for w in base.get("workload", [])]
     return {"spec": sw.spec, "source": sw.source, "axes": sw.axes, "base_scenario": base,
             "runs": [{"run_id": r.run_id, "params": r.params} for r in sw.runs]}
 
