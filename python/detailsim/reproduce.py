@@ -287,10 +287,7 @@ def pfc_alone_claims(d: Data) -> list[Claim]:
 
 
 def mean_of(stats: pl.DataFrame, cls: str, **where: Any) -> float:
-    q = stats.filter(pl.col("class") == cls)
-    for k, v in where.items():
-        q = q.filter(pl.col(k) == v)
-    return float(q["mean_ms"][0]) if q.height else float("nan")
+    return pct(stats, cls, "mean", **where)
 
 
 def dibs_claims(d: Data) -> list[Claim]:
@@ -381,10 +378,6 @@ def oversubscribed_claims(d: Data) -> list[Claim]:
 TESTBED = "Section 5 (16-server testbed)"
 
 
-def where_of(**kw: Any) -> dict[str, Any]:
-    return {k.replace("__", "."): v for k, v in kw.items()}
-
-
 def overall_mean(stats: pl.DataFrame, **where: Any) -> float:
     """Mean FCT (ms) over the flows of every size class (small, medium, large) together."""
     q = stats.filter(pl.col("class").is_in(["small", "medium", "large"]))
@@ -393,8 +386,9 @@ def overall_mean(stats: pl.DataFrame, **where: Any) -> float:
     return float((q["count"] * q["mean_ms"]).sum() / q["count"].sum()) if q.height else float("nan")
 
 
-def mean_cut(stats: pl.DataFrame, cls: str, base: dict[str, Any], new: dict[str, Any], metric: str = "mean") -> float:
-    """How much lower `new`'s mean (or p99) FCT of `cls` is than `base`'s, in percent of `base`'s."""
+def cut_between(stats: pl.DataFrame, cls: str, base: dict[str, Any], new: dict[str, Any], metric: str = "mean") -> float:
+    """How much lower the `metric` FCT of `cls` under the runs `new` selects is than under `base`'s, in percent
+    of `base`'s (`cls = "all"`: the mean over every size class)."""
     f = (lambda w: overall_mean(stats, **w)) if cls == "all" else (lambda w: pct(stats, cls, metric, **w))
     b = f(base)
     return (b - f(new)) / b * 100
@@ -403,12 +397,14 @@ def mean_cut(stats: pl.DataFrame, cls: str, base: dict[str, Any], new: dict[str,
 def testbed_claims(d: Data) -> list[Claim]:
     loads = axis_values(d, "workload.load")
     cdfs = axis_values(d, "workload.cdf")
-    def cuts(cls: str, cdf: str, metric: str = "mean", base: str = "dctcp") -> Callable[[pl.DataFrame, pl.DataFrame], list[float]]:
-        return lambda st, su: span([mean_cut(st, cls, {"scheme": base, "workload.load": ld, "workload.cdf": cdf},
-                                             {"scheme": "pias", "workload.load": ld, "workload.cdf": cdf}, metric) for ld in loads])
-    def by_load(cls: str, cdf: str, metric: str = "mean", base: str = "dctcp") -> str:
-        return ", ".join(f"{ld}: {mean_cut(d.stats, cls, {'scheme': base, 'workload.load': ld, 'workload.cdf': cdf}, {'scheme': 'pias', 'workload.load': ld, 'workload.cdf': cdf}, metric):.0f}%"
-                         for ld in loads)
+    def load_cuts(st: pl.DataFrame, cls: str, cdf: str, metric: str = "mean") -> list[float]:
+        """PIAS's cut over DCTCP at each load."""
+        return [cut_between(st, cls, {"scheme": "dctcp", "workload.load": ld, "workload.cdf": cdf},
+                            {"scheme": "pias", "workload.load": ld, "workload.cdf": cdf}, metric) for ld in loads]
+    def cuts(cls: str, cdf: str, metric: str = "mean") -> Callable[[pl.DataFrame, pl.DataFrame], list[float]]:
+        return lambda st, su: span(load_cuts(st, cls, cdf, metric))
+    def by_load(cls: str, cdf: str, metric: str = "mean") -> str:
+        return ", ".join(f"{ld}: {c:.0f}%" for ld, c in zip(loads, load_cuts(d.stats, cls, cdf, metric)))
     out = []
     paper_small = {"websearch": ([37, 47], [40, 51]), "datamining": ([30, 45], [33, 48])}
     for cdf in cdfs:
@@ -425,7 +421,7 @@ def testbed_claims(d: Data) -> list[Claim]:
                            "largest increase of the large-flow mean over loads; cuts by load " + by_load("large", ws)))
         for base, paper in (("dctcp", 9), ("tcp", 17)):
             out.append(d.claim(f"overall_vs_{base}", f"PIAS's overall mean FCT at load 0.8 is {paper}% below {base.upper()}'s (web search)", paper, "%", TESTBED,
-                               (lambda b: lambda st, su: mean_cut(st, "all", {"scheme": b, "workload.load": 0.8, "workload.cdf": ws},
+                               (lambda b: lambda st, su: cut_between(st, "all", {"scheme": b, "workload.load": 0.8, "workload.cdf": ws},
                                                                   {"scheme": "pias", "workload.load": 0.8, "workload.cdf": ws}))(base), positive,
                                "all flows, load 0.8"))
     if "datamining" in cdfs:
@@ -439,10 +435,10 @@ def memcached_claims(d: Data) -> list[Claim]:
     q = "workflow/partition-aggregate/15"
     rates = axis_values(d, "workload.0.rate")
     bgs = [b for b in axis_values(d, "background") if b != "none"]
-    def at(scheme: str, bg: str, rate: Any, metric: str = "mean") -> dict[str, Any]:
+    def at(scheme: str, bg: str, rate: Any) -> dict[str, Any]:
         return {"scheme": scheme, "background": bg, "workload.0.rate": rate}
     def cut(metric: str) -> Callable[[pl.DataFrame, pl.DataFrame], list[float]]:
-        return lambda st, su: span([mean_cut(st, q, at("dctcp", "0.8", r), at("pias", "0.8", r), metric) for r in rates])
+        return lambda st, su: span([cut_between(st, q, at("dctcp", "0.8", r), at("pias", "0.8", r), metric) for r in rates])
     def timeouts(st: pl.DataFrame, su: pl.DataFrame) -> float:
         x = st.filter((pl.col("class") == q) & (pl.col("scheme") == "pias"))
         return float(x["timed_out"].sum())
@@ -487,7 +483,7 @@ def mismatch_claims(d: Data) -> list[Claim]:
 def threshold_claims(d: Data) -> list[Claim]:
     out = []
     for n, paper in ((2, 10), (4, 9)):
-        f = (lambda n: lambda st, su: mean_cut(st, "medium", {"scheme.pias.thresholds": "equal-split", "scheme.pias.queues": n},
+        f = (lambda n: lambda st, su: cut_between(st, "medium", {"scheme.pias.thresholds": "equal-split", "scheme.pias.queues": n},
                                                {"scheme.pias.thresholds": "optimal", "scheme.pias.queues": n}))(n)
         out.append(d.claim(f"optimal_vs_equal_{n}q", f"optimised thresholds beat equal split for medium flows by about {paper}% with {n} queues (web search)",
                            paper, "%", TESTBED, f, positive, f"medium mean FCT cut, {n} queues, load 0.8"))
@@ -507,9 +503,11 @@ def queues_claims(d: Data) -> list[Claim]:
 
 PIAS_SCHEMES = ["tcp", "dctcp", "l2dct", "las", "pias", "pfabric"]
 
+# pias_endhost's long flow: bulk from the sender (host 0) to the first receiver
+LONG_FLOW = {"src": 0, "dst": 1, "size_bytes": 10_000_000_000, "start_s": 0.0}
+
 # The paper's NS-3 simulations had no ECN (its TCP model lacked it): DeTail's simulated figures run without
 # source ECN; only the 16-server implementation's long-flow experiment (Figure 14) ran with it.
-LONG_FLOW = {"src": 0, "dst": 1, "size_bytes": 10_000_000_000, "start_s": 0.0}
 NO_ECN = {"scheme.source_ecn": False, "scheme.tcp.ecn": False}
 BURSTS = ["20ms", "40ms", "80ms"]
 
