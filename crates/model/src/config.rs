@@ -426,7 +426,8 @@ pub struct SchemeConfig {
     pub source_ecn: Option<bool>,
     pub source_ecn_threshold: Option<Bytes>,
     pub scheduling: Option<Scheduling>,
-    /// A full switch ingress buffer drops its lowest-priority packets to admit a higher-priority arrival.
+    /// A full switch ingress buffer drops its lowest-priority packets to admit a higher-priority arrival
+    /// (acts only where buffers overflow: tail drop, or PFC with a neighbour that ignores PAUSE).
     pub priority_eviction: Option<bool>,
     /// Cap on every switch egress queue (below the port's egress buffer), in bytes ...
     pub queue_limit: Option<Bytes>,
@@ -875,9 +876,8 @@ impl SchemeConfig {
         if let Some(v) = self.priority_eviction {
             s.priority_eviction = v;
         }
-        if s.priority_eviction && s.flow_control == FlowControl::Pfc {
-            return err("scheme.priority_eviction", "a lossless (PFC) fabric never drops for congestion; use it with tail_drop");
-        }
+        // Under PFC a full ingress buffer never meets an arrival (pauses stop the sender first), so the option
+        // changes nothing there: a scenario can set it once for its tail-drop baseline and still run DeTail.
         if let Some(v) = self.queue_limit {
             if v.0 == 0 {
                 return err("scheme.queue_limit", "must be positive");
