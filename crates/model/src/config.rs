@@ -429,6 +429,9 @@ pub struct SchemeConfig {
     /// A full switch ingress buffer drops its lowest-priority packets to admit a higher-priority arrival
     /// (acts only where buffers overflow: tail drop, or PFC with a neighbour that ignores PAUSE).
     pub priority_eviction: Option<bool>,
+    /// Every priority of a switch egress queue has the port's egress buffer to itself (instead of all
+    /// priorities sharing it), so a paused priority cannot keep the others out.
+    pub egress_per_priority: Option<bool>,
     /// Cap on every switch egress queue (below the port's egress buffer), in bytes ...
     pub queue_limit: Option<Bytes>,
     /// ... or in multiples of the fabric's bandwidth-delay product (host link rate x longest base RTT).
@@ -594,6 +597,7 @@ impl Default for SchemeConfig {
             source_ecn_threshold: None,
             scheduling: None,
             priority_eviction: None,
+            egress_per_priority: None,
             queue_limit: None,
             queue_limit_bdp: None,
             tcp: TcpOverrides::default(),
@@ -649,6 +653,8 @@ pub struct Scheme {
     pub scheduling: Scheduling,
     /// A full ingress buffer evicts lower-priority packets for a higher-priority arrival.
     pub priority_eviction: bool,
+    /// Switch egress space per priority rather than shared by all priorities.
+    pub egress_per_priority: bool,
     /// Cap on each switch egress queue: bytes, or multiples of the fabric BDP (resolved at build time).
     pub queue_limit: Option<u64>,
     pub queue_limit_bdp: Option<f64>,
@@ -722,6 +728,7 @@ fn row(name: &str, lb: LoadBalancing, fc: FlowControl, source_ecn: bool, tcp: Tc
         source_ecn_threshold: 64 * 1024,
         scheduling: Scheduling::StrictPriority,
         priority_eviction: false,
+        egress_per_priority: false,
         queue_limit: None,
         queue_limit_bdp: None,
         tcp,
@@ -875,6 +882,9 @@ impl SchemeConfig {
         }
         if let Some(v) = self.priority_eviction {
             s.priority_eviction = v;
+        }
+        if let Some(v) = self.egress_per_priority {
+            s.egress_per_priority = v;
         }
         // Under PFC a full ingress buffer never meets an arrival (pauses stop the sender first), so the option
         // changes nothing there: a scenario can set it once for its tail-drop baseline and still run DeTail.

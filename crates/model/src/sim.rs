@@ -137,6 +137,9 @@ pub struct PrioQueue {
     pub pkts: u32,
     /// Bit p set when `q[p]` is non-empty.
     pub nonempty: u8,
+    /// Each priority has `cap` bytes of its own (a switch egress with `scheme.egress_per_priority`) instead of
+    /// all priorities sharing `cap`.
+    pub per_prio: bool,
     /// Rank mode (LAS, pFabric).
     pub ranked: Option<Box<RankIndex>>,
     pub bytes: [u64; 8],
@@ -144,7 +147,7 @@ pub struct PrioQueue {
 }
 impl PrioQueue {
     fn new(cap: u64) -> Self {
-        PrioQueue { q: Default::default(), bytes: [0; 8], total: 0, pkts: 0, cap, max_total: 0, nonempty: 0, area: 0, last_ps: 0, ranked: None }
+        PrioQueue { q: Default::default(), bytes: [0; 8], total: 0, pkts: 0, cap, max_total: 0, nonempty: 0, per_prio: false, area: 0, last_ps: 0, ranked: None }
     }
     /// Account the occupancy up to `now` (call before changing `total`).
     #[inline]
@@ -171,7 +174,8 @@ impl PrioQueue {
         self.bytes[prio as usize] += wire;
         self.total += wire;
         self.pkts += 1;
-        assert!(self.total <= self.cap, "buffer bound violated: {} > {}", self.total, self.cap);
+        let held = if self.per_prio { self.bytes[prio as usize] } else { self.total };
+        assert!(held <= self.cap, "buffer bound violated: {} > {}", held, self.cap);
         self.max_total = self.max_total.max(self.total);
     }
     /// Append a packet whose bytes were reserved.
@@ -183,6 +187,15 @@ impl PrioQueue {
     #[inline]
     pub fn has_room(&self, wire: u64) -> bool {
         self.total + wire <= self.cap
+    }
+    /// Room for `wire` more bytes of priority `prio`: in the shared space, or in the priority's own.
+    #[inline]
+    pub fn fits(&self, prio: u8, wire: u64) -> bool {
+        if self.per_prio {
+            self.bytes[prio as usize] + wire <= self.cap
+        } else {
+            self.total + wire <= self.cap
+        }
     }
     /// Queue packet `pid` (whose bytes were reserved) at its priority: FIFO, or in rank mode (LAS,
     /// pFabric) by its rank and flow.
@@ -564,7 +577,7 @@ impl Sim {
                 xbar_ppb: 0,
                 delay: l.delay,
                 arrive_after: l.delay + fwd,
-                eg: PrioQueue::new(eg_cap),
+                eg: PrioQueue { per_prio: is_switch[node] && scheme.egress_per_priority, ..PrioQueue::new(eg_cap) },
                 ing: PrioQueue::new(ing_cap),
                 tx_busy_until: Time::ZERO,
                 tx_event: false,
@@ -1063,6 +1076,35 @@ mod tests {
         let mut q = PrioQueue::new(1 << 20);
         q.ranked = Some(Box::new(RankIndex::new(pfabric)));
         q
+    }
+
+    #[test]
+    fn egress_per_priority_keeps_a_full_priority_from_blocking_the_others() {
+        for per_prio in [false, true] {
+            let mut q = PrioQueue { per_prio, ..PrioQueue::new(4500) };
+            for pid in 1..=3 {
+                q.push(1, pid, 1500); // a paused low priority fills the buffer
+            }
+            assert!(!q.fits(1, 1500), "the full priority itself never gets more");
+            // shared: the high priority is kept out; per priority: it has its own 4500 B
+            assert_eq!(q.fits(0, 1500), per_prio);
+            if per_prio {
+                for pid in 4..=6 {
+                    q.push(0, pid, 1500);
+                }
+                assert_eq!((q.total, q.bytes[0], q.bytes[1]), (9000, 4500, 4500));
+                assert!(!q.fits(0, 1));
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "buffer bound violated")]
+    fn egress_per_priority_still_bounds_each_priority() {
+        let mut q = PrioQueue { per_prio: true, ..PrioQueue::new(3000) };
+        q.push(2, 1, 1500);
+        q.push(2, 2, 1500);
+        q.push(2, 3, 1500);
     }
 
     #[test]

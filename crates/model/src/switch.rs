@@ -115,10 +115,11 @@ impl Sim {
     fn dibs_pick(&mut self, node: u32, pid: PacketId, out: u32, wire: u64) -> Option<u32> {
         let mut cands = std::mem::take(&mut self.scratch_ports);
         cands.clear();
+        let prio = self.pkts.get(pid).prio;
         let (base, n) = (self.nodes[node as usize].port_base, self.nodes[node as usize].nports);
         for p in base..base + n {
             let pt = &self.ports[p as usize];
-            if p != out && pt.up && self.nodes[pt.peer_node as usize].is_switch && pt.eg.has_room(wire) {
+            if p != out && pt.up && self.nodes[pt.peer_node as usize].is_switch && pt.eg.fits(prio, wire) {
                 cands.push(p);
             }
         }
@@ -284,7 +285,7 @@ impl Sim {
             }
             let now = self.now;
             let e = &mut self.ports[out as usize];
-            if e.eg.has_room(wire) && now >= e.xbar_out_free_at {
+            if e.eg.fits(prio, wire) && now >= e.xbar_out_free_at {
                 e.eg.advance(now);
                 e.eg.reserve(prio, wire);
                 e.xbar_out_free_at = now + e.xbar_time(wire);
@@ -298,7 +299,7 @@ impl Sim {
                 self.schedule(done, Ev::XbarDone { port: inp });
                 return;
             }
-            if e.eg.has_room(wire) && !e.xbar_out_event && !e.xbar_out_frees_with_done {
+            if e.eg.fits(prio, wire) && !e.xbar_out_event && !e.xbar_out_frees_with_done {
                 // the egress side is busy with another transfer: retry when it frees (when that is also when
                 // the transfer's XbarDone comes, as with equal port rates, that event lets the waiters retry)
                 e.xbar_out_event = true;
@@ -312,8 +313,8 @@ impl Sim {
     /// pFabric admission at egress `out`: while the packet does not fit, evict the queued packet of the
     /// highest rank if it ranks strictly worse than the arrival. False: no room can be made (drop it).
     fn pfabric_admit(&mut self, out: u32, pid: PacketId, wire: u64) -> bool {
-        let rank = self.pkts.get(pid).rank;
-        while !self.ports[out as usize].eg.has_room(wire) {
+        let (rank, prio) = (self.pkts.get(pid).rank, self.pkts.get(pid).prio);
+        while !self.ports[out as usize].eg.fits(prio, wire) {
             let Some((p, victim)) = self.ports[out as usize].eg.evict_worse(rank) else { return false };
             self.discard(out, true, p, victim, DropCause::Priority, out);
         }
