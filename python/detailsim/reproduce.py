@@ -13,6 +13,7 @@ versions are what docs/reproduction.md quotes.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -548,15 +549,11 @@ FIG9 = {"fh": {"p50": 2.2, "p99": 6.2, "p999": 7.2}, "detail": {"p50": 1.3, "p99
 def fig9_distance(stats: pl.DataFrame, scheme: str, **where: Any) -> float:
     """Mean |log2(measured / paper)| over Figure 9's three 8 KB percentiles for one scheme (0 = exact; 0.58 =
     a factor 1.5 on average)."""
-    import math
-
     return sum(abs(math.log2(pct(stats, "retrieval/8KB", m, scheme=scheme, **where) / v)) for m, v in FIG9[scheme].items()) / 3
 
 
 def bound_distance(v: float, lo: float | None = None, hi: float | None = None) -> float:
     """log2 of how far v lies outside [lo, hi] (0 inside)."""
-    import math
-
     if lo is not None and v < lo:
         return math.log2(lo / max(v, 1e-9))
     if hi is not None and v > hi:
@@ -567,8 +564,6 @@ def bound_distance(v: float, lo: float | None = None, hi: float | None = None) -
 def bursty_sensitivity_ranking(stats: pl.DataFrame) -> str:
     """Figure 11 at 80 ms bursts: FH's 8 KB p99.9 (41 ms), FH's timeout share (over 3%), DeTail's 8 KB p99.9
     (within 10 ms)."""
-    import math
-
     rows = []
     for v in stats["variant"].unique().to_list():
         q = stats.filter(pl.col("variant") == v)

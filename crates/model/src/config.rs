@@ -880,14 +880,14 @@ impl SchemeConfig {
         if s.scheduling != Scheduling::StrictPriority && s.flow_control == FlowControl::Pfc {
             return err("scheme.scheduling", "las and pfabric scheduling do not combine with PFC (pauses are per priority)");
         }
+        // Under PFC a full ingress buffer never meets an arrival (pauses stop the sender first), so the option
+        // changes nothing there: a scenario can set it once for its tail-drop baseline and still run DeTail.
         if let Some(v) = self.priority_eviction {
             s.priority_eviction = v;
         }
         if let Some(v) = self.egress_per_priority {
             s.egress_per_priority = v;
         }
-        // Under PFC a full ingress buffer never meets an arrival (pauses stop the sender first), so the option
-        // changes nothing there: a scenario can set it once for its tail-drop baseline and still run DeTail.
         if let Some(v) = self.queue_limit {
             if v.0 == 0 {
                 return err("scheme.queue_limit", "must be positive");
