@@ -529,7 +529,7 @@ BURSTS = ["20ms", "40ms", "80ms"]
 # priority eviction), plus the choices as first modelled; the tables rank them by their distance to the
 # paper's own numbers
 SENS_DEFAULTS: dict[str, Any] = {"scheme.tcp.initial_window": 3, "scheme.tcp.handshake": True, "scheme.priority_eviction": True,
-                                 "scheme.tcp.delayed_ack": False, "topology.host_buffer": 1530000}
+                                 "scheme.tcp.delayed_ack": False, "topology.host_buffer": 1530000, "scheme.egress_per_priority": False}
 SENS: dict[str, dict[str, Any]] = {
     "calibrated": {},
     "initial window 1": {"scheme.tcp.initial_window": 1},
@@ -540,6 +540,7 @@ SENS: dict[str, dict[str, Any]] = {
     "shared buffer": {"scheme.priority_eviction": False},
     "delayed ACKs": {"scheme.tcp.delayed_ack": True},
     "host NIC 128 KB": {"topology.host_buffer": 131072},
+    "egress per priority": {"scheme.egress_per_priority": True},
     "as first modelled": {"scheme.tcp.initial_window": 10, "scheme.tcp.handshake": False, "scheme.priority_eviction": False},
 }
 # Figure 9's FH and DeTail, 8 KB at 2000/s (ms): what fh_sensitivity measures its variants against
