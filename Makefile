@@ -7,7 +7,7 @@ STAMP_DEPS := $(VENV)/.deps-installed
 STAMP_BUILD := $(VENV)/.native-built
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
 
-.PHONY: all demo test test-rust test-python bench build clean
+.PHONY: all demo test test-rust test-python bench fuzz build clean
 
 all: build
 
@@ -49,6 +49,13 @@ test-python: build $(SYSDEPS_STAMP)
 
 bench: build
 	$(PY) benches/bench.py
+
+# A long input-fuzzing campaign (detailsim.fuzz): FUZZ_CASES mutated scenarios, sweep files, CSV flow lists
+# and CDF files over every core; the report (every failure with its input) goes to fuzz-report.json.
+FUZZ_CASES ?= 100000
+fuzz: build
+	$(PY) -m detailsim.fuzz --cases $(FUZZ_CASES) --out fuzz-report.json
+	PROPTEST_CASES=20000 cargo test --release -q -p detailsim-model --test schema_props
 
 clean:
 	rm -rf target $(VENV)

@@ -6,9 +6,9 @@
     >>> r.flows.head()                                                       # doctest: +SKIP
 """
 
-from ._core import ScenarioError
+from ._core import InternalError, ScenarioError
 from .api import Result, run
 from .scenario import bundled_scenarios, load_scenario
 
 __version__ = "0.1.0"
-__all__ = ["run", "Result", "ScenarioError", "load_scenario", "bundled_scenarios", "__version__"]
+__all__ = ["run", "Result", "ScenarioError", "InternalError", "load_scenario", "bundled_scenarios", "__version__"]

@@ -49,7 +49,13 @@ class Dist:
 
 def load_cdf(path: Path, unit: str) -> Dist:
     rows = []
-    for i, line in enumerate(path.read_text().splitlines(), 1):
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ScenarioError(f"--fct-from: {path}: not a text CDF file (lines of '<fct> <cumulative probability>')") from None
+    except OSError as e:
+        raise ScenarioError(f"--fct-from: cannot read {str(path)!r}: {e.strerror}") from None
+    for i, line in enumerate(text.splitlines(), 1):
         line = line.split("#")[0].replace(",", " ").strip()
         if not line:
             continue
@@ -58,6 +64,8 @@ def load_cdf(path: Path, unit: str) -> Dist:
             rows.append((float(parts[0]), float(parts[-1])))
         except (ValueError, IndexError):
             raise ScenarioError(f"--fct-from: {path}:{i}: expected '<fct> <cumulative probability>', got {line!r}") from None
+        if not all(np.isfinite(rows[-1])) or rows[-1][0] < 0 or rows[-1][1] < 0:
+            raise ScenarioError(f"--fct-from: {path}:{i}: values must be finite and non-negative, got {line!r}")
     if len(rows) < 1:
         raise ScenarioError(f"--fct-from: {path}: no points")
     x = np.array([r[0] for r in rows]) * UNITS[unit]
@@ -79,19 +87,30 @@ def load_flows(path: Path, cls: str | None, where: list[str]) -> Dist:
         files = [path]
     if not files:
         raise ScenarioError(f"--fct-from: {path} holds no flows (a run's --out directory, a sweep store, or a .parquet file)")
-    df = pl.concat([pl.read_parquet(f) for f in files], how="diagonal_relaxed").with_columns(pl.col("class").cast(pl.String))
+    try:
+        df = pl.concat([pl.read_parquet(f) for f in files], how="diagonal_relaxed")
+    except (pl.exceptions.PolarsError, OSError) as e:
+        raise ScenarioError(f"--fct-from: cannot read {str(path)!r} as Parquet flows: {(str(e).strip().splitlines() or ['?'])[0]}") from None
+    if "class" not in df.columns or "fct" not in df.columns:
+        raise ScenarioError(f"--fct-from: {path} is not a flow table (no `class` and `fct` columns)")
+    df = df.with_columns(pl.col("class").cast(pl.String))
     if cls:
         if cls not in df["class"].unique().to_list():
             raise ScenarioError(f"--class: no flows of class {cls!r}; classes: {', '.join(sorted(df['class'].unique().to_list()))}")
         df = df.filter(pl.col("class") == cls)
     for w in where:
-        k, _, v = w.partition("=")
+        k, eq, v = w.partition("=")
+        if not eq:
+            raise ScenarioError(f"--where {w!r}: expected COLUMN=VALUE, e.g. scheme=detail")
         if k not in df.columns:
-            raise ScenarioError(f"--where: no column {k!r}")
+            raise ScenarioError(f"--where: no column {k!r}; columns: {', '.join(df.columns)}")
         col = df[k]
         val: Any = v
         if col.dtype.is_numeric():
-            val = float(v)
+            try:
+                val = float(v)
+            except ValueError:
+                raise ScenarioError(f"--where {w!r}: column {k!r} holds numbers, got {v!r}") from None
         df = df.filter(pl.col(k) == val)
     x = df["fct"].drop_nulls().to_numpy()
     if len(x) == 0:

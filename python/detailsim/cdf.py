@@ -8,6 +8,7 @@ Formats, detected from the columns:
 
 from __future__ import annotations
 
+import math
 from importlib import resources
 from pathlib import Path
 
@@ -25,6 +26,8 @@ NS2_PACKET = 1460
 
 def load_points(spec: str, base: Path | None = None, field: str = "cdf") -> list[list[float]]:
     """(bytes, cumulative probability 0..1) points of a bundled name or a file."""
+    if not isinstance(spec, str) or not spec:
+        raise ScenarioError(f"{field}: a bundled CDF name ({', '.join(BUNDLED)}) or a file path, got {spec!r}")
     if spec in BUNDLED:
         path = DATA / BUNDLED[spec]
     else:
@@ -33,8 +36,14 @@ def load_points(spec: str, base: Path | None = None, field: str = "cdf") -> list
             path = base / path
         if not path.is_file():
             raise ScenarioError(f"{field}: {spec!r} is neither a bundled CDF ({', '.join(BUNDLED)}) nor a file")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{field}: {path.name}: not a text file (expected lines of numbers)") from None
+    except OSError as e:
+        raise ScenarioError(f"{field}: cannot read {str(path)!r}: {e.strerror}") from None
     rows: list[list[float]] = []
-    for i, line in enumerate(path.read_text().splitlines(), 1):
+    for i, line in enumerate(text.splitlines(), 1):
         parts = line.split("#")[0].replace(",", " ").split()
         if not parts:
             continue
@@ -42,6 +51,8 @@ def load_points(spec: str, base: Path | None = None, field: str = "cdf") -> list
             nums = [float(x) for x in parts]
         except ValueError:
             raise ScenarioError(f"{field}: {path.name}:{i}: not numbers: {line!r}") from None
+        if not all(math.isfinite(x) and x >= 0 for x in nums):
+            raise ScenarioError(f"{field}: {path.name}:{i}: values must be finite and non-negative: {line!r}")
         if len(nums) == 3:
             rows.append([nums[0] * NS2_PACKET, nums[2]])
         elif len(nums) == 2:
@@ -52,6 +63,13 @@ def load_points(spec: str, base: Path | None = None, field: str = "cdf") -> list
         raise ScenarioError(f"{field}: {path.name}: needs at least two points")
     if rows[-1][1] > 1.0 + 1e-9:
         rows = [[x, p / 100.0] for x, p in rows]
+    for (x0, p0), (x1, p1) in zip(rows, rows[1:]):
+        if x1 < x0 or p1 < p0:
+            raise ScenarioError(f"{field}: {path.name}: sizes and probabilities must not decrease (at size {x1:g})")
+    if abs(rows[-1][1] - 1.0) > 1e-6:
+        raise ScenarioError(f"{field}: {path.name}: the last cumulative probability must be 1 (or 100 in percent), got {rows[-1][1]:g}")
+    if rows[-1][0] < 1:
+        raise ScenarioError(f"{field}: {path.name}: the largest size must be at least 1 byte")
     if rows[0][1] > 0:
         rows.insert(0, [rows[0][0], 0.0])
     return rows

@@ -67,7 +67,41 @@ def format_table(summary: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# the scenario being run, saved beside an internal error so that it can be reported
+_CURRENT: dict[str, Any] = {}
+
+
+def _internal_error(e: BaseException) -> None:
+    """A failure of ours (a panic of the core, a bug of the front end): one line, the scenario saved, exit 3."""
+    import tempfile
+    import traceback
+
+    fd, path = tempfile.mkstemp(prefix="detailsim-internal-error-", suffix=".json")
+    with open(fd, "w") as f:
+        json.dump({"argv": sys.argv, "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(),
+                   "scenario": _CURRENT.get("scenario")}, f, indent=2, default=str)
+    msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    kind = "" if isinstance(e, _core.InternalError) else f"{type(e).__name__}: "
+    click.echo(f"internal error: {kind}{msg}; scenario saved to {path}; please report it", err=True)
+    sys.exit(3)
+
+
+class _Main(click.Group):
+    """The command group; a failure that is not the user's (not a ScenarioError, not a usage error) ends in
+    one line and exit code 3, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
+            raise
+        except _core.ScenarioError as e:
+            _fail(str(e))
+        except Exception as e:  # noqa: BLE001 - reported as an internal error
+            _internal_error(e)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="detailsim")
 def main() -> None:
     """detailsim: packet-level datacenter network simulator for flow-completion-time tails."""
@@ -84,13 +118,22 @@ def main() -> None:
 @click.option("--pcap", type=click.Path(dir_okay=False), help="Write the frames --pcap-filter selects to this pcap file.")
 @click.option("--pcap-filter", metavar="SPEC", help="flow=ID | node=NAME | port=FROM:TO | link=A:B (several joined by |).")
 @click.option("--sample", metavar="INTERVAL", help='Write timeseries.parquet (per port queues, per flow bytes) every INTERVAL, e.g. "100us" (run.sample).')
+@click.option("--max-events", type=click.IntRange(min=1), help="End the run (marked incomplete) after this many events (run.max_events).")
+@click.option("--max-wall", metavar="DURATION", help='End the run (marked incomplete) after this much wall-clock time, e.g. "600s" (run.max_wall).')
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def run_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int | None, duration: str | None, out: str | None,
-            as_json: bool, pcap: str | None, pcap_filter: str | None, sample: str | None, quiet: bool) -> None:
+            as_json: bool, pcap: str | None, pcap_filter: str | None, sample: str | None, max_events: int | None,
+            max_wall: str | None, quiet: bool) -> None:
     """Run SCENARIO (a .toml path or a bundled name such as paper/steady)."""
     try:
         extra = [f"run.sample={sample}"] if sample else []
-        sc, name = prepare(scenario, scheme=scheme, seed=seed, duration=duration, sets=list(sets) + extra)
+        limits: dict[str, Any] = {}
+        if max_events is not None:
+            limits["max_events"] = max_events
+        if max_wall is not None:
+            limits["max_wall"] = max_wall
+        sc, name = prepare(scenario, scheme=scheme, seed=seed, duration=duration, sets=list(sets) + extra, limits=limits)
+        _CURRENT["scenario"] = sc
         _core.validate(json.dumps(sc))
         if pcap_filter and not pcap:
             raise _core.ScenarioError("--pcap: required with --pcap-filter")
@@ -113,6 +156,8 @@ def run_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int 
 
     for problem in invariant_problems(res.summary):
         click.echo(f"warning: {problem}", err=True)
+    if res.summary.get("incomplete"):
+        click.echo(f"warning: run incomplete: {res.summary['incomplete']}; flows still running are unfinished", err=True)
     if out:
         res.write(Path(out))
     if as_json:

@@ -37,7 +37,7 @@ def parse_filter(text: str) -> dict[str, list[Any]]:
         raise ScenarioError("--pcap-filter: empty; use flow=ID, node=NAME, port=FROM:TO or link=A:B")
     for t in terms:
         key, _, val = t.partition("=")
-        if key == "flow" and val.isdigit():
+        if key == "flow" and val.isascii() and val.isdigit() and int(val) < 2**64:
             spec["flows"].append(int(val))
         elif key == "node" and val:
             spec["nodes"].append(val)

@@ -108,6 +108,8 @@ def summarize(core: dict[str, Any], flows: pl.DataFrame, scenario: str, seed: in
         "scheme": core["scheme"],
         "seed": seed,
         "sim_time_s": core["sim_time_s"],
+        # null, or why a guard (run.max_events, run.max_wall) ended the run before its end
+        "incomplete": core.get("incomplete"),
         "wall_s": round(wall_s, 3),
         "events": core["events"],
         "link_traversals": core["link_traversals"],

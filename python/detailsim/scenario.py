@@ -5,6 +5,7 @@ as JSON, where the one schema validates it)."""
 from __future__ import annotations
 
 import json
+import math
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -31,9 +32,11 @@ def bundled_scenarios() -> dict[str, str]:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text())
+        return tomllib.loads(path.read_bytes().decode("utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{path}: not valid TOML: {e}") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{path}: not a text file (TOML is UTF-8 text)") from None
     except OSError as e:
         raise ScenarioError(f"{path}: cannot read: {e.strerror}") from None
 
@@ -55,6 +58,57 @@ def load_scenario(scenario: str | Path | dict[str, Any]) -> tuple[dict[str, Any]
         return _read_toml(bundled), s.removesuffix(".toml"), bundled.parent
     names = ", ".join(bundled_scenarios())
     raise ScenarioError(f"scenario: {s!r} is neither a file nor a bundled scenario; bundled: {names}")
+
+
+def _show(v: Any) -> str:
+    """A value as the user wrote it, for an error message (short)."""
+    names = {dict: "a table", list: "a list", bool: "a boolean", str: "a string", int: "a number", float: "a number"}
+    r = repr(v)
+    return f"{names.get(type(v), type(v).__name__)} {r if len(r) <= 40 else r[:37] + '...'}"
+
+
+def check_shape(sc: Any) -> None:
+    """The shape the front end relies on (tables, lists, strings where it reads them), checked before it
+    reads the scenario; the Rust schema checks every value afterwards."""
+    if not isinstance(sc, dict):
+        raise ScenarioError(f"scenario: a table with [run], [topology], [scheme], [[workload]], [[fault]]; got {_show(sc)}")
+    for k in ("run", "topology", "scheme"):
+        if k in sc and not isinstance(sc[k], dict):
+            raise ScenarioError(f"{k}: must be a table, got {_show(sc[k])}")
+    for k in ("workload", "fault"):
+        if k in sc:
+            if not isinstance(sc[k], list):
+                raise ScenarioError(f"{k}: must be a list of tables ([[{k}]]), got {_show(sc[k])}")
+            for i, w in enumerate(sc[k]):
+                if not isinstance(w, dict):
+                    raise ScenarioError(f"{k}[{i}]: must be a table, got {_show(w)}")
+    for i, w in enumerate(sc.get("workload", [])):
+        for key in ("kind", "file", "cdf"):
+            if key in w and not isinstance(w[key], str):
+                raise ScenarioError(f"workload[{i}].{key}: must be a string, got {_show(w[key])}")
+        if "rows" in w and not isinstance(w["rows"], list):
+            raise ScenarioError(f"workload[{i}].rows: must be a list of flows, got {_show(w['rows'])}")
+    scheme = sc.get("scheme", {})
+    for key in ("tcp", "pfc", "pias", "red", "dibs"):
+        if key in scheme and not isinstance(scheme[key], dict):
+            raise ScenarioError(f"scheme.{key}: must be a table, got {_show(scheme[key])}")
+    if "preset" in scheme and not isinstance(scheme["preset"], str):
+        raise ScenarioError(f"scheme.preset: must be a string (a scheme name), got {_show(scheme['preset'])}")
+    topo = sc.get("topology", {})
+    if "file" in topo and not isinstance(topo["file"], str):
+        raise ScenarioError(f"topology.file: must be a string (a path), got {_show(topo['file'])}")
+
+
+def check_finite(v: Any, path: str = "") -> None:
+    """Refuse NaN and infinities anywhere in the scenario, naming the field (JSON, the core's input, has none)."""
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ScenarioError(f"{path or 'scenario'}: must be a finite number, got {v}")
+    if isinstance(v, dict):
+        for k, x in v.items():
+            check_finite(x, f"{path}.{k}" if path else str(k))
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            check_finite(x, f"{path}[{i}]")
 
 
 def _parse_value(text: str) -> Any:
@@ -115,7 +169,13 @@ def _set(cur: Any, parts: list[str], value: Any, key: str, depth: int) -> bool:
     return _set(nxt, parts, value, key, depth + 1)
 
 
+def _one_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]
+
+
 def _resolve_flows(w: dict[str, Any], i: int, base: Path) -> None:
+    """A flow-list CSV (src,dst,size_bytes,start_s[,priority]) into `rows`; an error names the file and the
+    row (rows counted from 1 after the header), and `source` tells the core's checks where rows came from."""
     import polars as pl
 
     f = w.pop("file")
@@ -123,30 +183,42 @@ def _resolve_flows(w: dict[str, Any], i: int, base: Path) -> None:
     field = f"workload[{i}].file"
     need = ["src", "dst", "size_bytes", "start_s"]
     try:
-        df = pl.read_csv(path)
+        df = pl.read_csv(path, infer_schema=False)  # every column as text: the casts below say what is wrong
     except FileNotFoundError:
         raise ScenarioError(f"{field}: no such file {str(path)!r}") from None
-    except (pl.exceptions.PolarsError, OSError) as e:
-        raise ScenarioError(f"{field}: cannot read {str(path)!r} as CSV: {e}") from None
+    except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError) as e:
+        raise ScenarioError(f"{field}: cannot read {str(path)!r} as CSV: {_one_line(e)}") from None
     missing = [c for c in need if c not in df.columns]
     if missing:
-        raise ScenarioError(f"{field}: CSV lacks column(s) {', '.join(missing)}; expected src,dst,size_bytes,start_s,priority")
+        raise ScenarioError(f"{field}: {path.name} lacks column(s) {', '.join(missing)}; expected a header src,dst,size_bytes,start_s[,priority]")
+    extra = [c for c in df.columns if c not in need + ["priority"]]
+    if extra:
+        raise ScenarioError(f"{field}: {path.name} has unknown column(s) {', '.join(map(repr, extra))}; allowed: src, dst, size_bytes, start_s, priority")
     if "priority" not in df.columns:
-        df = df.with_columns(pl.lit(0).alias("priority"))
-    try:
-        df = df.select(
-            pl.col("src").cast(pl.Int64, strict=True),
-            pl.col("dst").cast(pl.Int64, strict=True),
-            pl.col("size_bytes").cast(pl.Int64, strict=True),
-            pl.col("start_s").cast(pl.Float64, strict=True),
-            pl.col("priority").cast(pl.Int64, strict=True),
-        )
-    except pl.exceptions.PolarsError:
-        raise ScenarioError(f"{field}: columns must be numeric (src, dst, size_bytes, priority integers; start_s seconds)") from None
-    for c in ["src", "dst", "size_bytes", "priority"]:
-        if df[c].null_count() or (df[c] < 0).any():
-            raise ScenarioError(f"{field}: column {c} must be non-negative with no empty cells")
-    w["rows"] = df.to_dicts()
+        df = df.with_columns(pl.lit("0").alias("priority"))
+    if df.height == 0:
+        raise ScenarioError(f"{field}: {path.name} has no flows (a header and no rows)")
+    allowed = {"src": "a host index (a whole number >= 0)", "dst": "a host index (a whole number >= 0)",
+               "size_bytes": "a whole number of bytes >= 1", "priority": "0 (highest) to 7 (lowest)",
+               "start_s": "a start time in seconds, finite and >= 0"}
+    cols = {}
+    for c in ["src", "dst", "size_bytes", "priority", "start_s"]:
+        raw = df[c].str.strip_chars()
+        v = raw.cast(pl.Float64 if c == "start_s" else pl.Int64, strict=False)
+        ok = v.is_not_null()
+        ok = ok & (v.is_finite() if c == "start_s" else True)
+        lo, hi = {"size_bytes": (1, 2**53), "priority": (0, 7), "start_s": (0, 1e9)}.get(c, (0, 2**31 - 1))
+        ok = ok & (v >= lo) & (v <= hi)
+        bad = (~ok.fill_null(False)).arg_true()
+        if len(bad):
+            j = int(bad[0])
+            raise ScenarioError(f"{field}: {path.name} row {j + 1}: {c} must be {allowed[c]}, got {raw[j]!r}")
+        cols[c] = v
+    same = (cols["src"] == cols["dst"]).arg_true()
+    if len(same):
+        raise ScenarioError(f"{field}: {path.name} row {int(same[0]) + 1}: dst must differ from src")
+    w["rows"] = pl.DataFrame({c: cols[c] for c in ["src", "dst", "size_bytes", "start_s", "priority"]}).to_dicts()
+    w["source"] = path.name
 
 
 PIAS_PRESETS = {"pias", "detail_pias"}
@@ -168,11 +240,13 @@ def _resolve_pias(sc: dict[str, Any], base: Path) -> None:
     if unknown:
         raise ScenarioError(f"scheme.pias.{sorted(unknown)[0]}: unknown key; allowed: thresholds, queues, cdf, load")
     method = cfg.get("thresholds", "optimal")
-    queues = int(cfg.get("queues", 8))
-    if not 1 <= queues <= 8:
-        raise ScenarioError(f"scheme.pias.queues: 1 to 8, got {queues}")
+    queues = cfg.get("queues", 8)
+    if not isinstance(queues, int) or isinstance(queues, bool) or not 1 <= queues <= 8:
+        raise ScenarioError(f"scheme.pias.queues: a whole number of queues, 1 to 8; got {_show(queues)}")
     if isinstance(method, list):
         alphas = method
+    elif not isinstance(method, str):
+        raise ScenarioError(f"scheme.pias.thresholds: \"optimal\", \"equal-split\", \"paper\" or a list of byte thresholds; got {_show(method)}")
     else:
         from .pias import solve
 
@@ -180,12 +254,14 @@ def _resolve_pias(sc: dict[str, Any], base: Path) -> None:
         if "cdf" in cfg:
             from .cdf import load_points
 
-            w = {**w, "cdf": str(cfg["cdf"]), "points": load_points(str(cfg["cdf"]), base, "scheme.pias.cdf")}
+            w = {**w, "cdf": str(cfg["cdf"]), "points": load_points(cfg["cdf"], base, "scheme.pias.cdf")}
         if "load" in cfg:
             load = cfg["load"]
-            if not isinstance(load, (int, float)) or not 0 < load < 1:
+            if not isinstance(load, (int, float)) or isinstance(load, bool) or not 0 < load < 1:
                 raise ScenarioError(f"scheme.pias.load: a load in (0, 1), got {load!r}")
             w = {**w, "load": load}
+        if not isinstance(w.get("load", 0.5), (int, float)) or isinstance(w.get("load"), bool) or not 0 < w.get("load", 0.5) < 1:
+            raise ScenarioError(f"workload.load: a load in (0, 1) (the PIAS thresholds are derived from it), got {_show(w.get('load'))}")
         if "points" not in w or "load" not in w:
             raise ScenarioError("scheme.pias.thresholds: \"optimal\", \"equal-split\" and \"paper\" need a cdf workload with a load "
                                 "(or scheme.pias.cdf and scheme.pias.load)")
@@ -195,6 +271,7 @@ def _resolve_pias(sc: dict[str, Any], base: Path) -> None:
 
 def resolve(sc: dict[str, Any], base: Path) -> dict[str, Any]:
     """Front-end resolution of files referenced by the scenario (modifies `sc`, a private copy)."""
+    check_shape(sc)
     for i, w in enumerate(sc.get("workload", []) or []):
         if isinstance(w, dict) and w.get("kind") == "flows" and "file" in w:
             _resolve_flows(w, i, base)
@@ -203,7 +280,7 @@ def resolve(sc: dict[str, Any], base: Path) -> dict[str, Any]:
 
             if "cdf" not in w:
                 raise ScenarioError(f"workload[{i}].cdf: required: a bundled CDF (websearch, datamining) or a file")
-            w["points"] = load_points(str(w["cdf"]), base, f"workload[{i}].cdf")
+            w["points"] = load_points(w["cdf"], base, f"workload[{i}].cdf")
     _resolve_pias(sc, base)
     topo = sc.get("topology")
     if isinstance(topo, dict) and "file" in topo:
@@ -212,13 +289,16 @@ def resolve(sc: dict[str, Any], base: Path) -> dict[str, Any]:
         if path.suffix == ".json":
             try:
                 data = json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError) as e:
-                raise ScenarioError(f"topology.file: cannot read {str(path)!r}: {e}") from None
+            except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
+                raise ScenarioError(f"topology.file: cannot read {str(path)!r}: {_one_line(e)}") from None
         else:
             data = _read_toml(path)
+        if not isinstance(data, dict):
+            raise ScenarioError(f"topology.file: {path.name} must hold a table with `nodes` and `links`")
         for k in ("nodes", "links"):
             if k in data:
                 topo[k] = data[k]
+    check_finite(sc)
     return sc
 
 
@@ -229,17 +309,24 @@ def prepare(
     duration: str | None = None,
     sets: list[str] | None = None,
     overrides: dict[str, Any] | None = None,
+    limits: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], str]:
-    """Load a scenario and apply the command line's or the caller's overrides."""
+    """Load a scenario and apply the command line's or the caller's overrides; `limits` (max_events,
+    max_wall) go into [run] last."""
     sc, name, base = load_scenario(scenario)
     for a in sets or []:
         apply_override(sc, a)
     for k, v in (overrides or {}).items():
+        if not isinstance(k, str):
+            raise ScenarioError(f"overrides: keys are dotted paths (strings), got {_show(k)}")
         set_path(sc, k, v)
+    check_shape(sc)
     if scheme is not None:
         sc.setdefault("scheme", {})["preset"] = scheme
     if seed is not None:
         sc.setdefault("run", {})["seed"] = int(seed)
     if duration is not None:
         sc.setdefault("run", {})["duration"] = duration
+    for k, v in (limits or {}).items():
+        sc.setdefault("run", {})[k] = v
     return resolve(sc, base), name

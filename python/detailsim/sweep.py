@@ -52,6 +52,8 @@ import polars as pl
 from ._core import ScenarioError
 from .scenario import prepare
 
+# the most runs one sweep may expand to (each is validated before anything runs)
+MAX_RUNS = 100_000
 SWEEP_KEYS = {"description", "base", "seeds", "set", "axes", "zip", "name", "claims", "plots", "hide", "labels"}
 
 
@@ -116,13 +118,14 @@ def load_sweep(source: str | Path | dict[str, Any]) -> Sweep:
         base = str(base_dir / base)
     seeds = spec.get("seeds", 1)
     if isinstance(seeds, int) and not isinstance(seeds, bool):
-        if seeds < 1:
-            raise ScenarioError("sweep.seeds: must be at least 1")
+        if not 1 <= seeds <= MAX_RUNS:
+            raise ScenarioError(f"sweep.seeds: a number of seeds from 1 to {MAX_RUNS}, got {seeds}")
         seed_list = list(range(1, seeds + 1))
-    elif isinstance(seeds, list) and seeds and all(isinstance(x, int) for x in seeds):
+    elif (isinstance(seeds, list) and seeds and len(seeds) <= MAX_RUNS
+          and all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**64 for x in seeds)):
         seed_list = seeds
     else:
-        raise ScenarioError("sweep.seeds: a number of seeds (1..N) or a list of integers")
+        raise ScenarioError(f"sweep.seeds: a number of seeds (1..N) or a list of up to {MAX_RUNS} integers from 0 to 2^64-1")
     fixed = spec.get("set", {})
     axes = spec.get("axes", {})
     zips = spec.get("zip", [])
@@ -146,6 +149,11 @@ def load_sweep(source: str | Path | dict[str, Any]) -> Sweep:
     labels = spec.get("labels", [])
     if not isinstance(labels, list) or any(lb not in names for lb in labels):
         raise ScenarioError("sweep.labels: a list of axis names that only label runs (they are not scenario keys)")
+    total = len(seed_list)
+    for g in groups:
+        total *= len(g[0][1])
+    if total > MAX_RUNS:
+        raise ScenarioError(f"sweep: {total} runs (axes x zips x seeds); at most {MAX_RUNS} in one sweep")
     combos: list[dict[str, Any]] = [{}]
     for g in groups:
         n = len(g[0][1])

@@ -137,6 +137,10 @@ pub struct RunConfig {
     pub measure_to: Option<Dur>,
     /// Time-series interval: per port queue bytes and per measured flow bytes delivered, every `sample`.
     pub sample: Option<Dur>,
+    /// Guard on runaway runs: end the run (marked incomplete) after this many events.
+    pub max_events: Option<u64>,
+    /// Guard on runaway runs: end the run (marked incomplete) after this much wall-clock time.
+    pub max_wall: Option<Dur>,
 }
 impl Default for RunConfig {
     fn default() -> Self {
@@ -149,6 +153,8 @@ impl Default for RunConfig {
             measure_from: None,
             measure_to: None,
             sample: None,
+            max_events: None,
+            max_wall: None,
         }
     }
 }
@@ -300,6 +306,16 @@ impl TopologyConfig {
         if let Some(m) = self.mtu {
             if m.0 < 100 || m.0 > 65535 {
                 return err("topology.mtu", "must be between 100B and 65535B");
+            }
+        }
+        if let Some(m) = self.frame_overhead {
+            if m.0 > 1000 {
+                return err("topology.frame_overhead", format!("must be between 0B and 1000B, got {}B", m.0));
+            }
+        }
+        if let Some(m) = self.min_frame {
+            if m.0 > 1500 {
+                return err("topology.min_frame", format!("must be between 0B and 1500B, got {}B", m.0));
             }
         }
         Ok(())
@@ -977,8 +993,11 @@ impl SchemeConfig {
                 return err("scheme.pfc.unpause_threshold", format!("must be below the pause threshold ({p} B)"));
             }
         }
-        if s.pfc.watchdog_timeout == Time::ZERO {
-            return err("scheme.pfc.watchdog_timeout", "must be positive");
+        if s.pfc.watchdog_timeout < Time::from_ns(1) {
+            return err("scheme.pfc.watchdog_timeout", "must be at least 1ns");
+        }
+        if s.pfc.deadlock_check > Time::ZERO && s.pfc.deadlock_check < Time::from_ns(1) {
+            return err("scheme.pfc.deadlock_check", "must be at least 1ns (or \"0s\": off)");
         }
         let o = &self.tcp;
         let t = &mut s.tcp;
@@ -995,8 +1014,8 @@ impl SchemeConfig {
             t.rwnd = v.0;
         }
         if let Some(v) = o.initial_window {
-            if v == 0 {
-                return err("scheme.tcp.initial_window", "must be at least 1 segment");
+            if v == 0 || v > 1_000_000 {
+                return err("scheme.tcp.initial_window", format!("must be 1 to 1000000 segments, got {v}"));
             }
             t.initial_window = v;
         }
@@ -1108,8 +1127,7 @@ pub enum FrontendLayout {
     First,
 }
 
-#[derive(Deserialize, Debug, Clone)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Debug, Clone)]
 pub enum WorkloadConfig {
     /// Poisson data retrievals: a small request, then a response of a size drawn from a discrete mix.
     Retrieval(RetrievalConfig),
@@ -1127,6 +1145,43 @@ pub enum WorkloadConfig {
     /// One-way flows with sizes from a CDF, Poisson arrivals at a rate derived from a target load,
     /// random source and destination; classes by size bucket (small, medium, large).
     Cdf(CdfConfig),
+}
+
+pub const WORKLOAD_KINDS: &[&str] = &["retrieval", "background", "flows", "sequential", "partition_aggregate", "incast", "cdf"];
+
+/// Marks the path inside a workload in an error message, so that `parse_scenario` can join it to the
+/// workload's own path (serde loses paths inside a tagged enum).
+const SUBPATH: char = '\u{1}';
+
+impl<'de> Deserialize<'de> for WorkloadConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        use serde_json::Value;
+        fn sub<T: serde::de::DeserializeOwned, E: Error>(v: Value) -> Result<T, E> {
+            serde_path_to_error::deserialize(v).map_err(|e| {
+                let p = e.path().to_string();
+                E::custom(format!("{SUBPATH}{}{SUBPATH}{}", if p == "." { "" } else { &p }, e.into_inner()))
+            })
+        }
+        let mut m = serde_json::Map::<String, Value>::deserialize(d)?;
+        let allowed = WORKLOAD_KINDS.join(", ");
+        let kind = match m.remove("kind") {
+            Some(Value::String(k)) => k,
+            Some(other) => return Err(D::Error::custom(format!("{SUBPATH}kind{SUBPATH}must be a string, one of {allowed}; got {other}"))),
+            None => return Err(D::Error::custom(format!("{SUBPATH}kind{SUBPATH}required: one of {allowed}"))),
+        };
+        let v = Value::Object(m);
+        Ok(match kind.as_str() {
+            "retrieval" => WorkloadConfig::Retrieval(sub(v)?),
+            "background" => WorkloadConfig::Background(sub(v)?),
+            "flows" => WorkloadConfig::Flows(sub(v)?),
+            "sequential" => WorkloadConfig::Sequential(sub(v)?),
+            "partition_aggregate" => WorkloadConfig::PartitionAggregate(sub(v)?),
+            "incast" => WorkloadConfig::Incast(sub(v)?),
+            "cdf" => WorkloadConfig::Cdf(sub(v)?),
+            k => return Err(D::Error::custom(format!("{SUBPATH}kind{SUBPATH}unknown workload {k:?}; allowed: {allowed}"))),
+        })
+    }
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -1307,6 +1362,19 @@ pub struct FlowsConfig {
     pub rows: Vec<FlowRow>,
     #[serde(default = "d_flow_class")]
     pub class: String,
+    /// The CSV file the rows were read from (set by the front end): errors then name the file and the row.
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+impl FlowsConfig {
+    /// The field an error about row `j`'s column `k` names: the CSV file and row, or the dotted path.
+    pub fn row_field(&self, i: usize, j: usize, k: &str) -> String {
+        match &self.source {
+            Some(src) => format!("workload[{i}].file: {src} row {}: {k}", j + 1),
+            None => format!("workload[{i}].rows[{j}].{k}"),
+        }
+    }
 }
 
 /// One listed flow: host indices, bytes, start time in seconds, priority (0 highest).
@@ -1351,8 +1419,8 @@ fn check_burst(f: &dyn Fn(&str) -> String, period: Option<Dur>, length: Option<D
     match (period, length, rate) {
         (None, None, None) => Ok(()),
         (Some(p), Some(l), Some(r)) => {
-            if p.0 == Time::ZERO {
-                return err(f("burst_period"), "must be positive");
+            if p.0 < Time::from_ns(1) {
+                return err(f("burst_period"), "must be at least 1ns");
             }
             if l.0 > p.0 {
                 return err(f("burst_length"), "must not exceed burst_period");
@@ -1468,8 +1536,11 @@ impl WorkloadConfig {
                 }
             }
             WorkloadConfig::Flows(fl) => {
+                if fl.rows.is_empty() {
+                    return err(format!("workload[{i}].rows"), "must list at least one flow");
+                }
                 for (j, r) in fl.rows.iter().enumerate() {
-                    let g = |k: &str| format!("workload[{i}].rows[{j}].{k}");
+                    let g = |k: &str| fl.row_field(i, j, k);
                     if r.size_bytes == 0 {
                         return err(g("size_bytes"), "must be positive");
                     }
@@ -1501,6 +1572,18 @@ pub fn parse_scenario(json: &str) -> Result<Scenario, ConfigError> {
             Some(i) => inner[..i].to_string(),
             None => inner,
         };
+        // a path inside a workload, marked by its deserializer: join it to the workload's path
+        if let Some(rest) = msg.strip_prefix(SUBPATH) {
+            if let Some((sub, m)) = rest.split_once(SUBPATH) {
+                let field = match (path.is_empty(), sub.is_empty()) {
+                    (_, true) => path,
+                    (true, false) => sub.to_string(),
+                    (false, false) if sub.starts_with('[') => format!("{path}{sub}"),
+                    (false, false) => format!("{path}.{sub}"),
+                };
+                return ConfigError { field, msg: m.to_string() };
+            }
+        }
         ConfigError { field: path, msg }
     })?;
     sc.topology.validate_keys()?;
@@ -1516,6 +1599,29 @@ pub fn parse_scenario(json: &str) -> Result<Scenario, ConfigError> {
     }
     if sc.run.warmup.0 >= sc.run.duration.0 {
         return err("run.warmup", "must be shorter than run.duration");
+    }
+    if sc.run.duration.0.ps().checked_add(sc.run.drain.0.ps()).is_none() {
+        return err("run.drain", "run.duration + run.drain is beyond the simulator's clock (about 213 days)");
+    }
+    if sc.run.max_events == Some(0) {
+        return err("run.max_events", "must be at least 1 (or left out: no limit)");
+    }
+    if sc.run.max_wall.is_some_and(|d| d.0 < Time::from_ms(1)) {
+        return err("run.max_wall", "must be at least 1ms");
+    }
+    if sc.run.sample.is_some_and(|d| d.0 < Time::from_us(1)) {
+        return err("run.sample", "must be at least 1us");
+    }
+    let dur_s = sc.run.duration.0.as_secs_f64();
+    for (i, w) in sc.workload.iter().enumerate() {
+        if let WorkloadConfig::Flows(fl) = w {
+            if let Some(j) = fl.rows.iter().position(|r| r.start_s >= dur_s) {
+                return err(
+                    fl.row_field(i, j, "start_s"),
+                    format!("{} s is not before run.duration ({dur_s} s): the flow would never start", fl.rows[j].start_s),
+                );
+            }
+        }
     }
     Ok(sc)
 }
@@ -1546,6 +1652,49 @@ mod tests {
         assert!(m.starts_with("run.duration: "), "{m}");
         let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "retrieval", "rate": -5, "sizes": ["2KB"]}]}"#);
         assert!(m.starts_with("workload[0].rate: "), "{m}");
+        // paths inside a workload survive its tagged deserialization
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "retrieval", "rate": 5, "sizes": ["2KB", {}]}]}"#);
+        assert!(m.starts_with("workload[0].sizes[1]: invalid type: map"), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "flows", "rows": [{"src": 0, "dst": 1, "size_bytes": "x", "start_s": 0}]}]}"#);
+        assert!(m.starts_with("workload[0].rows[0].size_bytes: "), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "retrieval", "rate": 5, "sizes": ["2KB"], "bogus": 1}]}"#);
+        assert!(m.starts_with("workload[0].bogus: unknown field"), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "nope"}]}"#);
+        assert!(m.starts_with("workload[0].kind: unknown workload \"nope\"; allowed: retrieval"), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"rate": 5}]}"#);
+        assert!(m.starts_with("workload[0].kind: required"), "{m}");
+    }
+    #[test]
+    fn periods_below_a_nanosecond_and_endless_runs_are_refused() {
+        let base = r#"{"topology": {"kind": "single_switch"}, "#;
+        let m = e(&format!(r#"{base}"scheme": {{"preset": "detail", "pfc": {{"watchdog_timeout": "1ps"}}}}}}"#));
+        assert!(m.starts_with("scheme.pfc.watchdog_timeout: must be at least 1ns"), "{m}");
+        let m = e(&format!(r#"{base}"scheme": {{"preset": "detail", "pfc": {{"deadlock_check": "999ps"}}}}}}"#));
+        assert!(m.starts_with("scheme.pfc.deadlock_check: must be at least 1ns"), "{m}");
+        // 0s switches the deadlock check off
+        parse_scenario(&format!(r#"{base}"scheme": {{"preset": "detail", "pfc": {{"deadlock_check": "0s"}}}}}}"#)).unwrap();
+        let m = e(&format!(
+            r#"{base}"workload": [{{"kind": "retrieval", "rate": 5, "sizes": ["2KB"], "burst_period": "1ps", "burst_length": "1ps", "burst_rate": 9}}]}}"#
+        ));
+        assert!(m.starts_with("workload[0].burst_period: must be at least 1ns"), "{m}");
+        let m = e(&format!(r#"{base}"run": {{"sample": "10ps"}}}}"#));
+        assert!(m.starts_with("run.sample: must be at least 1us"), "{m}");
+        let m = e(&format!(r#"{base}"run": {{"max_events": 0}}}}"#));
+        assert!(m.starts_with("run.max_events: "), "{m}");
+        let m = e(&format!(r#"{base}"run": {{"duration": "18000000s", "drain": "18000000s"}}}}"#));
+        assert!(m.starts_with("run.drain: "), "{m}");
+    }
+    #[test]
+    fn flow_rows_name_their_csv_row_and_must_start_in_the_window() {
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "run": {"duration": "10ms"},
+            "workload": [{"kind": "flows", "rows": [{"src": 0, "dst": 1, "size_bytes": 10, "start_s": 0.0},
+                                                    {"src": 0, "dst": 1, "size_bytes": 10, "start_s": 0.5}]}]}"#);
+        assert!(m.starts_with("workload[0].rows[1].start_s: 0.5 s is not before run.duration"), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "flows", "source": "f.csv",
+            "rows": [{"src": 0, "dst": 1, "size_bytes": 10, "start_s": 0.0, "priority": 9}]}]}"#);
+        assert!(m.starts_with("workload[0].file: f.csv row 1: priority: "), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "flows", "rows": []}]}"#);
+        assert!(m.starts_with("workload[0].rows: must list at least one flow"), "{m}");
     }
     #[test]
     fn presets_resolve() {

@@ -175,24 +175,27 @@ impl Sim {
         let n = p.priorities.count_ones() as u64;
         let max_pause = (buf.saturating_sub(n * r)) / n;
         let unpause = p.unpause_threshold.unwrap_or(r);
-        let pause = p.pause_threshold.unwrap_or((r + max_pause) / 2);
+        // lossless bound: per priority at most pause + one frame + what arrives during the reaction window
+        // and the forwarding delay; a derived threshold stays within it
+        let in_flight = r + reaction_bytes(rate, fwd);
+        let lossless_max = (buf / n).saturating_sub(max_frame + in_flight);
+        let pause = p.pause_threshold.unwrap_or(((r + max_pause) / 2).min(lossless_max));
         let name = format!("{}->{}", self.node_name(pt.peer_node), self.node_name(pt.node));
-        if max_pause < r && p.pause_threshold.is_none() {
+        if p.pause_threshold.is_none() && pause <= unpause {
+            let need = n * (unpause + 1 + max_frame + in_flight);
             return crate::config::err(
                 "scheme.pfc",
-                format!("ingress buffer of {name} ({buf} B) is too small for lossless PFC: the reaction window lets {r} B arrive per priority, so {n} lossless priorities need more than {} B; raise the buffer, make fewer priorities lossless (scheme.pfc.priorities), or set pause_threshold/unpause_threshold", n * r),
+                format!("ingress buffer of {name} ({buf} B) is too small for lossless PFC: each of the {n} lossless priorities needs room for a pause threshold above the unpause threshold ({unpause} B), a frame ({max_frame} B) and the {in_flight} B that arrive before a PAUSE takes effect, {need} B in all; raise the buffer, make fewer priorities lossless (scheme.pfc.priorities), or set pause_threshold/unpause_threshold"),
             );
         }
         if unpause >= pause {
             return crate::config::err("scheme.pfc.unpause_threshold", format!("must be below the pause threshold ({pause} B) on {name}"));
         }
-        // lossless bound: per priority at most pause + one frame + what arrives during the reaction
-        // window and the forwarding delay
-        let per_prio = pause + max_frame + r + reaction_bytes(rate, fwd);
+        let per_prio = pause + max_frame + in_flight;
         if n * per_prio > buf {
             return crate::config::err(
                 "scheme.pfc.pause_threshold",
-                format!("{pause} B is too high for lossless PFC on {name}: {n} x ({pause} + {max_frame} + {} B in flight) exceeds the {buf} B ingress buffer", r + reaction_bytes(rate, fwd)),
+                format!("{pause} B is too high for lossless PFC on {name}: {n} x ({pause} + {max_frame} + {in_flight} B in flight) exceeds the {buf} B ingress buffer"),
             );
         }
         let stop_delay = window.saturating_sub(rate.tx_time(max_frame) + delay);

@@ -526,6 +526,12 @@ pub struct Sim {
     pub nic_headroom: u64,
     /// `scheme.tcp`, shared: the TCP glue hands it to the state machines on every packet without copying.
     pub(crate) tcp: std::sync::Arc<crate::config::TcpParams>,
+    /// `run.max_events` / `run.max_wall`: guards on runaway runs (u64::MAX / None: none).
+    pub max_events: u64,
+    pub max_wall: Option<std::time::Duration>,
+    /// When a guard ended the run: which, and when (the summary's `incomplete`).
+    pub incomplete: Option<String>,
+    wall_start: Option<std::time::Instant>,
 }
 
 impl Sim {
@@ -672,6 +678,10 @@ impl Sim {
             samples: Default::default(),
             nic_headroom: 0,
             tcp,
+            max_events: sc.run.max_events.unwrap_or(u64::MAX),
+            max_wall: sc.run.max_wall.map(|d| std::time::Duration::from_nanos(d.0 .0 / 1000)),
+            incomplete: None,
+            wall_start: None,
         };
         let frame = sim.framing.wire(sim.framing.mtu) as u64;
         if 2 * frame > sim.topo.host_buffer {
@@ -702,6 +712,27 @@ impl Sim {
         sim.pfc_setup()?;
         for (i, w) in sc.workload.iter().enumerate() {
             let wl = Workload::new(&mut sim, i, w)?;
+            if let Workload::Background { per_server, rngs, .. } = &wl {
+                let live = *per_server as u64 * rngs.iter().filter(|r| r.is_some()).count() as u64;
+                if live > crate::workload::MAX_LIVE_BACKGROUND {
+                    return crate::config::err(
+                        format!("workload[{i}].flows_per_server"),
+                        format!("{live} background flows at once; at most {} (each holds its connection's state)", crate::workload::MAX_LIVE_BACKGROUND),
+                    );
+                }
+            }
+            let n = wl.expected_flows();
+            if !(n <= crate::workload::MAX_EXPECTED_FLOWS) {
+                let what = match w {
+                    crate::config::WorkloadConfig::Incast(_) => "repeats",
+                    crate::config::WorkloadConfig::Cdf(_) => "load",
+                    _ => "rate",
+                };
+                return crate::config::err(
+                    format!("workload[{i}].{what}"),
+                    format!("would start about {n:.3e} flows in this run; at most {:.0e} fit in memory (lower it, or shorten run.duration)", crate::workload::MAX_EXPECTED_FLOWS),
+                );
+            }
             sim.workloads.push(wl);
         }
         for i in 0..sim.faults.len() {
@@ -733,6 +764,15 @@ impl Sim {
         if let Some(d) = sc.run.sample {
             if d.0 < Time::from_us(1) {
                 return crate::config::err("run.sample", "must be at least 1us");
+            }
+            // port samples over the arrival window (flow samples and the drain come on top): refused if
+            // they cannot be held
+            let rows = (sim.duration.0 / d.0.0) as f64 * sim.ports.len() as f64;
+            if rows > 200e6 {
+                return crate::config::err(
+                    "run.sample",
+                    format!("{rows:.2e} port samples over run.duration; at most 2e8 (sample less often)"),
+                );
             }
             sim.sample_every = Some(d.0);
             sim.q.push_timer(Time::ZERO, Ev::Sample);
@@ -835,7 +875,14 @@ impl Sim {
 
     /// Run until simulated time `limit` or the end of the run; returns whether the run has ended.
     pub fn run_until(&mut self, limit: Time) -> bool {
+        if self.max_wall.is_some() && self.wall_start.is_none() {
+            self.wall_start = Some(std::time::Instant::now());
+        }
         while !self.finished {
+            if self.counters.events >= self.max_events || (self.counters.events & 0x3FFF == 0 && self.wall_exceeded()) {
+                self.stop_incomplete();
+                break;
+            }
             let Some((t, ev)) = self.q.pop_until(limit.min(self.end_limit)) else {
                 if self.q.is_empty() {
                     self.finished = true;
@@ -1017,6 +1064,24 @@ impl Sim {
             .collect()
     }
 
+    fn wall_exceeded(&self) -> bool {
+        match (self.max_wall, self.wall_start) {
+            (Some(m), Some(t0)) => t0.elapsed() >= m,
+            _ => false,
+        }
+    }
+
+    /// A guard (run.max_events / run.max_wall) ends the run here: flows still running stay unfinished.
+    fn stop_incomplete(&mut self) {
+        let why = if self.counters.events >= self.max_events {
+            format!("run.max_events ({}) reached", self.max_events)
+        } else {
+            format!("run.max_wall ({:?}) reached", self.max_wall.unwrap_or_default())
+        };
+        self.incomplete = Some(format!("{why} at {:.6} s of simulated time", self.now.as_secs_f64()));
+        self.finished = true;
+    }
+
     /// Counters and run facts as JSON (the flow table is read from `flows`).
     pub fn summary_json(&self) -> String {
         let c = &self.counters;
@@ -1027,6 +1092,7 @@ impl Sim {
         let v = serde_json::json!({
             "scheme": self.scheme.name,
             "sim_time_s": self.now.as_secs_f64(),
+            "incomplete": self.incomplete,
             "events": c.events,
             "link_traversals": c.link_traversals,
             "flows": {"started": c.flows_started, "completed": c.flows_completed},

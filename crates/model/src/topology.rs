@@ -155,6 +155,34 @@ fn fat_tree(b: &mut Builder, pods: u32, tors: u32, aggs: u32, hosts_per_tor: u32
     }
 }
 
+/// The largest fabric accepted (documented in docs/scenarios.md): beyond it the routing tables and ports
+/// outgrow a workstation's memory, and a mistyped size would otherwise hang the run while it builds.
+pub const MAX_HOSTS: u64 = 100_000;
+pub const MAX_NODES: u64 = 200_000;
+pub const MAX_LINKS: u64 = 2_000_000;
+/// Routing state grows with switches x edge switches (one row per destination edge switch): at most this
+/// many bytes of it.
+pub const MAX_ROUTING_BYTES: u64 = 2 << 30;
+
+/// Refuse a fabric too large to hold: `field` is the key to name. All arithmetic is checked.
+fn check_size(field: &str, hosts: Option<u64>, switches: Option<u64>, links: Option<u64>, edges: Option<u64>) -> Result<(), ConfigError> {
+    let (Some(h), Some(s), Some(l), Some(e)) = (hosts, switches, links, edges) else {
+        return err(field, "the fabric's size overflows (too many nodes)");
+    };
+    let nodes = h + s;
+    let routing = s.checked_mul(e).and_then(|x| x.checked_mul(8)).and_then(|x| x.checked_add(nodes.checked_mul(e)?.checked_mul(4)?));
+    if h > MAX_HOSTS {
+        return err(field, format!("{h} hosts; at most {MAX_HOSTS} are supported"));
+    }
+    if nodes > MAX_NODES || l > MAX_LINKS {
+        return err(field, format!("{nodes} nodes and {l} links; at most {MAX_NODES} nodes and {MAX_LINKS} links are supported"));
+    }
+    match routing {
+        Some(r) if r <= MAX_ROUTING_BYTES => Ok(()),
+        _ => err(field, format!("the routing tables of {s} switches x {e} edge switches would outgrow {} GB; use fewer switches", MAX_ROUTING_BYTES >> 30)),
+    }
+}
+
 pub fn build(cfg: &TopologyConfig) -> Result<Topology, ConfigError> {
     cfg.validate_keys()?;
     let mut b = Builder { cfg, nodes: Vec::new(), links: Vec::new() };
@@ -175,6 +203,14 @@ pub fn build(cfg: &TopologyConfig) -> Result<Topology, ConfigError> {
             let leaves = need(cfg.leaves, "leaves", "number of leaf switches")?;
             let spines = need(cfg.spines, "spines", "number of spine switches")?;
             let hpl = need(cfg.hosts_per_leaf, "hosts_per_leaf", "servers per leaf")?;
+            for (v, k) in [(leaves, "leaves"), (spines, "spines"), (hpl, "hosts_per_leaf")] {
+                if v == 0 {
+                    return err(format!("topology.{k}"), "must be at least 1");
+                }
+            }
+            let (l64, s64, h64) = (leaves as u64, spines as u64, hpl as u64);
+            let hosts = l64.checked_mul(h64);
+            check_size("topology.leaves", hosts, l64.checked_add(s64), hosts.and_then(|h| h.checked_add(l64.checked_mul(s64)?)), Some(l64))?;
             let hr = cfg.host_rate.map(|r| r.0);
             let ur = cfg.uplink_rate.map(|r| r.0);
             let mut hosts = Vec::new();
@@ -197,6 +233,7 @@ pub fn build(cfg: &TopologyConfig) -> Result<Topology, ConfigError> {
             if n < 2 {
                 return err("topology.hosts", "must be at least 2");
             }
+            check_size("topology.hosts", Some(n as u64), Some(1), Some(n as u64), Some(1))?;
             let hosts: Vec<usize> = (0..n).map(|i| b.node(format!("h{i}"), NodeKind::Host)).collect();
             let sw = b.node("sw".into(), NodeKind::Switch);
             for h in hosts {
@@ -206,6 +243,8 @@ pub fn build(cfg: &TopologyConfig) -> Result<Topology, ConfigError> {
         "dumbbell" => {
             let l = need(cfg.left, "left", "servers on the left switch")?;
             let r = need(cfg.right, "right", "servers on the right switch")?;
+            let h = (l as u64).checked_add(r as u64);
+            check_size("topology.left", h, Some(2), h.and_then(|h| h.checked_add(1)), Some(2))?;
             let hosts: Vec<usize> = (0..l + r).map(|i| b.node(format!("h{i}"), NodeKind::Host)).collect();
             let ls = b.node("left".into(), NodeKind::Switch);
             let rs = b.node("right".into(), NodeKind::Switch);
@@ -217,6 +256,8 @@ pub fn build(cfg: &TopologyConfig) -> Result<Topology, ConfigError> {
         "custom" => {
             let Some(nodes) = &cfg.nodes else { return err("topology.nodes", "required for kind \"custom\": a list of {name, kind = \"host\"|\"switch\"}") };
             let Some(links) = &cfg.links else { return err("topology.links", "required for kind \"custom\": a list of {a, b, rate, delay, buffer}") };
+            let nh = nodes.iter().filter(|n| n.kind == "host").count() as u64;
+            check_size("topology.nodes", Some(nh), Some(nodes.len() as u64 - nh), Some(links.len() as u64), Some(nodes.len() as u64 - nh))?;
             let mut names = std::collections::HashMap::new();
             for (i, n) in nodes.iter().enumerate() {
                 let kind = match n.kind.as_str() {
@@ -240,6 +281,9 @@ pub fn build(cfg: &TopologyConfig) -> Result<Topology, ConfigError> {
                 let (a, bb) = (a?, bb?);
                 if a == bb {
                     return err(format!("topology.links[{i}]"), "a link must join two different nodes");
+                }
+                if b.nodes[a].kind == NodeKind::Host && b.nodes[bb].kind == NodeKind::Host {
+                    return err(format!("topology.links[{i}]"), format!("joins two hosts ({:?} and {:?}); a host links to a switch", l.a, l.b));
                 }
                 b.link(a, bb, "link", l.rate.map(|r| r.0), l.delay.map(|d| d.0));
                 let last = b.links.last_mut().unwrap();
@@ -284,6 +328,27 @@ pub fn build(cfg: &TopologyConfig) -> Result<Topology, ConfigError> {
     }
     if topo.hosts().count() < 2 {
         return err("topology", "needs at least two hosts");
+    }
+    // every host must reach every other (a flow between two parts of a split fabric would never finish)
+    let mut adj: Vec<Vec<usize>> = vec![Vec::new(); topo.nodes.len()];
+    for l in &topo.links {
+        adj[l.a].push(l.b);
+        adj[l.b].push(l.a);
+    }
+    let first = topo.hosts().next().expect("two hosts");
+    let mut seen = vec![false; topo.nodes.len()];
+    let mut stack = vec![first];
+    seen[first] = true;
+    while let Some(u) = stack.pop() {
+        for &v in &adj[u] {
+            if !seen[v] {
+                seen[v] = true;
+                stack.push(v);
+            }
+        }
+    }
+    if let Some(h) = topo.hosts().find(|&h| !seen[h]) {
+        return err("topology.links", format!("host {:?} cannot reach host {:?}: the fabric is split in parts", topo.nodes[h].name, topo.nodes[first].name));
     }
     Ok(topo)
 }

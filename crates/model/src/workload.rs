@@ -238,7 +238,31 @@ fn comp(w: usize, h: u32) -> u64 {
     ((w as u64) << 32) | h as u64
 }
 
+/// The most flows one run may be expected to start (each takes a flow-table row and live state): beyond
+/// it the run would not fit in a workstation's memory, and it is refused before it starts.
+pub const MAX_EXPECTED_FLOWS: f64 = 50e6;
+/// The most closed-loop background flows one run may keep running at once.
+pub const MAX_LIVE_BACKGROUND: u64 = 1_000_000;
+
 impl Workload {
+    /// An upper bound on the flows this workload starts in the run (Poisson sources at their highest rate).
+    pub fn expected_flows(&self) -> f64 {
+        let poisson = |a: &Arrivals, sources: usize| {
+            let rate = a.burst.map_or(a.rate, |(_, _, r)| a.rate.max(r));
+            rate * a.stop.saturating_sub(a.start).as_secs_f64() * sources as f64
+        };
+        match self {
+            Workload::Retrieval { arrivals, rngs, .. } | Workload::Cdf { arrivals, rngs, .. } => poisson(arrivals, rngs.len()),
+            Workload::Sequential { arrivals, rngs, length, .. } => poisson(arrivals, rngs.len()) * *length as f64,
+            Workload::PartitionAggregate { arrivals, rngs, fanouts, .. } => {
+                poisson(arrivals, rngs.len()) * fanouts.iter().copied().max().unwrap_or(1) as f64
+            }
+            Workload::Flows { rows, .. } => rows.len() as f64,
+            Workload::Incast { senders, repeats_left, .. } => senders.len() as f64 * (*repeats_left as f64 + 1.0),
+            Workload::Background { .. } => 0.0,
+        }
+    }
+
     pub fn new(sim: &mut Sim, i: usize, cfg: &WorkloadConfig) -> Result<Workload, ConfigError> {
         let nh = sim.hosts.len() as u32;
         let stop_of = |sim: &Sim, s: Option<Dur>| s.map(|d| d.0).unwrap_or(Time::MAX).min(sim.arrivals_stop);
@@ -280,7 +304,7 @@ impl Workload {
                 for (j, r) in f.rows.iter().enumerate() {
                     for (v, k) in [(r.src, "src"), (r.dst, "dst")] {
                         if v >= nh {
-                            return err(format!("workload[{i}].rows[{j}].{k}"), format!("host index must be below {nh} (the topology's host count), got {v}"));
+                            return err(f.row_field(i, j, k), format!("host index must be below {nh} (the topology's host count), got {v}"));
                         }
                     }
                     rows.push((Time::from_secs_f64(r.start_s), sim.hosts[r.src as usize], sim.hosts[r.dst as usize], r.size_bytes, r.priority));

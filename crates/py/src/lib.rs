@@ -17,6 +17,25 @@ fn le<T: Copy, const N: usize>(v: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
 }
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario failed validation; the message names the field.");
+create_exception!(_core, InternalError, PyRuntimeError, "The simulator core failed (a bug): the message says where.");
+
+thread_local! {
+    /// Where the last panic happened (file:line), recorded by the hook installed at import.
+    static PANIC_AT: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Run `f`, turning a panic of the core into InternalError (never a PanicException traceback).
+fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|e| {
+        let msg = e
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "unknown panic".into());
+        let at = PANIC_AT.with(|p| p.borrow().clone());
+        Err(InternalError::new_err(if at.is_empty() { msg } else { format!("{msg} (at {at})") }))
+    })
+}
 
 /// One simulation run. Build it from a scenario (JSON), advance it with `run_until`, read the results.
 #[pyclass(module = "detailsim._core")]
@@ -28,23 +47,27 @@ struct Simulation {
 impl Simulation {
     #[new]
     fn new(scenario_json: &str) -> PyResult<Self> {
-        let sim = Sim::from_json(scenario_json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
-        Ok(Simulation { sim })
+        guarded(|| {
+            // the tests' way to check that a panic of the core reaches the user as one line (exit code 3)
+            if std::env::var_os("DETAILSIM_TEST_PANIC").is_some() {
+                panic!("DETAILSIM_TEST_PANIC is set");
+            }
+            let sim = Sim::from_json(scenario_json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+            Ok(Simulation { sim })
+        })
     }
 
     /// Advance to simulated time `t_s` (seconds) or the end of the run; True when the run has ended.
     fn run_until(&mut self, py: Python<'_>, t_s: f64) -> PyResult<bool> {
         let limit = if t_s.is_finite() { Time::from_secs_f64(t_s.max(0.0)) } else { Time::MAX };
         let sim = &mut self.sim;
-        let r = py.detach(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run_until(limit))));
-        r.map_err(|e| {
-            let msg = e
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".into());
-            PyRuntimeError::new_err(format!("simulator invariant violated: {msg}"))
-        })
+        py.detach(|| guarded(|| Ok(sim.run_until(limit))))
+    }
+
+    /// Why a guard (run.max_events, run.max_wall) ended the run early, if one did.
+    #[getter]
+    fn incomplete(&self) -> Option<String> {
+        self.sim.incomplete.clone()
     }
 
     /// Current simulated time in seconds.
@@ -68,8 +91,8 @@ impl Simulation {
     }
 
     /// Counters, per-port statistics and run facts as a JSON string.
-    fn summary_json(&self) -> String {
-        self.sim.summary_json()
+    fn summary_json(&self) -> PyResult<String> {
+        guarded(|| Ok(self.sim.summary_json()))
     }
 
     /// The per-flow table as a dict of little-endian byte buffers (read with numpy.frombuffer):
@@ -161,7 +184,7 @@ fn presets() -> Vec<(String, String)> {
 /// Validate a scenario (JSON) without running it; raises ScenarioError.
 #[pyfunction]
 fn validate(scenario_json: &str) -> PyResult<()> {
-    Sim::from_json(scenario_json).map(|_| ()).map_err(|e| ScenarioError::new_err(e.to_string()))
+    guarded(|| Sim::from_json(scenario_json).map(|_| ()).map_err(|e| ScenarioError::new_err(e.to_string())))
 }
 
 #[pymodule]
@@ -170,5 +193,17 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("InternalError", m.py().get_type::<InternalError>())?;
+    // a panic is reported through InternalError (with its location), not printed to stderr; the previous
+    // hook still runs when DETAILSIM_PANIC_TRACE is set (for debugging the core)
+    let prev = std::panic::take_hook();
+    let verbose = std::env::var_os("DETAILSIM_PANIC_TRACE").is_some();
+    std::panic::set_hook(Box::new(move |info| {
+        let at = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
+        PANIC_AT.with(|p| *p.borrow_mut() = at);
+        if verbose {
+            prev(info);
+        }
+    }));
     Ok(())
 }

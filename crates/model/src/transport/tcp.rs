@@ -106,7 +106,7 @@ impl TcpSender {
             una: 0,
             nxt: 0,
             max_sent: 0,
-            cwnd: (p.initial_window * p.mss) as f64,
+            cwnd: p.initial_window as f64 * p.mss as f64,
             ssthresh: f64::INFINITY,
             dupacks: 0,
             in_recovery: false,
