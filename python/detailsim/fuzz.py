@@ -11,6 +11,7 @@ few hundred cases through Hypothesis with the same mutator.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import math
 import multiprocessing as mp
@@ -72,7 +73,7 @@ def mutate(sc: dict[str, Any], rng: random.Random, n: int = 1) -> tuple[dict[str
             del parent[key]
         elif op == "add":
             target = parent[key] if isinstance(parent[key], (dict, list)) else parent
-            v = rng.choice(WRONG_TYPES + NUMBERS + UNITS)
+            v = copy.deepcopy(rng.choice(WRONG_TYPES + NUMBERS + UNITS))  # never share the constants
             if isinstance(target, dict):
                 target[rng.choice(NEW_KEYS)] = v
             else:
@@ -93,9 +94,9 @@ def mutate(sc: dict[str, Any], rng: random.Random, n: int = 1) -> tuple[dict[str
                 except ValueError:
                     pass
         elif op == "container":
-            parent[key] = rng.choice([[], {}, [parent[key]], {"x": parent[key]}])
+            parent[key] = copy.deepcopy(rng.choice([[], {}, [parent[key]], {"x": parent[key]}]))
         else:
-            parent[key] = rng.choice({"wrong_type": WRONG_TYPES, "number": NUMBERS, "float": FLOATS, "unit": UNITS}[op])
+            parent[key] = copy.deepcopy(rng.choice({"wrong_type": WRONG_TYPES, "number": NUMBERS, "float": FLOATS, "unit": UNITS}[op]))
         what.append(f"{op} {where}")
     return sc, what
 

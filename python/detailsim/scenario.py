@@ -199,7 +199,7 @@ def _resolve_flows(w: dict[str, Any], i: int, base: Path) -> None:
     if df.height == 0:
         raise ScenarioError(f"{field}: {path.name} has no flows (a header and no rows)")
     allowed = {"src": "a host index (a whole number >= 0)", "dst": "a host index (a whole number >= 0)",
-               "size_bytes": "a whole number of bytes >= 1", "priority": "0 (highest) to 7 (lowest)",
+               "size_bytes": "a whole number of bytes from 1 to 2^50", "priority": "0 (highest) to 7 (lowest)",
                "start_s": "a start time in seconds, finite and >= 0"}
     cols = {}
     for c in ["src", "dst", "size_bytes", "priority", "start_s"]:
@@ -207,7 +207,7 @@ def _resolve_flows(w: dict[str, Any], i: int, base: Path) -> None:
         v = raw.cast(pl.Float64 if c == "start_s" else pl.Int64, strict=False)
         ok = v.is_not_null()
         ok = ok & (v.is_finite() if c == "start_s" else True)
-        lo, hi = {"size_bytes": (1, 2**53), "priority": (0, 7), "start_s": (0, 1e9)}.get(c, (0, 2**31 - 1))
+        lo, hi = {"size_bytes": (1, 2**50), "priority": (0, 7), "start_s": (0, 1e9)}.get(c, (0, 2**31 - 1))
         ok = ok & (v >= lo) & (v <= hi)
         bad = (~ok.fill_null(False)).arg_true()
         if len(bad):

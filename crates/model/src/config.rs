@@ -1434,12 +1434,23 @@ fn check_burst(f: &dyn Fn(&str) -> String, period: Option<Dur>, length: Option<D
     }
 }
 
+/// The largest transfer (a flow, a response, a request): 2^50 B (1024 TB; a "bulk" flow is written as a
+/// very large size) keeps every sequence number and byte count far inside 64 bits.
+pub const MAX_TRANSFER: u64 = 1 << 50;
+
+fn check_transfer(field: String, b: u64) -> Result<(), ConfigError> {
+    if b == 0 || b > MAX_TRANSFER {
+        return err(field, format!("must be 1B to 2^50 B (1024 TB), got {}", if b == u64::MAX { "inf".into() } else { format!("{b}B") }));
+    }
+    Ok(())
+}
+
 fn check_sizes(f: &dyn Fn(&str) -> String, sizes: &[Bytes]) -> Result<(), ConfigError> {
     if sizes.is_empty() {
         return err(f("sizes"), "must list at least one size, e.g. [\"2KB\", \"8KB\", \"32KB\"]");
     }
-    if sizes.iter().any(|s| s.0 == 0) {
-        return err(f("sizes"), "sizes must be positive");
+    for (j, s) in sizes.iter().enumerate() {
+        check_transfer(format!("{}[{j}]", f("sizes")), s.0)?;
     }
     Ok(())
 }
@@ -1454,15 +1465,11 @@ impl WorkloadConfig {
                 check_mix(&f, r.sizes.len(), &r.weights, "size")?;
                 check_prio(&f, r.priority)?;
                 check_burst(&f, r.burst_period, r.burst_length, r.burst_rate)?;
-                if r.request_size.0 == 0 {
-                    return err(f("request_size"), "must be positive");
-                }
+                check_transfer(f("request_size"), r.request_size.0)?;
             }
             WorkloadConfig::Background(b) => {
                 check_prio(&f, b.priority)?;
-                if b.size.0 == 0 {
-                    return err(f("size"), "must be positive");
-                }
+                check_transfer(f("size"), b.size.0)?;
                 if let Some(s) = &b.sizes {
                     check_sizes(&f, s)?;
                     check_mix(&f, s.len(), &b.weights, "size")?;
@@ -1488,9 +1495,7 @@ impl WorkloadConfig {
                 check_mix(&f, q.fanouts.len(), &q.weights, "fan-out")?;
                 check_prio(&f, q.priority)?;
                 check_burst(&f, q.burst_period, q.burst_length, q.burst_rate)?;
-                if q.size.0 == 0 {
-                    return err(f("size"), "must be positive");
-                }
+                check_transfer(f("size"), q.size.0)?;
             }
             WorkloadConfig::Cdf(c) => {
                 check_prio(&f, c.priority)?;
@@ -1513,11 +1518,14 @@ impl WorkloadConfig {
                 if (last.1 - 1.0).abs() > 1e-9 {
                     return err(f("points"), "the last cumulative probability must be 1");
                 }
+                if !(last.0 >= 1.0 && last.0 <= MAX_TRANSFER as f64) {
+                    return err(f("points"), format!("the largest size must be 1B to 2^50 B (1024 TB), got {} B", last.0));
+                }
                 if c.client.is_none() && c.request_size.is_some() {
                     return err(f("request_size"), "only applies with client (the client/server pattern)");
                 }
-                if c.request_size.is_some_and(|b| b.0 == 0) {
-                    return err(f("request_size"), "must be positive");
+                if let Some(b) = c.request_size {
+                    check_transfer(f("request_size"), b.0)?;
                 }
                 if c.client.is_some() && c.load_tier.as_deref().is_some_and(|t| t != "host") {
                     return err(f("load_tier"), "with client, load refers to the client's link (load_tier = \"host\" or unset)");
@@ -1525,9 +1533,7 @@ impl WorkloadConfig {
             }
             WorkloadConfig::Incast(c) => {
                 check_prio(&f, c.priority)?;
-                if c.total.0 == 0 {
-                    return err(f("total"), "must be positive");
-                }
+                check_transfer(f("total"), c.total.0)?;
                 if c.repeats == 0 {
                     return err(f("repeats"), "must be at least 1");
                 }
@@ -1541,9 +1547,7 @@ impl WorkloadConfig {
                 }
                 for (j, r) in fl.rows.iter().enumerate() {
                     let g = |k: &str| fl.row_field(i, j, k);
-                    if r.size_bytes == 0 {
-                        return err(g("size_bytes"), "must be positive");
-                    }
+                    check_transfer(g("size_bytes"), r.size_bytes)?;
                     if !(r.start_s >= 0.0 && r.start_s.is_finite()) {
                         return err(g("start_s"), format!("must be a non-negative number of seconds, got {}", r.start_s));
                     }
@@ -1681,8 +1685,12 @@ mod tests {
         assert!(m.starts_with("run.sample: must be at least 1us"), "{m}");
         let m = e(&format!(r#"{base}"run": {{"max_events": 0}}}}"#));
         assert!(m.starts_with("run.max_events: "), "{m}");
-        let m = e(&format!(r#"{base}"run": {{"duration": "18000000s", "drain": "18000000s"}}}}"#));
-        assert!(m.starts_with("run.drain: "), "{m}");
+        let m = e(&format!(r#"{base}"run": {{"duration": "18000000s"}}}}"#));
+        assert!(m.starts_with("run.duration: ") && m.contains("at most 1000000s"), "{m}");
+        let m = e(&format!(r#"{base}"workload": [{{"kind": "retrieval", "rate": 5, "sizes": ["2KB", "inf"]}}]}}"#));
+        assert!(m.starts_with("workload[0].sizes[1]: must be 1B to 2^50 B"), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch", "link_rate": "1000Tbps"}}"#);
+        assert!(m.starts_with("topology.link_rate: ") && m.contains("at most 100Tbps"), "{m}");
     }
     #[test]
     fn flow_rows_name_their_csv_row_and_must_start_in_the_window() {

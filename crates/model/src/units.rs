@@ -35,6 +35,9 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
     if !(bps >= 1.0) || !bps.is_finite() {
         return Err(format!("expected {help}, got {s:?}"));
     }
+    if bps > 100e12 {
+        return Err(format!("expected {help} of at most 100Tbps, got {s:?}"));
+    }
     Ok(Rate(bps.round() as u64))
 }
 
@@ -50,8 +53,12 @@ pub fn parse_duration(s: &str) -> Result<Time, String> {
         _ => return Err(format!("expected {help}, got {s:?}")),
     };
     let ps = v * mult;
-    if !(ps >= 0.0) || !ps.is_finite() || ps > 1.8e19 {
+    if !(ps >= 0.0) || !ps.is_finite() {
         return Err(format!("expected {help}, got {s:?}"));
+    }
+    // 10^6 s (11.6 days) keeps sums of several durations inside the 64-bit picosecond clock
+    if ps > 1e18 {
+        return Err(format!("expected {help} of at most 1000000s, got {s:?}"));
     }
     Ok(Time(ps.round() as u64))
 }
@@ -72,6 +79,9 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
     let b = v * mult;
     if !(b >= 0.0) || !b.is_finite() || b.fract() != 0.0 {
         return Err(format!("expected {help} that is a whole number of bytes, got {s:?}"));
+    }
+    if b > (1u64 << 62) as f64 {
+        return Err(format!("expected {help} of at most 4194304TB (use \"inf\" for an unbounded buffer), got {s:?}"));
     }
     Ok(b as u64)
 }
