@@ -54,11 +54,11 @@ def test_csv_errors_name_the_field(tmp_path):
     (tmp_path / "f.csv").write_text("src,dst,bytes\n1,0,10\n")
     sc = {"topology": {"kind": "single_switch", "hosts": 3},
           "workload": [{"kind": "flows", "file": str(tmp_path / "f.csv")}]}
-    with pytest.raises(detailsim.ScenarioError, match=r"^workload\[0\]\.file: CSV lacks column"):
+    with pytest.raises(detailsim.ScenarioError, match=r"^workload\[0\]\.file: f\.csv lacks column\(s\) size_bytes, start_s"):
         detailsim.run(sc)
     (tmp_path / "g.csv").write_text("src,dst,size_bytes,start_s\n7,0,10,0\n")
     sc["workload"][0]["file"] = str(tmp_path / "g.csv")
-    with pytest.raises(detailsim.ScenarioError, match=r"^workload\[0\]\.rows\[0\]\.src: host index must be below 3"):
+    with pytest.raises(detailsim.ScenarioError, match=r"^workload\[0\]\.file: g\.csv row 1: src: host index must be below 3"):
         detailsim.run(sc)
 
 

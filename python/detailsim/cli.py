@@ -156,6 +156,8 @@ def run_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int 
 
     for problem in invariant_problems(res.summary):
         click.echo(f"warning: {problem}", err=True)
+    for nr in res.summary.get("flow_rows_not_started", []):
+        click.echo(f"warning: workload[{nr['workload']}]: {nr['rows']} flow row(s) start at or after run.duration and never start", err=True)
     if res.summary.get("incomplete"):
         click.echo(f"warning: run incomplete: {res.summary['incomplete']}; flows still running are unfinished", err=True)
     if out:

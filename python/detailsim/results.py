@@ -110,6 +110,8 @@ def summarize(core: dict[str, Any], flows: pl.DataFrame, scenario: str, seed: in
         "sim_time_s": core["sim_time_s"],
         # null, or why a guard (run.max_events, run.max_wall) ended the run before its end
         "incomplete": core.get("incomplete"),
+        # flow-list rows (CSV or inline) starting at or after the arrival window: they never start
+        "flow_rows_not_started": core.get("flow_rows_not_started", []),
         "wall_s": round(wall_s, 3),
         "events": core["events"],
         "link_traversals": core["link_traversals"],

@@ -532,6 +532,9 @@ pub struct Sim {
     /// When a guard ended the run: which, and when (the summary's `incomplete`).
     pub incomplete: Option<String>,
     wall_start: Option<std::time::Instant>,
+    /// Per `flows` workload with rows starting at or after the arrival window: (workload, rows), reported
+    /// in the summary (such rows never start).
+    pub rows_not_started: Vec<(u32, u64)>,
 }
 
 impl Sim {
@@ -682,6 +685,7 @@ impl Sim {
             max_wall: sc.run.max_wall.map(|d| std::time::Duration::from_nanos(d.0 .0 / 1000)),
             incomplete: None,
             wall_start: None,
+            rows_not_started: Vec::new(),
         };
         let frame = sim.framing.wire(sim.framing.mtu) as u64;
         if 2 * frame > sim.topo.host_buffer {
@@ -732,6 +736,12 @@ impl Sim {
                     format!("workload[{i}].{what}"),
                     format!("would start about {n:.3e} flows in this run; at most {:.0e} fit in memory (lower it, or shorten run.duration)", crate::workload::MAX_EXPECTED_FLOWS),
                 );
+            }
+            if let Workload::Flows { rows, .. } = &wl {
+                let late = rows.iter().filter(|r| r.0 >= sim.arrivals_stop).count() as u64;
+                if late > 0 {
+                    sim.rows_not_started.push((i as u32, late));
+                }
             }
             sim.workloads.push(wl);
         }
@@ -1093,6 +1103,7 @@ impl Sim {
             "scheme": self.scheme.name,
             "sim_time_s": self.now.as_secs_f64(),
             "incomplete": self.incomplete,
+            "flow_rows_not_started": self.rows_not_started.iter().map(|&(w, n)| serde_json::json!({"workload": w, "rows": n})).collect::<Vec<_>>(),
             "events": c.events,
             "link_traversals": c.link_traversals,
             "flows": {"started": c.flows_started, "completed": c.flows_completed},
