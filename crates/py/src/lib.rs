@@ -145,9 +145,11 @@ impl Simulation {
 
     /// Capture packets (for pcap export): a JSON object {"flows": [ids], "nodes": [names], "ports": [[from, to]]}.
     fn set_trace(&mut self, spec_json: &str) -> PyResult<()> {
-        let spec: detailsim_model::trace::TraceSpec =
-            serde_json::from_str(spec_json).map_err(|e| ScenarioError::new_err(format!("--pcap-filter: {e}")))?;
-        self.sim.set_trace(&spec).map_err(|e| ScenarioError::new_err(format!("--pcap-filter: {e}")))
+        guarded(|| {
+            let spec: detailsim_model::trace::TraceSpec =
+                serde_json::from_str(spec_json).map_err(|e| ScenarioError::new_err(format!("--pcap-filter: {e}")))?;
+            self.sim.set_trace(&spec).map_err(|e| ScenarioError::new_err(format!("--pcap-filter: {e}")))
+        })
     }
 
     /// The captured frames as little-endian column buffers (see detailsim.pcap), plus node names.
