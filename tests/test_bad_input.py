@@ -232,7 +232,7 @@ def test_analyze_bad_where_and_binary_cdf(tmp_path, cli):
     b = tmp_path / "fct.cdf"
     b.write_bytes(bytes(range(256)))
     r = cli("analyze", "workflow", "--fct-from", str(b), "--deadline", "10ms")
-    assert r.returncode == 2 and "not a text CDF file" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "fct.cdf: not a text file (expected a CDF" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_a_panic_of_the_core_is_one_line_exit_3_with_the_scenario_saved(cli, monkeypatch):

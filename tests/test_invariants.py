@@ -50,24 +50,30 @@ def scenarios(draw):
 KB = 1024
 
 
+def check_run(r, buf: str) -> dict:
+    """What every randomised run must keep: conservation, lossless PFC, switch buffer bounds, consistent
+    counts. Returns the summary."""
+    s = r.summary
+    assert_invariants(s)
+    cap = int(buf.removesuffix("KB")) * KB
+    sw = r.ports.filter(~pl.col("node").str.starts_with("h"))
+    assert sw["max_ingress_bytes"].max() <= cap and sw["max_egress_bytes"].max() <= cap
+    assert s["flows"]["completed"] <= s["flows"]["started"]
+    assert sum(s["drops"].values()) == s["packets"]["dropped"]
+    return s
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_invariants_hold(case):
     sc, buf = case
     r = detailsim.run(sc)
-    s = r.summary
-    assert_invariants(s)
-    cap = int(buf.removesuffix("KB")) * KB
-    sw = r.ports.filter(~pl.col("node").str.starts_with("h"))
-    assert sw["max_ingress_bytes"].max() <= cap
-    assert sw["max_egress_bytes"].max() <= cap
-    assert s["flows"]["completed"] <= s["flows"]["started"]
+    s = check_run(r, buf)
     done = r.flows.filter(pl.col("fct").is_not_null())
     assert done.height == s["flows"]["completed"]
     if done.height:
         assert done["fct"].min() > 0
         assert (done["end"] <= s["sim_time_s"] + 1e-12).all()
-    assert sum(s["drops"].values()) == s["packets"]["dropped"]
     assert s["drops"]["no_route"] == 0
     # utilisation can never exceed the line rate
     assert r.ports["utilisation"].max() <= 1.0 + 1e-9
@@ -141,13 +147,7 @@ def test_every_preset_keeps_its_invariants_on_any_fabric(case):
     built-in and random custom fabrics, with and without a fault; and a rerun gives the same flow table."""
     sc, buf = case
     r = detailsim.run(sc)
-    s = r.summary
-    assert_invariants(s)
-    cap = int(buf.removesuffix("KB")) * KB
-    sw = r.ports.filter(~pl.col("node").str.starts_with("h"))
-    assert sw["max_ingress_bytes"].max() <= cap and sw["max_egress_bytes"].max() <= cap
+    s = check_run(r, buf)
     if sc["scheme"]["preset"] in PFC_PRESETS:
         assert s["congestion_drops"] == 0, s["drops"]
-    assert s["flows"]["completed"] <= s["flows"]["started"]
-    assert sum(s["drops"].values()) == s["packets"]["dropped"]
     assert _table_hash(detailsim.run(sc)) == _table_hash(r)

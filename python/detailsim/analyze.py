@@ -48,13 +48,10 @@ class Dist:
 
 
 def load_cdf(path: Path, unit: str) -> Dist:
+    from .cdf import read_text
+
     rows = []
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise ScenarioError(f"--fct-from: {path}: not a text CDF file (lines of '<fct> <cumulative probability>')") from None
-    except OSError as e:
-        raise ScenarioError(f"--fct-from: cannot read {str(path)!r}: {e.strerror}") from None
+    text = read_text(path, "--fct-from", "a CDF: lines of '<fct> <cumulative probability>'")
     for i, line in enumerate(text.splitlines(), 1):
         line = line.split("#")[0].replace(",", " ").strip()
         if not line:

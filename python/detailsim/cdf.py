@@ -24,6 +24,17 @@ BUNDLED = {
 NS2_PACKET = 1460
 
 
+def read_text(path: Path, field: str, what: str) -> str:
+    """A text file's contents; a binary or unreadable file is a ScenarioError naming `field` and `what` the
+    file should hold."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{field}: {path.name}: not a text file (expected {what})") from None
+    except OSError as e:
+        raise ScenarioError(f"{field}: cannot read {str(path)!r}: {e.strerror}") from None
+
+
 def load_points(spec: str, base: Path | None = None, field: str = "cdf") -> list[list[float]]:
     """(bytes, cumulative probability 0..1) points of a bundled name or a file."""
     if not isinstance(spec, str) or not spec:
@@ -36,12 +47,7 @@ def load_points(spec: str, base: Path | None = None, field: str = "cdf") -> list
             path = base / path
         if not path.is_file():
             raise ScenarioError(f"{field}: {spec!r} is neither a bundled CDF ({', '.join(BUNDLED)}) nor a file")
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{field}: {path.name}: not a text file (expected lines of numbers)") from None
-    except OSError as e:
-        raise ScenarioError(f"{field}: cannot read {str(path)!r}: {e.strerror}") from None
+    text = read_text(path, field, "lines of numbers")
     rows: list[list[float]] = []
     for i, line in enumerate(text.splitlines(), 1):
         parts = line.split("#")[0].replace(",", " ").split()
