@@ -44,20 +44,10 @@ def error_of(sc) -> str:
 
 # ---------------------------------------------------------------- the fuzzer, a few hundred cases per test run
 
-_INPUTS = None
-
-
-def _inputs():
-    global _INPUTS
-    if _INPUTS is None:
-        _INPUTS = fuzz._inputs()
-    return _INPUTS
-
-
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(st.integers(0, 2**31))
 def test_mutated_inputs_end_in_a_clean_error_or_a_run(tmp_path_factory, i):
-    bases, csv_text, cdf_text = _inputs()
+    bases, csv_text, cdf_text = fuzz._inputs()
     kind, payload, desc = fuzz.make_case(i, 12345, bases, csv_text, cdf_text)
     outcome = fuzz.run_case(kind, payload, tmp_path_factory.mktemp("fuzz"))
     assert not outcome.startswith("FAIL"), f"{desc}: {outcome}"
@@ -79,8 +69,8 @@ def test_the_mutator_changes_what_it_says_and_is_deterministic():
         m, _ = fuzz.mutate(m, rng, n=4)
         json.dumps(m)
     assert fuzz.WRONG_TYPES[9:13] == [[], [1, 2], {}, {"a": 1}]
-    a = fuzz.make_case(5, 1, *_inputs())
-    b = fuzz.make_case(5, 1, *_inputs())
+    a = fuzz.make_case(5, 1, *fuzz._inputs())
+    b = fuzz.make_case(5, 1, *fuzz._inputs())
     assert a[2] == b[2] and json.dumps(a[1], default=str) == json.dumps(b[1], default=str)
 
 
@@ -119,6 +109,12 @@ def test_pias_table_values_are_checked():
     assert error_of(sc).startswith("scheme.pias.queues")
     sc["scheme"]["pias"] = {"thresholds": 3}
     assert error_of(sc).startswith("scheme.pias.thresholds: ")
+    # the load the thresholds are derived from, named where it was given
+    sc["scheme"]["pias"] = {}
+    sc["workload"][0]["load"] = "high"
+    assert error_of(sc).startswith("workload[0].load: a load in (0, 1) (the PIAS thresholds are derived from it), got a string 'high'")
+    sc["scheme"]["pias"] = {"load": 1.5}
+    assert error_of(sc).startswith("scheme.pias.load: a load in (0, 1)")
 
 
 # ---------------------------------------------------------------- sizes, periods and arithmetic

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import json
 import math
 import multiprocessing as mp
@@ -158,12 +159,11 @@ def mutate_cdf(text: str, rng: random.Random) -> str | bytes:
 
 def bundled_bases() -> dict[str, dict[str, Any]]:
     """The bundled scenarios, shortened so that a mutant that runs stays quick."""
-    from .scenario import bundled_scenarios, load_scenario, resolve
+    from .scenario import bundled_scenarios, prepare
 
     out = {}
     for name in bundled_scenarios():
-        sc, _, base = load_scenario(name)
-        sc = resolve(sc, base)  # CSV flow lists and custom fabrics inline: their rows are mutated too
+        sc, _ = prepare(name)  # CSV flow lists and custom fabrics inline: their rows are mutated too
         sc.setdefault("run", {})["duration"] = "2ms"
         sc["run"]["drain"] = "5ms"
         out[name] = sc
@@ -235,7 +235,9 @@ def make_case(i: int, seed: int, bases: dict[str, dict[str, Any]], csv_text: str
     return "scenario", sc, f"{name}: " + "; ".join(what)
 
 
+@functools.lru_cache(maxsize=1)
 def _inputs() -> tuple[dict[str, dict[str, Any]], str, str]:
+    """The campaign's inputs (read once per process; make_case copies before it mutates)."""
     from importlib import resources
 
     root = Path(str(resources.files("detailsim")))
@@ -278,11 +280,14 @@ def campaign(cases: int, workers: int, seed: int, out: Path | None = None, log_e
     done = 0
     t0 = last = time.monotonic()
 
-    def record(i: int, desc: str, outcome: str) -> None:
+    def record(i: int, desc: str | None, outcome: str) -> None:
         nonlocal done
         done += 1
-        counts[outcome.split(":")[0].split(" ")[0] if not outcome.startswith("FAIL") else "FAIL"] += 1
-        if outcome.startswith("FAIL"):
+        failed = outcome.startswith("FAIL")
+        counts["FAIL" if failed else outcome] += 1
+        if failed:
+            if desc is None:  # a worker that died or hung could not say what the case was: rebuild it here
+                desc = make_case(i, seed, *_inputs())[2]
             failures.append({"case": i, "input": desc, "outcome": outcome})
 
     while procs:
@@ -300,7 +305,7 @@ def campaign(cases: int, workers: int, seed: int, out: Path | None = None, log_e
             if c == -1 or (not p.is_alive() and c == seen and now - t_case > 2.0):
                 if not p.is_alive() and c != -1:
                     # died without a result (abort, out of memory): a failure, go on after it
-                    record(c, f"case {c}", f"FAIL worker died (exit {p.exitcode})")
+                    record(c, None, f"FAIL worker died (exit {p.exitcode})")
                     procs.remove(entry)
                     if c + 1 < hi:
                         start(c + 1, hi)
@@ -310,7 +315,7 @@ def campaign(cases: int, workers: int, seed: int, out: Path | None = None, log_e
             if now - t_case > HANG_S:
                 p.kill()
                 p.join()
-                record(c, f"case {c}", f"FAIL hang (> {HANG_S:.0f} s)")
+                record(c, None, f"FAIL hang (> {HANG_S:.0f} s)")
                 procs.remove(entry)
                 if c + 1 < hi:
                     start(c + 1, hi)

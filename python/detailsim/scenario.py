@@ -250,18 +250,16 @@ def _resolve_pias(sc: dict[str, Any], base: Path) -> None:
     else:
         from .pias import solve
 
-        w = next((w for w in sc.get("workload", []) if isinstance(w, dict) and w.get("kind") == "cdf"), None) or {}
+        i, w = next(((i, w) for i, w in enumerate(sc.get("workload", [])) if w.get("kind") == "cdf"), (None, {}))
+        load_field = f"workload[{i}].load"
         if "cdf" in cfg:
             from .cdf import load_points
 
             w = {**w, "cdf": str(cfg["cdf"]), "points": load_points(cfg["cdf"], base, "scheme.pias.cdf")}
         if "load" in cfg:
-            load = cfg["load"]
-            if not isinstance(load, (int, float)) or isinstance(load, bool) or not 0 < load < 1:
-                raise ScenarioError(f"scheme.pias.load: a load in (0, 1), got {load!r}")
-            w = {**w, "load": load}
-        if not isinstance(w.get("load", 0.5), (int, float)) or isinstance(w.get("load"), bool) or not 0 < w.get("load", 0.5) < 1:
-            raise ScenarioError(f"workload.load: a load in (0, 1) (the PIAS thresholds are derived from it), got {_show(w.get('load'))}")
+            w, load_field = {**w, "load": cfg["load"]}, "scheme.pias.load"
+        if "load" in w and (not isinstance(w["load"], (int, float)) or isinstance(w["load"], bool) or not 0 < w["load"] < 1):
+            raise ScenarioError(f"{load_field}: a load in (0, 1) (the PIAS thresholds are derived from it), got {_show(w['load'])}")
         if "points" not in w or "load" not in w:
             raise ScenarioError("scheme.pias.thresholds: \"optimal\", \"equal-split\" and \"paper\" need a cdf workload with a load "
                                 "(or scheme.pias.cdf and scheme.pias.load)")
@@ -270,8 +268,8 @@ def _resolve_pias(sc: dict[str, Any], base: Path) -> None:
 
 
 def resolve(sc: dict[str, Any], base: Path) -> dict[str, Any]:
-    """Front-end resolution of files referenced by the scenario (modifies `sc`, a private copy)."""
-    check_shape(sc)
+    """Front-end resolution of files referenced by the scenario (modifies `sc`, a private copy, whose shape
+    `check_shape` has passed)."""
     for i, w in enumerate(sc.get("workload", []) or []):
         if isinstance(w, dict) and w.get("kind") == "flows" and "file" in w:
             _resolve_flows(w, i, base)

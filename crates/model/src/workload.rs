@@ -263,6 +263,32 @@ impl Workload {
         }
     }
 
+    /// Refuse a workload (the `i`-th, configured by `cfg`) whose flows would not fit in memory.
+    pub fn check_capacity(&self, i: usize, cfg: &WorkloadConfig) -> Result<(), ConfigError> {
+        if let Workload::Background { per_server, rngs, .. } = self {
+            let live = *per_server as u64 * rngs.iter().filter(|r| r.is_some()).count() as u64;
+            if live > MAX_LIVE_BACKGROUND {
+                return err(
+                    format!("workload[{i}].flows_per_server"),
+                    format!("{live} background flows at once; at most {MAX_LIVE_BACKGROUND} (each holds its connection's state)"),
+                );
+            }
+        }
+        let n = self.expected_flows();
+        if !(n <= MAX_EXPECTED_FLOWS) {
+            let what = match cfg {
+                WorkloadConfig::Incast(_) => "repeats",
+                WorkloadConfig::Cdf(_) => "load",
+                _ => "rate",
+            };
+            return err(
+                format!("workload[{i}].{what}"),
+                format!("would start about {n:.3e} flows in this run; at most {MAX_EXPECTED_FLOWS:.0e} fit in memory (lower it, or shorten run.duration)"),
+            );
+        }
+        Ok(())
+    }
+
     pub fn new(sim: &mut Sim, i: usize, cfg: &WorkloadConfig) -> Result<Workload, ConfigError> {
         let nh = sim.hosts.len() as u32;
         let stop_of = |sim: &Sim, s: Option<Dur>| s.map(|d| d.0).unwrap_or(Time::MAX).min(sim.arrivals_stop);

@@ -64,12 +64,6 @@ impl Simulation {
         py.detach(|| guarded(|| Ok(sim.run_until(limit))))
     }
 
-    /// Why a guard (run.max_events, run.max_wall) ended the run early, if one did.
-    #[getter]
-    fn incomplete(&self) -> Option<String> {
-        self.sim.incomplete.clone()
-    }
-
     /// Current simulated time in seconds.
     #[getter]
     fn now_s(&self) -> f64 {
