@@ -4,14 +4,28 @@
 //! the order they were pushed and comparisons are a single integer compare. (A radix heap, which the
 //! monotone keys of a simulation allow, measured slower than this on the paper/steady benchmark: see
 //! docs/benchmarks.md.)
+//!
+//! **Streams.** A link delivers its frames in the order it sends them, so the arrivals of one link need not
+//! all sit in the heap: `push_stream` appends to the stream's FIFO and only the stream's head is in the
+//! heap, under the key it was given when pushed. When the head is popped the next one takes its place. The
+//! order events come out in is exactly that of one heap holding them all (every event keeps its own key,
+//! and a stream's keys increase in FIFO order); the heap is one entry per busy link instead of one per frame
+//! in flight, which keeps it small and in cache as the fabric grows.
 
 use crate::time::Time;
 use std::cmp::Ordering;
 use dary_heap::QuaternaryHeap as BinaryHeap;
+use std::collections::VecDeque;
+
+/// No stream: the entry is an ordinary event.
+const NO_STREAM: u32 = u32::MAX;
+/// A stream with nothing queued (no real key reaches it: time and sequence number would both be `u64::MAX`).
+const IDLE: u128 = u128::MAX;
 
 struct Entry<E> {
     key: u128,
     ev: E,
+    stream: u32,
 }
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, o: &Self) -> bool {
@@ -40,8 +54,17 @@ impl<E> Ord for Entry<E> {
 pub struct EventQueue<E> {
     main: BinaryHeap<Entry<E>>,
     timers: BinaryHeap<Entry<E>>,
+    /// Per stream: the events behind its head (which is in `main`), and the key of its last event
+    /// (`IDLE`: the stream has no event queued).
+    streams: Vec<Stream<E>>,
+    queued_in_streams: usize,
     seq: u64,
     now: Time,
+}
+
+struct Stream<E> {
+    rest: VecDeque<(u128, E)>,
+    last: u128,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -52,7 +75,14 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { main: BinaryHeap::with_capacity(1 << 12), timers: BinaryHeap::with_capacity(1 << 12), seq: 0, now: Time::ZERO }
+        EventQueue {
+            main: BinaryHeap::with_capacity(1 << 12),
+            timers: BinaryHeap::with_capacity(1 << 12),
+            streams: Vec::new(),
+            queued_in_streams: 0,
+            seq: 0,
+            now: Time::ZERO,
+        }
     }
     #[inline]
     fn key(&mut self, at: Time) -> u128 {
@@ -65,13 +95,47 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn push(&mut self, at: Time, ev: E) {
         let key = self.key(at);
-        self.main.push(Entry { key, ev });
+        self.main.push(Entry { key, ev, stream: NO_STREAM });
     }
     /// Schedule a timer event: same ordering as `push`, kept in the timer lane.
     #[inline]
     pub fn push_timer(&mut self, at: Time, ev: E) {
         let key = self.key(at);
-        self.timers.push(Entry { key, ev });
+        self.timers.push(Entry { key, ev, stream: NO_STREAM });
+    }
+    /// Schedule `ev` at `at` on `stream` (e.g. the link it arrives over): same order as `push`. Events of
+    /// one stream are normally pushed in time order; one that is not goes into the heap on its own.
+    #[inline]
+    pub fn push_stream(&mut self, stream: u32, at: Time, ev: E) {
+        let key = self.key(at);
+        let s = stream as usize;
+        if s >= self.streams.len() {
+            self.streams.resize_with(s + 1, || Stream { rest: VecDeque::new(), last: IDLE });
+        }
+        let st = &mut self.streams[s];
+        if st.last == IDLE {
+            st.last = key;
+            self.main.push(Entry { key, ev, stream });
+        } else if (st.last >> 64) <= (key >> 64) {
+            st.last = key;
+            st.rest.push_back((key, ev));
+            self.queued_in_streams += 1;
+        } else {
+            // out of time order for its stream: an ordinary event keeps the global order exact
+            self.main.push(Entry { key, ev, stream: NO_STREAM });
+        }
+    }
+    /// The stream's next event takes the place of its head just popped.
+    #[inline]
+    fn advance_stream(&mut self, stream: u32) {
+        let st = &mut self.streams[stream as usize];
+        match st.rest.pop_front() {
+            Some((key, ev)) => {
+                self.queued_in_streams -= 1;
+                self.main.push(Entry { key, ev, stream });
+            }
+            None => st.last = IDLE,
+        }
     }
     #[inline]
     fn next_lane(&mut self) -> Option<&mut BinaryHeap<Entry<E>>> {
@@ -85,7 +149,10 @@ impl<E> EventQueue<E> {
     /// The earliest event, advancing the queue's clock to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let Entry { key, ev } = self.next_lane()?.pop()?;
+        let Entry { key, ev, stream } = self.next_lane()?.pop()?;
+        if stream != NO_STREAM {
+            self.advance_stream(stream);
+        }
         let t = Time((key >> 64) as u64);
         debug_assert!(t >= self.now);
         self.now = t;
@@ -99,7 +166,10 @@ impl<E> EventQueue<E> {
         if t > limit {
             return None;
         }
-        let Entry { ev, .. } = lane.pop()?;
+        let Entry { ev, stream, .. } = lane.pop()?;
+        if stream != NO_STREAM {
+            self.advance_stream(stream);
+        }
         self.now = t;
         Some((t, ev))
     }
@@ -107,6 +177,21 @@ impl<E> EventQueue<E> {
         self.now
     }
     pub fn len(&self) -> usize {
+        self.main.len() + self.timers.len() + self.queued_in_streams
+    }
+    /// Events in the timer lane (cancelled ones included until they are popped or dropped by `retain_timers`).
+    pub fn timers_len(&self) -> usize {
+        self.timers.len()
+    }
+    /// Drop the timer-lane events `keep` refuses (cancelled timers), in O(n). The order of the rest is
+    /// unchanged: every event keeps its key.
+    pub fn retain_timers(&mut self, mut keep: impl FnMut(&E) -> bool) {
+        let mut v = std::mem::take(&mut self.timers).into_vec();
+        v.retain(|e| keep(&e.ev));
+        self.timers = BinaryHeap::from(v);
+    }
+    /// Entries in the heaps (the streams' heads included, the rest of the streams not).
+    pub fn heap_len(&self) -> usize {
         self.main.len() + self.timers.len()
     }
     pub fn is_empty(&self) -> bool {
@@ -158,6 +243,86 @@ mod tests {
         q.push_timer(Time(5), 5);
         let order: Vec<i32> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec![3, 1, 2, 5, 4]);
+    }
+    /// Streams change where events wait, never the order they come out in: a random mix of plain,
+    /// timer and stream pushes (some streams out of time order) pops exactly as one plain heap would.
+    #[test]
+    fn streams_keep_the_order_of_one_heap() {
+        let mut rng = 0x9e3779b97f4a7c15u64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut a = EventQueue::new();
+        let mut b = EventQueue::new();
+        let mut id = 0u32;
+        let mut out_a = Vec::new();
+        let mut out_b = Vec::new();
+        for _ in 0..20_000 {
+            let now = a.now();
+            for _ in 0..(next() % 3) {
+                let at = Time(now.0 + next() % 50);
+                match next() % 4 {
+                    0 => {
+                        a.push(at, id);
+                        b.push(at, id);
+                    }
+                    1 => {
+                        a.push_timer(at, id);
+                        b.push(at, id);
+                    }
+                    _ => {
+                        a.push_stream((next() % 7) as u32, at, id);
+                        b.push(at, id);
+                    }
+                }
+                id += 1;
+            }
+            if next() % 5 < 3 {
+                out_a.push(a.pop());
+                out_b.push(b.pop());
+            }
+            assert_eq!(a.len(), b.len());
+        }
+        while let Some(x) = b.pop() {
+            out_b.push(Some(x));
+            out_a.push(a.pop());
+        }
+        assert!(a.is_empty());
+        assert_eq!(out_a, out_b);
+    }
+    #[test]
+    fn dropped_timers_leave_the_order_of_the_rest() {
+        let mut q = EventQueue::new();
+        for i in 0..50u64 {
+            q.push_timer(Time(100 - i), i);
+            q.push(Time(100 - i), 1000 + i);
+        }
+        q.retain_timers(|e| e % 2 == 0);
+        assert_eq!(q.timers_len(), 25);
+        let got: Vec<u64> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        let mut want = Vec::new();
+        for i in (0..50u64).rev() {
+            if i % 2 == 0 {
+                want.push(i);
+            }
+            want.push(1000 + i);
+        }
+        assert_eq!(got, want);
+    }
+    #[test]
+    fn a_stream_keeps_one_entry_in_the_heap() {
+        let mut q = EventQueue::new();
+        for i in 0..100u64 {
+            q.push_stream(3, Time(10 + i), i);
+        }
+        assert_eq!((q.len(), q.heap_len()), (100, 1));
+        assert_eq!(q.pop(), Some((Time(10), 0)));
+        assert_eq!((q.len(), q.heap_len()), (99, 1));
+        assert_eq!(q.pop_until(Time(11)), Some((Time(11), 1)));
+        assert_eq!(q.pop_until(Time(11)), None);
     }
     #[test]
     #[should_panic(expected = "in the past")]

@@ -297,6 +297,31 @@ impl Sim {
             }
         };
         self.q.push_timer(d, ev);
+        if self.q.timers_len() > self.timer_compact_at {
+            self.compact_timers();
+        }
+    }
+
+    /// Drop the cancelled timer events: those of finished transfers (a retrieval's timers outlive it by up to
+    /// an RTO, 200 ms under DeTail) and those a rescheduling superseded. Popping them would do nothing (see
+    /// `timer_due`), so the simulation is unchanged; the timer lane stays about the size of the live
+    /// transfers instead of the flows started in the last RTO. Runs when the lane has doubled since the last
+    /// compaction, so its cost is O(1) per timer pushed.
+    #[cold]
+    pub(crate) fn compact_timers(&mut self) {
+        let transfers = &self.transfers;
+        self.q.retain_timers(|ev| match *ev {
+            Ev::RtxTimer { tr, token } => {
+                let t = transfers.get(tr);
+                t.alive && t.rtx_token == token
+            }
+            Ev::DelAckTimer { tr, token } => {
+                let t = transfers.get(tr);
+                t.alive && t.del_token == token
+            }
+            _ => true,
+        });
+        self.timer_compact_at = (2 * self.q.timers_len()).max(self.timer_compact_min);
     }
 
     fn sync_rtx_timer(&mut self, tr: u32) {

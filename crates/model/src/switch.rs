@@ -483,7 +483,8 @@ impl Sim {
         if self.trace.is_some() {
             self.trace_packet(port, pid);
         }
-        self.schedule(arrive, Ev::Arrive { port: peer, pkt: pid });
+        // a link delivers in the order it sends: the arrivals of one link wait in its stream (one heap entry)
+        self.q.push_stream(peer, arrive, Ev::Arrive { port: peer, pkt: pid });
         if has_waiters {
             self.wake_waiters(port);
         }
