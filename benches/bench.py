@@ -18,6 +18,8 @@ import subprocess
 import sys
 import time
 
+FATTREE = {"topology.kind": "fattree", "topology.link_rate": "10Gbps", "topology.buffer": "1MB"}
+
 CASES: dict[str, dict] = {
     # the headline case: paper/steady with FH, 0.2 s of arrivals
     "steady_fh_0.2s": {"scenario": "paper/steady", "scheme": "fh", "duration": "0.2s"},
@@ -31,15 +33,26 @@ CASES: dict[str, dict] = {
     # and pFabric's rank scans (lowest rank to send, highest to evict) on every egress queue and NIC
     "websearch_pias_0.01s": {"scenario": "paper/pias_websearch", "scheme": "pias", "duration": "0.01s"},
     "websearch_pfabric_0.01s": {"scenario": "paper/pias_websearch", "scheme": "pfabric", "duration": "0.01s"},
+    # scaling (issue 13): the steady workload on standard fat trees at 10 Gbps with 1 MB buffers, 5 ms of
+    # arrivals, the same load per host; the cost of one link traversal should not grow with the fabric
+    "fattree8_fh_5ms": {"scenario": "paper/steady", "scheme": "fh", "duration": "5ms", "set": FATTREE | {"topology.k": 8}},
+    "fattree8_detail_5ms": {"scenario": "paper/steady", "scheme": "detail", "duration": "5ms", "set": FATTREE | {"topology.k": 8}},
+    "fattree16_fh_5ms": {"scenario": "paper/steady", "scheme": "fh", "duration": "5ms", "set": FATTREE | {"topology.k": 16}},
+    "fattree16_detail_5ms": {"scenario": "paper/steady", "scheme": "detail", "duration": "5ms", "set": FATTREE | {"topology.k": 16}},
+}
+# 3,456 hosts: minutes per case, so only on request (`--case fattree24_fh_5ms`)
+EXTRA: dict[str, dict] = {
+    "fattree24_fh_5ms": {"scenario": "paper/steady", "scheme": "fh", "duration": "5ms", "set": FATTREE | {"topology.k": 24}},
+    "fattree24_detail_5ms": {"scenario": "paper/steady", "scheme": "detail", "duration": "5ms", "set": FATTREE | {"topology.k": 24}},
 }
 
 
 def run_case(name: str) -> dict:
     import detailsim
 
-    c = CASES[name]
+    c = {**CASES, **EXTRA}[name]
     t0 = time.perf_counter()
-    r = detailsim.run(c["scenario"], scheme=c["scheme"], duration=c["duration"])
+    r = detailsim.run(c["scenario"], scheme=c["scheme"], duration=c["duration"], set=c.get("set"))
     wall = time.perf_counter() - t0
     s = r.summary
     core_wall = s["wall_s"]
@@ -60,7 +73,7 @@ def run_case(name: str) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--case", choices=sorted(CASES), action="append", help="run only these cases")
+    ap.add_argument("--case", choices=sorted({**CASES, **EXTRA}), action="append", help="run only these cases")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--json", action="store_true", help="print one JSON object per case")
     a = ap.parse_args()

@@ -19,8 +19,8 @@ use std::collections::VecDeque;
 
 /// No stream: the entry is an ordinary event.
 const NO_STREAM: u32 = u32::MAX;
-/// A stream with nothing queued (no real key reaches it: time and sequence number would both be `u64::MAX`).
-const IDLE: u128 = u128::MAX;
+/// A stream with nothing queued.
+const IDLE: u64 = u64::MAX;
 
 struct Entry<E> {
     key: u128,
@@ -54,17 +54,20 @@ impl<E> Ord for Entry<E> {
 pub struct EventQueue<E> {
     main: BinaryHeap<Entry<E>>,
     timers: BinaryHeap<Entry<E>>,
-    /// Per stream: the events behind its head (which is in `main`), and the key of its last event
-    /// (`IDLE`: the stream has no event queued).
-    streams: Vec<Stream<E>>,
+    /// Per stream: the time of its last event (`IDLE`: nothing queued) and how many wait behind its head
+    /// (which is in `main`). Kept apart from the FIFOs so that a stream with one event in flight, the
+    /// common case, touches 16 bytes.
+    stream_state: Vec<StreamState>,
+    stream_rest: Vec<VecDeque<(u128, E)>>,
     queued_in_streams: usize,
     seq: u64,
     now: Time,
 }
 
-struct Stream<E> {
-    rest: VecDeque<(u128, E)>,
-    last: u128,
+#[derive(Clone, Copy)]
+struct StreamState {
+    last: u64,
+    rest: u32,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -78,7 +81,8 @@ impl<E> EventQueue<E> {
         EventQueue {
             main: BinaryHeap::with_capacity(1 << 12),
             timers: BinaryHeap::with_capacity(1 << 12),
-            streams: Vec::new(),
+            stream_state: Vec::new(),
+            stream_rest: Vec::new(),
             queued_in_streams: 0,
             seq: 0,
             now: Time::ZERO,
@@ -109,33 +113,43 @@ impl<E> EventQueue<E> {
     pub fn push_stream(&mut self, stream: u32, at: Time, ev: E) {
         let key = self.key(at);
         let s = stream as usize;
-        if s >= self.streams.len() {
-            self.streams.resize_with(s + 1, || Stream { rest: VecDeque::new(), last: IDLE });
+        if s >= self.stream_state.len() {
+            self.grow_streams(s + 1);
         }
-        let st = &mut self.streams[s];
+        let st = &mut self.stream_state[s];
         if st.last == IDLE {
-            st.last = key;
+            st.last = at.0;
             self.main.push(Entry { key, ev, stream });
-        } else if (st.last >> 64) <= (key >> 64) {
-            st.last = key;
-            st.rest.push_back((key, ev));
+        } else if st.last <= at.0 {
+            st.last = at.0;
+            st.rest += 1;
+            self.stream_rest[s].push_back((key, ev));
             self.queued_in_streams += 1;
         } else {
             // out of time order for its stream: an ordinary event keeps the global order exact
             self.main.push(Entry { key, ev, stream: NO_STREAM });
         }
     }
+    /// Room for streams `0..n` (`push_stream` grows on demand; a caller that knows its streams says so first).
+    #[cold]
+    pub fn grow_streams(&mut self, n: usize) {
+        if n > self.stream_state.len() {
+            self.stream_state.resize(n, StreamState { last: IDLE, rest: 0 });
+            self.stream_rest.resize_with(n, VecDeque::new);
+        }
+    }
     /// The stream's next event takes the place of its head just popped.
     #[inline]
     fn advance_stream(&mut self, stream: u32) {
-        let st = &mut self.streams[stream as usize];
-        match st.rest.pop_front() {
-            Some((key, ev)) => {
-                self.queued_in_streams -= 1;
-                self.main.push(Entry { key, ev, stream });
-            }
-            None => st.last = IDLE,
+        let st = &mut self.stream_state[stream as usize];
+        if st.rest == 0 {
+            st.last = IDLE;
+            return;
         }
+        st.rest -= 1;
+        self.queued_in_streams -= 1;
+        let (key, ev) = self.stream_rest[stream as usize].pop_front().expect("counted");
+        self.main.push(Entry { key, ev, stream });
     }
     #[inline]
     fn next_lane(&mut self) -> Option<&mut BinaryHeap<Entry<E>>> {

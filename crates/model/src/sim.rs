@@ -334,6 +334,11 @@ pub struct Port {
     pub xbar_out_frees_with_done: bool,
     /// Host NIC: transfers are waiting for room in this queue (back-pressure).
     pub nic_blocked: bool,
+    /// Frames arriving over this link wait in an event-queue stream (`EventQueue::push_stream`): set when
+    /// more than one full-size frame can be in flight on it (its delay exceeds a frame's serialization), the
+    /// only case where a stream keeps the heap smaller; otherwise its bookkeeping would cost more than it
+    /// saves. Either way the events come out in the same order.
+    pub stream_arrivals: bool,
     pub eg: PrioQueue,
     pub ing: PrioQueue,
     /// Ingress ports of the same switch waiting for this egress (room in its queue, or its crossbar side),
@@ -358,6 +363,7 @@ impl Port {
         self.xbar_rate = topology::xbar_rate(rate, speedup);
         self.tx_ppb = rate.ps_per_byte();
         self.xbar_ppb = self.xbar_rate.ps_per_byte();
+        self.stream_arrivals = self.arrive_after > self.ser(FULL_FRAME_WIRE);
     }
     /// Serialization time of `wire` bytes on the link.
     #[inline(always)]
@@ -456,6 +462,8 @@ pub struct App {
 }
 
 pub const NO: u32 = u32::MAX;
+/// A full-size Ethernet frame on the wire (1500 B packet + preamble, header, FCS, gap), for sizing decisions.
+const FULL_FRAME_WIRE: u64 = 1538;
 /// The timer lane is never compacted below this many events (compaction is O(n); small lanes are cheap).
 pub(crate) const TIMER_COMPACT_MIN: usize = 4096;
 
@@ -606,6 +614,7 @@ impl Sim {
                 xbar_rate: topology::xbar_rate(l.rate, topo.speedup),
                 waiters: Vec::new(),
                 nic_blocked: false,
+                stream_arrivals: false,
                 paused: 0,
                 up: true,
                 tx_bytes: 0,
