@@ -23,7 +23,7 @@ class Result:
     - ``summary``: the dict that ``detailsim run --json`` prints (FCT percentiles per class, drops, …).
     - ``flows``: one row per measured flow: id, class, src, dst (host indices), size (bytes), priority,
       start, end, fct (seconds; null if unfinished), timeouts, retransmits.
-    - ``ports``: one row per port: node, port, peer, tier, rate, bytes sent, utilisation, maximum
+    - ``ports``: one row per port: node, port, peer, tier, rate, bytes sent, utilisation (the share of the run the link spent sending; a frame still on the wire at the end counts up to the end), maximum
       ingress / egress occupancy, drops, ECN marks.
     - ``scenario``: the resolved scenario that ran.
     - ``timeseries``: with ``run.sample``, per port queue bytes and per measured flow bytes delivered over

@@ -469,6 +469,7 @@ impl Sim {
         pt.tx_bytes += wire;
         pt.tx_packets += 1;
         let ser = pt.ser(wire);
+        pt.tx_busy_ps += ser.0;
         pt.tx_busy_until = now + ser;
         let arrive = pt.tx_busy_until + pt.arrive_after;
         let peer = pt.peer;
