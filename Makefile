@@ -56,6 +56,7 @@ FUZZ_CASES ?= 100000
 fuzz: build
 	$(PY) -m detailsim.fuzz --cases $(FUZZ_CASES) --out fuzz-report.json
 	PROPTEST_CASES=20000 cargo test --release -q -p detailsim-model --test schema_props
+	for i in 1 2 3 4 5; do HYPOTHESIS_PROFILE=explore $(VENV)/bin/pytest -q -p no:cacheprovider tests/test_invariants.py tests/test_bad_input.py || exit 1; done
 
 clean:
 	rm -rf target $(VENV)

@@ -11,8 +11,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 os.environ["DETAILSIM_STRICT_INVARIANTS"] = "1"
+
+# Property tests draw the same examples on every `make test` ("ci": a green run stays green, a red one is
+# reproducible); `make fuzz` runs them again with fresh random examples ("explore", HYPOTHESIS_PROFILE).
+settings.register_profile("ci", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "detailsim.cli"]

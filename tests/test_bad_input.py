@@ -44,7 +44,7 @@ def error_of(sc) -> str:
 
 # ---------------------------------------------------------------- the fuzzer, a few hundred cases per test run
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 2**31))
 def test_mutated_inputs_end_in_a_clean_error_or_a_run(tmp_path_factory, i):
     bases, csv_text, cdf_text = fuzz._inputs()

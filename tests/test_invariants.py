@@ -140,7 +140,7 @@ def _table_hash(r) -> str:
     return hashlib.sha256(r.flows.drop("wall_s", strict=False).write_ipc(None).getvalue()).hexdigest()
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(any_scheme_scenarios())
 def test_every_preset_keeps_its_invariants_on_any_fabric(case):
     """Conservation, buffer bounds and (for the PFC presets) no congestion drop, for every scheme preset on
