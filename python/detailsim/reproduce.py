@@ -534,6 +534,9 @@ LONG_FLOW = {"src": 0, "dst": 1, "size_bytes": 10_000_000_000, "start_s": 0.0}
 # source ECN; only the 16-server implementation's long-flow experiment (Figure 14) ran with it.
 NO_ECN = {"scheme.source_ecn": False, "scheme.tcp.ecn": False}
 BURSTS = ["20ms", "40ms", "80ms"]
+# what the workflow experiments report: workflows and their retrievals
+SEQ_CLASSES = ["workflow/sequential", "retrieval/4KB", "retrieval/8KB", "retrieval/12KB"]
+PA_CLASSES = ["workflow/partition-aggregate/10", "workflow/partition-aggregate/20", "workflow/partition-aggregate/40", "retrieval/2KB"]
 
 # fh_sensitivity (steady) and fh_sensitivity_bursty: the modelling choices the paper does not state, each
 # changed alone from the calibrated baseline the DeTail scenarios carry (handshake, initial window 3,
@@ -664,21 +667,21 @@ REPROS: dict[str, Repro] = {
               quick_set={"run.duration": "0.1s", "run.drain": "1s"}, quick_axes={"workload.burst_length": ["80ms"]}, claims=fault_claims("degraded")),
         Repro("sequential", "Figure 15: sequential workflows, workflow and retrieval completion times (no ECN)",
               "paper/sequential", {"scheme": ["fh", "lps", "detail"]}, set={"run.duration": "0.3s", **NO_ECN},
-              quick_set={"run.duration": "0.1s"}, classes=["workflow/sequential", "retrieval/4KB", "retrieval/8KB", "retrieval/12KB"],
+              quick_set={"run.duration": "0.1s"}, classes=SEQ_CLASSES,
               claims=workflow_claims("sequential")),
         Repro("partition_aggregate", "Figure 16: partition-aggregate workflows, workflow completion per fan-out (no ECN)",
               "paper/partition_aggregate", {"scheme": ["fh", "lps", "detail"]}, set={"run.duration": "0.3s", **NO_ECN},
               quick_set={"run.duration": "0.1s"},
-              classes=["workflow/partition-aggregate/10", "workflow/partition-aggregate/20", "workflow/partition-aggregate/40", "retrieval/2KB"],
+              classes=PA_CLASSES,
               claims=workflow_claims("partition_aggregate")),
         # the front-end placement the calibration did not choose, so both sides of the choice stand in the docs
         Repro("sequential_first", "Sequential workflows with the front-ends in the first half of the servers (pods 0-1): the placement the FH calibration rejected (no ECN)",
               "paper/sequential", {"scheme": ["fh", "detail"]}, set={"run.duration": "0.3s", "workload.0.frontend_layout": "first", **NO_ECN},
-              quick_set={"run.duration": "0.1s"}, classes=["workflow/sequential", "retrieval/4KB", "retrieval/8KB", "retrieval/12KB"]),
+              quick_set={"run.duration": "0.1s"}, classes=SEQ_CLASSES),
         Repro("partition_aggregate_spread", "Partition-aggregate workflows with the front-ends spread over the racks: the placement the FH calibration rejected (no ECN)",
               "paper/partition_aggregate", {"scheme": ["fh", "detail"]}, set={"run.duration": "0.3s", "workload.0.frontend_layout": "spread", **NO_ECN},
               quick_set={"run.duration": "0.1s"},
-              classes=["workflow/partition-aggregate/10", "workflow/partition-aggregate/20", "workflow/partition-aggregate/40", "retrieval/2KB"]),
+              classes=PA_CLASSES),
         Repro("dibs_incast", "DIBS: 99th query completion time vs incast degree, DCTCP alone vs DIBS + DCTCP, with web-search background",
               "paper/dibs", {"scheme": ["dctcp", "dibs"]},
               zip=[{"incast_degree": [10, 20, 40], "workload.0.fanouts": [[10], [20], [40]]}], labels=["incast_degree"],

@@ -130,9 +130,9 @@ impl<E> EventQueue<E> {
             self.main.push(Entry { key, ev, stream: NO_STREAM });
         }
     }
-    /// Room for streams `0..n` (`push_stream` grows on demand; a caller that knows its streams says so first).
+    /// Room for streams `0..n` (`push_stream` grows the tables on demand).
     #[cold]
-    pub fn grow_streams(&mut self, n: usize) {
+    fn grow_streams(&mut self, n: usize) {
         if n > self.stream_state.len() {
             self.stream_state.resize(n, StreamState { last: IDLE, rest: 0 });
             self.stream_rest.resize_with(n, VecDeque::new);

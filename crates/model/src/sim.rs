@@ -339,6 +339,10 @@ pub struct Port {
     /// only case where a stream keeps the heap smaller; otherwise its bookkeeping would cost more than it
     /// saves. Either way the events come out in the same order.
     pub stream_arrivals: bool,
+    /// Time the transmitter has spent serializing frames (each at the rate it was sent at), the frame
+    /// still on the wire included; `port_stats` takes off what lies beyond `now`. In the first cache line,
+    /// which every transmission writes anyway.
+    pub tx_busy_ps: u64,
     pub eg: PrioQueue,
     pub ing: PrioQueue,
     /// Ingress ports of the same switch waiting for this egress (room in its queue, or its crossbar side),
@@ -351,13 +355,13 @@ pub struct Port {
     pub node: u32,
     pub tx_bytes: u64,
     pub tx_packets: u64,
-    /// Time the transmitter has spent serializing frames (each at the rate it was sent at), the frame
-    /// still on the wire included; `port_stats` takes off what lies beyond `now`.
-    pub tx_busy_ps: u64,
     pub peer_node: u32,
     pub link: u32,
     pub delay: Time,
 }
+
+// what every transmission touches stays in the port's first cache line
+const _: () = assert!(std::mem::offset_of!(Port, tx_busy_ps) + 8 <= 64);
 
 impl Port {
     /// Set the line rate and what derives from it here: the crossbar rate at `speedup` and both per-byte times.
@@ -468,7 +472,7 @@ pub const NO: u32 = u32::MAX;
 /// A full-size Ethernet frame on the wire (1500 B packet + preamble, header, FCS, gap), for sizing decisions.
 const FULL_FRAME_WIRE: u64 = 1538;
 /// The timer lane is never compacted below this many events (compaction is O(n); small lanes are cheap).
-pub(crate) const TIMER_COMPACT_MIN: usize = 4096;
+const TIMER_COMPACT_MIN: usize = 4096;
 
 pub struct Sim {
     pub now: Time,
