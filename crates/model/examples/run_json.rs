@@ -23,6 +23,18 @@ fn main() {
     }
     let wall = t0.elapsed().as_secs_f64();
     let c = &sim.counters;
+    // a fingerprint of the flow table (end times, retransmits, delivered bytes) and the drop counters
+    let f = &sim.flows;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for v in f.end_ps.iter().chain(&f.start_ps).chain(&f.bytes_delivered).chain(std::iter::once(&c.events)) {
+        for b in v.to_le_bytes() {
+            h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    for v in f.retransmits.iter().chain(&f.timeouts) {
+        h = (h ^ *v as u64).wrapping_mul(0x100_0000_01b3);
+    }
+    println!("flow table fnv64 {h:016x}");
     println!(
         "sim {:.4}s wall {:.2}s events {} ({:.2} M/s) traversals {} ({:.2} M/s) flows {}/{} drops {} timeouts {}",
         sim.now.as_secs_f64(),

@@ -9,7 +9,7 @@
 //! [[workload]] # one table per traffic source: kind plus its keys
 //! ```
 
-use crate::red::RedParams;
+use crate::mechanisms::red::RedParams;
 use crate::units::{Bytes, Dur, QLen, QueueLen, RateV};
 use detailsim_engine::{Rate, Time};
 use serde::Deserialize;

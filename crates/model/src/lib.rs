@@ -19,20 +19,14 @@
 //! ```
 
 pub mod config;
-pub mod faults;
-pub mod host;
+pub mod mechanisms;
 pub mod packet;
-pub mod pfc;
-pub mod red;
 pub mod routing;
 pub mod sim;
 pub mod stats;
-pub mod switch;
 pub mod topology;
-pub mod trace;
 pub mod transport;
 pub mod units;
-pub mod workload;
 
 pub use config::{parse_scenario, ConfigError, Scenario, PRESETS};
 pub use sim::Sim;

@@ -140,7 +140,7 @@ impl Simulation {
     /// Capture packets (for pcap export): a JSON object {"flows": [ids], "nodes": [names], "ports": [[from, to]]}.
     fn set_trace(&mut self, spec_json: &str) -> PyResult<()> {
         guarded(|| {
-            let spec: detailsim_model::trace::TraceSpec =
+            let spec: detailsim_model::sim::trace::TraceSpec =
                 serde_json::from_str(spec_json).map_err(|e| ScenarioError::new_err(format!("--pcap-filter: {e}")))?;
             self.sim.set_trace(&spec).map_err(|e| ScenarioError::new_err(format!("--pcap-filter: {e}")))
         })

@@ -12,6 +12,13 @@
 //! Mechanism code lives in `switch.rs`, `host.rs` and `workload.rs` as `impl Sim` blocks; this file holds
 //! the state, construction, the event loop and the result extraction.
 
+pub mod faults;
+pub mod host;
+pub mod pfc;
+pub mod switch;
+pub mod trace;
+pub mod workload;
+
 use crate::config::{parse_scenario, ConfigError, Scenario, Scheduling, Scheme};
 use std::collections::{BTreeMap, BTreeSet};
 use crate::packet::{Packet, PacketId};
@@ -19,7 +26,7 @@ use crate::routing::Routes;
 use crate::stats::{Classes, Counters, DropCause, FlowColumns, PortStats};
 use crate::topology::{self, Framing, NodeKind, Topology};
 use crate::transport::tcp::{SegOut, TcpReceiver, TcpSender};
-use crate::workload::Workload;
+use crate::sim::workload::Workload;
 use detailsim_engine::{Arena, EventQueue, Rate, RngStreams, Stream, Time};
 
 /// RNG purposes (the second half of a stream's seed).
@@ -486,12 +493,12 @@ pub struct Sim {
     pub hosts: Vec<u32>,
     pub routes: Routes,
     /// PFC state per port (both the ingress side that sends PAUSE and the egress side that obeys it).
-    pub pfc: Vec<crate::pfc::PfcPort>,
-    pub pfc_events: Vec<crate::pfc::PfcEvent>,
+    pub pfc: Vec<crate::sim::pfc::PfcPort>,
+    pub pfc_events: Vec<crate::sim::pfc::PfcEvent>,
     /// (port, priority) pairs currently paused.
     pub(crate) pfc_paused: u64,
-    pub(crate) deadlock: crate::pfc::DeadlockState,
-    pub faults: Vec<crate::faults::Fault>,
+    pub(crate) deadlock: crate::sim::pfc::DeadlockState,
+    pub faults: Vec<crate::sim::faults::Fault>,
     pub(crate) scratch_ports: Vec<u32>,
     pub(crate) scratch_victims: Vec<(u8, PacketId)>,
     pub(crate) scratch_u32_pairs: Vec<(u8, u32)>,
@@ -502,13 +509,13 @@ pub struct Sim {
     /// cache line.
     pub nic_waiting: Vec<Vec<(u8, u32, u32)>>,
     /// RED (`ecn_marking = "red"`): per port, its parameters and state; empty otherwise.
-    pub red: Vec<(crate::red::RedParams, crate::red::Red)>,
+    pub red: Vec<(crate::mechanisms::red::RedParams, crate::mechanisms::red::Red)>,
     /// Packet trace (pcap export), when asked for.
-    pub trace: Option<crate::trace::Trace>,
+    pub trace: Option<crate::sim::trace::Trace>,
     pub pkts: Arena<Packet>,
     pub transfers: Arena<Transfer>,
     pub apps: Arena<App>,
-    pub workflows: Arena<crate::workload::Workflow>,
+    pub workflows: Arena<crate::sim::workload::Workflow>,
     pub(crate) workloads: Vec<Workload>,
     pub rng: RngStreams,
     pub(crate) scratch: Vec<SegOut>,
@@ -734,13 +741,13 @@ impl Sim {
                     return crate::config::err(format!("scheme.red.tiers.{name}"), format!("no tier of that name in this topology; its tiers: {}", names.join(", ")));
                 }
             }
-            sim.red = sim.ports.iter().map(|p| (sim.scheme.red.for_tier(sim.topo.links[p.link as usize].tier), crate::red::Red::default())).collect();
+            sim.red = sim.ports.iter().map(|p| (sim.scheme.red.for_tier(sim.topo.links[p.link as usize].tier), crate::mechanisms::red::Red::default())).collect();
         }
         sim.nic_waiting = vec![Vec::new(); sim.nodes.len()];
         sim.port_ctr = vec![Default::default(); sim.ports.len()];
         sim.fabric = sim.fabric_bdp();
         sim.apply_queue_limit()?;
-        sim.faults = crate::faults::Fault::resolve(&sim, &sc.fault)?;
+        sim.faults = crate::sim::faults::Fault::resolve(&sim, &sc.fault)?;
         sim.pfc_setup()?;
         for (i, w) in sc.workload.iter().enumerate() {
             let wl = Workload::new(&mut sim, i, w)?;

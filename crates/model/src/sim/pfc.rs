@@ -148,7 +148,7 @@ impl Sim {
             self.pfc_install(i as u32, d);
         }
         for (fi, f) in self.faults.iter().enumerate() {
-            if let crate::faults::FaultKind::Degrade(rate) = f.kind {
+            if let crate::sim::faults::FaultKind::Degrade(rate) = f.kind {
                 for p in self.link_ports(f.link) {
                     if self.nodes[self.ports[p as usize].node as usize].is_switch {
                         self.pfc_derive(p, rate).map_err(|e| ConfigError { field: format!("fault[{fi}].rate"), msg: format!("at {} bit/s: {}", rate.0, e.msg) })?;

@@ -691,7 +691,7 @@ impl Sim {
 mod tests {
     use crate::packet::ECN_ECT;
     use crate::sim::Sim;
-    use crate::trace::{TraceSpec, KIND_DATA};
+    use crate::sim::trace::{TraceSpec, KIND_DATA};
 
     /// ECN codepoints of the control segments (SYN, SYN-ACK, ACKs) and data segments of one flow.
     fn codepoints(scheme: &str) -> (Vec<u8>, Vec<u8>) {
