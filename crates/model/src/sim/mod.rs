@@ -19,8 +19,9 @@ pub mod switch;
 pub mod trace;
 pub mod workload;
 
-use crate::config::{parse_scenario, ConfigError, Scenario, Scheduling, Scheme};
-use std::collections::{BTreeMap, BTreeSet};
+use crate::mechanisms::queue::{EgressQueue, IngressQueue};
+use crate::config::{parse_scenario, ConfigError, Scenario, Scheme};
+use std::collections::BTreeMap;
 use crate::packet::{Packet, PacketId};
 use crate::routing::Routes;
 use crate::stats::{Classes, Counters, DropCause, FlowColumns, PortStats};
@@ -65,250 +66,6 @@ pub enum Ev {
     Sample,
 }
 
-/// The order of a queue under LAS or pFabric: packets by (rank, arrival), and for pFabric also by flow.
-#[derive(Debug, Clone, Default)]
-pub struct RankIndex {
-    pfabric: bool,
-    seq: u64,
-    /// (rank, arrival sequence, packet, priority, flow)
-    by_rank: BTreeSet<(u64, u64, PacketId, u8, u64)>,
-    /// pFabric: flow -> (arrival sequence, rank, packet, priority)
-    by_flow: BTreeMap<u64, BTreeSet<(u64, u64, PacketId, u8)>>,
-    /// Packets held per priority (for the non-empty mask).
-    count: [u32; 8],
-}
-
-impl RankIndex {
-    pub fn new(pfabric: bool) -> Self {
-        RankIndex { pfabric, ..Default::default() }
-    }
-    fn insert(&mut self, prio: u8, pid: PacketId, rank: u64, flow: u64) {
-        let seq = self.seq;
-        self.seq += 1;
-        self.by_rank.insert((rank, seq, pid, prio, flow));
-        if self.pfabric {
-            self.by_flow.entry(flow).or_default().insert((seq, rank, pid, prio));
-        }
-        self.count[prio as usize] += 1;
-    }
-    fn nonempty(&self) -> u8 {
-        (0..8).filter(|&p| self.count[p] > 0).fold(0, |m, p| m | 1 << p)
-    }
-    fn remove(&mut self, e: (u64, u64, PacketId, u8, u64)) {
-        let (rank, seq, pid, prio, flow) = e;
-        self.by_rank.remove(&e);
-        if self.pfabric {
-            let set = self.by_flow.get_mut(&flow).expect("flow entry");
-            set.remove(&(seq, rank, pid, prio));
-            if set.is_empty() {
-                self.by_flow.remove(&flow);
-            }
-        }
-        self.count[prio as usize] -= 1;
-    }
-    fn pop_next(&mut self) -> Option<(u8, PacketId)> {
-        let mut e = *self.by_rank.first()?;
-        if self.pfabric {
-            // the earliest queued packet of the lowest-rank packet's flow
-            let &(seq, rank, pid, prio) = self.by_flow[&e.4].first().expect("flow entry");
-            e = (rank, seq, pid, prio, e.4);
-        }
-        self.remove(e);
-        Some((e.3, e.2))
-    }
-    fn pop_worst_above(&mut self, rank: u64) -> Option<(u8, PacketId)> {
-        let e = *self.by_rank.last()?;
-        if e.0 <= rank {
-            return None;
-        }
-        self.remove(e);
-        Some((e.3, e.2))
-    }
-}
-
-/// A strict-priority queue of 8 priorities (0 highest) with per-priority byte counts; under LAS or pFabric
-/// (egress queues and NICs only) the packets live in a `RankIndex` instead of the FIFO lists.
-#[derive(Debug, Clone)]
-#[repr(C)]
-pub struct PrioQueue {
-    // Field order is the memory layout (repr(C)): the per-packet scalars share one cache line, the byte
-    // counts the next, and the FIFO headers follow.
-    /// Integral of `total` over time (byte-picoseconds) up to `last_ps`, for the time-average occupancy.
-    pub area: u128,
-    pub last_ps: u64,
-    /// Bytes held, including packets in transit through the crossbar.
-    pub total: u64,
-    pub cap: u64,
-    pub max_total: u64,
-    /// Packets held (with `total`: queued and crossing the crossbar).
-    pub pkts: u32,
-    /// Bit p set when `q[p]` is non-empty.
-    pub nonempty: u8,
-    /// Each priority has `cap` bytes of its own (a switch egress with `scheme.egress_per_priority`) instead of
-    /// all priorities sharing `cap`.
-    pub per_prio: bool,
-    /// Rank mode (LAS, pFabric).
-    pub ranked: Option<Box<RankIndex>>,
-    pub bytes: [u64; 8],
-    pub q: [std::collections::VecDeque<PacketId>; 8],
-}
-impl PrioQueue {
-    fn new(cap: u64) -> Self {
-        PrioQueue { q: Default::default(), bytes: [0; 8], total: 0, pkts: 0, cap, max_total: 0, nonempty: 0, per_prio: false, area: 0, last_ps: 0, ranked: None }
-    }
-    /// Account the occupancy up to `now` (call before changing `total`).
-    #[inline]
-    pub fn advance(&mut self, now: Time) {
-        self.area += self.total as u128 * (now.0 - self.last_ps) as u128;
-        self.last_ps = now.0;
-    }
-    /// Time-average occupancy in bytes over [0, now].
-    pub fn mean_total(&self, now: Time) -> f64 {
-        if now.0 == 0 {
-            return 0.0;
-        }
-        let area = self.area + self.total as u128 * (now.0.saturating_sub(self.last_ps)) as u128;
-        area as f64 / now.0 as f64
-    }
-    #[inline]
-    pub fn push(&mut self, prio: u8, pid: PacketId, wire: u64) {
-        self.reserve(prio, wire);
-        self.enlist(prio, pid);
-    }
-    /// Count `wire` bytes of priority `prio` as held (a packet on its way in, e.g. across the crossbar).
-    #[inline]
-    pub fn reserve(&mut self, prio: u8, wire: u64) {
-        self.bytes[prio as usize] += wire;
-        self.total += wire;
-        self.pkts += 1;
-        let held = if self.per_prio { self.bytes[prio as usize] } else { self.total };
-        assert!(held <= self.cap, "buffer bound violated: {} > {}", held, self.cap);
-        self.max_total = self.max_total.max(self.total);
-    }
-    /// Append a packet whose bytes were reserved.
-    #[inline]
-    pub fn enlist(&mut self, prio: u8, pid: PacketId) {
-        self.q[prio as usize].push_back(pid);
-        self.nonempty |= 1 << prio;
-    }
-    #[inline]
-    pub fn has_room(&self, wire: u64) -> bool {
-        self.total + wire <= self.cap
-    }
-    /// Room for `wire` more bytes of priority `prio`: in the shared space, or in the priority's own.
-    #[inline]
-    pub fn fits(&self, prio: u8, wire: u64) -> bool {
-        if self.per_prio {
-            self.bytes[prio as usize] + wire <= self.cap
-        } else {
-            self.total + wire <= self.cap
-        }
-    }
-    /// Queue packet `pid` (whose bytes were reserved) at its priority: FIFO, or in rank mode (LAS,
-    /// pFabric) by its rank and flow.
-    #[inline]
-    pub fn enlist_packet(&mut self, pid: PacketId, p: &Packet) {
-        if self.ranked.is_some() {
-            let (rank, flow) = p.rank_key();
-            self.enlist_ranked(p.prio, pid, rank, flow);
-        } else {
-            self.enlist(p.prio, pid);
-        }
-    }
-    /// Rank mode: queue a packet whose bytes were reserved, by rank and flow.
-    #[inline]
-    pub fn enlist_ranked(&mut self, prio: u8, pid: PacketId, rank: u64, flow: u64) {
-        self.ranked.as_mut().expect("rank mode").insert(prio, pid, rank, flow);
-        self.nonempty |= 1 << prio;
-    }
-    /// Rank mode: remove the next packet to send (LAS: the lowest rank, earliest queued on ties; pFabric:
-    /// the earliest queued packet of the lowest-rank packet's flow); bytes stay counted until `release`.
-    #[inline]
-    pub fn pop_ranked(&mut self) -> Option<(u8, PacketId)> {
-        let r = self.ranked.as_mut().expect("rank mode");
-        let out = r.pop_next()?;
-        self.nonempty = r.nonempty();
-        Some(out)
-    }
-    /// pFabric eviction: remove the highest-rank packet (the latest queued on ties) if it ranks strictly
-    /// worse than `rank`.
-    pub fn evict_worse(&mut self, rank: u64) -> Option<(u8, PacketId)> {
-        let r = self.ranked.as_mut().expect("rank mode");
-        let out = r.pop_worst_above(rank)?;
-        self.nonempty = r.nonempty();
-        Some(out)
-    }
-    /// Remove any queued packet (for draining a queue), in either mode.
-    pub fn pop_any(&mut self) -> Option<(u8, PacketId)> {
-        if self.ranked.is_some() {
-            return self.pop_ranked();
-        }
-        let m = self.nonempty;
-        (m != 0).then(|| {
-            let p = m.trailing_zeros() as u8;
-            (p, self.pop(p))
-        })
-    }
-    /// Remove the most recently queued packet of the lowest priority below `prio` (a larger number), if
-    /// any; bytes stay counted until `release`.
-    pub fn pop_lower_tail(&mut self, prio: u8) -> Option<(u8, PacketId)> {
-        let lower = self.nonempty & !((2u16 << prio) - 1) as u8;
-        if lower == 0 {
-            return None;
-        }
-        let p = 7 - lower.leading_zeros() as u8;
-        let pid = self.q[p as usize].pop_back().expect("non-empty");
-        if self.q[p as usize].is_empty() {
-            self.nonempty &= !(1 << p);
-        }
-        Some((p, pid))
-    }
-    /// Priority eviction: to admit `wire` bytes of priority `prio`, remove the most recently queued packets
-    /// of the lowest priorities below it into `victims` (bytes stay counted until `release`) — only when that
-    /// makes enough room. `in_transit` lower-priority bytes are held but no longer queued (crossing the
-    /// crossbar) and cannot be evicted. Returns whether the arrival fits afterwards; nothing is removed when
-    /// it cannot be made to fit.
-    pub fn evict_lower_for(&mut self, prio: u8, wire: u64, in_transit: u64, wire_of: impl Fn(PacketId) -> u64, victims: &mut Vec<(u8, PacketId)>) -> bool {
-        victims.clear();
-        let need = (self.total + wire).saturating_sub(self.cap);
-        if need == 0 {
-            return true;
-        }
-        let lower: u64 = self.bytes[prio as usize + 1..].iter().sum::<u64>() - in_transit;
-        if lower < need {
-            return false;
-        }
-        let mut freed = 0;
-        while freed < need {
-            let (p, pid) = self.pop_lower_tail(prio).expect("lower-priority bytes are queued");
-            freed += wire_of(pid);
-            victims.push((p, pid));
-        }
-        true
-    }
-    /// Remove the head of priority `prio` from the list; bytes stay counted until `release`.
-    #[inline]
-    pub fn pop(&mut self, prio: u8) -> PacketId {
-        let p = prio as usize;
-        let pid = self.q[p].pop_front().expect("pop from empty priority queue");
-        if self.q[p].is_empty() {
-            self.nonempty &= !(1 << p);
-        }
-        pid
-    }
-    #[inline]
-    pub fn release(&mut self, prio: u8, wire: u64) {
-        self.bytes[prio as usize] -= wire;
-        self.total -= wire;
-        self.pkts -= 1;
-    }
-    /// Drain-byte counter: bytes of priority `prio` or higher held in this queue.
-    #[inline]
-    pub fn drain_bytes(&self, prio: u8) -> u64 {
-        self.bytes[..=prio as usize].iter().sum()
-    }
-}
-
 #[derive(Debug, Clone)]
 #[repr(C, align(64))]
 pub struct Port {
@@ -350,8 +107,8 @@ pub struct Port {
     /// still on the wire included; `port_stats` takes off what lies beyond `now`. In the first cache line,
     /// which every transmission writes anyway.
     pub tx_busy_ps: u64,
-    pub eg: PrioQueue,
-    pub ing: PrioQueue,
+    pub eg: EgressQueue,
+    pub ing: IngressQueue,
     /// Ingress ports of the same switch waiting for this egress (room in its queue, or its crossbar side),
     /// with the priority of their highest head blocked on it.
     pub waiters: Vec<(u8, u32)>,
@@ -616,8 +373,8 @@ impl Sim {
                 xbar_ppb: 0,
                 delay: l.delay,
                 arrive_after: l.delay + fwd,
-                eg: PrioQueue { per_prio: is_switch[node] && scheme.egress_per_priority, ..PrioQueue::new(eg_cap) },
-                ing: PrioQueue::new(ing_cap),
+                eg: EgressQueue::new(eg_cap, scheme.scheduling).per_priority(is_switch[node] && scheme.egress_per_priority),
+                ing: IngressQueue::new(ing_cap),
                 tx_busy_until: Time::ZERO,
                 tx_event: false,
                 xbar_busy: false,
@@ -650,12 +407,6 @@ impl Sim {
                 }
             })
             .collect();
-        if scheme.scheduling != Scheduling::StrictPriority {
-            let pfabric = scheme.scheduling == Scheduling::Pfabric;
-            for p in &mut ports {
-                p.eg.ranked = Some(Box::new(RankIndex::new(pfabric)));
-            }
-        }
         let peer_node: Vec<u32> = ports.iter().map(|p| p.peer_node).collect();
         let up: Vec<bool> = ports.iter().map(|p| p.up).collect();
         let routes = Routes::compute(&is_switch, &port_base, &nports, &peer_node, &up);
@@ -1173,12 +924,6 @@ impl Sim {
 mod tests {
     use super::*;
 
-    fn ranked(pfabric: bool) -> PrioQueue {
-        let mut q = PrioQueue::new(1 << 20);
-        q.ranked = Some(Box::new(RankIndex::new(pfabric)));
-        q
-    }
-
     /// Dropping cancelled timers (`compact_timers`) removes only events that would have done nothing: the
     /// flow table and every counter but the event count are those of a run that never compacts.
     #[test]
@@ -1222,90 +967,5 @@ mod tests {
         assert!(top <= 1.0, "utilisation {top}");
         assert!(top > 0.99, "the bottleneck was busy nearly all run: {top}");
         assert!(sim.ports.iter().any(|p| p.tx_busy_until > sim.now), "a frame is on the wire at the end");
-    }
-
-    #[test]
-    fn egress_per_priority_keeps_a_full_priority_from_blocking_the_others() {
-        for per_prio in [false, true] {
-            let mut q = PrioQueue { per_prio, ..PrioQueue::new(4500) };
-            for pid in 1..=3 {
-                q.push(1, pid, 1500); // a paused low priority fills the buffer
-            }
-            assert!(!q.fits(1, 1500), "the full priority itself never gets more");
-            // shared: the high priority is kept out; per priority: it has its own 4500 B
-            assert_eq!(q.fits(0, 1500), per_prio);
-            if per_prio {
-                for pid in 4..=6 {
-                    q.push(0, pid, 1500);
-                }
-                assert_eq!((q.total, q.bytes[0], q.bytes[1]), (9000, 4500, 4500));
-                assert!(!q.fits(0, 1));
-            }
-        }
-    }
-
-    #[test]
-    #[should_panic(expected = "buffer bound violated")]
-    fn egress_per_priority_still_bounds_each_priority() {
-        let mut q = PrioQueue { per_prio: true, ..PrioQueue::new(3000) };
-        q.push(2, 1, 1500);
-        q.push(2, 2, 1500);
-        q.push(2, 3, 1500);
-    }
-
-    #[test]
-    fn priority_eviction_evicts_only_when_the_arrival_then_fits() {
-        let wire = |_: PacketId| 1500;
-        let mut q = PrioQueue::new(10_000);
-        for pid in 1..=4 {
-            q.push(0, pid, 1500); // 6000 B of priority 0
-        }
-        q.push(3, 10, 1500);
-        q.push(3, 11, 1500); // 3000 B of priority 3
-        let mut v = Vec::new();
-        // a 1500 B priority-1 arrival needs 500 B: the newest priority-3 packet goes
-        assert!(q.evict_lower_for(1, 1500, 0, wire, &mut v));
-        assert_eq!(v, vec![(3, 11)]);
-        q.release(3, 1500);
-        // 8500 B held; a 3000 B arrival needs 1500 B, but the 1500 B of priority 3 are crossing the crossbar
-        assert!(!q.evict_lower_for(1, 3000, 1500, wire, &mut v));
-        assert!(v.is_empty());
-        assert_eq!(q.q[3].len(), 1, "nothing evicted when the arrival would not fit anyway");
-        // a priority-3 arrival may not evict its own priority; a priority-0 arrival of 3000 B can use it
-        assert!(!q.evict_lower_for(3, 3000, 0, wire, &mut v));
-        assert!(q.evict_lower_for(0, 3000, 0, wire, &mut v));
-        assert_eq!(v, vec![(3, 10)]);
-    }
-
-    #[test]
-    fn las_sends_the_lowest_rank_first_earliest_on_ties() {
-        let mut q = ranked(false);
-        // (packet, rank): two flows; packets 2 and 4 tie at rank 0
-        for (pid, rank, flow) in [(1, 3000, 7), (2, 0, 9), (3, 1500, 7), (4, 0, 7), (5, 1500, 9)] {
-            q.reserve(0, 100);
-            q.enlist_ranked(0, pid, rank, flow);
-        }
-        let order: Vec<PacketId> = std::iter::from_fn(|| q.pop_ranked().map(|x| x.1)).collect();
-        assert_eq!(order, vec![2, 4, 3, 5, 1]);
-        assert_eq!(q.nonempty, 0);
-    }
-
-    #[test]
-    fn pfabric_sends_the_earliest_packet_of_the_best_flow_and_evicts_the_worst() {
-        let mut q = ranked(true);
-        // flow 7 queued 1 then 3 (remaining 9000 then 4000: its later packet ranks better); flow 9: 2 (6000)
-        for (pid, prio, rank, flow) in [(1, 2, 9000, 7), (2, 0, 6000, 9), (3, 2, 4000, 7)] {
-            q.reserve(prio, 100);
-            q.enlist_ranked(prio, pid, rank, flow);
-        }
-        assert_eq!(q.nonempty, 0b101);
-        // the best rank is packet 3 (flow 7): flow 7's earliest packet, 1, leaves first
-        assert_eq!(q.pop_ranked(), Some((2, 1)));
-        // eviction takes the worst rank only if strictly worse than the arrival's
-        assert_eq!(q.evict_worse(6000), None);
-        assert_eq!(q.evict_worse(5999), Some((0, 2)));
-        assert_eq!(q.pop_ranked(), Some((2, 3)));
-        assert_eq!(q.pop_ranked(), None);
-        assert_eq!(q.nonempty, 0);
     }
 }

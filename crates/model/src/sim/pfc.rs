@@ -427,7 +427,7 @@ impl Sim {
             while mask != 0 {
                 let p = mask.trailing_zeros() as u8;
                 mask &= mask - 1;
-                let head = *d.ing.q[p as usize].front().unwrap();
+                let head = d.ing.head(p).expect("non-empty priority");
                 let e2 = self.pkts.get(head).out_port;
                 if e2 != crate::sim::NO && self.ports[e2 as usize].paused & (1 << p) != 0 && !next[e].contains(&e2) {
                     next[e].push(e2);

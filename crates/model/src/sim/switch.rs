@@ -254,7 +254,7 @@ impl Sim {
         while mask != 0 {
             let prio = mask.trailing_zeros() as u8;
             mask &= mask - 1;
-            let pid = *self.ports[inp as usize].ing.q[prio as usize].front().unwrap();
+            let pid = self.ports[inp as usize].ing.head(prio).expect("non-empty priority");
             let (mut out, wire) = {
                 let p = self.pkts.get(pid);
                 (p.out_port, p.wire as u64)
@@ -326,9 +326,13 @@ impl Sim {
     fn discard(&mut self, port: u32, egress: bool, prio: u8, pid: PacketId, cause: DropCause, at: u32) {
         let (now, wire) = (self.now, self.pkts.get(pid).wire as u64);
         let pt = &mut self.ports[port as usize];
-        let q = if egress { &mut pt.eg } else { &mut pt.ing };
-        q.advance(now);
-        q.release(prio, wire);
+        if egress {
+            pt.eg.advance(now);
+            pt.eg.release(prio, wire);
+        } else {
+            pt.ing.advance(now);
+            pt.ing.release(prio, wire);
+        }
         self.drop_packet(pid, cause, Some(at));
     }
 
@@ -457,12 +461,7 @@ impl Sim {
             }
             return;
         }
-        let (prio, pid) = if pt.eg.ranked.is_some() {
-            pt.eg.pop_ranked().expect("non-empty")
-        } else {
-            let p = mask.trailing_zeros() as u8;
-            (p, pt.eg.pop(p))
-        };
+        let (prio, pid) = pt.eg.pop_next(!pt.paused).expect("non-empty");
         let wire = self.pkts.get(pid).wire as u64;
         pt.eg.advance(now);
         pt.eg.release(prio, wire);

@@ -1,0 +1,490 @@
+//! Queues of 8 priorities with byte accounting, and the disciplines that order them.
+//!
+//! ```text
+//!   PrioQueue<O>        bytes per priority, total, packets, buffer bound (shared or per priority),
+//!     │                 time-average occupancy, non-empty mask
+//!     └─ order: O       Fifo: one FIFO list per priority (switch ingress; egress and NIC under strict priority)
+//!                       Discipline: Fifo, or Rank (LAS, pFabric) for egress queues and host NICs
+//! ```
+//!
+//! A packet's bytes are *reserved* (counted against the buffer) and its id *enlisted* (put in the order)
+//! separately, because a packet crossing the crossbar is held by the egress before it can be sent. Taking
+//! a packet out of the order leaves its bytes counted until `release`. The queue never sees packets, only
+//! their ids, priority, size and (for rank disciplines) rank and flow, so a live forwarder can use it with
+//! its own packet store.
+
+use crate::config::Scheduling;
+use crate::packet::{Packet, PacketId};
+use detailsim_engine::Time;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// How a queue orders the packets it holds. The queue keeps the non-empty mask; an order keeps the packets.
+pub trait Order {
+    /// Queue `pid` at priority `prio` (rank and flow are read by rank disciplines only).
+    fn insert(&mut self, prio: u8, pid: PacketId, rank: u64, flow: u64);
+    /// Remove the next packet to send given the non-empty priorities `nonempty` and those allowed to send
+    /// (`allowed`, a subset); returns its priority, the packet, and the new non-empty mask.
+    fn remove_next(&mut self, nonempty: u8, allowed: u8) -> Option<(u8, PacketId, u8)>;
+}
+
+/// One FIFO list per priority; strict priority between them (0 first).
+#[derive(Debug, Clone, Default)]
+pub struct Fifo {
+    q: [VecDeque<PacketId>; 8],
+}
+
+impl Fifo {
+    #[inline]
+    fn pop_front(&mut self, prio: u8, nonempty: u8) -> (PacketId, u8) {
+        let q = &mut self.q[prio as usize];
+        let pid = q.pop_front().expect("pop from an empty priority");
+        (pid, if q.is_empty() { nonempty & !(1 << prio) } else { nonempty })
+    }
+}
+
+impl Order for Fifo {
+    #[inline]
+    fn insert(&mut self, prio: u8, pid: PacketId, _rank: u64, _flow: u64) {
+        self.q[prio as usize].push_back(pid);
+    }
+    #[inline]
+    fn remove_next(&mut self, nonempty: u8, allowed: u8) -> Option<(u8, PacketId, u8)> {
+        let m = nonempty & allowed;
+        if m == 0 {
+            return None;
+        }
+        let prio = m.trailing_zeros() as u8;
+        let (pid, ne) = self.pop_front(prio, nonempty);
+        Some((prio, pid, ne))
+    }
+}
+
+/// The order of a queue under LAS or pFabric: packets by (rank, arrival), and for pFabric also by flow.
+#[derive(Debug, Clone, Default)]
+pub struct RankIndex {
+    pfabric: bool,
+    seq: u64,
+    /// (rank, arrival sequence, packet, priority, flow)
+    by_rank: BTreeSet<(u64, u64, PacketId, u8, u64)>,
+    /// pFabric: flow -> (arrival sequence, rank, packet, priority)
+    by_flow: BTreeMap<u64, BTreeSet<(u64, u64, PacketId, u8)>>,
+    /// Packets held per priority (for the non-empty mask).
+    count: [u32; 8],
+}
+
+impl RankIndex {
+    pub fn new(pfabric: bool) -> Self {
+        RankIndex { pfabric, ..Default::default() }
+    }
+    fn nonempty(&self) -> u8 {
+        (0..8).filter(|&p| self.count[p] > 0).fold(0, |m, p| m | 1 << p)
+    }
+    fn remove(&mut self, e: (u64, u64, PacketId, u8, u64)) {
+        let (rank, seq, pid, prio, flow) = e;
+        self.by_rank.remove(&e);
+        if self.pfabric {
+            let set = self.by_flow.get_mut(&flow).expect("flow entry");
+            set.remove(&(seq, rank, pid, prio));
+            if set.is_empty() {
+                self.by_flow.remove(&flow);
+            }
+        }
+        self.count[prio as usize] -= 1;
+    }
+    /// LAS: the lowest rank, earliest queued on ties; pFabric: the earliest queued packet of the flow of the
+    /// lowest-rank packet.
+    fn pop_next(&mut self) -> Option<(u8, PacketId)> {
+        let mut e = *self.by_rank.first()?;
+        if self.pfabric {
+            let &(seq, rank, pid, prio) = self.by_flow[&e.4].first().expect("flow entry");
+            e = (rank, seq, pid, prio, e.4);
+        }
+        self.remove(e);
+        Some((e.3, e.2))
+    }
+    /// The highest-rank packet (the latest queued on ties), if it ranks strictly worse than `rank`.
+    fn pop_worst_above(&mut self, rank: u64) -> Option<(u8, PacketId)> {
+        let e = *self.by_rank.last()?;
+        if e.0 <= rank {
+            return None;
+        }
+        self.remove(e);
+        Some((e.3, e.2))
+    }
+}
+
+impl Order for RankIndex {
+    fn insert(&mut self, prio: u8, pid: PacketId, rank: u64, flow: u64) {
+        let seq = self.seq;
+        self.seq += 1;
+        self.by_rank.insert((rank, seq, pid, prio, flow));
+        if self.pfabric {
+            self.by_flow.entry(flow).or_default().insert((seq, rank, pid, prio));
+        }
+        self.count[prio as usize] += 1;
+    }
+    /// Rank disciplines order packets across priorities: `allowed` only gates whether anything may be sent
+    /// (the caller's check), the next packet is the best-ranked whatever its priority.
+    fn remove_next(&mut self, _nonempty: u8, _allowed: u8) -> Option<(u8, PacketId, u8)> {
+        let (prio, pid) = self.pop_next()?;
+        Some((prio, pid, self.nonempty()))
+    }
+}
+
+/// The order of an egress queue or host NIC: the scheme's discipline.
+#[derive(Debug, Clone)]
+pub enum Discipline {
+    Fifo(Fifo),
+    Rank(Box<RankIndex>),
+}
+
+impl Discipline {
+    pub fn new(scheduling: Scheduling) -> Self {
+        match scheduling {
+            Scheduling::StrictPriority => Discipline::Fifo(Fifo::default()),
+            Scheduling::Las => Discipline::Rank(Box::new(RankIndex::new(false))),
+            Scheduling::Pfabric => Discipline::Rank(Box::new(RankIndex::new(true))),
+        }
+    }
+}
+
+impl Default for Discipline {
+    fn default() -> Self {
+        Discipline::Fifo(Fifo::default())
+    }
+}
+
+impl Order for Discipline {
+    #[inline]
+    fn insert(&mut self, prio: u8, pid: PacketId, rank: u64, flow: u64) {
+        match self {
+            Discipline::Fifo(f) => f.insert(prio, pid, rank, flow),
+            Discipline::Rank(r) => r.insert(prio, pid, rank, flow),
+        }
+    }
+    #[inline]
+    fn remove_next(&mut self, nonempty: u8, allowed: u8) -> Option<(u8, PacketId, u8)> {
+        match self {
+            Discipline::Fifo(f) => f.remove_next(nonempty, allowed),
+            Discipline::Rank(r) => r.remove_next(nonempty, allowed),
+        }
+    }
+}
+
+/// A queue of 8 priorities (0 highest) with per-priority byte counts and a buffer bound, ordered by `O`.
+#[derive(Debug, Clone)]
+#[repr(C)]
+pub struct PrioQueue<O = Discipline> {
+    // Field order is the memory layout (repr(C)): the per-packet scalars share one cache line, the byte
+    // counts the next, and the order follows.
+    /// Integral of `total` over time (byte-picoseconds) up to `last_ps`, for the time-average occupancy.
+    pub area: u128,
+    pub last_ps: u64,
+    /// Bytes held, including packets in transit through the crossbar.
+    pub total: u64,
+    pub cap: u64,
+    pub max_total: u64,
+    /// Packets held (with `total`: queued and crossing the crossbar).
+    pub pkts: u32,
+    /// Bit p set when priority p has a queued packet.
+    pub nonempty: u8,
+    /// Each priority has `cap` bytes of its own (a switch egress with `scheme.egress_per_priority`) instead of
+    /// all priorities sharing `cap`.
+    pub per_prio: bool,
+    pub bytes: [u64; 8],
+    order: O,
+}
+
+/// A switch ingress: FIFO per priority.
+pub type IngressQueue = PrioQueue<Fifo>;
+/// A switch egress or host NIC: the scheme's discipline.
+pub type EgressQueue = PrioQueue<Discipline>;
+
+impl<O: Order> PrioQueue<O> {
+    pub fn with_order(cap: u64, order: O) -> Self {
+        PrioQueue { bytes: [0; 8], total: 0, pkts: 0, cap, max_total: 0, nonempty: 0, per_prio: false, area: 0, last_ps: 0, order }
+    }
+    /// Give each priority `cap` bytes of its own instead of sharing `cap` between them.
+    pub fn per_priority(mut self, on: bool) -> Self {
+        self.per_prio = on;
+        self
+    }
+    /// Account the occupancy up to `now` (call before changing `total`).
+    #[inline]
+    pub fn advance(&mut self, now: Time) {
+        self.area += self.total as u128 * (now.0 - self.last_ps) as u128;
+        self.last_ps = now.0;
+    }
+    /// Time-average occupancy in bytes over [0, now].
+    pub fn mean_total(&self, now: Time) -> f64 {
+        if now.0 == 0 {
+            return 0.0;
+        }
+        let area = self.area + self.total as u128 * (now.0.saturating_sub(self.last_ps)) as u128;
+        area as f64 / now.0 as f64
+    }
+    /// Count `wire` bytes of priority `prio` as held (a packet on its way in, e.g. across the crossbar).
+    #[inline]
+    pub fn reserve(&mut self, prio: u8, wire: u64) {
+        self.bytes[prio as usize] += wire;
+        self.total += wire;
+        self.pkts += 1;
+        let held = if self.per_prio { self.bytes[prio as usize] } else { self.total };
+        assert!(held <= self.cap, "buffer bound violated: {} > {}", held, self.cap);
+        self.max_total = self.max_total.max(self.total);
+    }
+    /// Queue a packet whose bytes were reserved (rank and flow for rank disciplines).
+    #[inline]
+    pub fn enlist(&mut self, prio: u8, pid: PacketId, rank: u64, flow: u64) {
+        self.order.insert(prio, pid, rank, flow);
+        self.nonempty |= 1 << prio;
+    }
+    /// Queue packet `pid`, whose bytes were reserved, at its priority with its rank and flow.
+    #[inline]
+    pub fn enlist_packet(&mut self, pid: PacketId, p: &Packet) {
+        let (rank, flow) = p.rank_key();
+        self.enlist(p.prio, pid, rank, flow);
+    }
+    #[inline]
+    pub fn push(&mut self, prio: u8, pid: PacketId, wire: u64) {
+        self.reserve(prio, wire);
+        self.enlist(prio, pid, 0, 0);
+    }
+    /// Remove the next packet to send among the priorities in `allowed`; bytes stay counted until `release`.
+    #[inline]
+    pub fn pop_next(&mut self, allowed: u8) -> Option<(u8, PacketId)> {
+        let (prio, pid, ne) = self.order.remove_next(self.nonempty, allowed)?;
+        self.nonempty = ne;
+        Some((prio, pid))
+    }
+    #[inline]
+    pub fn has_room(&self, wire: u64) -> bool {
+        self.total + wire <= self.cap
+    }
+    /// Room for `wire` more bytes of priority `prio`: in the shared space, or in the priority's own.
+    #[inline]
+    pub fn fits(&self, prio: u8, wire: u64) -> bool {
+        if self.per_prio {
+            self.bytes[prio as usize] + wire <= self.cap
+        } else {
+            self.total + wire <= self.cap
+        }
+    }
+    #[inline]
+    pub fn release(&mut self, prio: u8, wire: u64) {
+        self.bytes[prio as usize] -= wire;
+        self.total -= wire;
+        self.pkts -= 1;
+    }
+    /// Drain-byte counter: bytes of priority `prio` or higher held in this queue.
+    #[inline]
+    pub fn drain_bytes(&self, prio: u8) -> u64 {
+        self.bytes[..=prio as usize].iter().sum()
+    }
+}
+
+impl PrioQueue<Fifo> {
+    pub fn new(cap: u64) -> Self {
+        Self::with_order(cap, Fifo::default())
+    }
+    /// The packet at the head of priority `prio`.
+    #[inline]
+    pub fn head(&self, prio: u8) -> Option<PacketId> {
+        self.order.q[prio as usize].front().copied()
+    }
+    /// Remove the head of priority `prio`; bytes stay counted until `release`.
+    #[inline]
+    pub fn pop(&mut self, prio: u8) -> PacketId {
+        let (pid, ne) = self.order.pop_front(prio, self.nonempty);
+        self.nonempty = ne;
+        pid
+    }
+    /// Packets queued at priority `prio`.
+    pub fn len_of(&self, prio: u8) -> usize {
+        self.order.q[prio as usize].len()
+    }
+    /// Remove the most recently queued packet of the lowest priority below `prio` (a larger number), if
+    /// any; bytes stay counted until `release`.
+    pub fn pop_lower_tail(&mut self, prio: u8) -> Option<(u8, PacketId)> {
+        let lower = self.nonempty & !((2u16 << prio) - 1) as u8;
+        if lower == 0 {
+            return None;
+        }
+        let p = 7 - lower.leading_zeros() as u8;
+        let q = &mut self.order.q[p as usize];
+        let pid = q.pop_back().expect("non-empty");
+        if q.is_empty() {
+            self.nonempty &= !(1 << p);
+        }
+        Some((p, pid))
+    }
+    /// Priority eviction: to admit `wire` bytes of priority `prio`, remove the most recently queued packets
+    /// of the lowest priorities below it into `victims` (bytes stay counted until `release`) — only when that
+    /// makes enough room. `in_transit` lower-priority bytes are held but no longer queued (crossing the
+    /// crossbar) and cannot be evicted. Returns whether the arrival fits afterwards; nothing is removed when
+    /// it cannot be made to fit.
+    pub fn evict_lower_for(&mut self, prio: u8, wire: u64, in_transit: u64, wire_of: impl Fn(PacketId) -> u64, victims: &mut Vec<(u8, PacketId)>) -> bool {
+        victims.clear();
+        let need = (self.total + wire).saturating_sub(self.cap);
+        if need == 0 {
+            return true;
+        }
+        let lower: u64 = self.bytes[prio as usize + 1..].iter().sum::<u64>() - in_transit;
+        if lower < need {
+            return false;
+        }
+        let mut freed = 0;
+        while freed < need {
+            let (p, pid) = self.pop_lower_tail(prio).expect("lower-priority bytes are queued");
+            freed += wire_of(pid);
+            victims.push((p, pid));
+        }
+        true
+    }
+}
+
+impl PrioQueue<Discipline> {
+    pub fn new(cap: u64, scheduling: Scheduling) -> Self {
+        Self::with_order(cap, Discipline::new(scheduling))
+    }
+    /// Whether the queue orders by rank (LAS, pFabric).
+    pub fn ranked(&self) -> bool {
+        matches!(self.order, Discipline::Rank(_))
+    }
+    /// pFabric eviction: remove the highest-rank packet (the latest queued on ties) if it ranks strictly
+    /// worse than `rank`. None also under a FIFO discipline, which never evicts.
+    pub fn evict_worse(&mut self, rank: u64) -> Option<(u8, PacketId)> {
+        let Discipline::Rank(r) = &mut self.order else { return None };
+        let out = r.pop_worst_above(rank)?;
+        self.nonempty = r.nonempty();
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strict_priority_sends_the_highest_allowed_priority_in_fifo_order() {
+        let mut q = EgressQueue::new(1 << 20, Scheduling::StrictPriority);
+        for (pid, prio) in [(1, 3), (2, 1), (3, 3), (4, 1), (5, 6)] {
+            q.push(prio, pid, 100);
+        }
+        assert_eq!(q.nonempty, 0b0100_1010);
+        // priority 1 paused: 3 goes first
+        assert_eq!(q.pop_next(!0b10), Some((3, 1)));
+        assert_eq!(q.pop_next(0xff), Some((1, 2)));
+        assert_eq!(q.pop_next(0xff), Some((1, 4)));
+        assert_eq!(q.nonempty, 0b0100_1000);
+        assert_eq!(q.pop_next(0b0100_0000), Some((6, 5)));
+        assert_eq!(q.pop_next(0b0100_0000), None, "nothing allowed is queued");
+        assert_eq!(q.pop_next(0xff), Some((3, 3)));
+        assert_eq!(q.nonempty, 0);
+        // bytes stay counted until released
+        assert_eq!((q.total, q.pkts), (500, 5));
+        for p in [1, 1, 3, 3, 6] {
+            q.release(p, 100);
+        }
+        assert_eq!((q.total, q.pkts, q.drain_bytes(7)), (0, 0, 0));
+    }
+
+    #[test]
+    fn time_average_occupancy_integrates_the_bytes_held() {
+        let mut q = IngressQueue::new(10_000);
+        q.advance(Time(0));
+        q.push(0, 1, 1000);
+        q.advance(Time(300));
+        q.push(0, 2, 1000);
+        // 1000 B for 300 ps, then 2000 B for 100 ps
+        assert_eq!(q.mean_total(Time(400)), (1000.0 * 300.0 + 2000.0 * 100.0) / 400.0);
+        assert_eq!(q.max_total, 2000);
+    }
+
+    #[test]
+    fn egress_per_priority_keeps_a_full_priority_from_blocking_the_others() {
+        for per_prio in [false, true] {
+            let mut q = IngressQueue { per_prio, ..IngressQueue::new(4500) };
+            for pid in 1..=3 {
+                q.push(1, pid, 1500); // a paused low priority fills the buffer
+            }
+            assert!(!q.fits(1, 1500), "the full priority itself never gets more");
+            // shared: the high priority is kept out; per priority: it has its own 4500 B
+            assert_eq!(q.fits(0, 1500), per_prio);
+            if per_prio {
+                for pid in 4..=6 {
+                    q.push(0, pid, 1500);
+                }
+                assert_eq!((q.total, q.bytes[0], q.bytes[1]), (9000, 4500, 4500));
+                assert!(!q.fits(0, 1));
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "buffer bound violated")]
+    fn egress_per_priority_still_bounds_each_priority() {
+        let mut q = IngressQueue { per_prio: true, ..IngressQueue::new(3000) };
+        q.push(2, 1, 1500);
+        q.push(2, 2, 1500);
+        q.push(2, 3, 1500);
+    }
+
+    #[test]
+    fn priority_eviction_evicts_only_when_the_arrival_then_fits() {
+        let wire = |_: PacketId| 1500;
+        let mut q = IngressQueue::new(10_000);
+        for pid in 1..=4 {
+            q.push(0, pid, 1500); // 6000 B of priority 0
+        }
+        q.push(3, 10, 1500);
+        q.push(3, 11, 1500); // 3000 B of priority 3
+        let mut v = Vec::new();
+        // a 1500 B priority-1 arrival needs 500 B: the newest priority-3 packet goes
+        assert!(q.evict_lower_for(1, 1500, 0, wire, &mut v));
+        assert_eq!(v, vec![(3, 11)]);
+        q.release(3, 1500);
+        // 8500 B held; a 3000 B arrival needs 1500 B, but the 1500 B of priority 3 are crossing the crossbar
+        assert!(!q.evict_lower_for(1, 3000, 1500, wire, &mut v));
+        assert!(v.is_empty());
+        assert_eq!(q.len_of(3), 1, "nothing evicted when the arrival would not fit anyway");
+        // a priority-3 arrival may not evict its own priority; a priority-0 arrival of 3000 B can use it
+        assert!(!q.evict_lower_for(3, 3000, 0, wire, &mut v));
+        assert!(q.evict_lower_for(0, 3000, 0, wire, &mut v));
+        assert_eq!(v, vec![(3, 10)]);
+    }
+
+    #[test]
+    fn las_sends_the_lowest_rank_first_earliest_on_ties() {
+        let mut q = EgressQueue::new(1 << 20, Scheduling::Las);
+        assert!(q.ranked());
+        // (packet, rank): two flows; packets 2 and 4 tie at rank 0
+        for (pid, rank, flow) in [(1, 3000, 7), (2, 0, 9), (3, 1500, 7), (4, 0, 7), (5, 1500, 9)] {
+            q.reserve(0, 100);
+            q.enlist(0, pid, rank, flow);
+        }
+        let order: Vec<PacketId> = std::iter::from_fn(|| q.pop_next(0xff).map(|x| x.1)).collect();
+        assert_eq!(order, vec![2, 4, 3, 5, 1]);
+        assert_eq!(q.nonempty, 0);
+        assert_eq!(q.evict_worse(0), None, "LAS never evicts");
+    }
+
+    #[test]
+    fn pfabric_sends_the_earliest_packet_of_the_best_flow_and_evicts_the_worst() {
+        let mut q = EgressQueue::new(1 << 20, Scheduling::Pfabric);
+        // flow 7 queued 1 then 3 (remaining 9000 then 4000: its later packet ranks better); flow 9: 2 (6000)
+        for (pid, prio, rank, flow) in [(1, 2, 9000, 7), (2, 0, 6000, 9), (3, 2, 4000, 7)] {
+            q.reserve(prio, 100);
+            q.enlist(prio, pid, rank, flow);
+        }
+        assert_eq!(q.nonempty, 0b101);
+        // the best rank is packet 3 (flow 7): flow 7's earliest packet, 1, leaves first
+        assert_eq!(q.pop_next(0xff), Some((2, 1)));
+        // eviction takes the worst rank only if strictly worse than the arrival's
+        assert_eq!(q.evict_worse(6000), None);
+        assert_eq!(q.evict_worse(5999), Some((0, 2)));
+        assert_eq!(q.pop_next(0xff), Some((2, 3)));
+        assert_eq!(q.pop_next(0xff), None);
+        assert_eq!(q.nonempty, 0);
+    }
+}
