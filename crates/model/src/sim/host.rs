@@ -1,6 +1,7 @@
 //! Hosts: the NIC (8 strict-priority queues at line rate) and the glue between packets and the TCP
 //! state machines; transfer and application-flow life cycles.
 
+use crate::mechanisms::ecn::source_mark;
 use crate::packet::{Packet, ECN_CE, ECN_ECT, FLAG_CWR, FLAG_ECE};
 use crate::sim::{App, Ev, Role, Sim, Transfer, NO};
 use crate::stats::DropCause;
@@ -34,7 +35,7 @@ impl Sim {
         self.counters.pkts_created += 1;
         let e = &mut self.ports[port as usize];
         let wire = pkt.wire as u64;
-        if self.scheme.source_ecn && pkt.ecn == ECN_ECT && e.eg.drain_bytes(pkt.prio) > self.scheme.source_ecn_threshold {
+        if self.scheme.source_ecn && source_mark(pkt.ecn, e.eg.drain_bytes(pkt.prio), self.scheme.source_ecn_threshold) {
             pkt.ecn = ECN_CE;
             self.port_ctr[port as usize].ecn_marks += 1;
             self.counters.ecn_marks += 1;

@@ -19,6 +19,7 @@ pub mod switch;
 pub mod trace;
 pub mod workload;
 
+use crate::mechanisms::ecn::Marker;
 use crate::mechanisms::queue::{EgressQueue, IngressQueue};
 use crate::config::{parse_scenario, ConfigError, Scenario, Scheme};
 use std::collections::BTreeMap;
@@ -265,8 +266,9 @@ pub struct Sim {
     /// highest priority first, in order of blocking within a priority. Kept out of `Node`, which stays one
     /// cache line.
     pub nic_waiting: Vec<Vec<(u8, u32, u32)>>,
-    /// RED (`ecn_marking = "red"`): per port, its parameters and state; empty otherwise.
-    pub red: Vec<(crate::mechanisms::red::RedParams, crate::mechanisms::red::Red)>,
+    /// The ECN marker of every port's egress queue (step or RED, with RED's state); empty when the scheme
+    /// does not mark.
+    pub markers: Vec<crate::mechanisms::ecn::Marker>,
     /// Packet trace (pcap export), when asked for.
     pub trace: Option<crate::sim::trace::Trace>,
     pub pkts: Arena<Packet>,
@@ -432,7 +434,7 @@ impl Sim {
             scratch_u32_pairs: Vec::new(),
             port_ctr: Vec::new(),
             nic_waiting: Vec::new(),
-            red: Vec::new(),
+            markers: Vec::new(),
             trace: None,
             pkts: Arena::new(),
             transfers: Arena::new(),
@@ -492,7 +494,10 @@ impl Sim {
                     return crate::config::err(format!("scheme.red.tiers.{name}"), format!("no tier of that name in this topology; its tiers: {}", names.join(", ")));
                 }
             }
-            sim.red = sim.ports.iter().map(|p| (sim.scheme.red.for_tier(sim.topo.links[p.link as usize].tier), crate::mechanisms::red::Red::default())).collect();
+        }
+        if sim.scheme.ecn_marking != crate::config::EcnMarking::None {
+            let s = &sim.scheme;
+            sim.markers = sim.ports.iter().map(|p| Marker::new(s.ecn_marking, s.ecn_threshold, s.red.for_tier(sim.topo.links[p.link as usize].tier))).collect();
         }
         sim.nic_waiting = vec![Vec::new(); sim.nodes.len()];
         sim.port_ctr = vec![Default::default(); sim.ports.len()];

@@ -8,7 +8,8 @@
 //! queue (optional ECN marking) → link.
 
 use crate::config::{AlbChoice, EcnMarking, LoadBalancing, Scheduling};
-use crate::packet::{PacketId, ECN_CE, ECN_ECT};
+use crate::mechanisms::ecn::{Occupancy, Verdict};
+use crate::packet::{PacketId, ECN_CE};
 use crate::routing;
 use crate::sim::{Ev, Sim};
 use crate::stats::DropCause;
@@ -393,51 +394,25 @@ impl Sim {
 
     #[inline(never)]
     fn mark_ecn_on(&mut self, port: u32, pid: PacketId, wire: u64) -> bool {
-        let marking = self.scheme.ecn_marking;
-        if marking == EcnMarking::Red {
-            return self.red_arrival(port, pid, wire);
-        }
-        let k = self.scheme.ecn_threshold;
-        let p = self.pkts.get_mut(pid);
-        if p.ecn != ECN_ECT {
-            return true;
-        }
-        let pt = &mut self.ports[port as usize];
-        let occ = match marking {
-            EcnMarking::PerQueue => pt.eg.bytes[p.prio as usize],
-            _ => pt.eg.total,
-        } - wire;
-        if occ > k {
-            p.ecn = ECN_CE;
-            self.port_ctr[port as usize].ecn_marks += 1;
-            self.counters.ecn_marks += 1;
-        }
-        true
-    }
-
-    fn red_arrival(&mut self, port: u32, pid: PacketId, wire: u64) -> bool {
         let pt = &self.ports[port as usize];
-        let (params, _) = self.red[port as usize];
-        let queue = if params.packets { (pt.eg.pkts - 1) as f64 } else { (pt.eg.total - wire) as f64 };
         let node = pt.node as usize;
-        let is_switch = self.nodes[node].is_switch;
+        let (ecn, prio) = {
+            let p = self.pkts.get(pid);
+            (p.ecn, p.prio)
+        };
+        let occ = Occupancy { prio_bytes: pt.eg.bytes[prio as usize], total: pt.eg.total, pkts: pt.eg.pkts };
+        // a host NIC only marks, and under PFC a lossless priority is never dropped by the AQM either
+        let may_drop = self.nodes[node].is_switch && !self.lossless_prio(prio);
         let nodes = &mut self.nodes;
-        let congested = self.red[port as usize].1.on_arrival(&params, queue, || nodes[node].rng.uniform());
-        if !congested {
-            return true;
-        }
-        let p = self.pkts.get_mut(pid);
-        if p.ecn == ECN_ECT || p.ecn == ECN_CE {
-            if p.ecn == ECN_ECT {
-                p.ecn = ECN_CE;
+        match self.markers[port as usize].on_enqueue(occ, wire, ecn, may_drop, || nodes[node].rng.uniform()) {
+            Verdict::Pass => true,
+            Verdict::Mark => {
+                self.pkts.get_mut(pid).ecn = ECN_CE;
                 self.port_ctr[port as usize].ecn_marks += 1;
                 self.counters.ecn_marks += 1;
+                true
             }
-            true
-        } else {
-            // a host NIC only marks, and under PFC a lossless priority is never dropped by the AQM either
-            let prio = p.prio;
-            !is_switch || self.lossless_prio(prio)
+            Verdict::Drop => false,
         }
     }
 
