@@ -20,6 +20,7 @@ pub mod trace;
 pub mod workload;
 
 use crate::mechanisms::ecn::Marker;
+use crate::mechanisms::forwarding::Forwarder;
 use crate::mechanisms::queue::{EgressQueue, IngressQueue};
 use crate::config::{parse_scenario, ConfigError, Scenario, Scheme};
 use std::collections::BTreeMap;
@@ -163,10 +164,9 @@ pub struct Node {
     pub is_switch: bool,
     pub port_base: u32,
     pub nports: u32,
-    pub salt: u64,
+    /// The switch's forwarding state (hash salt, ALB round-robin pointer).
+    pub fwd: Forwarder,
     pub rng: Stream,
-    /// Round-robin pointer of adaptive load balancing (local port index).
-    pub rr: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -257,7 +257,6 @@ pub struct Sim {
     pub(crate) pfc_paused: u64,
     pub(crate) deadlock: crate::sim::pfc::DeadlockState,
     pub faults: Vec<crate::sim::faults::Fault>,
-    pub(crate) scratch_ports: Vec<u32>,
     pub(crate) scratch_victims: Vec<(u8, PacketId)>,
     pub(crate) scratch_u32_pairs: Vec<(u8, u32)>,
     /// Drop and mark counters per port.
@@ -403,9 +402,8 @@ impl Sim {
                     is_switch: is_switch[i],
                     port_base: port_base[i],
                     nports: nports[i],
-                    salt: rng.stream(i as u64, purpose::SALT).next_u64(),
+                    fwd: Forwarder::new(rng.stream(i as u64, purpose::SALT).next_u64()),
                     rng: rng.stream(i as u64, purpose::SCATTER),
-                    rr: 0,
                 }
             })
             .collect();
@@ -429,7 +427,6 @@ impl Sim {
             pfc_paused: 0,
             deadlock: Default::default(),
             faults: Vec::new(),
-            scratch_ports: Vec::new(),
             scratch_victims: Vec::new(),
             scratch_u32_pairs: Vec::new(),
             port_ctr: Vec::new(),

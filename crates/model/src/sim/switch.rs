@@ -7,23 +7,17 @@
 //! egress queue has room (otherwise the head of that priority waits: head-of-line blocking) → egress
 //! queue (optional ECN marking) → link.
 
-use crate::config::{AlbChoice, EcnMarking, LoadBalancing, Scheduling};
+use crate::config::{EcnMarking, Scheduling};
+use crate::mechanisms::dibs::{self, Decision};
 use crate::mechanisms::ecn::{Occupancy, Verdict};
 use crate::packet::{PacketId, ECN_CE};
-use crate::routing;
 use crate::sim::{Ev, Sim};
 use crate::stats::DropCause;
 use detailsim_engine::Time;
 
-#[inline]
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 impl Sim {
-    /// Choose the output port (global index) of packet `pid` at switch `node`.
+    /// Choose the output port (global index) of packet `pid` at switch `node`: the edge switch's port to
+    /// the destination host, or the forwarding engine's choice among the acceptable ports.
     #[inline]
     pub(crate) fn route(&mut self, node: u32, pid: PacketId) -> Option<u32> {
         let (dst, hash, prio) = {
@@ -35,97 +29,31 @@ impl Sim {
             return self.ports[ep as usize].up.then_some(ep);
         }
         let row = self.routes.row(node, dst);
-        let n = routing::count(row);
-        if n == 0 {
+        if row.iter().all(|&w| w == 0) {
             return None;
         }
-        let base = self.nodes[node as usize].port_base;
-        if n == 1 {
-            return Some(base + routing::nth(row, 0));
-        }
-        match self.scheme.load_balancing {
-            LoadBalancing::FlowHash => {
-                let k = (mix(hash as u64 ^ self.nodes[node as usize].salt) % n as u64) as u32;
-                Some(base + routing::nth(row, k))
-            }
-            LoadBalancing::PacketScatter => {
-                let k = self.nodes[node as usize].rng.below(n as u64) as u32;
-                Some(base + routing::nth(row, k))
-            }
-            LoadBalancing::Adaptive => Some(self.alb_choose(node, prio, dst)),
-        }
-    }
-
-    /// DeTail's adaptive load balancing: among the acceptable ports A, those whose egress drain-byte
-    /// counter for `prio` is below T1; if none, below T2; if none, all of A. Then one of them at random
-    /// (or round robin).
-    fn alb_choose(&mut self, node: u32, prio: u8, dst: u32) -> u32 {
-        let base = self.nodes[node as usize].port_base;
-        let (t1, t2) = (self.scheme.alb.t1, self.scheme.alb.t2);
-        let mut sel = std::mem::take(&mut self.scratch_ports);
-        sel.clear();
-        let row = self.routes.row(node, dst);
-        let mut best_tier = 2u8; // 0: below T1, 1: below T2, 2: any
-        for (w, &word) in row.iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                let lp = w as u32 * 64 + bits.trailing_zeros();
-                bits &= bits - 1;
-                let d = self.ports[(base + lp) as usize].eg.drain_bytes(prio);
-                let tier = if d < t1 { 0 } else if d < t2 { 1 } else { 2 };
-                if tier < best_tier {
-                    best_tier = tier;
-                    sel.clear();
-                }
-                if tier == best_tier {
-                    sel.push(lp);
-                }
-            }
-        }
         let nd = &mut self.nodes[node as usize];
-        let lp = match self.scheme.alb.choice {
-            AlbChoice::Random => sel[nd.rng.below(sel.len() as u64) as usize],
-            AlbChoice::RoundRobin => {
-                let pick = sel.iter().copied().find(|&x| x > nd.rr).unwrap_or(sel[0]);
-                nd.rr = pick;
-                pick
-            }
-        };
-        self.scratch_ports = sel;
-        base + lp
-    }
-
-    /// DIBS: whether packet `pid` (priority `prio`) may be detoured now (enabled, its priority allowed, the
-    /// probability drawn); `Err(())` when it has reached the detour cap and must be dropped.
-    fn dibs_eligible(&mut self, node: u32, pid: PacketId, prio: u8) -> Result<bool, ()> {
-        let d = &self.scheme.dibs;
-        if !d.enabled || d.priorities & (1 << prio) == 0 {
-            return Ok(false);
-        }
-        if d.probability < 1.0 && self.nodes[node as usize].rng.uniform() >= d.probability {
-            return Ok(false);
-        }
-        match d.max_detours {
-            Some(cap) if self.pkts.get(pid).detours as u32 >= cap => Err(()),
-            _ => Ok(true),
-        }
+        let base = nd.port_base;
+        let ports = &self.ports;
+        let drain = |lp: u32| ports[(base + lp) as usize].eg.drain_bytes(prio);
+        Some(base + nd.fwd.choose(self.scheme.load_balancing, &self.scheme.alb, row, hash, drain, &mut nd.rng))
     }
 
     /// DIBS: a uniformly random port of `node` other than `out` that leads to a switch, is up, and whose
     /// egress queue can take `wire` bytes now; counts the detour on the packet.
     fn dibs_pick(&mut self, node: u32, pid: PacketId, out: u32, wire: u64) -> Option<u32> {
-        let mut cands = std::mem::take(&mut self.scratch_ports);
-        cands.clear();
         let prio = self.pkts.get(pid).prio;
         let (base, n) = (self.nodes[node as usize].port_base, self.nodes[node as usize].nports);
-        for p in base..base + n {
-            let pt = &self.ports[p as usize];
-            if p != out && pt.up && self.nodes[pt.peer_node as usize].is_switch && pt.eg.fits(prio, wire) {
-                cands.push(p);
-            }
-        }
-        let pick = (!cands.is_empty()).then(|| cands[self.nodes[node as usize].rng.below(cands.len() as u64) as usize]);
-        self.scratch_ports = cands;
+        // the switch's random stream is lent to the component while the port test reads the node table
+        let mut rng = self.nodes[node as usize].rng.clone();
+        let (ports, nodes) = (&self.ports, &self.nodes);
+        let ok = |lp: u32| {
+            let p = base + lp;
+            let pt = &ports[p as usize];
+            p != out && pt.up && nodes[pt.peer_node as usize].is_switch && pt.eg.fits(prio, wire)
+        };
+        let pick = dibs::pick(n, ok, &mut rng).map(|lp| base + lp);
+        self.nodes[node as usize].rng = rng;
         if pick.is_some() {
             self.counters.detours += 1;
             let pk = self.pkts.get_mut(pid);
@@ -134,17 +62,23 @@ impl Sim {
         pick
     }
 
+    /// Whether packet `pid` at switch `node` may be detoured now.
+    fn dibs_decide(&mut self, node: u32, pid: PacketId, prio: u8) -> Decision {
+        let detours = self.pkts.get(pid).detours;
+        dibs::decide(&self.scheme.dibs, prio, detours, &mut self.nodes[node as usize].rng)
+    }
+
     /// DIBS with a threshold (the spec's variant for CIOQ / shared-buffer switches): when the chosen egress
     /// holds more than the threshold, the packet is forwarded towards a random other switch port instead.
     /// None: the packet reached the detour cap (drop it).
     fn dibs_threshold_detour(&mut self, node: u32, pid: PacketId, out: u32, prio: u8, wire: u64, threshold: u64) -> Option<u32> {
-        if self.ports[out as usize].eg.total + wire <= threshold {
+        if !dibs::over_threshold(self.ports[out as usize].eg.total, wire, threshold) {
             return Some(out);
         }
-        match self.dibs_eligible(node, pid, prio) {
-            Err(()) => None,
-            Ok(false) => Some(out),
-            Ok(true) => Some(self.dibs_pick(node, pid, out, wire).unwrap_or(out)),
+        match self.dibs_decide(node, pid, prio) {
+            Decision::Cap => None,
+            Decision::No => Some(out),
+            Decision::Yes => Some(self.dibs_pick(node, pid, out, wire).unwrap_or(out)),
         }
     }
 
@@ -153,10 +87,10 @@ impl Sim {
     /// other switch-facing port with room (the output-buffered view of the DIBS paper: the packet never
     /// needed the full ingress buffer). `Err(cause)` when the packet must be dropped after all.
     fn dibs_overflow_detour(&mut self, node: u32, pid: PacketId, out: u32, prio: u8, wire: u64) -> Result<(), DropCause> {
-        match self.dibs_eligible(node, pid, prio) {
-            Err(()) => return Err(DropCause::DetourLimit),
-            Ok(false) => return Err(DropCause::IngressBuffer),
-            Ok(true) => {}
+        match self.dibs_decide(node, pid, prio) {
+            Decision::Cap => return Err(DropCause::DetourLimit),
+            Decision::No => return Err(DropCause::IngressBuffer),
+            Decision::Yes => {}
         }
         let Some(d) = self.dibs_pick(node, pid, out, wire) else { return Err(DropCause::IngressBuffer) };
         self.pkts.get_mut(pid).out_port = d;

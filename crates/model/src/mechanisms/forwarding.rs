@@ -1,0 +1,198 @@
+//! The forwarding engine's choice among the acceptable output ports: flow hashing (ECMP), packet scatter,
+//! and DeTail's adaptive load balancing (ALB).
+//!
+//! ```text
+//!   acceptable ports A (a bit row: local port indices on a shortest path to the destination)
+//!     FlowHash       A[mix(flow hash ^ switch salt) mod |A|]      one path per flow
+//!     PacketScatter  A[uniform draw]                               per packet, blind to load
+//!     Adaptive       tier 0: drain bytes(prio) < T1, tier 1: < T2, tier 2: all of A;
+//!                    the best non-empty tier, then one of it at random (or round robin)
+//! ```
+//! The component keeps a switch's forwarding state (its hash salt and round-robin pointer); the policy,
+//! the egress drain-byte counters and the random stream are inputs, so a live switch can call it the same
+//! way. It returns a local port index.
+
+use crate::config::{AlbChoice, AlbParams, LoadBalancing};
+use crate::routing;
+use detailsim_engine::Stream;
+
+/// SplitMix64's finaliser: spreads a flow hash over the acceptable ports.
+#[inline]
+pub fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// One switch's forwarding state.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Forwarder {
+    /// Per-switch hash salt (switches hash the same flow differently, as ECMP seeds do).
+    pub salt: u64,
+    /// Round-robin pointer of adaptive load balancing (local port index).
+    pub rr: u32,
+}
+
+impl Forwarder {
+    pub fn new(salt: u64) -> Self {
+        Forwarder { salt, rr: 0 }
+    }
+
+    /// The output port (local index) among the acceptable ones in `row` (non-empty) for a packet of flow
+    /// hash `hash`. `drain(p)` is egress port p's drain-byte counter for the packet's priority (ALB only); `rng` is the switch's random stream (scatter and ALB's random choice draw from it).
+    #[inline]
+    pub fn choose(&mut self, lb: LoadBalancing, alb: &AlbParams, row: &[u64], hash: u32, drain: impl Fn(u32) -> u64, rng: &mut Stream) -> u32 {
+        let n = routing::count(row);
+        debug_assert!(n > 0, "no acceptable port");
+        if n == 1 {
+            return routing::nth(row, 0);
+        }
+        match lb {
+            LoadBalancing::FlowHash => routing::nth(row, (mix(hash as u64 ^ self.salt) % n as u64) as u32),
+            LoadBalancing::PacketScatter => routing::nth(row, rng.below(n as u64) as u32),
+            LoadBalancing::Adaptive => self.alb(alb, row, drain, rng),
+        }
+    }
+
+    /// DeTail's adaptive load balancing: among the acceptable ports, those whose drain-byte counter for
+    /// the packet's priority is below T1; if none, below T2; if none, all of them. Then one of them at random (or the next
+    /// after the round-robin pointer).
+    fn alb(&mut self, p: &AlbParams, row: &[u64], drain: impl Fn(u32) -> u64, rng: &mut Stream) -> u32 {
+        let tier = |lp: u32| {
+            let d = drain(lp);
+            if d < p.t1 {
+                0u8
+            } else if d < p.t2 {
+                1
+            } else {
+                2
+            }
+        };
+        let ports = || row.iter().enumerate().flat_map(|(w, &word)| Bits(word).map(move |b| w as u32 * 64 + b));
+        // the best tier present and how many ports are in it; the second pass reads the counters again
+        let (mut best, mut count) = (2u8, 0u64);
+        for lp in ports() {
+            let t = tier(lp);
+            if t < best {
+                best = t;
+                count = 0;
+            }
+            if t == best {
+                count += 1;
+            }
+        }
+        let mut best_ports = ports().filter(|&lp| tier(lp) == best);
+        match p.choice {
+            AlbChoice::Random => best_ports.nth(rng.below(count) as usize).expect("k < count"),
+            AlbChoice::RoundRobin => {
+                let first = best_ports.next().expect("a best tier");
+                let pick = if first > self.rr { first } else { best_ports.find(|&x| x > self.rr).unwrap_or(first) };
+                self.rr = pick;
+                pick
+            }
+        }
+    }
+}
+
+/// The set bits of a word, lowest first.
+struct Bits(u64);
+impl Iterator for Bits {
+    type Item = u32;
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        if self.0 == 0 {
+            return None;
+        }
+        let b = self.0.trailing_zeros();
+        self.0 &= self.0 - 1;
+        Some(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use detailsim_engine::RngStreams;
+
+    fn alb(t1: u64, t2: u64, choice: AlbChoice) -> AlbParams {
+        AlbParams { t1, t2, choice }
+    }
+    fn rng() -> Stream {
+        RngStreams::new(1).stream(0, 0)
+    }
+
+    #[test]
+    fn flow_hashing_keeps_a_flow_on_one_port_and_spreads_flows() {
+        let mut f = Forwarder::new(42);
+        let row = [0b1111_0000u64];
+        let p = &alb(0, 0, AlbChoice::Random);
+        let mut r = rng();
+        let mut used = [0u32; 8];
+        for hash in 0..4000u32 {
+            let a = f.choose(LoadBalancing::FlowHash, p, &row, hash, |_| 0, &mut r);
+            assert_eq!(a, f.choose(LoadBalancing::FlowHash, p, &row, hash, |_| 1 << 30, &mut r), "load does not move a flow");
+            used[a as usize] += 1;
+        }
+        assert_eq!(used[..4], [0; 4], "only acceptable ports");
+        assert!(used[4..].iter().all(|&u| (800..1200).contains(&u)), "{used:?}");
+        // another switch (salt) hashes the same flows differently
+        let mut g = Forwarder::new(43);
+        let same = (0..4000u32).filter(|&h| f.choose(LoadBalancing::FlowHash, p, &row, h, |_| 0, &mut r) == g.choose(LoadBalancing::FlowHash, p, &row, h, |_| 0, &mut r)).count();
+        assert!(same < 1300, "{same} of 4000 agree");
+    }
+
+    #[test]
+    fn alb_prefers_ports_below_t1_then_t2_then_any() {
+        let p = alb(1000, 5000, AlbChoice::Random);
+        let mut f = Forwarder::default();
+        let mut r = rng();
+        // two words: ports 3, 10 in the first, 64 + 2 = 66 in the second
+        let row = [1 << 3 | 1 << 10, 1 << 2];
+        let pick = |f: &mut Forwarder, r: &mut Stream, d: [u64; 3]| {
+            f.choose(LoadBalancing::Adaptive, &p, &row, 0, |lp| match lp {
+                3 => d[0],
+                10 => d[1],
+                66 => d[2],
+                _ => panic!("not acceptable: {lp}"),
+            }, r)
+        };
+        for _ in 0..50 {
+            assert_eq!(pick(&mut f, &mut r, [6000, 999, 4000]), 10, "the only port below T1");
+            assert_eq!(pick(&mut f, &mut r, [6000, 5000, 4999]), 66, "none below T1: the only one below T2");
+        }
+        let mut seen = [false; 3];
+        for _ in 0..200 {
+            match pick(&mut f, &mut r, [9000, 9000, 9000]) {
+                3 => seen[0] = true,
+                10 => seen[1] = true,
+                66 => seen[2] = true,
+                x => panic!("{x}"),
+            }
+        }
+        assert_eq!(seen, [true; 3], "all congested: any acceptable port");
+    }
+
+    #[test]
+    fn alb_round_robin_cycles_through_the_best_tier() {
+        let p = alb(1000, 5000, AlbChoice::RoundRobin);
+        let mut f = Forwarder::default();
+        let mut r = rng();
+        let row = [0b1_0110u64]; // ports 1, 2, 4
+        let picks: Vec<u32> = (0..5).map(|_| f.choose(LoadBalancing::Adaptive, &p, &row, 0, |_| 0, &mut r)).collect();
+        assert_eq!(picks, vec![1, 2, 4, 1, 2]);
+        // port 2 congested: skipped
+        let picks: Vec<u32> = (0..3).map(|_| f.choose(LoadBalancing::Adaptive, &p, &row, 0, |lp| if lp == 2 { 9000 } else { 0 }, &mut r)).collect();
+        assert_eq!(picks, vec![4, 1, 4]);
+    }
+
+    #[test]
+    fn a_single_acceptable_port_needs_no_choice() {
+        let mut f = Forwarder::default();
+        let mut r = rng();
+        let before = r.clone();
+        for lb in [LoadBalancing::FlowHash, LoadBalancing::PacketScatter, LoadBalancing::Adaptive] {
+            assert_eq!(f.choose(lb, &alb(1, 2, AlbChoice::Random), &[0, 1 << 5], 7, |_| 0, &mut r), 69);
+        }
+        assert_eq!(r.next_u64(), before.clone().next_u64(), "no random number drawn");
+    }
+}
