@@ -4,5 +4,6 @@
 pub mod dibs;
 pub mod ecn;
 pub mod forwarding;
+pub mod pfc;
 pub mod queue;
 pub mod red;

@@ -79,7 +79,7 @@ impl Sim {
                 for p in self.link_ports(f.link) {
                     let speedup = self.topo.speedup;
                     self.ports[p as usize].set_rate(rate, speedup);
-                    if self.pfc[p as usize].enabled {
+                    if self.pfc[p as usize].ingress.enabled {
                         let d = self.pfc_derive(p, rate).expect("checked when the scenario was built");
                         self.pfc_install(p, d);
                         self.pfc_check(p);
@@ -87,7 +87,7 @@ impl Sim {
                 }
             }
             FaultKind::IgnorePause(egress) => {
-                self.pfc[egress as usize].ignores_pause = true;
+                self.pfc[egress as usize].egress.ignores_pause = true;
                 // it forgets any pause in force
                 self.pfc_apply(egress, 0, 0xff);
             }
@@ -108,15 +108,8 @@ impl Sim {
         for &p in &ends {
             let now = self.now;
             let st = &mut self.pfc[p as usize];
-            for q in 0..8 {
-                if st.paused_since[q] != Time::MAX {
-                    st.paused_ps += (now - st.paused_since[q]).0;
-                    st.paused_prio_ps[q] += (now - st.paused_since[q]).0;
-                    st.paused_since[q] = Time::MAX;
-                    self.pfc_paused -= 1;
-                }
-            }
-            st.sent = 0;
+            self.pfc_paused -= st.egress.release_all(now) as u64;
+            st.ingress.sent = 0;
             let pt = &mut self.ports[p as usize];
             pt.up = false;
             pt.paused = 0;

@@ -251,7 +251,7 @@ pub struct Sim {
     pub hosts: Vec<u32>,
     pub routes: Routes,
     /// PFC state per port (both the ingress side that sends PAUSE and the egress side that obeys it).
-    pub pfc: Vec<crate::sim::pfc::PfcPort>,
+    pub pfc: Vec<crate::mechanisms::pfc::PfcPort>,
     pub pfc_events: Vec<crate::sim::pfc::PfcEvent>,
     /// (port, priority) pairs currently paused.
     pub(crate) pfc_paused: u64,
@@ -832,11 +832,11 @@ impl Sim {
                     lossless_drops: self.port_ctr[i].lossless_drops,
                     ecn_marks: self.port_ctr[i].ecn_marks,
                     up: p.up,
-                    pfc_frames_sent: self.pfc.get(i).map_or(0, |f| f.frames_sent),
-                    pfc_frames_received: self.pfc.get(i).map_or(0, |f| f.frames_received),
-                    pfc_paused_s: self.pfc.get(i).map_or(0.0, |f| f.paused_total(self.now).0 as f64 / 1e12),
-                    pfc_paused_s_by_priority: self.pfc.get(i).map_or(vec![0.0; 8], |f| f.paused_by_prio(self.now).iter().map(|t| t.0 as f64 / 1e12).collect()),
-                    pfc_pauses_sent_by_priority: self.pfc.get(i).map_or(vec![0; 8], |f| f.pauses_sent.to_vec()),
+                    pfc_frames_sent: self.pfc.get(i).map_or(0, |f| f.ingress.frames_sent),
+                    pfc_frames_received: self.pfc.get(i).map_or(0, |f| f.egress.frames_received),
+                    pfc_paused_s: self.pfc.get(i).map_or(0.0, |f| f.egress.paused_total(self.now).0 as f64 / 1e12),
+                    pfc_paused_s_by_priority: self.pfc.get(i).map_or(vec![0.0; 8], |f| f.egress.paused_by_prio(self.now).iter().map(|t| t.0 as f64 / 1e12).collect()),
+                    pfc_pauses_sent_by_priority: self.pfc.get(i).map_or(vec![0; 8], |f| f.ingress.pauses_sent.to_vec()),
                 }
             })
             .collect()
@@ -891,7 +891,7 @@ impl Sim {
             "pfc": {
                 "pause_frames": c.pfc_pause_frames,
                 "pauses": c.pfc_pauses,
-                "paused_time_s": self.pfc.iter().map(|f| f.paused_total(self.now).0).sum::<u64>() as f64 / 1e12,
+                "paused_time_s": self.pfc.iter().map(|f| f.egress.paused_total(self.now).0).sum::<u64>() as f64 / 1e12,
                 "watchdog": self.pfc_events.iter().filter(|e| e.kind != "deadlock").collect::<Vec<_>>(),
                 "deadlocks": self.pfc_events.iter().filter(|e| e.kind == "deadlock").collect::<Vec<_>>(),
             },

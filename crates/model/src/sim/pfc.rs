@@ -1,18 +1,12 @@
-//! Priority flow control (IEEE 802.1Qbb) as DeTail uses it, its watchdog and PFC-deadlock detection.
+//! PFC in the simulator: drives the per-port components of `mechanisms::pfc` (thresholds derived from
+//! each link, PAUSE frames delivered after the stop delay), the watchdog and PFC-deadlock detection.
 //!
 //! ```text
 //!   upstream egress U ══ link ══► downstream ingress D (switch)
-//!        ▲                              │ drain-byte counter of priority p > pause threshold
-//!        └──── PFC frame (pause/unpause bits), never queued or dropped, effect after the stop delay
+//!        ▲                              │ PfcIngress::on_occupancy after every change of D's bytes
+//!        └──── Ev::PfcFrame after the stop delay ──► PfcEgress::on_frame; the transmitter's pause mask
 //! ```
-//!
-//! The downstream ingress watches its drain-byte counters after every change; crossing the pause
-//! threshold upwards sends PAUSE(p), falling below the unpause threshold sends UNPAUSE(p) (on/off, no
-//! quanta). The upstream stops *starting* frames of a paused priority; a frame on the wire finishes.
-//!
-//! Thresholds default to the paper's derivation, per port: with R the bytes that may still arrive during
-//! the reaction window, unpause = R and pause = midpoint of [R, (buffer − 8R)/8]; at 1 Gbps, 5.476 µs
-//! links and 128 KB buffers that is 4557 / 8192 B, exactly the paper's values.
+//! The upstream stops *starting* frames of a paused priority; a frame on the wire finishes.
 //!
 //! The watchdog and the deadlock check run in a periodic sweep (every `deadlock_check`, at most a quarter
 //! of `watchdog_timeout`) that does nothing while no port is paused.
@@ -24,77 +18,10 @@
 //! PFC deadlock) and reports the ports when the same cycle persists across two checks.
 
 use crate::config::{ConfigError, FlowControl, WatchdogAction};
+use crate::mechanisms::pfc::{self, DataCheck, LinkView, PfcFrame, PfcPort, Thresholds};
 use crate::sim::{Ev, Sim};
 use detailsim_engine::{Rate, Time};
 use serde::Serialize;
-
-/// On-wire size of a PFC frame (64 B MAC control frame, preamble and inter-frame gap).
-pub const PFC_FRAME_WIRE: u64 = 84;
-/// Processing time in the paper's 36.456 µs worst-case window beyond two maximum frames, the PFC frame
-/// and two link delays at 1 GbE (36.456 − 24.48 − 0.672 − 10.952 µs).
-pub const PFC_PROCESSING: Time = Time(352_000);
-
-#[derive(Debug, Clone, Default)]
-pub struct PfcPort {
-    pub enabled: bool,
-    pub pause_th: u64,
-    pub unpause_th: u64,
-    /// Time from generating a PFC frame until the upstream transmitter obeys it.
-    pub stop_delay: Time,
-    /// After a PAUSE, data of that priority arriving later than this is the neighbour ignoring it.
-    pub grace: Time,
-    /// Lossless priorities (bit p) and the ingress bytes lossy packets may use (the rest is headroom).
-    pub mask: u8,
-    pub lossy_limit: u64,
-    /// Ingress side: priorities this port has asked its peer to pause, and when.
-    pub sent: u8,
-    pub sent_at: [Time; 8],
-    pub strikes: [u32; 8],
-    pub last_strike: [Time; 8],
-    pub ignore_reported: u8,
-    /// Egress side: the peer's pauses.
-    pub paused_since: [Time; 8],
-    pub paused_ps: u64,
-    pub paused_prio_ps: [u64; 8],
-    /// Pause episodes the watchdog has already reported (bit per priority; cleared on unpause).
-    pub watchdog_reported: u8,
-    pub ignores_pause: bool,
-    pub frames_sent: u64,
-    pub frames_received: u64,
-    /// PAUSE requests this port's ingress sent, per priority.
-    pub pauses_sent: [u64; 8],
-}
-
-impl PfcPort {
-    /// Paused time accumulated so far (open pauses counted up to `now`), over all priorities.
-    /// Paused time per priority so far (open pauses counted up to `now`). Exact per priority because
-    /// the accumulated total is split as it accrues.
-    pub fn paused_by_prio(&self, now: Time) -> [Time; 8] {
-        let mut out = [Time::ZERO; 8];
-        for (q, o) in out.iter_mut().enumerate() {
-            *o = Time(self.paused_prio_ps[q]);
-            if self.paused_since[q] != Time::MAX {
-                *o += now.saturating_sub(self.paused_since[q]);
-            }
-        }
-        out
-    }
-
-    pub fn paused_total(&self, now: Time) -> Time {
-        Time(self.paused_ps)
-            + (0..8).filter(|&q| self.paused_since[q] != Time::MAX).map(|q| now.saturating_sub(self.paused_since[q])).fold(Time::ZERO, |a, b| a + b)
-    }
-}
-
-/// PFC parameters derived for one switch ingress from its link.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PfcDerived {
-    pub pause: u64,
-    pub unpause: u64,
-    pub stop_delay: Time,
-    pub grace: Time,
-    pub lossy_limit: u64,
-}
 
 /// A watchdog or deadlock report.
 #[derive(Debug, Clone, Serialize)]
@@ -115,11 +42,6 @@ pub struct DeadlockState {
     reported: Vec<Vec<u32>>,
 }
 
-/// Bytes that may still arrive at a port during the reaction window of a link.
-pub fn reaction_bytes(rate: Rate, window: Time) -> u64 {
-    ((window.0 as u128 * rate.0 as u128).div_ceil(8 * 1_000_000_000_000u128)) as u64
-}
-
 impl Sim {
     pub(crate) fn pfc_on(&self) -> bool {
         self.scheme.flow_control == FlowControl::Pfc
@@ -135,7 +57,7 @@ impl Sim {
     /// that `degrade` faults will give links later.
     pub(crate) fn pfc_setup(&mut self) -> Result<(), ConfigError> {
         let n = self.ports.len();
-        self.pfc = vec![PfcPort { paused_since: [Time::MAX; 8], ..Default::default() }; n];
+        self.pfc = vec![PfcPort::default(); n];
         if !self.pfc_on() {
             return Ok(());
         }
@@ -159,118 +81,49 @@ impl Sim {
         Ok(())
     }
 
-    /// PFC thresholds and delays of switch ingress `port` when its link runs at `rate` (the paper's
-    /// derivation, or the configured values checked against the buffer).
-    pub(crate) fn pfc_derive(&self, port: u32, rate: Rate) -> Result<PfcDerived, ConfigError> {
-        let p = &self.scheme.pfc;
-        let max_frame = self.framing.wire(self.framing.mtu) as u64;
-        let fwd = self.topo.forwarding_delay;
+    /// PFC thresholds and delays of switch ingress `port` when its link runs at `rate`.
+    pub(crate) fn pfc_derive(&self, port: u32, rate: Rate) -> Result<Thresholds, ConfigError> {
         let pt = &self.ports[port as usize];
-        let delay = pt.delay;
-        let window = p.reaction_time.unwrap_or(
-            rate.tx_time(max_frame) + rate.tx_time(max_frame) + rate.tx_time(PFC_FRAME_WIRE) + delay + delay + PFC_PROCESSING,
-        );
-        let r = reaction_bytes(rate, window);
-        let buf = pt.ing.cap;
-        let n = p.priorities.count_ones() as u64;
-        let max_pause = (buf.saturating_sub(n * r)) / n;
-        let unpause = p.unpause_threshold.unwrap_or(r);
-        // lossless bound: per priority at most pause + one frame + what arrives during the reaction window
-        // and the forwarding delay; a derived threshold stays within it
-        let in_flight = r + reaction_bytes(rate, fwd);
-        let lossless_max = (buf / n).saturating_sub(max_frame + in_flight);
-        let pause = p.pause_threshold.unwrap_or(((r + max_pause) / 2).min(lossless_max));
+        let link = LinkView {
+            rate,
+            delay: pt.delay,
+            forwarding_delay: self.topo.forwarding_delay,
+            max_frame: self.framing.wire(self.framing.mtu) as u64,
+            buffer: pt.ing.cap,
+        };
         let name = format!("{}->{}", self.node_name(pt.peer_node), self.node_name(pt.node));
-        if p.pause_threshold.is_none() && pause <= unpause {
-            let need = n * (unpause + 1 + max_frame + in_flight);
-            return crate::config::err(
-                "scheme.pfc",
-                format!("ingress buffer of {name} ({buf} B) is too small for lossless PFC: each of the {n} lossless priorities needs room for a pause threshold above the unpause threshold ({unpause} B), a frame ({max_frame} B) and the {in_flight} B that arrive before a PAUSE takes effect, {need} B in all; raise the buffer, make fewer priorities lossless (scheme.pfc.priorities), or set pause_threshold/unpause_threshold"),
-            );
-        }
-        if unpause >= pause {
-            return crate::config::err("scheme.pfc.unpause_threshold", format!("must be below the pause threshold ({pause} B) on {name}"));
-        }
-        let per_prio = pause + max_frame + in_flight;
-        if n * per_prio > buf {
-            return crate::config::err(
-                "scheme.pfc.pause_threshold",
-                format!("{pause} B is too high for lossless PFC on {name}: {n} x ({pause} + {max_frame} + {in_flight} B in flight) exceeds the {buf} B ingress buffer"),
-            );
-        }
-        let stop_delay = window.saturating_sub(rate.tx_time(max_frame) + delay);
-        Ok(PfcDerived {
-            pause,
-            unpause,
-            stop_delay,
-            grace: stop_delay + rate.tx_time(max_frame) + delay + fwd + Time(1),
-            lossy_limit: if p.priorities == 0xff { buf } else { buf - n * per_prio },
-        })
+        pfc::derive(&self.scheme.pfc, link, &name)
     }
 
-    pub(crate) fn pfc_install(&mut self, port: u32, d: PfcDerived) {
-        let mask = self.scheme.pfc.priorities;
-        let st = &mut self.pfc[port as usize];
-        st.enabled = true;
-        st.pause_th = d.pause;
-        st.unpause_th = d.unpause;
-        st.stop_delay = d.stop_delay;
-        st.grace = d.grace;
-        st.mask = mask;
-        st.lossy_limit = d.lossy_limit;
+    pub(crate) fn pfc_install(&mut self, port: u32, d: Thresholds) {
+        self.pfc[port as usize].ingress.install(self.scheme.pfc.priorities, d);
     }
 
     /// The ingress bytes of switch port `port` changed: send PAUSE / UNPAUSE as the thresholds say.
     #[inline]
     pub(crate) fn pfc_check(&mut self, port: u32) {
-        let st = &self.pfc[port as usize];
-        if !st.enabled {
-            return;
-        }
-        let ing = &self.ports[port as usize].ing;
-        let (mut pause, mut unpause) = (0u8, 0u8);
-        let mut acc = 0u64;
-        for q in 0..8 {
-            acc += ing.bytes[q];
-            let bit = 1u8 << q;
-            if st.mask & bit == 0 {
-                continue;
-            }
-            if st.sent & bit == 0 {
-                if acc > st.pause_th {
-                    pause |= bit;
-                }
-            } else if acc < st.unpause_th {
-                unpause |= bit;
-            }
-        }
-        if pause | unpause != 0 {
-            self.pfc_send(port, pause, unpause);
+        if let Some(f) = self.pfc[port as usize].ingress.on_occupancy(self.now, &self.ports[port as usize].ing.bytes) {
+            self.pfc_emit(port, f);
         }
     }
 
-    fn pfc_send(&mut self, port: u32, pause: u8, unpause: u8) {
-        let now = self.now;
-        let st = &mut self.pfc[port as usize];
-        st.sent = (st.sent | pause) & !unpause;
-        for q in 0..8 {
-            if pause & (1 << q) != 0 {
-                st.sent_at[q] = now;
-                st.pauses_sent[q] += 1;
-            }
-            if unpause & (1 << q) != 0 {
-                st.strikes[q] = 0;
-            }
-        }
-        st.frames_sent += 1;
-        let at = now + st.stop_delay;
+    /// Send a PFC frame from switch ingress `port` now (recorded by its component first).
+    #[cfg(test)]
+    pub(crate) fn pfc_send(&mut self, port: u32, pause: u8, unpause: u8) {
+        let f = self.pfc[port as usize].ingress.send(self.now, PfcFrame { pause, unpause });
+        self.pfc_emit(port, f);
+    }
+
+    /// Put frame `f`, sent by ingress `port`, on its way to the peer's egress (effect after the stop delay).
+    fn pfc_emit(&mut self, port: u32, f: PfcFrame) {
+        let at = self.now + self.pfc[port as usize].ingress.stop_delay;
         self.counters.pfc_pause_frames += 1;
-        self.counters.pfc_pauses += pause.count_ones() as u64;
+        self.counters.pfc_pauses += f.pause.count_ones() as u64;
         let up = self.ports[port as usize].peer;
         if self.trace.is_some() {
-            self.trace_pfc(port, pause, unpause);
+            self.trace_pfc(port, f.pause, f.unpause);
         }
-        self.q.push(at, Ev::PfcFrame { port: up, pause, unpause });
+        self.q.push(at, Ev::PfcFrame { port: up, pause: f.pause, unpause: f.unpause });
     }
 
     /// A PFC frame takes effect at egress `port`.
@@ -279,26 +132,11 @@ impl Sim {
             // the link went down while the frame was on its way: a dead link has no pause state
             return;
         }
-        let now = self.now;
-        let st = &mut self.pfc[port as usize];
-        st.frames_received += 1;
-        let pause = if st.ignores_pause { 0 } else { pause };
-        let pt = &mut self.ports[port as usize];
-        for q in 0..8 {
-            let bit = 1u8 << q;
-            if pause & bit != 0 && pt.paused & bit == 0 {
-                st.paused_since[q] = now;
-                self.pfc_paused += 1;
-            }
-            if unpause & bit != 0 && pt.paused & bit != 0 {
-                st.paused_ps += (now - st.paused_since[q]).0;
-                st.paused_prio_ps[q] += (now - st.paused_since[q]).0;
-                st.paused_since[q] = Time::MAX;
-                st.watchdog_reported &= !bit;
-                self.pfc_paused -= 1;
-            }
-        }
-        pt.paused = (pt.paused | pause) & !unpause;
+        let e = &mut self.pfc[port as usize].egress;
+        let delta = e.on_frame(self.now, PfcFrame { pause, unpause });
+        self.pfc_paused = (self.pfc_paused as i64 + delta as i64) as u64;
+        // the transmitter's copy of the pause mask (in the port's first cache line)
+        self.ports[port as usize].paused = e.paused;
         if unpause != 0 {
             self.tx_try(port);
         }
@@ -332,21 +170,18 @@ impl Sim {
         let shutdown = self.scheme.pfc.watchdog_action == WatchdogAction::Shutdown;
         let now = self.now;
         let mut hits = Vec::new();
-        'ports: for e in 0..self.pfc.len() {
+        for e in 0..self.pfc.len() {
             let pt = &self.ports[e];
             if !pt.up || !self.nodes[pt.node as usize].is_switch {
                 continue;
             }
-            let st = &mut self.pfc[e];
-            for q in 0..8 {
-                let since = st.paused_since[q];
-                if since != Time::MAX && now >= since + timeout && st.watchdog_reported & (1 << q) == 0 {
-                    st.watchdog_reported |= 1 << q;
-                    hits.push((e as u32, q as u8));
-                    if shutdown {
-                        break 'ports;
-                    }
-                }
+            let mut m = self.pfc[e].egress.overdue(now, timeout, shutdown);
+            while m != 0 {
+                hits.push((e as u32, m.trailing_zeros() as u8));
+                m &= m - 1;
+            }
+            if shutdown && !hits.is_empty() {
+                break;
             }
         }
         for (e, q) in hits {
@@ -359,25 +194,13 @@ impl Sim {
     /// Data of priority `prio` arrived at switch ingress `port`: is the upstream ignoring our PAUSE?
     #[inline]
     pub(crate) fn pfc_arrival(&mut self, port: u32, prio: u8) {
-        let now = self.now;
-        let limit = self.scheme.pfc.ignore_limit;
-        let st = &mut self.pfc[port as usize];
-        let q = prio as usize;
-        if st.sent & (1 << prio) == 0 || now <= st.sent_at[q] + st.grace || now <= st.last_strike[q] + st.grace {
-            return;
-        }
-        st.strikes[q] += 1;
-        st.last_strike[q] = now;
-        if st.strikes[q] >= limit {
-            if st.ignore_reported & (1 << prio) == 0 {
-                st.ignore_reported |= 1 << prio;
+        match self.pfc[port as usize].ingress.on_data(self.now, prio, self.scheme.pfc.ignore_limit) {
+            DataCheck::Fine | DataCheck::Reported => {}
+            DataCheck::Resend(f) => self.pfc_emit(port, f),
+            DataCheck::Ignoring => {
                 let up = self.ports[port as usize].peer;
                 self.watchdog_act("ignores_pause", up, prio);
             }
-        } else {
-            // resend the PAUSE
-            st.sent_at[q] = now;
-            self.pfc_send(port, 1 << prio, 0);
         }
     }
 
@@ -387,7 +210,7 @@ impl Sim {
     pub(crate) fn lossless_drop(&mut self, port: u32) {
         let pt = &self.ports[port as usize];
         // the upstream of an ingress is its peer's egress; of an egress, the node's own ingresses feed it
-        let exempt = self.pfc[pt.peer as usize].ignores_pause;
+        let exempt = self.pfc[pt.peer as usize].egress.ignores_pause;
         if exempt {
             self.counters.lossless_exempt_drops += 1;
         } else {
@@ -545,7 +368,7 @@ mod tests {
         let mut sim = incast(8, r#"{"preset": "lps", "pfc": {"priorities": [0]}}"#, "");
         // break PFC on the switch ingress from h3: it never pauses
         let ing = port_between(&sim, "sw", "h3");
-        sim.pfc[ing as usize].pause_th = u64::MAX;
+        sim.pfc[ing as usize].ingress.pause_th = u64::MAX;
         sim.run();
         assert!(sim.counters.drops[DropCause::IngressBuffer as usize] > 0);
         assert!(!sim.lossless_ok());
@@ -564,7 +387,7 @@ mod tests {
         // h3 ignores pauses: its drops are the fault's; h5's broken thresholds are still a violation
         let mut sim = incast(8, r#"{"preset": "lps", "pfc": {"priorities": [0]}}"#, r#"{"kind": "ignore_pause", "link": ["h3", "sw"]}"#);
         let ing5 = port_between(&sim, "sw", "h5");
-        sim.pfc[ing5 as usize].pause_th = u64::MAX;
+        sim.pfc[ing5 as usize].ingress.pause_th = u64::MAX;
         sim.run();
         assert!(sim.counters.lossless_exempt_drops > 0, "h3's drops are counted as exempt");
         let v = sim.lossless_violations();
@@ -587,7 +410,7 @@ mod tests {
         sim.link_down(link);
         sim.run();
         assert_eq!(sim.ports[up as usize].paused, 0);
-        assert_eq!(sim.pfc[up as usize].paused_total(sim.now), Time::ZERO, "a dead link accrues no paused time");
+        assert_eq!(sim.pfc[up as usize].egress.paused_total(sim.now), Time::ZERO, "a dead link accrues no paused time");
         assert_eq!(sim.pfc_paused, 0);
     }
 
@@ -596,10 +419,10 @@ mod tests {
         let scheme = r#"{"preset": "lps", "pfc": {"priorities": [0]}}"#;
         let mut sim = incast(2, scheme, r#"{"kind": "degrade", "link": ["h1", "sw"], "rate": "100Mbps", "at": "10us"}"#);
         let ing = port_between(&sim, "sw", "h1");
-        let before = (sim.pfc[ing as usize].unpause_th, sim.pfc[ing as usize].stop_delay);
+        let before = (sim.pfc[ing as usize].ingress.unpause_th, sim.pfc[ing as usize].ingress.stop_delay);
         let want = sim.pfc_derive(ing, Rate(100_000_000)).unwrap();
         sim.run_until(Time::from_us(20));
-        let st = &sim.pfc[ing as usize];
+        let st = &sim.pfc[ing as usize].ingress;
         assert_eq!((st.pause_th, st.unpause_th, st.stop_delay, st.grace), (want.pause, want.unpause, want.stop_delay, want.grace));
         assert!(st.unpause_th < before.0, "fewer bytes arrive in the reaction window at 100 Mbps");
         assert!(st.stop_delay > before.1, "frames take longer on the slower link");

@@ -127,7 +127,7 @@ impl Sim {
             let p = self.pkts.get(pid);
             (p.prio, p.wire as u64)
         };
-        if self.pfc[port as usize].enabled {
+        if self.pfc[port as usize].ingress.enabled {
             self.pfc_arrival(port, prio);
         }
         let Some(out) = self.route(node, pid) else {
@@ -145,9 +145,8 @@ impl Sim {
             _ => out,
         };
         self.pkts.get_mut(pid).out_port = out;
-        let st = &self.pfc[port as usize];
-        let lossy = st.enabled && st.mask & (1 << prio) == 0;
-        let limit = st.lossy_limit;
+        let st = &self.pfc[port as usize].ingress;
+        let (lossy, limit) = (st.lossy(prio), st.lossy_limit);
         if self.scheme.priority_eviction && !self.ports[port as usize].ing.has_room(wire) {
             // a full ingress buffer makes room for the arrival by dropping lower-priority packets, if that
             // makes enough room (a packet crossing the crossbar cannot be evicted)
