@@ -101,10 +101,11 @@ impl Marker {
 }
 
 /// DeTail's source marking at a host NIC: an ECN-capable packet is marked CE when the NIC's drain-byte
-/// counter for its priority (bytes of that priority or higher already queued) exceeds `threshold`.
+/// counter for its priority (bytes of that priority or higher already queued, read only for an ECT packet)
+/// exceeds `threshold`.
 #[inline]
-pub fn source_mark(ecn: u8, drain_bytes: u64, threshold: u64) -> bool {
-    ecn == ECN_ECT && drain_bytes > threshold
+pub fn source_mark(ecn: u8, drain_bytes: impl FnOnce() -> u64, threshold: u64) -> bool {
+    ecn == ECN_ECT && drain_bytes() > threshold
 }
 
 #[cfg(test)]
@@ -167,9 +168,9 @@ mod tests {
 
     #[test]
     fn source_marking_compares_the_drain_bytes_with_the_threshold() {
-        assert!(!source_mark(ECN_ECT, 3000, 3000));
-        assert!(source_mark(ECN_ECT, 3001, 3000));
-        assert!(!source_mark(NOT_ECT, 1 << 20, 3000));
-        assert!(!source_mark(ECN_CE, 1 << 20, 3000));
+        assert!(!source_mark(ECN_ECT, || 3000, 3000));
+        assert!(source_mark(ECN_ECT, || 3001, 3000));
+        assert!(!source_mark(NOT_ECT, || panic!("not read for a packet that is not ECT"), 3000));
+        assert!(!source_mark(ECN_CE, || 1 << 20, 3000));
     }
 }

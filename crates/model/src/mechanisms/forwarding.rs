@@ -38,25 +38,25 @@ impl Forwarder {
         Forwarder { salt, rr: 0 }
     }
 
-    /// The output port (local index) among the acceptable ones in `row` (non-empty) for a packet of flow
-    /// hash `hash`. `drain(p)` is egress port p's drain-byte counter for the packet's priority (ALB only); `rng` is the switch's random stream (scatter and ALB's random choice draw from it).
+    /// The output port (local index) among the acceptable ones in `row` for a packet of flow hash `hash`;
+    /// None when no port is acceptable. `drain(p)` is egress port p's drain-byte counter for the packet's
+    /// priority (ALB only); `rng` is the switch's random stream (scatter and ALB's random choice draw from it).
     #[inline]
-    pub fn choose(&mut self, lb: LoadBalancing, alb: &AlbParams, row: &[u64], hash: u32, drain: impl Fn(u32) -> u64, rng: &mut Stream) -> u32 {
+    pub fn choose(&mut self, lb: LoadBalancing, alb: &AlbParams, row: &[u64], hash: u32, drain: impl Fn(u32) -> u64, rng: &mut Stream) -> Option<u32> {
         let n = routing::count(row);
-        debug_assert!(n > 0, "no acceptable port");
-        if n == 1 {
-            return routing::nth(row, 0);
+        if n <= 1 {
+            return (n == 1).then(|| routing::nth(row, 0));
         }
-        match lb {
+        Some(match lb {
             LoadBalancing::FlowHash => routing::nth(row, (mix(hash as u64 ^ self.salt) % n as u64) as u32),
             LoadBalancing::PacketScatter => routing::nth(row, rng.below(n as u64) as u32),
             LoadBalancing::Adaptive => self.alb(alb, row, drain, rng),
-        }
+        })
     }
 
     /// DeTail's adaptive load balancing: among the acceptable ports, those whose drain-byte counter for
-    /// the packet's priority is below T1; if none, below T2; if none, all of them. Then one of them at random (or the next
-    /// after the round-robin pointer).
+    /// the packet's priority is below T1; if none, below T2; if none, all of them. Then one of them at
+    /// random (or the next after the round-robin pointer).
     fn alb(&mut self, p: &AlbParams, row: &[u64], drain: impl Fn(u32) -> u64, rng: &mut Stream) -> u32 {
         let tier = |lp: u32| {
             let d = drain(lp);
@@ -68,44 +68,50 @@ impl Forwarder {
                 2
             }
         };
-        let ports = || row.iter().enumerate().flat_map(|(w, &word)| Bits(word).map(move |b| w as u32 * 64 + b));
-        // the best tier present and how many ports are in it; the second pass reads the counters again
-        let (mut best, mut count) = (2u8, 0u64);
-        for lp in ports() {
-            let t = tier(lp);
-            if t < best {
-                best = t;
-                count = 0;
-            }
-            if t == best {
-                count += 1;
-            }
-        }
-        let mut best_ports = ports().filter(|&lp| tier(lp) == best);
-        match p.choice {
-            AlbChoice::Random => best_ports.nth(rng.below(count) as usize).expect("k < count"),
-            AlbChoice::RoundRobin => {
-                let first = best_ports.next().expect("a best tier");
-                let pick = if first > self.rr { first } else { best_ports.find(|&x| x > self.rr).unwrap_or(first) };
-                self.rr = pick;
-                pick
+        // first pass: the best tier present and how many ports are in it
+        let (mut best, mut count) = (3u8, 0u32);
+        for (w, &word) in row.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let t = tier(w as u32 * 64 + bits.trailing_zeros());
+                bits &= bits - 1;
+                if t < best {
+                    best = t;
+                    count = 0;
+                }
+                count += (t == best) as u32;
             }
         }
-    }
-}
-
-/// The set bits of a word, lowest first.
-struct Bits(u64);
-impl Iterator for Bits {
-    type Item = u32;
-    #[inline]
-    fn next(&mut self) -> Option<u32> {
-        if self.0 == 0 {
-            return None;
+        // second pass (the counters are in cache now): the k-th port of that tier, or for round robin the
+        // first after the pointer (else the first)
+        let k = match p.choice {
+            AlbChoice::Random => rng.below(count as u64) as u32,
+            AlbChoice::RoundRobin => u32::MAX,
+        };
+        let (mut seen, mut first) = (0u32, u32::MAX);
+        for (w, &word) in row.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let lp = w as u32 * 64 + bits.trailing_zeros();
+                bits &= bits - 1;
+                if tier(lp) != best {
+                    continue;
+                }
+                if seen == k || (k == u32::MAX && lp > self.rr) {
+                    if k == u32::MAX {
+                        self.rr = lp;
+                    }
+                    return lp;
+                }
+                if first == u32::MAX {
+                    first = lp;
+                }
+                seen += 1;
+            }
         }
-        let b = self.0.trailing_zeros();
-        self.0 &= self.0 - 1;
-        Some(b)
+        debug_assert!(k == u32::MAX, "the k-th port of the best tier exists");
+        self.rr = first;
+        first
     }
 }
 
@@ -129,8 +135,8 @@ mod tests {
         let mut r = rng();
         let mut used = [0u32; 8];
         for hash in 0..4000u32 {
-            let a = f.choose(LoadBalancing::FlowHash, p, &row, hash, |_| 0, &mut r);
-            assert_eq!(a, f.choose(LoadBalancing::FlowHash, p, &row, hash, |_| 1 << 30, &mut r), "load does not move a flow");
+            let a = f.choose(LoadBalancing::FlowHash, p, &row, hash, |_| 0, &mut r).unwrap();
+            assert_eq!(Some(a), f.choose(LoadBalancing::FlowHash, p, &row, hash, |_| 1 << 30, &mut r), "load does not move a flow");
             used[a as usize] += 1;
         }
         assert_eq!(used[..4], [0; 4], "only acceptable ports");
@@ -154,7 +160,7 @@ mod tests {
                 10 => d[1],
                 66 => d[2],
                 _ => panic!("not acceptable: {lp}"),
-            }, r)
+            }, r).unwrap()
         };
         for _ in 0..50 {
             assert_eq!(pick(&mut f, &mut r, [6000, 999, 4000]), 10, "the only port below T1");
@@ -178,10 +184,10 @@ mod tests {
         let mut f = Forwarder::default();
         let mut r = rng();
         let row = [0b1_0110u64]; // ports 1, 2, 4
-        let picks: Vec<u32> = (0..5).map(|_| f.choose(LoadBalancing::Adaptive, &p, &row, 0, |_| 0, &mut r)).collect();
+        let picks: Vec<u32> = (0..5).map(|_| f.choose(LoadBalancing::Adaptive, &p, &row, 0, |_| 0, &mut r).unwrap()).collect();
         assert_eq!(picks, vec![1, 2, 4, 1, 2]);
         // port 2 congested: skipped
-        let picks: Vec<u32> = (0..3).map(|_| f.choose(LoadBalancing::Adaptive, &p, &row, 0, |lp| if lp == 2 { 9000 } else { 0 }, &mut r)).collect();
+        let picks: Vec<u32> = (0..3).map(|_| f.choose(LoadBalancing::Adaptive, &p, &row, 0, |lp| if lp == 2 { 9000 } else { 0 }, &mut r).unwrap()).collect();
         assert_eq!(picks, vec![4, 1, 4]);
     }
 
@@ -191,7 +197,8 @@ mod tests {
         let mut r = rng();
         let before = r.clone();
         for lb in [LoadBalancing::FlowHash, LoadBalancing::PacketScatter, LoadBalancing::Adaptive] {
-            assert_eq!(f.choose(lb, &alb(1, 2, AlbChoice::Random), &[0, 1 << 5], 7, |_| 0, &mut r), 69);
+            assert_eq!(f.choose(lb, &alb(1, 2, AlbChoice::Random), &[0, 1 << 5], 7, |_| 0, &mut r), Some(69));
+            assert_eq!(f.choose(lb, &alb(1, 2, AlbChoice::Random), &[0, 0], 7, |_| 0, &mut r), None);
         }
         assert_eq!(r.next_u64(), before.clone().next_u64(), "no random number drawn");
     }

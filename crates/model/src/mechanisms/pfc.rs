@@ -162,13 +162,19 @@ impl PfcIngress {
     /// threshold downwards. The frame is recorded as sent.
     #[inline]
     pub fn on_occupancy(&mut self, now: Time, bytes: &[u64; 8]) -> Option<PfcFrame> {
+        self.check(bytes).map(|f| self.send(now, f))
+    }
+
+    /// The frame `on_occupancy` would send, without recording it (for a caller that `send`s it itself).
+    #[inline(always)]
+    pub fn check(&self, bytes: &[u64; 8]) -> Option<PfcFrame> {
         if !self.enabled {
             return None;
         }
         let (mut pause, mut unpause) = (0u8, 0u8);
         let mut acc = 0u64;
-        for (q, b) in bytes.iter().enumerate() {
-            acc += b;
+        for q in 0..8 {
+            acc += bytes[q];
             let bit = 1u8 << q;
             if self.mask & bit == 0 {
                 continue;
@@ -181,7 +187,7 @@ impl PfcIngress {
                 unpause |= bit;
             }
         }
-        (pause | unpause != 0).then(|| self.send(now, PfcFrame { pause, unpause }))
+        (pause | unpause != 0).then_some(PfcFrame { pause, unpause })
     }
 
     /// Record frame `f` as sent now and return it.

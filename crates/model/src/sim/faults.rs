@@ -69,6 +69,7 @@ impl Fault {
 }
 
 impl Sim {
+    #[inline(never)]
     pub(crate) fn fault_start(&mut self, i: u32) {
         let f = self.faults[i as usize].clone();
         match f.kind {

@@ -35,7 +35,7 @@ impl Sim {
         self.counters.pkts_created += 1;
         let e = &mut self.ports[port as usize];
         let wire = pkt.wire as u64;
-        if self.scheme.source_ecn && source_mark(pkt.ecn, e.eg.drain_bytes(pkt.prio), self.scheme.source_ecn_threshold) {
+        if self.scheme.source_ecn && source_mark(pkt.ecn, || e.eg.drain_bytes(pkt.prio), self.scheme.source_ecn_threshold) {
             pkt.ecn = ECN_CE;
             self.port_ctr[port as usize].ecn_marks += 1;
             self.counters.ecn_marks += 1;

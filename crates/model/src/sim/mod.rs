@@ -709,6 +709,7 @@ impl Sim {
     }
 
     /// The measurement window opens or closes: record each live measured flow's delivered bytes.
+    #[inline(never)]
     fn window_edge(&mut self, close: bool) {
         let live: Vec<u32> = (0..self.apps.slots().len() as u32).filter(|&i| { let a = &self.apps.slots()[i as usize]; a.alive && a.measured }).collect();
         for i in live {
@@ -724,6 +725,7 @@ impl Sim {
 
     /// A time-series sample: every port's ingress and egress bytes, every live measured flow's delivered
     /// bytes; then the next one.
+    #[inline(never)]
     fn take_sample(&mut self) {
         let t = self.now.0;
         let s = &mut self.samples;

@@ -100,21 +100,22 @@ impl Sim {
     }
 
     /// The ingress bytes of switch port `port` changed: send PAUSE / UNPAUSE as the thresholds say.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pfc_check(&mut self, port: u32) {
-        if let Some(f) = self.pfc[port as usize].ingress.on_occupancy(self.now, &self.ports[port as usize].ing.bytes) {
-            self.pfc_emit(port, f);
+        if let Some(f) = self.pfc[port as usize].ingress.check(&self.ports[port as usize].ing.bytes) {
+            self.pfc_send(port, f.pause, f.unpause);
         }
     }
 
-    /// Send a PFC frame from switch ingress `port` now (recorded by its component first).
-    #[cfg(test)]
+    /// Send a PFC frame from switch ingress `port` now: its component records it, and it is put on its way
+    /// to the peer's egress (effect after the stop delay).
+    #[inline(never)]
     pub(crate) fn pfc_send(&mut self, port: u32, pause: u8, unpause: u8) {
         let f = self.pfc[port as usize].ingress.send(self.now, PfcFrame { pause, unpause });
         self.pfc_emit(port, f);
     }
 
-    /// Put frame `f`, sent by ingress `port`, on its way to the peer's egress (effect after the stop delay).
+    /// Put frame `f`, already recorded by ingress `port`, on its way to the peer's egress.
     fn pfc_emit(&mut self, port: u32, f: PfcFrame) {
         let at = self.now + self.pfc[port as usize].ingress.stop_delay;
         self.counters.pfc_pause_frames += 1;
@@ -127,6 +128,7 @@ impl Sim {
     }
 
     /// A PFC frame takes effect at egress `port`.
+    #[inline(never)]
     pub(crate) fn pfc_apply(&mut self, port: u32, pause: u8, unpause: u8) {
         if !self.ports[port as usize].up {
             // the link went down while the frame was on its way: a dead link has no pause state
@@ -302,6 +304,7 @@ impl Sim {
     }
 
     /// Periodic PFC sweep: the watchdog, then the deadlock check. Costs nothing while no port is paused.
+    #[inline(never)]
     pub(crate) fn pfc_sweep(&mut self) {
         if self.pfc_paused > 0 {
             self.pfc_watchdog_sweep();

@@ -29,14 +29,11 @@ impl Sim {
             return self.ports[ep as usize].up.then_some(ep);
         }
         let row = self.routes.row(node, dst);
-        if row.iter().all(|&w| w == 0) {
-            return None;
-        }
         let nd = &mut self.nodes[node as usize];
         let base = nd.port_base;
         let ports = &self.ports;
         let drain = |lp: u32| ports[(base + lp) as usize].eg.drain_bytes(prio);
-        Some(base + nd.fwd.choose(self.scheme.load_balancing, &self.scheme.alb, row, hash, drain, &mut nd.rng))
+        nd.fwd.choose(self.scheme.load_balancing, &self.scheme.alb, row, hash, drain, &mut nd.rng).map(|lp| base + lp)
     }
 
     /// DIBS: a uniformly random port of `node` other than `out` that leads to a switch, is up, and whose

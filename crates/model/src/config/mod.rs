@@ -1,0 +1,200 @@
+//! The scenario schema: one definition, validated once; every error names its field.
+//!
+//! A scenario has four parts (TOML on the Python side, JSON across the binding):
+//!
+//! ```toml
+//! [run]        # duration, seed, warmup, drain
+//! [topology]   # kind plus that kind's keys, per-tier link rate / delay / buffers
+//! [scheme]     # preset plus policy overrides ([scheme.tcp] for transport knobs)
+//! [[workload]] # one table per traffic source: kind plus its keys
+//! ```
+//!
+//! `schema` (the tables as serde reads them), `presets` (resolved schemes and the named presets),
+//! `validate` (checks and resolution); this file: the error type and `parse_scenario`.
+
+mod presets;
+mod schema;
+mod validate;
+
+pub use presets::*;
+pub use schema::*;
+
+use crate::units::RateV;
+use detailsim_engine::{Rate, Time};
+use serde::Deserialize;
+use std::fmt;
+
+/// A scenario that failed validation: the dotted path of the field and what is allowed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigError {
+    pub field: String,
+    pub msg: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.field.is_empty() {
+            write!(f, "{}", self.msg)
+        } else {
+            write!(f, "{}: {}", self.field, self.msg)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+pub fn err<T>(field: impl Into<String>, msg: impl Into<String>) -> Result<T, ConfigError> {
+    Err(ConfigError { field: field.into(), msg: msg.into() })
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Free text shown in listings.
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub run: RunConfig,
+    pub topology: TopologyConfig,
+    #[serde(default)]
+    pub scheme: SchemeConfig,
+    #[serde(default)]
+    pub workload: Vec<WorkloadConfig>,
+    #[serde(default)]
+    pub fault: Vec<FaultConfig>,
+}
+
+/// Parse and validate a scenario given as JSON (the binding's input format).
+pub fn parse_scenario(json: &str) -> Result<Scenario, ConfigError> {
+    let de = &mut serde_json::Deserializer::from_str(json);
+    let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." { String::new() } else { path };
+        let inner = e.into_inner().to_string();
+        // serde_json appends " at line L column C": meaningless for a scenario written in TOML.
+        let msg = match inner.find(" at line ") {
+            Some(i) => inner[..i].to_string(),
+            None => inner,
+        };
+        // a path inside a workload, marked by its deserializer: join it to the workload's path
+        if let Some(rest) = msg.strip_prefix(SUBPATH) {
+            if let Some((sub, m)) = rest.split_once(SUBPATH) {
+                let field = match (path.is_empty(), sub.is_empty()) {
+                    (_, true) => path,
+                    (true, false) => sub.to_string(),
+                    (false, false) if sub.starts_with('[') => format!("{path}{sub}"),
+                    (false, false) => format!("{path}.{sub}"),
+                };
+                return ConfigError { field, msg: m.to_string() };
+            }
+        }
+        ConfigError { field: path, msg }
+    })?;
+    sc.topology.validate_keys()?;
+    for (i, w) in sc.workload.iter().enumerate() {
+        w.validate(i)?;
+    }
+    for (i, f) in sc.fault.iter().enumerate() {
+        f.validate(i)?;
+    }
+    sc.scheme.resolve()?;
+    if sc.run.duration.0 == Time::ZERO {
+        return err("run.duration", "must be positive");
+    }
+    if sc.run.warmup.0 >= sc.run.duration.0 {
+        return err("run.warmup", "must be shorter than run.duration");
+    }
+    if sc.run.max_events == Some(0) {
+        return err("run.max_events", "must be at least 1 (or left out: no limit)");
+    }
+    if sc.run.max_wall.is_some_and(|d| d.0 < Time::from_ms(1)) {
+        return err("run.max_wall", "must be at least 1ms");
+    }
+    if sc.run.sample.is_some_and(|d| d.0 < Time::from_us(1)) {
+        return err("run.sample", "must be at least 1us");
+    }
+    Ok(sc)
+}
+
+pub fn rate_of(v: Option<RateV>) -> Option<Rate> {
+    v.map(|r| r.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    fn e(json: &str) -> String {
+        parse_scenario(json).unwrap_err().to_string()
+    }
+    #[test]
+    fn errors_name_the_field() {
+        let m = e(r#"{"topology": {"kind": "fattree", "k": 4, "link_rate": "-1Gbps"}}"#);
+        assert!(m.starts_with("topology.link_rate: "), "{m}");
+        let m = e(r#"{"topology": {"kind": "fatree"}}"#);
+        assert!(m.starts_with("topology.kind: unknown topology"), "{m}");
+        let m = e(r#"{"topology": {"kind": "fattree", "bogus": 1}}"#);
+        assert!(m.contains("bogus"), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch", "k": 4}}"#);
+        assert!(m.starts_with("topology.k: not a key"), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "scheme": {"preset": "nope"}}"#);
+        assert!(m.starts_with("scheme.preset: unknown scheme"), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "run": {"duration": "10 parsecs"}}"#);
+        assert!(m.starts_with("run.duration: "), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "retrieval", "rate": -5, "sizes": ["2KB"]}]}"#);
+        assert!(m.starts_with("workload[0].rate: "), "{m}");
+        // paths inside a workload survive its tagged deserialization
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "retrieval", "rate": 5, "sizes": ["2KB", {}]}]}"#);
+        assert!(m.starts_with("workload[0].sizes[1]: invalid type: map"), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "flows", "rows": [{"src": 0, "dst": 1, "size_bytes": "x", "start_s": 0}]}]}"#);
+        assert!(m.starts_with("workload[0].rows[0].size_bytes: "), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "retrieval", "rate": 5, "sizes": ["2KB"], "bogus": 1}]}"#);
+        assert!(m.starts_with("workload[0].bogus: unknown field"), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "nope"}]}"#);
+        assert!(m.starts_with("workload[0].kind: unknown workload \"nope\"; allowed: retrieval"), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"rate": 5}]}"#);
+        assert!(m.starts_with("workload[0].kind: required"), "{m}");
+    }
+    #[test]
+    fn periods_below_a_nanosecond_and_endless_runs_are_refused() {
+        let base = r#"{"topology": {"kind": "single_switch"}, "#;
+        let m = e(&format!(r#"{base}"scheme": {{"preset": "detail", "pfc": {{"watchdog_timeout": "1ps"}}}}}}"#));
+        assert!(m.starts_with("scheme.pfc.watchdog_timeout: must be at least 1ns"), "{m}");
+        let m = e(&format!(r#"{base}"scheme": {{"preset": "detail", "pfc": {{"deadlock_check": "999ps"}}}}}}"#));
+        assert!(m.starts_with("scheme.pfc.deadlock_check: must be at least 1ns"), "{m}");
+        // 0s switches the deadlock check off
+        parse_scenario(&format!(r#"{base}"scheme": {{"preset": "detail", "pfc": {{"deadlock_check": "0s"}}}}}}"#)).unwrap();
+        let m = e(&format!(
+            r#"{base}"workload": [{{"kind": "retrieval", "rate": 5, "sizes": ["2KB"], "burst_period": "1ps", "burst_length": "1ps", "burst_rate": 9}}]}}"#
+        ));
+        assert!(m.starts_with("workload[0].burst_period: must be at least 1ns"), "{m}");
+        let m = e(&format!(r#"{base}"run": {{"sample": "10ps"}}}}"#));
+        assert!(m.starts_with("run.sample: must be at least 1us"), "{m}");
+        let m = e(&format!(r#"{base}"run": {{"max_events": 0}}}}"#));
+        assert!(m.starts_with("run.max_events: "), "{m}");
+        let m = e(&format!(r#"{base}"run": {{"duration": "18000000s"}}}}"#));
+        assert!(m.starts_with("run.duration: ") && m.contains("at most 1000000s"), "{m}");
+        let m = e(&format!(r#"{base}"workload": [{{"kind": "retrieval", "rate": 5, "sizes": ["2KB", "inf"]}}]}}"#));
+        assert!(m.starts_with("workload[0].sizes[1]: must be 1B to 2^50 B"), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch", "link_rate": "1000Tbps"}}"#);
+        assert!(m.starts_with("topology.link_rate: ") && m.contains("at most 100Tbps"), "{m}");
+    }
+    #[test]
+    fn flow_rows_name_their_csv_row() {
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "flows", "source": "f.csv",
+            "rows": [{"src": 0, "dst": 1, "size_bytes": 10, "start_s": 0.0, "priority": 9}]}]}"#);
+        assert!(m.starts_with("workload[0].file: f.csv row 1: priority: "), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "flows", "rows": []}]}"#);
+        assert!(m.starts_with("workload[0].rows: must list at least one flow"), "{m}");
+    }
+    #[test]
+    fn presets_resolve() {
+        let sc = parse_scenario(r#"{"topology": {"kind": "single_switch"}, "scheme": {"preset": "fh", "tcp": {"rto_min": "200ms"}}}"#).unwrap();
+        let s = sc.scheme.resolve().unwrap();
+        assert_eq!(s.tcp.rto_min, Time::from_ms(200));
+        assert_eq!(s.tcp.rto_initial, Time::from_ms(200));
+        // lowering the minimum of a 200 ms preset lowers the initial RTO with it
+        let sc = parse_scenario(r#"{"topology": {"kind": "single_switch"}, "scheme": {"preset": "lps", "tcp": {"rto_min": "1ms"}}}"#).unwrap();
+        assert_eq!(sc.scheme.resolve().unwrap().tcp.rto_initial, Time::from_ms(1));
+        assert_eq!(s.load_balancing, LoadBalancing::FlowHash);
+    }
+}

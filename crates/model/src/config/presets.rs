@@ -1,0 +1,310 @@
+//! Resolved schemes: the parameters every mechanism reads, and the named presets (one row of the
+//! policy table each) that a scenario starts from.
+
+use super::*;
+use crate::mechanisms::red::RedParams;
+use crate::units::QLen;
+use detailsim_engine::Time;
+
+/// RED resolved: the parameters of every port, and those of the ports of named tiers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RedConfig {
+    pub base: RedParams,
+    pub tiers: Vec<(String, RedParams)>,
+}
+
+impl RedConfig {
+    /// The parameters of a port on link tier `tier`.
+    pub fn for_tier(&self, tier: &str) -> RedParams {
+        self.tiers.iter().find(|(t, _)| t == tier).map_or(self.base, |x| x.1)
+    }
+}
+
+pub const RED_DEFAULT_MIN: QLen = QLen::Packets(5);
+
+pub const RED_DEFAULT_MAX: QLen = QLen::Packets(15);
+
+pub const RED_DEFAULT_MAX_P: f64 = 0.02;
+
+pub const RED_DEFAULT_WEIGHT: f64 = 0.002;
+
+/// DIBS: detour instead of drop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DibsParams {
+    pub enabled: bool,
+    /// Detour when the chosen egress queue holds more than this (None: when it cannot take the packet).
+    pub threshold: Option<u64>,
+    /// Drop a packet detoured this many times (None: no cap).
+    pub max_detours: Option<u32>,
+    /// Detour with this probability when eligible (otherwise behave as without DIBS).
+    pub probability: f64,
+    /// Priorities allowed to detour (bit p).
+    pub priorities: u8,
+}
+
+/// PFC parameters. Thresholds and reaction time left at `None` are derived per port from its link
+/// (see `Sim` construction and docs/scenarios.md).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PfcParams {
+    pub pause_threshold: Option<u64>,
+    pub unpause_threshold: Option<u64>,
+    pub reaction_time: Option<Time>,
+    pub watchdog_timeout: Time,
+    pub watchdog_action: WatchdogAction,
+    pub ignore_limit: u32,
+    pub deadlock_check: Time,
+    /// Priorities with PFC (lossless), bit p; the others are lossy and may use only the buffer left after
+    /// the lossless priorities' headroom.
+    pub priorities: u8,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlbParams {
+    pub t1: u64,
+    pub t2: u64,
+    pub choice: AlbChoice,
+}
+
+/// Transport parameters after preset and overrides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TcpParams {
+    pub mss: u32,
+    pub initial_window: u32,
+    /// The receiver's advertised window: bytes in flight never exceed min(cwnd, rwnd).
+    pub rwnd: u64,
+    pub handshake: bool,
+    pub fast_retransmit: bool,
+    pub dupack_threshold: u32,
+    pub rto_min: Time,
+    pub rto_initial: Time,
+    pub rto_max: Time,
+    pub delayed_ack: bool,
+    pub delayed_ack_timeout: Time,
+    pub ecn: bool,
+    /// Off: no retransmission timer and no fast retransmit (the paper's Section 3.3 study with
+    /// infinite buffers, where nothing is lost).
+    pub retransmissions: bool,
+    pub cc: CongestionControl,
+    pub dctcp_g: f64,
+    /// PIAS MLFQ demotion thresholds (bytes sent); empty: no tagging.
+    pub mlfq: Vec<u64>,
+    /// Start every flow at line rate: the initial window is the bandwidth-delay product of its path
+    /// (sender's link rate x base RTT), overriding `initial_window`.
+    pub line_rate_start: bool,
+    /// When positive: the minimum and initial RTO are this many base RTTs of the flow's path, overriding
+    /// `rto_min` and `rto_initial`.
+    pub rto_rtts: f64,
+}
+
+/// A resolved scheme: one row of the policy table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scheme {
+    pub name: String,
+    pub load_balancing: LoadBalancing,
+    pub flow_control: FlowControl,
+    pub ecn_marking: EcnMarking,
+    pub ecn_threshold: u64,
+    pub source_ecn: bool,
+    pub source_ecn_threshold: u64,
+    pub scheduling: Scheduling,
+    /// A full ingress buffer evicts lower-priority packets for a higher-priority arrival.
+    pub priority_eviction: bool,
+    /// Switch egress space per priority rather than shared by all priorities.
+    pub egress_per_priority: bool,
+    /// Cap on each switch egress queue: bytes, or multiples of the fabric BDP (resolved at build time).
+    pub queue_limit: Option<u64>,
+    pub queue_limit_bdp: Option<f64>,
+    pub tcp: TcpParams,
+    pub pfc: PfcParams,
+    pub alb: AlbParams,
+    pub dibs: DibsParams,
+    pub red: RedConfig,
+}
+
+/// A named preset: what it stands for, for `detailsim schemes`.
+pub struct Preset {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub build: fn() -> Scheme,
+}
+
+pub(crate) fn base_tcp() -> TcpParams {
+    TcpParams {
+        mss: 1460,
+        initial_window: 10,
+        rwnd: 128 * 1024,
+        handshake: false,
+        fast_retransmit: true,
+        dupack_threshold: 3,
+        rto_min: Time::from_ms(10),
+        rto_initial: Time::from_ms(10),
+        rto_max: Time::from_secs_f64(60.0),
+        delayed_ack: false,
+        delayed_ack_timeout: Time::from_us(40),
+        ecn: false,
+        retransmissions: true,
+        cc: CongestionControl::NewReno,
+        dctcp_g: 1.0 / 16.0,
+        mlfq: Vec::new(),
+        line_rate_start: false,
+        rto_rtts: 0.0,
+    }
+}
+
+/// DeTail's reorder-resistant NewReno: no fast retransmit or recovery, RTO 200 ms.
+pub(crate) fn reorder_resistant_tcp() -> TcpParams {
+    TcpParams { fast_retransmit: false, rto_min: Time::from_ms(200), rto_initial: Time::from_ms(200), ..base_tcp() }
+}
+
+pub(crate) fn base_pfc() -> PfcParams {
+    PfcParams {
+        pause_threshold: None,
+        unpause_threshold: None,
+        reaction_time: None,
+        watchdog_timeout: Time::from_ms(100),
+        watchdog_action: WatchdogAction::Report,
+        ignore_limit: 3,
+        deadlock_check: Time::from_ms(1),
+        priorities: 0xff,
+    }
+}
+
+pub(crate) fn base_alb() -> AlbParams {
+    AlbParams { t1: 16 * 1024, t2: 64 * 1024, choice: AlbChoice::Random }
+}
+
+pub(crate) fn row(name: &str, lb: LoadBalancing, fc: FlowControl, source_ecn: bool, tcp: TcpParams) -> Scheme {
+    Scheme {
+        name: name.into(),
+        load_balancing: lb,
+        flow_control: fc,
+        ecn_marking: EcnMarking::None,
+        ecn_threshold: 64 * 1024,
+        source_ecn,
+        source_ecn_threshold: 64 * 1024,
+        scheduling: Scheduling::StrictPriority,
+        priority_eviction: false,
+        egress_per_priority: false,
+        queue_limit: None,
+        queue_limit_bdp: None,
+        tcp,
+        pfc: base_pfc(),
+        alb: base_alb(),
+        dibs: DibsParams { enabled: false, threshold: None, max_detours: None, probability: 1.0, priorities: 0xff },
+        red: RedOverrides::default().resolve().expect("RED defaults are valid"),
+    }
+}
+
+pub(crate) fn dctcp_tcp() -> TcpParams {
+    TcpParams { cc: CongestionControl::Dctcp, ecn: true, delayed_ack: true, ..base_tcp() }
+}
+
+pub(crate) fn dctcp_row(name: &str) -> Scheme {
+    let mut s = row(name, LoadBalancing::FlowHash, FlowControl::TailDrop, false, dctcp_tcp());
+    s.ecn_marking = EcnMarking::PerPort;
+    s.ecn_threshold = 30 * 1024;
+    s
+}
+
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "fh",
+        summary: "DeTail's baseline: flow hashing (ECMP), tail drop, strict priorities, NewReno with fast retransmit, RTO 10 ms",
+        build: || row("fh", LoadBalancing::FlowHash, FlowControl::TailDrop, false, base_tcp()),
+    },
+
+    Preset {
+        name: "scatter",
+        summary: "packet scatter (random acceptable port per packet), tail drop, NewReno with fast retransmit, RTO 10 ms",
+        build: || row("scatter", LoadBalancing::PacketScatter, FlowControl::TailDrop, false, base_tcp()),
+    },
+    Preset {
+        name: "lps",
+        summary: "lossless packet scatter: packet scatter, PFC, reorder-resistant NewReno (no fast retransmit, reorder buffer), RTO 200 ms",
+        build: || row("lps", LoadBalancing::PacketScatter, FlowControl::Pfc, false, reorder_resistant_tcp()),
+    },
+    Preset {
+        name: "detail",
+        summary: "DeTail: adaptive load balancing (T1 16 KB, T2 64 KB), PFC, reorder-resistant NewReno with source ECN (64 KB), RTO 200 ms",
+        build: || row("detail", LoadBalancing::Adaptive, FlowControl::Pfc, true, TcpParams { ecn: true, ..reorder_resistant_tcp() }),
+    },
+    Preset {
+        name: "pfc_only",
+        summary: "ablation: FH plus PFC (flow hashing, lossless, NewReno with fast retransmit, RTO 10 ms)",
+        build: || row("pfc_only", LoadBalancing::FlowHash, FlowControl::Pfc, false, base_tcp()),
+    },
+    Preset {
+        name: "tcp",
+        summary: "plain TCP NewReno: flow hashing, tail drop, fast retransmit, RTO 10 ms, no ECN",
+        build: || row("tcp", LoadBalancing::FlowHash, FlowControl::TailDrop, false, base_tcp()),
+    },
+    Preset {
+        name: "dctcp",
+        summary: "DCTCP: switch ECN marking per port at K = 30 KB, alpha-based window cut (g = 1/16), delayed ACKs with DCTCP echo, flow hashing, tail drop",
+        build: || dctcp_row("dctcp"),
+    },
+    Preset {
+        name: "dibs",
+        summary: "DIBS + DCTCP: a packet whose egress queue is full is detoured to a random other switch port with room instead of dropped; fast retransmit off",
+        build: || {
+            let mut s = dctcp_row("dibs");
+            s.dibs.enabled = true;
+            s.tcp.fast_retransmit = false;
+            s
+        },
+    },
+    Preset {
+        name: "pias",
+        summary: "PIAS: host MLFQ tagging (thresholds from [scheme.tcp] mlfq_thresholds; the front end solves \"optimal\"), per-port ECN, DCTCP, strict priorities",
+        build: || dctcp_row("pias"),
+    },
+    Preset {
+        name: "las",
+        summary: "LAS: every queue serves the packet of the flow with the least attained service (bytes sent), DCTCP with per-port ECN; the ideal information-agnostic reference of PIAS",
+        build: || {
+            let mut s = dctcp_row("las");
+            s.scheduling = Scheduling::Las;
+            s
+        },
+    },
+    Preset {
+        name: "l2dct",
+        summary: "L2DCT: DCTCP whose window cut and increase are weighted by the bytes the flow has sent (w 2.5 -> 0.125 from 200 to 1000 segments), per-port ECN at K = 30 KB",
+        build: || {
+            let mut s = dctcp_row("l2dct");
+            s.tcp.cc = CongestionControl::L2dct;
+            s
+        },
+    },
+    Preset {
+        name: "pfabric",
+        summary: "pFabric: queues send the earliest packet of the flow with the fewest unacknowledged bytes, a full queue drops its lowest-priority packet, egress queues capped at 2 x the fabric BDP, line-rate start, window cut only on timeouts, RTO 3 base RTTs",
+        build: || {
+            let mut s = row("pfabric", LoadBalancing::FlowHash, FlowControl::TailDrop, false, base_tcp());
+            s.scheduling = Scheduling::Pfabric;
+            s.queue_limit_bdp = Some(2.0);
+            s.tcp.cc = CongestionControl::Pfabric;
+            s.tcp.line_rate_start = true;
+            s.tcp.rto_rtts = 3.0;
+            s
+        },
+    },
+    Preset {
+        name: "detail_pias",
+        summary: "DeTail with PIAS priorities: ALB, PFC, reorder-resistant NewReno with source ECN, plus MLFQ tagging ([scheme.pias]); not evaluated by either paper",
+        build: || {
+            let mut s = row("detail_pias", LoadBalancing::Adaptive, FlowControl::Pfc, true, TcpParams { ecn: true, ..reorder_resistant_tcp() });
+            s.name = "detail_pias".into();
+            s
+        },
+    },
+    Preset {
+        name: "alb_only",
+        summary: "ablation: adaptive load balancing without PFC (tail drop), reorder-resistant NewReno with RTO 10 ms",
+        build: || row("alb_only", LoadBalancing::Adaptive, FlowControl::TailDrop, false, TcpParams { fast_retransmit: false, ..base_tcp() }),
+    },
+];
+
+pub fn preset(name: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.name == name)
+}

@@ -1,0 +1,707 @@
+//! The scenario schema as serde reads it: every table and key, their defaults, nothing resolved.
+
+use crate::units::{Bytes, Dur, QueueLen, RateV};
+use detailsim_engine::Time;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// A fault injected into the fabric.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct FaultConfig {
+    /// `link_down`, `degrade` or `ignore_pause`.
+    pub kind: String,
+    /// The link, by its two node names (`["agg0_0", "core0"]`) or topology-neutrally as `"<tier>#<i>"`,
+    /// the i-th link of a tier (`"agg_core#0"`: the first core–agg link). For `ignore_pause` the first
+    /// node is the one whose transmitter ignores PAUSE frames from the second.
+    pub link: LinkSel,
+    /// When the fault starts.
+    #[serde(default = "Dur::zero")]
+    pub at: Dur,
+    /// New rate of a degraded link.
+    pub rate: Option<RateV>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(untagged)]
+pub enum LinkSel {
+    Nodes(Vec<String>),
+    Tier(String),
+}
+
+pub const FAULT_KINDS: &[&str] = &["link_down", "degrade", "ignore_pause"];
+
+pub(crate) fn d_duration() -> Dur {
+    Dur(Time::from_ms(100))
+}
+
+pub(crate) fn d_drain() -> Dur {
+    Dur(Time::from_secs_f64(1.0))
+}
+
+pub(crate) fn d_seed() -> u64 {
+    1
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// Flows start in [0, duration).
+    #[serde(default = "d_duration")]
+    pub duration: Dur,
+    #[serde(default = "d_seed")]
+    pub seed: u64,
+    /// Flows that start before this time run but are not measured.
+    #[serde(default = "Dur::zero")]
+    pub warmup: Dur,
+    /// After `duration`, how long the simulation may continue so measured flows can finish.
+    #[serde(default = "d_drain")]
+    pub drain: Dur,
+    /// Keep the open-loop workloads generating (unmeasured) flows after `duration`, so that measured flows
+    /// finish under the same load they started in; the run ends when the measured flows are done.
+    #[serde(default)]
+    pub keep_load: bool,
+    /// Goodput measurement window (iperf-style): bytes each flow delivers between these times.
+    pub measure_from: Option<Dur>,
+    pub measure_to: Option<Dur>,
+    /// Time-series interval: per port queue bytes and per measured flow bytes delivered, every `sample`.
+    pub sample: Option<Dur>,
+    /// Guard on runaway runs: end the run (marked incomplete) after this many events.
+    pub max_events: Option<u64>,
+    /// Guard on runaway runs: end the run (marked incomplete) after this much wall-clock time.
+    pub max_wall: Option<Dur>,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            duration: d_duration(),
+            seed: 1,
+            warmup: Dur::zero(),
+            drain: d_drain(),
+            keep_load: false,
+            measure_from: None,
+            measure_to: None,
+            sample: None,
+            max_events: None,
+            max_wall: None,
+        }
+    }
+}
+
+impl Dur {
+    pub fn zero() -> Dur {
+        Dur(Time::ZERO)
+    }
+}
+
+/// Link parameters of one tier; unset fields fall back to the topology-wide ones.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TierConfig {
+    pub rate: Option<RateV>,
+    pub delay: Option<Dur>,
+    /// Sets both ingress and egress buffers of switch ports on this tier.
+    pub buffer: Option<Bytes>,
+    pub ingress_buffer: Option<Bytes>,
+    pub egress_buffer: Option<Bytes>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct NodeConfig {
+    pub name: String,
+    pub kind: String,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    pub a: String,
+    pub b: String,
+    pub rate: Option<RateV>,
+    pub delay: Option<Dur>,
+    pub buffer: Option<Bytes>,
+    pub ingress_buffer: Option<Bytes>,
+    pub egress_buffer: Option<Bytes>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyConfig {
+    pub kind: String,
+    // shape keys (which apply depends on kind)
+    pub k: Option<u32>,
+    pub hosts: Option<u32>,
+    pub leaves: Option<u32>,
+    pub spines: Option<u32>,
+    pub hosts_per_leaf: Option<u32>,
+    pub left: Option<u32>,
+    pub right: Option<u32>,
+    pub host_rate: Option<RateV>,
+    pub uplink_rate: Option<RateV>,
+    pub bottleneck_rate: Option<RateV>,
+    pub bottleneck_delay: Option<Dur>,
+    pub nodes: Option<Vec<NodeConfig>>,
+    pub links: Option<Vec<LinkConfig>>,
+    // link defaults for every tier
+    pub link_rate: Option<RateV>,
+    pub link_delay: Option<Dur>,
+    pub buffer: Option<Bytes>,
+    pub ingress_buffer: Option<Bytes>,
+    pub egress_buffer: Option<Bytes>,
+    #[serde(default)]
+    pub tiers: BTreeMap<String, TierConfig>,
+    // switch and host hardware
+    pub forwarding_delay: Option<Dur>,
+    pub speedup: Option<f64>,
+    pub host_buffer: Option<Bytes>,
+    pub mtu: Option<Bytes>,
+    pub frame_overhead: Option<Bytes>,
+    pub min_frame: Option<Bytes>,
+}
+
+pub const TOPOLOGY_KINDS: &[&str] =
+    &["detail128", "testbed16", "fattree", "leaf_spine", "single_switch", "dumbbell", "custom"];
+
+pub(crate) const COMMON_TOPO_KEYS: &[&str] = &[
+    "kind",
+    "link_rate",
+    "link_delay",
+    "buffer",
+    "ingress_buffer",
+    "egress_buffer",
+    "tiers",
+    "forwarding_delay",
+    "speedup",
+    "host_buffer",
+    "mtu",
+    "frame_overhead",
+    "min_frame",
+];
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadBalancing {
+    /// Per-flow hash of the 5-tuple with a per-switch salt (ECMP).
+    FlowHash,
+    /// A uniformly random acceptable port per packet.
+    PacketScatter,
+    /// DeTail's adaptive load balancing: per packet, an acceptable port whose egress drain-byte counter
+    /// for the packet's priority is below T1, else below T2, else any acceptable port.
+    Adaptive,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AlbChoice {
+    /// Uniformly random among the selected ports.
+    Random,
+    /// Round robin (a per-switch pointer) among the selected ports.
+    RoundRobin,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Scheduling {
+    /// 8 strict priorities, FIFO within each.
+    StrictPriority,
+    /// Least attained service: every queue (switch egress and host NIC) sends the packet whose flow had
+    /// sent the fewest bytes before it (ties: the earliest queued).
+    Las,
+    /// pFabric: every queue sends the earliest queued packet of the flow whose packet has the lowest rank
+    /// (the flow's unacknowledged bytes when it was sent); a switch egress queue that is full evicts its
+    /// highest-rank packet for a lower-rank arrival, or drops the arrival.
+    Pfabric,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CongestionControl {
+    /// TCP NewReno (with classic ECN reaction when `ecn` is on).
+    NewReno,
+    /// DCTCP: alpha-weighted window cut, precise ECN echo.
+    Dctcp,
+    /// L2DCT: DCTCP whose cut (alpha^w / 2) and additive increase (w / w_max per RTT) are weighted by the
+    /// bytes the flow has sent: w = 2.5 up to 200 segments, falling linearly to 0.125 at 1000 segments.
+    L2dct,
+    /// pFabric's minimal rate control: the window shrinks only on a timeout (to one segment, then slow
+    /// start); fast retransmit resends the lost segment without a cut; no ECN reaction; header-only probes
+    /// after 5 timeouts in a row until an ACK returns.
+    Pfabric,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum WatchdogAction {
+    /// Record the event.
+    Report,
+    /// Record it and shut the link down (routing then excludes it).
+    Shutdown,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowControl {
+    /// Drop arriving packets that do not fit the ingress buffer.
+    TailDrop,
+    /// Priority flow control (IEEE 802.1Qbb): PAUSE/UNPAUSE on ingress drain-byte thresholds.
+    Pfc,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnMarking {
+    None,
+    /// Mark CE when the packet's priority queue holds more than the threshold.
+    PerQueue,
+    /// Mark CE when the whole egress port holds more than the threshold.
+    PerPort,
+    /// Random Early Detection on the whole egress port (`[scheme.red]`): marks ECN-capable packets, drops
+    /// the others.
+    Red,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TcpOverrides {
+    pub mss: Option<Bytes>,
+    pub initial_window: Option<u32>,
+    pub rwnd: Option<Bytes>,
+    pub handshake: Option<bool>,
+    pub fast_retransmit: Option<bool>,
+    pub dupack_threshold: Option<u32>,
+    pub rto_min: Option<Dur>,
+    pub rto_initial: Option<Dur>,
+    pub rto_max: Option<Dur>,
+    pub delayed_ack: Option<bool>,
+    pub delayed_ack_timeout: Option<Dur>,
+    pub ecn: Option<bool>,
+    pub retransmissions: Option<bool>,
+    pub congestion_control: Option<CongestionControl>,
+    pub dctcp_g: Option<f64>,
+    /// PIAS MLFQ demotion thresholds in bytes (the front end resolves "optimal", "equal-split", "paper").
+    pub mlfq_thresholds: Option<Vec<Bytes>>,
+    pub line_rate_start: Option<bool>,
+    pub rto_rtts: Option<f64>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct SchemeConfig {
+    #[serde(default = "d_preset")]
+    pub preset: String,
+    pub load_balancing: Option<LoadBalancing>,
+    pub flow_control: Option<FlowControl>,
+    pub ecn_marking: Option<EcnMarking>,
+    pub ecn_threshold: Option<Bytes>,
+    /// DeTail's source ECN: the host marks CE on outgoing packets while its NIC drain-byte counter for
+    /// the packet's priority exceeds `source_ecn_threshold`.
+    pub source_ecn: Option<bool>,
+    pub source_ecn_threshold: Option<Bytes>,
+    pub scheduling: Option<Scheduling>,
+    /// A full switch ingress buffer drops its lowest-priority packets to admit a higher-priority arrival
+    /// (acts only where buffers overflow: tail drop, or PFC with a neighbour that ignores PAUSE).
+    pub priority_eviction: Option<bool>,
+    /// Every priority of a switch egress queue has the port's egress buffer to itself (instead of all
+    /// priorities sharing it), so a paused priority cannot keep the others out.
+    pub egress_per_priority: Option<bool>,
+    /// Cap on every switch egress queue (below the port's egress buffer), in bytes ...
+    pub queue_limit: Option<Bytes>,
+    /// ... or in multiples of the fabric's bandwidth-delay product (host link rate x longest base RTT).
+    pub queue_limit_bdp: Option<f64>,
+    #[serde(default)]
+    pub tcp: TcpOverrides,
+    #[serde(default)]
+    pub pfc: PfcOverrides,
+    #[serde(default)]
+    pub alb: AlbOverrides,
+    #[serde(default)]
+    pub dibs: DibsOverrides,
+    #[serde(default)]
+    pub red: RedOverrides,
+}
+
+/// `[scheme.red]`: RED parameters (ns-3's RedQueueDisc defaults), per tier overrides of the thresholds.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RedOverrides {
+    pub min_threshold: Option<QueueLen>,
+    pub max_threshold: Option<QueueLen>,
+    pub max_probability: Option<f64>,
+    pub weight: Option<f64>,
+    pub gentle: Option<bool>,
+    #[serde(default)]
+    pub tiers: BTreeMap<String, RedTierOverrides>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RedTierOverrides {
+    pub min_threshold: Option<QueueLen>,
+    pub max_threshold: Option<QueueLen>,
+    pub max_probability: Option<f64>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DibsOverrides {
+    pub enabled: Option<bool>,
+    pub threshold: Option<Bytes>,
+    pub max_detours: Option<u32>,
+    pub probability: Option<f64>,
+    pub priorities: Option<Vec<u8>>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PfcOverrides {
+    pub pause_threshold: Option<Bytes>,
+    pub unpause_threshold: Option<Bytes>,
+    pub reaction_time: Option<Dur>,
+    pub watchdog_timeout: Option<Dur>,
+    pub watchdog_action: Option<WatchdogAction>,
+    pub ignore_limit: Option<u32>,
+    pub deadlock_check: Option<Dur>,
+    pub priorities: Option<Vec<u8>>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct AlbOverrides {
+    pub t1: Option<Bytes>,
+    pub t2: Option<Bytes>,
+    pub choice: Option<AlbChoice>,
+}
+
+pub(crate) fn d_preset() -> String {
+    "fh".into()
+}
+
+impl Default for SchemeConfig {
+    fn default() -> Self {
+        SchemeConfig {
+            preset: d_preset(),
+            load_balancing: None,
+            flow_control: None,
+            ecn_marking: None,
+            ecn_threshold: None,
+            source_ecn: None,
+            source_ecn_threshold: None,
+            scheduling: None,
+            priority_eviction: None,
+            egress_per_priority: None,
+            queue_limit: None,
+            queue_limit_bdp: None,
+            tcp: TcpOverrides::default(),
+            pfc: PfcOverrides::default(),
+            alb: AlbOverrides::default(),
+            dibs: DibsOverrides::default(),
+            red: RedOverrides::default(),
+        }
+    }
+}
+
+pub(crate) fn d_request() -> Bytes {
+    Bytes(10)
+}
+
+pub(crate) fn d_bg_size() -> Bytes {
+    Bytes(1 << 20)
+}
+
+pub(crate) fn d_one() -> u32 {
+    1
+}
+
+pub(crate) fn d_bg_prio() -> u8 {
+    1
+}
+
+pub(crate) fn d_flow_class() -> String {
+    "flow".into()
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Pattern {
+    /// Every server requests from uniformly random other servers.
+    #[default]
+    AllToAll,
+    /// `frontends` servers (placed by `frontend_layout`) request from the others (back-ends) only.
+    FrontToBack,
+}
+
+/// Which servers are the front-ends of a `front_to_back` workload.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FrontendLayout {
+    /// Evenly spaced over the server list (servers 0, 2, 4, ... when half are front-ends), so every rack
+    /// holds front-ends and back-ends alike.
+    #[default]
+    Spread,
+    /// The first `frontends` servers (with half: the first half of the racks, pods 0-1 of the 128-server
+    /// FatTree).
+    First,
+}
+
+#[derive(Debug, Clone)]
+pub enum WorkloadConfig {
+    /// Poisson data retrievals: a small request, then a response of a size drawn from a discrete mix.
+    Retrieval(RetrievalConfig),
+    /// Closed-loop background flows: each server keeps `flows_per_server` flows of `size` running.
+    Background(BackgroundConfig),
+    /// A user's own flow list (the Python front end reads `file`, a CSV with columns
+    /// src,dst,size_bytes,start_s,priority, into `rows`).
+    Flows(FlowsConfig),
+    /// Sequential workflows: a chain of retrievals, each starting when the previous completes.
+    Sequential(SequentialConfig),
+    /// Partition-aggregate workflows: parallel retrievals from `fanout` back-ends; done at the last response.
+    PartitionAggregate(PartitionAggregateConfig),
+    /// Incast: one receiver fetches `total` bytes split over `senders` servers at once, `repeats` times.
+    Incast(IncastConfig),
+    /// One-way flows with sizes from a CDF, Poisson arrivals at a rate derived from a target load,
+    /// random source and destination; classes by size bucket (small, medium, large).
+    Cdf(CdfConfig),
+}
+
+pub const WORKLOAD_KINDS: &[&str] = &["retrieval", "background", "flows", "sequential", "partition_aggregate", "incast", "cdf"];
+
+/// Marks the path inside a workload in an error message, so that `parse_scenario` can join it to the
+/// workload's own path (serde loses paths inside a tagged enum).
+pub(crate) const SUBPATH: char = '\u{1}';
+
+impl<'de> Deserialize<'de> for WorkloadConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        use serde_json::Value;
+        fn sub<T: serde::de::DeserializeOwned, E: Error>(v: Value) -> Result<T, E> {
+            serde_path_to_error::deserialize(v).map_err(|e| {
+                let p = e.path().to_string();
+                E::custom(format!("{SUBPATH}{}{SUBPATH}{}", if p == "." { "" } else { &p }, e.into_inner()))
+            })
+        }
+        let mut m = serde_json::Map::<String, Value>::deserialize(d)?;
+        let allowed = WORKLOAD_KINDS.join(", ");
+        let kind = match m.remove("kind") {
+            Some(Value::String(k)) => k,
+            Some(other) => return Err(D::Error::custom(format!("{SUBPATH}kind{SUBPATH}must be a string, one of {allowed}; got {other}"))),
+            None => return Err(D::Error::custom(format!("{SUBPATH}kind{SUBPATH}required: one of {allowed}"))),
+        };
+        let v = Value::Object(m);
+        Ok(match kind.as_str() {
+            "retrieval" => WorkloadConfig::Retrieval(sub(v)?),
+            "background" => WorkloadConfig::Background(sub(v)?),
+            "flows" => WorkloadConfig::Flows(sub(v)?),
+            "sequential" => WorkloadConfig::Sequential(sub(v)?),
+            "partition_aggregate" => WorkloadConfig::PartitionAggregate(sub(v)?),
+            "incast" => WorkloadConfig::Incast(sub(v)?),
+            "cdf" => WorkloadConfig::Cdf(sub(v)?),
+            k => return Err(D::Error::custom(format!("{SUBPATH}kind{SUBPATH}unknown workload {k:?}; allowed: {allowed}"))),
+        })
+    }
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct CdfConfig {
+    /// (size in bytes, cumulative probability 0..1) points, linear in between; the Python front end fills
+    /// them from `cdf` (a bundled name or a file).
+    pub points: Vec<[f64; 2]>,
+    /// Where the points came from (for the record).
+    #[serde(default)]
+    pub cdf: Option<String>,
+    /// Target load (payload bytes), 0 < load <= 1, on the links of `load_tier`; or give `rate` instead.
+    pub load: Option<f64>,
+    /// The tier the load refers to: "host" (each host's link, the default) or another tier of the
+    /// topology (the mean over its links in both directions, with shortest-path routing).
+    pub load_tier: Option<String>,
+    /// Flows per second started by each host.
+    pub rate: Option<f64>,
+    #[serde(default)]
+    pub priority: u8,
+    /// Client/server pattern (the PIAS testbed's): this host (an index into the hosts) is the only client;
+    /// it sends a `request_size` request to a random other host, which answers with a flow drawn from the
+    /// CDF. Arrivals are Poisson at the client and `load` refers to the client's link. Without it every
+    /// host starts one-way flows to random destinations.
+    pub client: Option<u32>,
+    /// Request size in the client/server pattern.
+    pub request_size: Option<Bytes>,
+    #[serde(default = "Dur::zero")]
+    pub start: Dur,
+    pub stop: Option<Dur>,
+}
+
+/// Optional bursts of a Poisson arrival process: every `burst_period`, for `burst_length`, the rate is
+/// `burst_rate`; the rest of the period it is the workload's `rate`.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct BurstConfig {
+    pub burst_period: Option<Dur>,
+    pub burst_length: Option<Dur>,
+    pub burst_rate: Option<f64>,
+}
+
+pub(crate) fn d_len10() -> u32 {
+    10
+}
+
+pub(crate) fn d_fanouts() -> Vec<u32> {
+    vec![10, 20, 40]
+}
+
+pub(crate) fn d_2kb() -> Bytes {
+    Bytes(2048)
+}
+
+pub(crate) fn d_1mb() -> Bytes {
+    Bytes(1 << 20)
+}
+
+pub(crate) fn d_ftb() -> Pattern {
+    Pattern::FrontToBack
+}
+
+pub(crate) fn d_gap() -> Dur {
+    Dur(Time::from_ms(1))
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct SequentialConfig {
+    /// Workflows per second started by each front-end.
+    pub rate: f64,
+    /// Retrievals per workflow.
+    #[serde(default = "d_len10")]
+    pub length: u32,
+    pub sizes: Vec<Bytes>,
+    pub weights: Option<Vec<f64>>,
+    #[serde(default)]
+    pub priority: u8,
+    #[serde(default = "d_request")]
+    pub request_size: Bytes,
+    #[serde(default = "d_ftb")]
+    pub pattern: Pattern,
+    pub frontends: Option<u32>,
+    pub frontend_layout: Option<FrontendLayout>,
+    #[serde(default = "Dur::zero")]
+    pub start: Dur,
+    pub stop: Option<Dur>,
+    pub burst_period: Option<Dur>,
+    pub burst_length: Option<Dur>,
+    pub burst_rate: Option<f64>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct PartitionAggregateConfig {
+    /// Workflows per second started by each front-end.
+    pub rate: f64,
+    #[serde(default = "d_fanouts")]
+    pub fanouts: Vec<u32>,
+    pub weights: Option<Vec<f64>>,
+    #[serde(default = "d_2kb")]
+    pub size: Bytes,
+    #[serde(default)]
+    pub priority: u8,
+    #[serde(default = "d_request")]
+    pub request_size: Bytes,
+    #[serde(default = "d_ftb")]
+    pub pattern: Pattern,
+    pub frontends: Option<u32>,
+    pub frontend_layout: Option<FrontendLayout>,
+    #[serde(default = "Dur::zero")]
+    pub start: Dur,
+    pub stop: Option<Dur>,
+    pub burst_period: Option<Dur>,
+    pub burst_length: Option<Dur>,
+    pub burst_rate: Option<f64>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct IncastConfig {
+    /// Host index of the receiver.
+    #[serde(default)]
+    pub receiver: u32,
+    /// How many servers send (the first ones other than the receiver); all others by default.
+    pub senders: Option<u32>,
+    /// Bytes the receiver gets in total per incast, split evenly over the senders.
+    #[serde(default = "d_1mb")]
+    pub total: Bytes,
+    #[serde(default = "d_one")]
+    pub repeats: u32,
+    /// Pause between the end of one incast and the start of the next.
+    #[serde(default = "d_gap")]
+    pub gap: Dur,
+    #[serde(default = "Dur::zero")]
+    pub start: Dur,
+    #[serde(default)]
+    pub priority: u8,
+    #[serde(default = "d_request")]
+    pub request_size: Bytes,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RetrievalConfig {
+    /// Retrievals per second issued by each requesting server.
+    pub rate: f64,
+    pub sizes: Vec<Bytes>,
+    pub weights: Option<Vec<f64>>,
+    #[serde(default)]
+    pub priority: u8,
+    #[serde(default = "d_request")]
+    pub request_size: Bytes,
+    #[serde(default)]
+    pub pattern: Pattern,
+    pub frontends: Option<u32>,
+    pub frontend_layout: Option<FrontendLayout>,
+    #[serde(default = "Dur::zero")]
+    pub start: Dur,
+    pub stop: Option<Dur>,
+    pub burst_period: Option<Dur>,
+    pub burst_length: Option<Dur>,
+    pub burst_rate: Option<f64>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct BackgroundConfig {
+    #[serde(default = "d_one")]
+    pub flows_per_server: u32,
+    #[serde(default = "d_bg_size")]
+    pub size: Bytes,
+    /// A size mix instead of one size (each new flow draws its size).
+    pub sizes: Option<Vec<Bytes>>,
+    pub weights: Option<Vec<f64>>,
+    #[serde(default = "d_bg_prio")]
+    pub priority: u8,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct FlowsConfig {
+    pub rows: Vec<FlowRow>,
+    #[serde(default = "d_flow_class")]
+    pub class: String,
+    /// The CSV file the rows were read from (set by the front end): errors then name the file and the row.
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+/// One listed flow: host indices, bytes, start time in seconds, priority (0 highest).
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct FlowRow {
+    pub src: u32,
+    pub dst: u32,
+    pub size_bytes: u64,
+    pub start_s: f64,
+    #[serde(default)]
+    pub priority: u8,
+}
+
+/// The largest transfer (a flow, a response, a request): 2^50 B (1024 TB; a "bulk" flow is written as a
+/// very large size) keeps every sequence number and byte count far inside 64 bits.
+pub const MAX_TRANSFER: u64 = 1 << 50;

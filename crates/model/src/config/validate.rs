@@ -1,0 +1,536 @@
+//! Validation and resolution: a scenario's tables checked field by field (every error names its field and
+//! what is allowed), and `[scheme]` resolved against its preset.
+
+use super::*;
+use crate::mechanisms::red::RedParams;
+use crate::units::{Bytes, Dur};
+use detailsim_engine::Time;
+
+impl FaultConfig {
+    pub fn validate(&self, i: usize) -> Result<(), ConfigError> {
+        let f = |k: &str| format!("fault[{i}].{k}");
+        if !FAULT_KINDS.contains(&self.kind.as_str()) {
+            return err(f("kind"), format!("unknown fault {:?}; allowed: {}", self.kind, FAULT_KINDS.join(", ")));
+        }
+        match &self.link {
+            LinkSel::Nodes(v) if v.len() != 2 => {
+                return err(f("link"), "must name the link's two nodes, e.g. [\"agg0_0\", \"core0\"], or a tier link, e.g. \"agg_core#0\"")
+            }
+            LinkSel::Tier(t) if !t.contains('#') => {
+                return err(f("link"), "a tier link is written \"<tier>#<index>\", e.g. \"agg_core#0\"")
+            }
+            _ => {}
+        }
+        match (self.kind.as_str(), self.rate) {
+            ("degrade", None) => return err(f("rate"), "required for a degraded link, e.g. \"100Mbps\""),
+            ("degrade", _) => {}
+            (_, Some(_)) => return err(f("rate"), "only applies to kind = \"degrade\""),
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl TopologyConfig {
+    /// Shape keys this kind accepts, and its tier names.
+    pub fn kind_keys(kind: &str) -> Option<(&'static [&'static str], &'static [&'static str])> {
+        Some(match kind {
+            "detail128" | "testbed16" => (&[], &["host", "tor_agg", "agg_core"]),
+            "fattree" => (&["k"], &["host", "tor_agg", "agg_core"]),
+            "leaf_spine" => (
+                &["leaves", "spines", "hosts_per_leaf", "host_rate", "uplink_rate"],
+                &["host", "leaf_spine"],
+            ),
+            "single_switch" => (&["hosts"], &["host"]),
+            "dumbbell" => (&["left", "right", "bottleneck_rate", "bottleneck_delay"], &["host", "bottleneck"]),
+            "custom" => (&["nodes", "links"], &["link"]),
+            _ => return None,
+        })
+    }
+
+    pub fn set_keys(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        macro_rules! chk {
+            ($($f:ident),*) => { $( if self.$f.is_some() { v.push(stringify!($f)); } )* };
+        }
+        chk!(k, hosts, leaves, spines, hosts_per_leaf, left, right, host_rate, uplink_rate, bottleneck_rate,
+             bottleneck_delay, nodes, links);
+        v
+    }
+
+    pub fn validate_keys(&self) -> Result<(), ConfigError> {
+        let Some((keys, tiers)) = Self::kind_keys(&self.kind) else {
+            return err("topology.kind", format!("unknown topology {:?}; allowed: {}", self.kind, TOPOLOGY_KINDS.join(", ")));
+        };
+        for k in self.set_keys() {
+            if !keys.contains(&k) {
+                let mut allowed: Vec<&str> = keys.to_vec();
+                allowed.extend_from_slice(COMMON_TOPO_KEYS);
+                return err(
+                    format!("topology.{k}"),
+                    format!("not a key of topology kind {:?}; its keys: {}", self.kind, allowed.join(", ")),
+                );
+            }
+        }
+        for t in self.tiers.keys() {
+            if !tiers.contains(&t.as_str()) {
+                return err(
+                    format!("topology.tiers.{t}"),
+                    format!("unknown tier for topology kind {:?}; its tiers: {}", self.kind, tiers.join(", ")),
+                );
+            }
+        }
+        if let Some(s) = self.speedup {
+            if !(s >= 1.0 && s.is_finite()) {
+                return err("topology.speedup", format!("must be a number >= 1, got {s}"));
+            }
+        }
+        if let Some(m) = self.mtu {
+            if m.0 < 100 || m.0 > 65535 {
+                return err("topology.mtu", "must be between 100B and 65535B");
+            }
+        }
+        if let Some(m) = self.frame_overhead {
+            if m.0 > 1000 {
+                return err("topology.frame_overhead", format!("must be between 0B and 1000B, got {}B", m.0));
+            }
+        }
+        if let Some(m) = self.min_frame {
+            if m.0 > 1500 {
+                return err("topology.min_frame", format!("must be between 0B and 1500B, got {}B", m.0));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl RedOverrides {
+    pub(crate) fn resolve(&self) -> Result<RedConfig, ConfigError> {
+        let prob = |key: &str, v: Option<f64>, d: f64| -> Result<f64, ConfigError> {
+            match v {
+                Some(x) if !(x > 0.0 && x <= 1.0) => err(key, format!("must be in (0, 1], got {x}")),
+                Some(x) => Ok(x),
+                None => Ok(d),
+            }
+        };
+        let max_p = prob("scheme.red.max_probability", self.max_probability, RED_DEFAULT_MAX_P)?;
+        let weight = prob("scheme.red.weight", self.weight, RED_DEFAULT_WEIGHT)?;
+        let gentle = self.gentle.unwrap_or(true);
+        let min = self.min_threshold.map_or(RED_DEFAULT_MIN, |q| q.0);
+        let max = self.max_threshold.map_or(RED_DEFAULT_MAX, |q| q.0);
+        let base = RedParams::new(min, max, max_p, weight, gentle).map_err(|m| ConfigError { field: "scheme.red.max_threshold".into(), msg: m })?;
+        let mut tiers = Vec::new();
+        for (name, t) in &self.tiers {
+            let f = format!("scheme.red.tiers.{name}");
+            let tp = prob(&format!("{f}.max_probability"), t.max_probability, max_p)?;
+            let p = RedParams::new(t.min_threshold.map_or(min, |q| q.0), t.max_threshold.map_or(max, |q| q.0), tp, weight, gentle)
+                .map_err(|m| ConfigError { field: format!("{f}.max_threshold"), msg: m })?;
+            tiers.push((name.clone(), p));
+        }
+        Ok(RedConfig { base, tiers })
+    }
+}
+
+impl SchemeConfig {
+    pub fn resolve(&self) -> Result<Scheme, ConfigError> {
+        let Some(p) = preset(&self.preset) else {
+            let names: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
+            return err("scheme.preset", format!("unknown scheme {:?}; allowed: {}", self.preset, names.join(", ")));
+        };
+        let mut s = (p.build)();
+        if let Some(v) = self.load_balancing {
+            s.load_balancing = v;
+        }
+        if let Some(v) = self.flow_control {
+            s.flow_control = v;
+        }
+        if let Some(v) = self.ecn_marking {
+            s.ecn_marking = v;
+        }
+        if let Some(v) = self.ecn_threshold {
+            s.ecn_threshold = v.0;
+        }
+        if let Some(v) = self.source_ecn {
+            s.source_ecn = v;
+        }
+        if let Some(v) = self.scheduling {
+            s.scheduling = v;
+        }
+        if s.scheduling != Scheduling::StrictPriority && s.flow_control == FlowControl::Pfc {
+            return err("scheme.scheduling", "las and pfabric scheduling do not combine with PFC (pauses are per priority)");
+        }
+        // Under PFC a full ingress buffer never meets an arrival (pauses stop the sender first), so the option
+        // changes nothing there: a scenario can set it once for its tail-drop baseline and still run DeTail.
+        if let Some(v) = self.priority_eviction {
+            s.priority_eviction = v;
+        }
+        if let Some(v) = self.egress_per_priority {
+            s.egress_per_priority = v;
+        }
+        if let Some(v) = self.queue_limit {
+            if v.0 == 0 {
+                return err("scheme.queue_limit", "must be positive");
+            }
+            s.queue_limit = Some(v.0);
+            s.queue_limit_bdp = None;
+        }
+        if let Some(v) = self.queue_limit_bdp {
+            if !(v > 0.0 && v.is_finite()) {
+                return err("scheme.queue_limit_bdp", format!("must be a positive number of bandwidth-delay products, got {v}"));
+            }
+            s.queue_limit_bdp = Some(v);
+            s.queue_limit = None;
+        }
+        s.red = self.red.resolve()?;
+        if let Some(v) = self.source_ecn_threshold {
+            s.source_ecn_threshold = v.0;
+        }
+        let a = &self.alb;
+        if let Some(v) = a.t1 {
+            s.alb.t1 = v.0;
+        }
+        if let Some(v) = a.t2 {
+            s.alb.t2 = v.0;
+        }
+        if let Some(v) = a.choice {
+            s.alb.choice = v;
+        }
+        if s.alb.t2 < s.alb.t1 {
+            return err("scheme.alb.t2", format!("must be at least t1 ({} B)", s.alb.t1));
+        }
+        let d = &self.dibs;
+        if let Some(v) = d.enabled {
+            s.dibs.enabled = v;
+        }
+        if let Some(v) = d.threshold {
+            s.dibs.threshold = Some(v.0);
+        }
+        if let Some(v) = d.max_detours {
+            s.dibs.max_detours = Some(v);
+        }
+        if let Some(v) = d.probability {
+            if !(0.0..=1.0).contains(&v) {
+                return err("scheme.dibs.probability", format!("must be within 0..1, got {v}"));
+            }
+            s.dibs.probability = v;
+        }
+        if let Some(v) = &d.priorities {
+            if v.iter().any(|&p| p > 7) {
+                return err("scheme.dibs.priorities", "priorities are 0..7");
+            }
+            s.dibs.priorities = v.iter().fold(0u8, |m, &p| m | (1 << p));
+        }
+        let pf = &self.pfc;
+        if let Some(v) = pf.pause_threshold {
+            s.pfc.pause_threshold = Some(v.0);
+        }
+        if let Some(v) = pf.unpause_threshold {
+            s.pfc.unpause_threshold = Some(v.0);
+        }
+        if let Some(v) = pf.reaction_time {
+            s.pfc.reaction_time = Some(v.0);
+        }
+        if let Some(v) = pf.watchdog_timeout {
+            s.pfc.watchdog_timeout = v.0;
+        }
+        if let Some(v) = pf.watchdog_action {
+            s.pfc.watchdog_action = v;
+        }
+        if let Some(v) = pf.ignore_limit {
+            if v == 0 {
+                return err("scheme.pfc.ignore_limit", "must be at least 1");
+            }
+            s.pfc.ignore_limit = v;
+        }
+        if let Some(v) = pf.deadlock_check {
+            s.pfc.deadlock_check = v.0;
+        }
+        if let Some(v) = &pf.priorities {
+            if v.is_empty() || v.iter().any(|&p| p > 7) {
+                return err("scheme.pfc.priorities", "a non-empty list of priorities 0..7");
+            }
+            s.pfc.priorities = v.iter().fold(0u8, |m, &p| m | (1 << p));
+        }
+        if let (Some(p), Some(u)) = (s.pfc.pause_threshold, s.pfc.unpause_threshold) {
+            if u >= p {
+                return err("scheme.pfc.unpause_threshold", format!("must be below the pause threshold ({p} B)"));
+            }
+        }
+        if s.pfc.watchdog_timeout < Time::from_ns(1) {
+            return err("scheme.pfc.watchdog_timeout", "must be at least 1ns");
+        }
+        if s.pfc.deadlock_check > Time::ZERO && s.pfc.deadlock_check < Time::from_ns(1) {
+            return err("scheme.pfc.deadlock_check", "must be at least 1ns (or \"0s\": off)");
+        }
+        let o = &self.tcp;
+        let t = &mut s.tcp;
+        if let Some(v) = o.mss {
+            if v.0 < 64 || v.0 > 9000 {
+                return err("scheme.tcp.mss", "must be between 64B and 9000B");
+            }
+            t.mss = v.0 as u32;
+        }
+        if let Some(v) = o.rwnd {
+            if v.0 < t.mss as u64 {
+                return err("scheme.tcp.rwnd", "must be at least one MSS");
+            }
+            t.rwnd = v.0;
+        }
+        if let Some(v) = o.initial_window {
+            if v == 0 || v > 1_000_000 {
+                return err("scheme.tcp.initial_window", format!("must be 1 to 1000000 segments, got {v}"));
+            }
+            t.initial_window = v;
+        }
+        macro_rules! set {
+            ($($f:ident),*) => { $( if let Some(v) = o.$f { t.$f = v.into_inner(); } )* };
+        }
+        set!(handshake, fast_retransmit, dupack_threshold, rto_min, rto_initial, rto_max, delayed_ack,
+             delayed_ack_timeout, ecn, retransmissions);
+        if let Some(v) = o.congestion_control {
+            t.cc = v;
+        }
+        if let Some(g) = o.dctcp_g {
+            if !(g > 0.0 && g <= 1.0) {
+                return err("scheme.tcp.dctcp_g", format!("must be in (0, 1], got {g}"));
+            }
+            t.dctcp_g = g;
+        }
+        if let Some(v) = &o.mlfq_thresholds {
+            let m: Vec<u64> = v.iter().map(|b| b.0).collect();
+            if m.len() > 7 {
+                return err("scheme.tcp.mlfq_thresholds", "at most 7 thresholds (8 priorities)");
+            }
+            if m.windows(2).any(|w| w[1] < w[0]) {
+                return err("scheme.tcp.mlfq_thresholds", "must be non-decreasing");
+            }
+            t.mlfq = m;
+        }
+        if let Some(v) = o.line_rate_start {
+            t.line_rate_start = v;
+        }
+        if let Some(v) = o.rto_rtts {
+            if !(v >= 0.0 && v.is_finite()) {
+                return err("scheme.tcp.rto_rtts", format!("must be 0 (off) or a positive number of base RTTs, got {v}"));
+            }
+            t.rto_rtts = v;
+        }
+        if t.dupack_threshold == 0 {
+            return err("scheme.tcp.dupack_threshold", "must be at least 1");
+        }
+        if t.rto_min == Time::ZERO {
+            return err("scheme.tcp.rto_min", "must be positive");
+        }
+        if t.rto_max < t.rto_min {
+            return err("scheme.tcp.rto_max", "must be at least rto_min");
+        }
+        if o.rto_min.is_some() && o.rto_initial.is_none() {
+            // the initial RTO follows the minimum unless it is set too
+            t.rto_initial = t.rto_min;
+        }
+        Ok(s)
+    }
+}
+
+pub(crate) trait IntoInner<T> {
+    fn into_inner(self) -> T;
+}
+
+impl IntoInner<bool> for bool {
+    fn into_inner(self) -> bool {
+        self
+    }
+}
+
+impl IntoInner<u32> for u32 {
+    fn into_inner(self) -> u32 {
+        self
+    }
+}
+
+impl IntoInner<Time> for Dur {
+    fn into_inner(self) -> Time {
+        self.0
+    }
+}
+
+impl FlowsConfig {
+    /// The field an error about row `j`'s column `k` names: the CSV file and row, or the dotted path.
+    pub fn row_field(&self, i: usize, j: usize, k: &str) -> String {
+        match &self.source {
+            Some(src) => format!("workload[{i}].file: {src} row {}: {k}", j + 1),
+            None => format!("workload[{i}].rows[{j}].{k}"),
+        }
+    }
+}
+
+pub(crate) fn check_rate(f: &dyn Fn(&str) -> String, rate: f64, what: &str) -> Result<(), ConfigError> {
+    if !(rate > 0.0 && rate.is_finite()) {
+        return err(f("rate"), format!("must be a positive number of {what} per second, got {rate}"));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_mix(f: &dyn Fn(&str) -> String, n: usize, weights: &Option<Vec<f64>>, what: &str) -> Result<(), ConfigError> {
+    if let Some(w) = weights {
+        if w.len() != n {
+            return err(f("weights"), format!("must have one weight per {what} ({n} {what}s, {} weights)", w.len()));
+        }
+        if w.iter().any(|x| !(*x >= 0.0 && x.is_finite())) || w.iter().sum::<f64>() <= 0.0 {
+            return err(f("weights"), "weights must be non-negative with a positive sum");
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn check_prio(f: &dyn Fn(&str) -> String, p: u8) -> Result<(), ConfigError> {
+    if p > 7 {
+        return err(f("priority"), format!("must be 0 (highest) to 7 (lowest), got {p}"));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_burst(f: &dyn Fn(&str) -> String, period: Option<Dur>, length: Option<Dur>, rate: Option<f64>) -> Result<(), ConfigError> {
+    match (period, length, rate) {
+        (None, None, None) => Ok(()),
+        (Some(p), Some(l), Some(r)) => {
+            if p.0 < Time::from_ns(1) {
+                return err(f("burst_period"), "must be at least 1ns");
+            }
+            if l.0 > p.0 {
+                return err(f("burst_length"), "must not exceed burst_period");
+            }
+            if !(r >= 0.0 && r.is_finite()) {
+                return err(f("burst_rate"), format!("must be a non-negative number per second, got {r}"));
+            }
+            Ok(())
+        }
+        _ => err(f("burst_period"), "burst_period, burst_length and burst_rate go together"),
+    }
+}
+
+pub(crate) fn check_transfer(field: String, b: u64) -> Result<(), ConfigError> {
+    if b == 0 || b > MAX_TRANSFER {
+        return err(field, format!("must be 1B to 2^50 B (1024 TB), got {}", if b == u64::MAX { "inf".into() } else { format!("{b}B") }));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_sizes(f: &dyn Fn(&str) -> String, sizes: &[Bytes]) -> Result<(), ConfigError> {
+    if sizes.is_empty() {
+        return err(f("sizes"), "must list at least one size, e.g. [\"2KB\", \"8KB\", \"32KB\"]");
+    }
+    for (j, s) in sizes.iter().enumerate() {
+        check_transfer(format!("{}[{j}]", f("sizes")), s.0)?;
+    }
+    Ok(())
+}
+
+impl WorkloadConfig {
+    pub fn validate(&self, i: usize) -> Result<(), ConfigError> {
+        let f = |k: &str| format!("workload[{i}].{k}");
+        match self {
+            WorkloadConfig::Retrieval(r) => {
+                check_rate(&f, r.rate, "retrievals")?;
+                check_sizes(&f, &r.sizes)?;
+                check_mix(&f, r.sizes.len(), &r.weights, "size")?;
+                check_prio(&f, r.priority)?;
+                check_burst(&f, r.burst_period, r.burst_length, r.burst_rate)?;
+                check_transfer(f("request_size"), r.request_size.0)?;
+            }
+            WorkloadConfig::Background(b) => {
+                check_prio(&f, b.priority)?;
+                check_transfer(f("size"), b.size.0)?;
+                if let Some(s) = &b.sizes {
+                    check_sizes(&f, s)?;
+                    check_mix(&f, s.len(), &b.weights, "size")?;
+                } else if b.weights.is_some() {
+                    return err(f("weights"), "goes with sizes");
+                }
+            }
+            WorkloadConfig::Sequential(q) => {
+                check_rate(&f, q.rate, "workflows")?;
+                check_sizes(&f, &q.sizes)?;
+                check_mix(&f, q.sizes.len(), &q.weights, "size")?;
+                check_prio(&f, q.priority)?;
+                check_burst(&f, q.burst_period, q.burst_length, q.burst_rate)?;
+                if q.length == 0 {
+                    return err(f("length"), "must be at least 1 retrieval");
+                }
+            }
+            WorkloadConfig::PartitionAggregate(q) => {
+                check_rate(&f, q.rate, "workflows")?;
+                if q.fanouts.is_empty() || q.fanouts.contains(&0) {
+                    return err(f("fanouts"), "must list positive fan-outs, e.g. [10, 20, 40]");
+                }
+                check_mix(&f, q.fanouts.len(), &q.weights, "fan-out")?;
+                check_prio(&f, q.priority)?;
+                check_burst(&f, q.burst_period, q.burst_length, q.burst_rate)?;
+                check_transfer(f("size"), q.size.0)?;
+            }
+            WorkloadConfig::Cdf(c) => {
+                check_prio(&f, c.priority)?;
+                match (c.load, c.rate) {
+                    (Some(l), None) if l > 0.0 && l <= 1.0 => {}
+                    (Some(l), None) => return err(f("load"), format!("must be in (0, 1], got {l}")),
+                    (None, Some(r)) => check_rate(&f, r, "flows")?,
+                    _ => return err(f("load"), "give either load (fraction of the host link rate) or rate (flows/s per host)"),
+                }
+                if c.points.len() < 2 {
+                    return err(f("points"), "a CDF needs at least two points");
+                }
+                let mut last = (f64::NEG_INFINITY, -1.0);
+                for (j, [x, p]) in c.points.iter().copied().map(|a| [a[0], a[1]]).enumerate() {
+                    if !(x >= 0.0 && x.is_finite()) || !(0.0..=1.0).contains(&p) || x < last.0 || p < last.1 {
+                        return err(format!("workload[{i}].points[{j}]"), "sizes and probabilities must be non-decreasing, probabilities within 0..1");
+                    }
+                    last = (x, p);
+                }
+                if (last.1 - 1.0).abs() > 1e-9 {
+                    return err(f("points"), "the last cumulative probability must be 1");
+                }
+                if !(last.0 >= 1.0 && last.0 <= MAX_TRANSFER as f64) {
+                    return err(f("points"), format!("the largest size must be 1B to 2^50 B (1024 TB), got {} B", last.0));
+                }
+                if c.client.is_none() && c.request_size.is_some() {
+                    return err(f("request_size"), "only applies with client (the client/server pattern)");
+                }
+                if let Some(b) = c.request_size {
+                    check_transfer(f("request_size"), b.0)?;
+                }
+                if c.client.is_some() && c.load_tier.as_deref().is_some_and(|t| t != "host") {
+                    return err(f("load_tier"), "with client, load refers to the client's link (load_tier = \"host\" or unset)");
+                }
+            }
+            WorkloadConfig::Incast(c) => {
+                check_prio(&f, c.priority)?;
+                check_transfer(f("total"), c.total.0)?;
+                if c.repeats == 0 {
+                    return err(f("repeats"), "must be at least 1");
+                }
+                if c.senders == Some(0) {
+                    return err(f("senders"), "must be at least 1");
+                }
+            }
+            WorkloadConfig::Flows(fl) => {
+                if fl.rows.is_empty() {
+                    return err(format!("workload[{i}].rows"), "must list at least one flow");
+                }
+                for (j, r) in fl.rows.iter().enumerate() {
+                    let g = |k: &str| fl.row_field(i, j, k);
+                    check_transfer(g("size_bytes"), r.size_bytes)?;
+                    if !(r.start_s >= 0.0 && r.start_s.is_finite()) {
+                        return err(g("start_s"), format!("must be a non-negative number of seconds, got {}", r.start_s));
+                    }
+                    if r.priority > 7 {
+                        return err(g("priority"), format!("must be 0 (highest) to 7 (lowest), got {}", r.priority));
+                    }
+                    if r.src == r.dst {
+                        return err(g("dst"), "must differ from src");
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
