@@ -1,8 +1,9 @@
 //! # detailsim-model
 //!
 //! The network model of detailsim: scenario schema (`config`), topologies (`topology`), all-shortest-path
-//! routing (`routing`), the CIOQ switch (`switch`), hosts and TCP (`host`, `transport`), traffic
-//! (`workload`), results (`stats`), and the simulator that ties them together (`sim`).
+//! routing (`routing`), the mechanisms as components that know nothing of the event loop (`mechanisms`:
+//! queues, PFC, forwarding, DIBS, ECN; `transport`: TCP), and the simulator that drives them (`sim`: the
+//! event loop, the CIOQ switch, hosts, faults, workloads), with results in `stats`.
 //!
 //! Three stages: **build** (`Sim::from_json` validates the scenario and wires nodes, ports, routes),
 //! **run** (`Sim::run` or `Sim::run_until` in steps), **read** (`Sim::flows`, `Sim::summary_json`).

@@ -40,9 +40,10 @@ impl Forwarder {
 
     /// The output port (local index) among the acceptable ones in `row` for a packet of flow hash `hash`;
     /// None when no port is acceptable. `drain(p)` is egress port p's drain-byte counter for the packet's
-    /// priority (ALB only); `rng` is the switch's random stream (scatter and ALB's random choice draw from it).
+    /// priority (ALB only); `rng` is the switch's random stream (scatter and ALB's random choice draw from
+    /// it); `scratch` is working space the caller keeps (ALB's candidates), so no call allocates.
     #[inline]
-    pub fn choose(&mut self, lb: LoadBalancing, alb: &AlbParams, row: &[u64], hash: u32, drain: impl Fn(u32) -> u64, rng: &mut Stream) -> Option<u32> {
+    pub fn choose(&mut self, lb: LoadBalancing, alb: &AlbParams, row: &[u64], hash: u32, drain: impl Fn(u32) -> u64, rng: &mut Stream, scratch: &mut Vec<u32>) -> Option<u32> {
         let n = routing::count(row);
         if n <= 1 {
             return (n == 1).then(|| routing::nth(row, 0));
@@ -50,68 +51,46 @@ impl Forwarder {
         Some(match lb {
             LoadBalancing::FlowHash => routing::nth(row, (mix(hash as u64 ^ self.salt) % n as u64) as u32),
             LoadBalancing::PacketScatter => routing::nth(row, rng.below(n as u64) as u32),
-            LoadBalancing::Adaptive => self.alb(alb, row, drain, rng),
+            LoadBalancing::Adaptive => self.alb(alb, row, drain, rng, scratch),
         })
     }
 
     /// DeTail's adaptive load balancing: among the acceptable ports, those whose drain-byte counter for
     /// the packet's priority is below T1; if none, below T2; if none, all of them. Then one of them at
     /// random (or the next after the round-robin pointer).
-    fn alb(&mut self, p: &AlbParams, row: &[u64], drain: impl Fn(u32) -> u64, rng: &mut Stream) -> u32 {
-        let tier = |lp: u32| {
-            let d = drain(lp);
-            if d < p.t1 {
-                0u8
-            } else if d < p.t2 {
-                1
-            } else {
-                2
-            }
-        };
-        // first pass: the best tier present and how many ports are in it
-        let (mut best, mut count) = (3u8, 0u32);
-        for (w, &word) in row.iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                let t = tier(w as u32 * 64 + bits.trailing_zeros());
-                bits &= bits - 1;
-                if t < best {
-                    best = t;
-                    count = 0;
-                }
-                count += (t == best) as u32;
-            }
-        }
-        // second pass (the counters are in cache now): the k-th port of that tier, or for round robin the
-        // first after the pointer (else the first)
-        let k = match p.choice {
-            AlbChoice::Random => rng.below(count as u64) as u32,
-            AlbChoice::RoundRobin => u32::MAX,
-        };
-        let (mut seen, mut first) = (0u32, u32::MAX);
+    fn alb(&mut self, p: &AlbParams, row: &[u64], drain: impl Fn(u32) -> u64, rng: &mut Stream, sel: &mut Vec<u32>) -> u32 {
+        sel.clear();
+        let mut best = 3u8;
         for (w, &word) in row.iter().enumerate() {
             let mut bits = word;
             while bits != 0 {
                 let lp = w as u32 * 64 + bits.trailing_zeros();
                 bits &= bits - 1;
-                if tier(lp) != best {
-                    continue;
+                let d = drain(lp);
+                let t = if d < p.t1 {
+                    0u8
+                } else if d < p.t2 {
+                    1
+                } else {
+                    2
+                };
+                if t < best {
+                    best = t;
+                    sel.clear();
                 }
-                if seen == k || (k == u32::MAX && lp > self.rr) {
-                    if k == u32::MAX {
-                        self.rr = lp;
-                    }
-                    return lp;
+                if t == best {
+                    sel.push(lp);
                 }
-                if first == u32::MAX {
-                    first = lp;
-                }
-                seen += 1;
             }
         }
-        debug_assert!(k == u32::MAX, "the k-th port of the best tier exists");
-        self.rr = first;
-        first
+        match p.choice {
+            AlbChoice::Random => sel[rng.below(sel.len() as u64) as usize],
+            AlbChoice::RoundRobin => {
+                let pick = sel.iter().copied().find(|&x| x > self.rr).unwrap_or(sel[0]);
+                self.rr = pick;
+                pick
+            }
+        }
     }
 }
 
@@ -135,15 +114,15 @@ mod tests {
         let mut r = rng();
         let mut used = [0u32; 8];
         for hash in 0..4000u32 {
-            let a = f.choose(LoadBalancing::FlowHash, p, &row, hash, |_| 0, &mut r).unwrap();
-            assert_eq!(Some(a), f.choose(LoadBalancing::FlowHash, p, &row, hash, |_| 1 << 30, &mut r), "load does not move a flow");
+            let a = f.choose(LoadBalancing::FlowHash, p, &row, hash, |_| 0, &mut r, &mut Vec::new()).unwrap();
+            assert_eq!(Some(a), f.choose(LoadBalancing::FlowHash, p, &row, hash, |_| 1 << 30, &mut r, &mut Vec::new()), "load does not move a flow");
             used[a as usize] += 1;
         }
         assert_eq!(used[..4], [0; 4], "only acceptable ports");
         assert!(used[4..].iter().all(|&u| (800..1200).contains(&u)), "{used:?}");
         // another switch (salt) hashes the same flows differently
         let mut g = Forwarder::new(43);
-        let same = (0..4000u32).filter(|&h| f.choose(LoadBalancing::FlowHash, p, &row, h, |_| 0, &mut r) == g.choose(LoadBalancing::FlowHash, p, &row, h, |_| 0, &mut r)).count();
+        let same = (0..4000u32).filter(|&h| f.choose(LoadBalancing::FlowHash, p, &row, h, |_| 0, &mut r, &mut Vec::new()) == g.choose(LoadBalancing::FlowHash, p, &row, h, |_| 0, &mut r, &mut Vec::new())).count();
         assert!(same < 1300, "{same} of 4000 agree");
     }
 
@@ -160,7 +139,7 @@ mod tests {
                 10 => d[1],
                 66 => d[2],
                 _ => panic!("not acceptable: {lp}"),
-            }, r).unwrap()
+            }, r, &mut Vec::new()).unwrap()
         };
         for _ in 0..50 {
             assert_eq!(pick(&mut f, &mut r, [6000, 999, 4000]), 10, "the only port below T1");
@@ -184,10 +163,10 @@ mod tests {
         let mut f = Forwarder::default();
         let mut r = rng();
         let row = [0b1_0110u64]; // ports 1, 2, 4
-        let picks: Vec<u32> = (0..5).map(|_| f.choose(LoadBalancing::Adaptive, &p, &row, 0, |_| 0, &mut r).unwrap()).collect();
+        let picks: Vec<u32> = (0..5).map(|_| f.choose(LoadBalancing::Adaptive, &p, &row, 0, |_| 0, &mut r, &mut Vec::new()).unwrap()).collect();
         assert_eq!(picks, vec![1, 2, 4, 1, 2]);
         // port 2 congested: skipped
-        let picks: Vec<u32> = (0..3).map(|_| f.choose(LoadBalancing::Adaptive, &p, &row, 0, |lp| if lp == 2 { 9000 } else { 0 }, &mut r).unwrap()).collect();
+        let picks: Vec<u32> = (0..3).map(|_| f.choose(LoadBalancing::Adaptive, &p, &row, 0, |lp| if lp == 2 { 9000 } else { 0 }, &mut r, &mut Vec::new()).unwrap()).collect();
         assert_eq!(picks, vec![4, 1, 4]);
     }
 
@@ -197,8 +176,8 @@ mod tests {
         let mut r = rng();
         let before = r.clone();
         for lb in [LoadBalancing::FlowHash, LoadBalancing::PacketScatter, LoadBalancing::Adaptive] {
-            assert_eq!(f.choose(lb, &alb(1, 2, AlbChoice::Random), &[0, 1 << 5], 7, |_| 0, &mut r), Some(69));
-            assert_eq!(f.choose(lb, &alb(1, 2, AlbChoice::Random), &[0, 0], 7, |_| 0, &mut r), None);
+            assert_eq!(f.choose(lb, &alb(1, 2, AlbChoice::Random), &[0, 1 << 5], 7, |_| 0, &mut r, &mut Vec::new()), Some(69));
+            assert_eq!(f.choose(lb, &alb(1, 2, AlbChoice::Random), &[0, 0], 7, |_| 0, &mut r, &mut Vec::new()), None);
         }
         assert_eq!(r.next_u64(), before.clone().next_u64(), "no random number drawn");
     }

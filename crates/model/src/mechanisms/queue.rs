@@ -20,8 +20,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// How a queue orders the packets it holds. The queue keeps the non-empty mask; an order keeps the packets.
 pub trait Order {
-    /// Queue `pid` at priority `prio` (rank and flow are read by rank disciplines only).
-    fn insert(&mut self, prio: u8, pid: PacketId, rank: u64, flow: u64);
+    /// Queue `pid` at priority `prio`; `key` gives its rank and flow (called by rank disciplines only).
+    fn insert(&mut self, prio: u8, pid: PacketId, key: impl FnOnce() -> (u64, u64));
     /// Remove the next packet to send given the non-empty priorities `nonempty` and those allowed to send
     /// (`allowed`, a subset); returns its priority, the packet, and the new non-empty mask.
     fn remove_next(&mut self, nonempty: u8, allowed: u8) -> Option<(u8, PacketId, u8)>;
@@ -44,7 +44,7 @@ impl Fifo {
 
 impl Order for Fifo {
     #[inline]
-    fn insert(&mut self, prio: u8, pid: PacketId, _rank: u64, _flow: u64) {
+    fn insert(&mut self, prio: u8, pid: PacketId, _key: impl FnOnce() -> (u64, u64)) {
         self.q[prio as usize].push_back(pid);
     }
     #[inline]
@@ -114,7 +114,8 @@ impl RankIndex {
 }
 
 impl Order for RankIndex {
-    fn insert(&mut self, prio: u8, pid: PacketId, rank: u64, flow: u64) {
+    fn insert(&mut self, prio: u8, pid: PacketId, key: impl FnOnce() -> (u64, u64)) {
+        let (rank, flow) = key();
         let seq = self.seq;
         self.seq += 1;
         self.by_rank.insert((rank, seq, pid, prio, flow));
@@ -156,10 +157,10 @@ impl Default for Discipline {
 
 impl Order for Discipline {
     #[inline]
-    fn insert(&mut self, prio: u8, pid: PacketId, rank: u64, flow: u64) {
+    fn insert(&mut self, prio: u8, pid: PacketId, key: impl FnOnce() -> (u64, u64)) {
         match self {
-            Discipline::Fifo(f) => f.insert(prio, pid, rank, flow),
-            Discipline::Rank(r) => r.insert(prio, pid, rank, flow),
+            Discipline::Fifo(f) => f.insert(prio, pid, key),
+            Discipline::Rank(r) => r.insert(prio, pid, key),
         }
     }
     #[inline]
@@ -236,19 +237,21 @@ impl<O: Order> PrioQueue<O> {
     /// Queue a packet whose bytes were reserved (rank and flow for rank disciplines).
     #[inline]
     pub fn enlist(&mut self, prio: u8, pid: PacketId, rank: u64, flow: u64) {
-        self.order.insert(prio, pid, rank, flow);
+        self.order.insert(prio, pid, || (rank, flow));
         self.nonempty |= 1 << prio;
     }
-    /// Queue packet `pid`, whose bytes were reserved, at its priority with its rank and flow.
+    /// Queue packet `pid`, whose bytes were reserved, at its priority (with its rank and flow, read only by
+    /// a rank discipline).
     #[inline]
     pub fn enlist_packet(&mut self, pid: PacketId, p: &Packet) {
-        let (rank, flow) = p.rank_key();
-        self.enlist(p.prio, pid, rank, flow);
+        self.order.insert(p.prio, pid, || p.rank_key());
+        self.nonempty |= 1 << p.prio;
     }
     #[inline]
     pub fn push(&mut self, prio: u8, pid: PacketId, wire: u64) {
         self.reserve(prio, wire);
-        self.enlist(prio, pid, 0, 0);
+        self.order.insert(prio, pid, || (0, 0));
+        self.nonempty |= 1 << prio;
     }
     /// Remove the next packet to send among the priorities in `allowed`; bytes stay counted until `release`.
     #[inline]

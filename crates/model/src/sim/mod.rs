@@ -9,8 +9,9 @@
 //!  workload generators (Poisson, closed loop, CSV)
 //! ```
 //!
-//! Mechanism code lives in `switch.rs`, `host.rs` and `workload.rs` as `impl Sim` blocks; this file holds
-//! the state, construction, the event loop and the result extraction.
+//! The mechanisms are components in `crate::mechanisms` (and `crate::transport`); the `impl Sim` blocks in
+//! `switch.rs`, `host.rs`, `pfc.rs`, `faults.rs` and `workload.rs` drive them. This file holds the state,
+//! construction, the event loop and the result extraction.
 
 pub mod faults;
 pub mod host;
@@ -257,6 +258,8 @@ pub struct Sim {
     pub(crate) pfc_paused: u64,
     pub(crate) deadlock: crate::sim::pfc::DeadlockState,
     pub faults: Vec<crate::sim::faults::Fault>,
+    /// Working space of the forwarding engine (ALB's candidates).
+    pub(crate) scratch_ports: Vec<u32>,
     pub(crate) scratch_victims: Vec<(u8, PacketId)>,
     pub(crate) scratch_u32_pairs: Vec<(u8, u32)>,
     /// Drop and mark counters per port.
@@ -427,6 +430,7 @@ impl Sim {
             pfc_paused: 0,
             deadlock: Default::default(),
             faults: Vec::new(),
+            scratch_ports: Vec::new(),
             scratch_victims: Vec::new(),
             scratch_u32_pairs: Vec::new(),
             port_ctr: Vec::new(),

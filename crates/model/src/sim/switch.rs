@@ -33,7 +33,7 @@ impl Sim {
         let base = nd.port_base;
         let ports = &self.ports;
         let drain = |lp: u32| ports[(base + lp) as usize].eg.drain_bytes(prio);
-        nd.fwd.choose(self.scheme.load_balancing, &self.scheme.alb, row, hash, drain, &mut nd.rng).map(|lp| base + lp)
+        nd.fwd.choose(self.scheme.load_balancing, &self.scheme.alb, row, hash, drain, &mut nd.rng, &mut self.scratch_ports).map(|lp| base + lp)
     }
 
     /// DIBS: a uniformly random port of `node` other than `out` that leads to a switch, is up, and whose
@@ -68,6 +68,8 @@ impl Sim {
     /// DIBS with a threshold (the spec's variant for CIOQ / shared-buffer switches): when the chosen egress
     /// holds more than the threshold, the packet is forwarded towards a random other switch port instead.
     /// None: the packet reached the detour cap (drop it).
+    #[cold]
+    #[inline(never)]
     fn dibs_threshold_detour(&mut self, node: u32, pid: PacketId, out: u32, prio: u8, wire: u64, threshold: u64) -> Option<u32> {
         if !dibs::over_threshold(self.ports[out as usize].eg.total, wire, threshold) {
             return Some(out);
@@ -83,6 +85,8 @@ impl Sim {
     /// instead of dropping it the forwarding engine writes it straight into the egress queue of a random
     /// other switch-facing port with room (the output-buffered view of the DIBS paper: the packet never
     /// needed the full ingress buffer). `Err(cause)` when the packet must be dropped after all.
+    #[cold]
+    #[inline(never)]
     fn dibs_overflow_detour(&mut self, node: u32, pid: PacketId, out: u32, prio: u8, wire: u64) -> Result<(), DropCause> {
         match self.dibs_decide(node, pid, prio) {
             Decision::Cap => return Err(DropCause::DetourLimit),
