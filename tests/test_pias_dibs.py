@@ -279,13 +279,20 @@ def _pias_fabric() -> dict:
 
 
 def test_pias_thresholds_for_other_traffic():
+    # the core resolves [scheme.pias]; the summary reports the thresholds in force
+    def used(**over):
+        return detailsim.run("paper/pias_websearch", set={"run.duration": "1us", "run.drain": "1us", **over}).summary["mlfq_thresholds_bytes"]
+
+    web, dm = used(), used(**{"scheme.pias.cdf": "datamining"})
+    want = solve(load_points("datamining"), "datamining", 0.8, 8, "optimal")["thresholds_bytes"]
+    assert dm == want != web
+    assert web == solve(load_points("websearch"), "websearch", 0.8, 8, "optimal")["thresholds_bytes"]
+    assert used(**{"scheme.pias.load": 0.5}) == solve(load_points("websearch"), "websearch", 0.5, 8, "optimal")["thresholds_bytes"]
+    assert used(**{"scheme.pias.thresholds": "equal-split", "scheme.pias.queues": 4}) == \
+        solve(load_points("websearch"), "websearch", 0.8, 4, "equal-split")["thresholds_bytes"]
+    assert used(**{"scheme.pias.thresholds": ["10KB", "1MB"]}) == [10 * 1024, 1 << 20]
+    assert detailsim.run("paper/pias_websearch", scheme="dctcp", set={"run.duration": "1us", "run.drain": "1us"}).summary["mlfq_thresholds_bytes"] == []
     from detailsim.scenario import prepare
 
-    web, _ = prepare("paper/pias_websearch")
-    dm, _ = prepare("paper/pias_websearch", overrides={"scheme.pias.cdf": "datamining"})
-    want = solve(load_points("datamining"), "datamining", 0.8, 8, "optimal")["thresholds_bytes"]
-    assert dm["scheme"]["tcp"]["mlfq_thresholds"] == want != web["scheme"]["tcp"]["mlfq_thresholds"]
-    lo, _ = prepare("paper/pias_websearch", overrides={"scheme.pias.load": 0.5})
-    assert lo["scheme"]["tcp"]["mlfq_thresholds"] == solve(load_points("websearch"), "websearch", 0.5, 8, "optimal")["thresholds_bytes"]
     with pytest.raises(detailsim.ScenarioError, match=r"^scheme.pias.load"):
         prepare("paper/pias_websearch", overrides={"scheme.pias.load": 1.5})

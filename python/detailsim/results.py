@@ -106,6 +106,8 @@ def summarize(core: dict[str, Any], flows: pl.DataFrame, scenario: str, seed: in
     return {
         "scenario": scenario,
         "scheme": core["scheme"],
+        # the PIAS demotion thresholds in force (the core resolves [scheme.pias]); empty without MLFQ tagging
+        "mlfq_thresholds_bytes": core["mlfq_thresholds_bytes"],
         "seed": seed,
         "sim_time_s": core["sim_time_s"],
         # null, or why a guard (run.max_events, run.max_wall) ended the run before its end

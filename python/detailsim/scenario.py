@@ -225,14 +225,16 @@ PIAS_PRESETS = {"pias", "detail_pias"}
 
 
 def _resolve_pias(sc: dict[str, Any], base: Path) -> None:
-    """`[scheme.pias] thresholds = "optimal" | "equal-split" | "paper" | [bytes...]`, `queues = 8`: turned into
-    scheme.tcp.mlfq_thresholds from the scenario's first CDF workload (its flow sizes and load), or from
-    `cdf` / `load` given in the table (thresholds derived for other traffic: a mismatch study)."""
+    """`[scheme.pias] thresholds = "optimal" | "equal-split" | "paper" | [bytes...]`, `queues = 8`: checked here
+    with the front end's messages, and a `cdf` named in the table read into `points`; the core solves the
+    thresholds (`mechanisms::pias`) from them, or from the scenario's first CDF workload (its flow sizes and
+    load), into scheme.tcp.mlfq_thresholds."""
     scheme = sc.get("scheme")
     if not isinstance(scheme, dict) or "pias" not in scheme:
         return
-    cfg = scheme.pop("pias")
+    cfg = scheme["pias"]
     if scheme.get("preset", "fh") not in PIAS_PRESETS:
+        scheme.pop("pias")
         return  # the table configures the PIAS presets only (a sweep may cross pias with dctcp)
     if not isinstance(cfg, dict):
         raise ScenarioError("scheme.pias: a table with thresholds and queues")
@@ -244,27 +246,24 @@ def _resolve_pias(sc: dict[str, Any], base: Path) -> None:
     if not isinstance(queues, int) or isinstance(queues, bool) or not 1 <= queues <= 8:
         raise ScenarioError(f"scheme.pias.queues: a whole number of queues, 1 to 8; got {_show(queues)}")
     if isinstance(method, list):
-        alphas = method
-    elif not isinstance(method, str):
+        return
+    if not isinstance(method, str):
         raise ScenarioError(f"scheme.pias.thresholds: \"optimal\", \"equal-split\", \"paper\" or a list of byte thresholds; got {_show(method)}")
-    else:
-        from .pias import solve
+    i, w = next(((i, w) for i, w in enumerate(sc.get("workload", [])) if w.get("kind") == "cdf"), (None, {}))
+    load_field = f"workload[{i}].load"
+    if "cdf" in cfg:
+        from .cdf import load_points
 
-        i, w = next(((i, w) for i, w in enumerate(sc.get("workload", [])) if w.get("kind") == "cdf"), (None, {}))
-        load_field = f"workload[{i}].load"
-        if "cdf" in cfg:
-            from .cdf import load_points
-
-            w = {**w, "cdf": str(cfg["cdf"]), "points": load_points(cfg["cdf"], base, "scheme.pias.cdf")}
-        if "load" in cfg:
-            w, load_field = {**w, "load": cfg["load"]}, "scheme.pias.load"
-        if "load" in w and (not isinstance(w["load"], (int, float)) or isinstance(w["load"], bool) or not 0 < w["load"] < 1):
-            raise ScenarioError(f"{load_field}: a load in (0, 1) (the PIAS thresholds are derived from it), got {_show(w['load'])}")
-        if "points" not in w or "load" not in w:
-            raise ScenarioError("scheme.pias.thresholds: \"optimal\", \"equal-split\" and \"paper\" need a cdf workload with a load "
-                                "(or scheme.pias.cdf and scheme.pias.load)")
-        alphas = solve(w["points"], str(w.get("cdf", "")), float(w["load"]), queues, str(method))["thresholds_bytes"]
-    scheme.setdefault("tcp", {})["mlfq_thresholds"] = alphas
+        cfg["cdf"] = str(cfg["cdf"])
+        cfg["points"] = load_points(cfg["cdf"], base, "scheme.pias.cdf")
+        w = {**w, "cdf": cfg["cdf"], "points": cfg["points"]}
+    if "load" in cfg:
+        w, load_field = {**w, "load": cfg["load"]}, "scheme.pias.load"
+    if "load" in w and (not isinstance(w["load"], (int, float)) or isinstance(w["load"], bool) or not 0 < w["load"] < 1):
+        raise ScenarioError(f"{load_field}: a load in (0, 1) (the PIAS thresholds are derived from it), got {_show(w['load'])}")
+    if "points" not in w or "load" not in w:
+        raise ScenarioError("scheme.pias.thresholds: \"optimal\", \"equal-split\" and \"paper\" need a cdf workload with a load "
+                            "(or scheme.pias.cdf and scheme.pias.load)")
 
 
 def resolve(sc: dict[str, Any], base: Path) -> dict[str, Any]:

@@ -183,11 +183,41 @@ fn validate(scenario_json: &str) -> PyResult<()> {
     guarded(|| Sim::from_json(scenario_json).map(|_| ()).map_err(|e| ScenarioError::new_err(e.to_string())))
 }
 
+/// PIAS thresholds by `method` for flows of CDF `points` at `load` (the core's solver): a JSON object with
+/// method, queues, load, fractions, thresholds_bytes, thresholds_packets and bound.
+#[pyfunction]
+fn pias_solve(points: Vec<[f64; 2]>, cdf: &str, load: f64, queues: u32, method: &str) -> PyResult<String> {
+    let s = detailsim_model::mechanisms::pias::solve(&points, cdf, load, queues, method).map_err(ScenarioError::new_err)?;
+    Ok(serde_json::to_string(&s).expect("serialisable"))
+}
+
+/// The fractions S_1..S_{K-1} minimising PIAS's bound on a grid of `grid` steps.
+#[pyfunction]
+fn pias_optimal_fractions(rho: f64, queues: u32, grid: usize) -> PyResult<Vec<f64>> {
+    detailsim_model::mechanisms::pias::optimal_fractions(rho, queues, grid).map_err(ScenarioError::new_err)
+}
+
+/// PIAS's bound T(S) for interior fractions `s` at load `rho`.
+#[pyfunction]
+fn pias_bound(s: Vec<f64>, rho: f64) -> f64 {
+    detailsim_model::mechanisms::pias::bound(&s, rho)
+}
+
+/// S_j = F(alpha_j) for thresholds `alphas` (bytes) under CDF `points`.
+#[pyfunction]
+fn pias_fractions_of(points: Vec<[f64; 2]>, alphas: Vec<u64>) -> Vec<f64> {
+    detailsim_model::mechanisms::pias::fractions_of(&points, &alphas)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(pias_solve, m)?)?;
+    m.add_function(wrap_pyfunction!(pias_optimal_fractions, m)?)?;
+    m.add_function(wrap_pyfunction!(pias_bound, m)?)?;
+    m.add_function(wrap_pyfunction!(pias_fractions_of, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("InternalError", m.py().get_type::<InternalError>())?;
     // a panic is reported through InternalError (with its location), not printed to stderr; the previous

@@ -19,7 +19,7 @@ mod validate;
 pub use presets::*;
 pub use schema::*;
 
-use crate::units::RateV;
+use crate::units::{Bytes, RateV};
 use detailsim_engine::{Rate, Time};
 use serde::Deserialize;
 use std::fmt;
@@ -67,7 +67,7 @@ pub struct Scenario {
 /// Parse and validate a scenario given as JSON (the binding's input format).
 pub fn parse_scenario(json: &str) -> Result<Scenario, ConfigError> {
     let de = &mut serde_json::Deserializer::from_str(json);
-    let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+    let mut sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let path = if path == "." { String::new() } else { path };
         let inner = e.into_inner().to_string();
@@ -97,6 +97,7 @@ pub fn parse_scenario(json: &str) -> Result<Scenario, ConfigError> {
     for (i, f) in sc.fault.iter().enumerate() {
         f.validate(i)?;
     }
+    resolve_pias(&mut sc)?;
     sc.scheme.resolve()?;
     if sc.run.duration.0 == Time::ZERO {
         return err("run.duration", "must be positive");
@@ -116,6 +117,51 @@ pub fn parse_scenario(json: &str) -> Result<Scenario, ConfigError> {
     Ok(sc)
 }
 
+/// The presets `[scheme.pias]` configures.
+pub const PIAS_PRESETS: &[&str] = &["pias", "detail_pias"];
+
+/// `[scheme.pias]` → `scheme.tcp.mlfq_thresholds`: the thresholds listed, or solved (`mechanisms::pias`)
+/// from the first cdf workload's flow sizes and load, or from the table's own `cdf` / `points` / `load`
+/// (thresholds derived for other traffic: a mismatch study). Other presets ignore the table.
+fn resolve_pias(sc: &mut Scenario) -> Result<(), ConfigError> {
+    let Some(cfg) = sc.scheme.pias.take() else { return Ok(()) };
+    if !PIAS_PRESETS.contains(&sc.scheme.preset.as_str()) {
+        return Ok(());
+    }
+    let queues = cfg.queues.unwrap_or(8);
+    if !(1..=8).contains(&queues) {
+        return err("scheme.pias.queues", format!("a whole number of queues, 1 to 8; got {queues}"));
+    }
+    let alphas: Vec<u64> = match cfg.thresholds.unwrap_or(PiasThresholds::Method("optimal".into())) {
+        PiasThresholds::List(v) => v.iter().map(|b| b.0).collect(),
+        PiasThresholds::Method(m) => {
+            if !crate::mechanisms::pias::METHODS.contains(&m.as_str()) {
+                return err("scheme.pias.thresholds", format!("\"optimal\", \"equal-split\", \"paper\" or a list of byte thresholds; got {m:?}"));
+            }
+            let w = sc.workload.iter().enumerate().find_map(|(i, w)| match w {
+                WorkloadConfig::Cdf(c) => Some((i, c)),
+                _ => None,
+            });
+            let points = cfg.points.as_deref().or(w.map(|(_, c)| c.points.as_slice()));
+            let cdf = cfg.cdf.as_deref().or(w.and_then(|(_, c)| c.cdf.as_deref())).unwrap_or("");
+            let (load, field) = match (cfg.load, w.and_then(|(i, c)| c.load.map(|l| (l, i)))) {
+                (Some(l), _) => (l, "scheme.pias.load".to_string()),
+                (None, Some((l, i))) => (l, format!("workload[{i}].load")),
+                (None, None) => (f64::NAN, String::new()),
+            };
+            let Some(points) = points.filter(|_| !load.is_nan()) else {
+                return err("scheme.pias.thresholds", "\"optimal\", \"equal-split\" and \"paper\" need a cdf workload with a load (or scheme.pias.cdf and scheme.pias.load)");
+            };
+            if !(load > 0.0 && load < 1.0) {
+                return err(field, format!("a load in (0, 1) (the PIAS thresholds are derived from it), got {load}"));
+            }
+            crate::mechanisms::pias::solve(points, cdf, load, queues, &m).map_err(|e| ConfigError { field: "scheme.pias.thresholds".into(), msg: e })?.thresholds_bytes
+        }
+    };
+    sc.scheme.tcp.mlfq_thresholds = Some(alphas.into_iter().map(Bytes).collect());
+    Ok(())
+}
+
 pub fn rate_of(v: Option<RateV>) -> Option<Rate> {
     v.map(|r| r.0)
 }
@@ -123,6 +169,35 @@ pub fn rate_of(v: Option<RateV>) -> Option<Rate> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn pias_scenario(pias: &str, preset: &str) -> String {
+        format!(
+            r#"{{"run": {{"duration": "1ms"}}, "topology": {{"kind": "single_switch", "hosts": 4}},
+                "scheme": {{"preset": "{preset}", "pias": {pias}}},
+                "workload": [{{"kind": "cdf", "cdf": "test", "points": [[0, 0], [1000, 0.5], [100000, 1]], "load": 0.5}}]}}"#
+        )
+    }
+
+    #[test]
+    fn the_core_alone_resolves_pias_thresholds() {
+        let pts = [[0.0, 0.0], [1000.0, 0.5], [100000.0, 1.0]];
+        let sc = parse_scenario(&pias_scenario(r#"{"thresholds": "optimal", "queues": 4}"#, "pias")).unwrap();
+        let want = crate::mechanisms::pias::solve(&pts, "test", 0.5, 4, "optimal").unwrap().thresholds_bytes;
+        assert_eq!(want.len(), 3);
+        assert_eq!(sc.scheme.tcp.mlfq_thresholds.unwrap().iter().map(|b| b.0).collect::<Vec<_>>(), want);
+        // the table's own load overrides the workload's
+        let sc = parse_scenario(&pias_scenario(r#"{"load": 0.9}"#, "pias")).unwrap();
+        let want = crate::mechanisms::pias::solve(&pts, "test", 0.9, 8, "optimal").unwrap().thresholds_bytes;
+        assert_eq!(sc.scheme.tcp.mlfq_thresholds.unwrap().iter().map(|b| b.0).collect::<Vec<_>>(), want);
+        // other presets ignore the table
+        assert!(parse_scenario(&pias_scenario(r#"{"queues": 4}"#, "dctcp")).unwrap().scheme.tcp.mlfq_thresholds.is_none());
+        let e = parse_scenario(&pias_scenario(r#"{"queues": 9}"#, "pias")).unwrap_err();
+        assert_eq!(e.field, "scheme.pias.queues");
+        let e = parse_scenario(&pias_scenario(r#"{"thresholds": "best"}"#, "pias")).unwrap_err();
+        assert_eq!(e.field, "scheme.pias.thresholds");
+        let e = parse_scenario(&pias_scenario(r#"{"load": 1.5}"#, "pias")).unwrap_err();
+        assert_eq!(e.field, "scheme.pias.load");
+    }
     fn e(json: &str) -> String {
         parse_scenario(json).unwrap_err().to_string()
     }

@@ -255,7 +255,7 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "pias",
-        summary: "PIAS: host MLFQ tagging (thresholds from [scheme.tcp] mlfq_thresholds; the front end solves \"optimal\"), per-port ECN, DCTCP, strict priorities",
+        summary: "PIAS: host MLFQ tagging (thresholds from [scheme.pias], by default \"optimal\" for the cdf workload), per-port ECN, DCTCP, strict priorities",
         build: || dctcp_row("pias"),
     },
     Preset {

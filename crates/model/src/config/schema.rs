@@ -320,6 +320,33 @@ pub struct SchemeConfig {
     pub dibs: DibsOverrides,
     #[serde(default)]
     pub red: RedOverrides,
+    /// `[scheme.pias]`: how the PIAS presets' demotion thresholds are chosen (resolved by the core into
+    /// `scheme.tcp.mlfq_thresholds`; ignored by other presets, so a sweep may cross pias with dctcp).
+    pub pias: Option<PiasOverrides>,
+}
+
+/// `[scheme.pias]`.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PiasOverrides {
+    /// "optimal" (default), "equal-split", "paper", or a list of byte thresholds.
+    pub thresholds: Option<PiasThresholds>,
+    /// Queues (priorities) used, 1 to 8 (default 8).
+    pub queues: Option<u32>,
+    /// The flow-size CDF the thresholds are derived for (default: the first cdf workload's): its name, and
+    /// its points (size in bytes, cumulative fraction), which the front end reads from the file or the
+    /// bundled table.
+    pub cdf: Option<String>,
+    pub points: Option<Vec<[f64; 2]>>,
+    /// The load the thresholds are derived for (default: the first cdf workload's).
+    pub load: Option<f64>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(untagged)]
+pub enum PiasThresholds {
+    Method(String),
+    List(Vec<Bytes>),
 }
 
 /// `[scheme.red]`: RED parameters (ns-3's RedQueueDisc defaults), per tier overrides of the thresholds.
@@ -398,6 +425,7 @@ impl Default for SchemeConfig {
             alb: AlbOverrides::default(),
             dibs: DibsOverrides::default(),
             red: RedOverrides::default(),
+            pias: None,
         }
     }
 }

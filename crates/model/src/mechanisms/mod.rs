@@ -5,5 +5,6 @@ pub mod dibs;
 pub mod ecn;
 pub mod forwarding;
 pub mod pfc;
+pub mod pias;
 pub mod queue;
 pub mod red;

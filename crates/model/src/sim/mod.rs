@@ -884,6 +884,7 @@ impl Sim {
         let (bdp, rtt) = self.fabric;
         let v = serde_json::json!({
             "scheme": self.scheme.name,
+            "mlfq_thresholds_bytes": self.scheme.tcp.mlfq,
             "sim_time_s": self.now.as_secs_f64(),
             "incomplete": self.incomplete,
             "flow_rows_not_started": self.rows_not_started.iter().map(|&(w, n)| serde_json::json!({"workload": w, "rows": n})).collect::<Vec<_>>(),
