@@ -124,9 +124,11 @@ impl Order for RankIndex {
         }
         self.count[prio as usize] += 1;
     }
-    /// Rank disciplines order packets across priorities: `allowed` only gates whether anything may be sent
-    /// (the caller's check), the next packet is the best-ranked whatever its priority.
-    fn remove_next(&mut self, _nonempty: u8, _allowed: u8) -> Option<(u8, PacketId, u8)> {
+    /// Rank disciplines order packets across priorities: the next packet is the best-ranked whatever its
+    /// priority. Nothing can be paused here: scenarios refuse LAS and pFabric with PFC (pauses are per
+    /// priority, ranks are not), which the debug build checks.
+    fn remove_next(&mut self, _nonempty: u8, allowed: u8) -> Option<(u8, PacketId, u8)> {
+        debug_assert_eq!(allowed, 0xff, "a rank discipline with paused priorities");
         let (prio, pid) = self.pop_next()?;
         Some((prio, pid, self.nonempty()))
     }
