@@ -4,6 +4,7 @@
 pub mod dibs;
 pub mod ecn;
 pub mod forwarding;
+pub mod nic;
 pub mod pfc;
 pub mod pias;
 pub mod queue;

@@ -68,9 +68,7 @@ impl Sim {
     #[inline]
     fn prep_sender(&mut self, tr: u32) {
         let src = self.transfers.get(tr).src;
-        let e = &self.ports[self.nodes[src as usize].port_base as usize].eg;
-        let frame = self.framing.wire(self.framing.mtu) as u64;
-        let room = e.cap.saturating_sub(e.total + self.nic_headroom) / frame;
+        let room = self.nic.room(&self.ports[self.nodes[src as usize].port_base as usize].eg);
         let snd = &mut self.transfers.get_mut(tr).snd;
         snd.nic_room = room.min(u32::MAX as u64) as u32;
         snd.nic_limited = false;
@@ -88,30 +86,24 @@ impl Sim {
 
     fn nic_block(&mut self, src: u32, tr: u32, prio: u8, uid: u32) {
         let port = self.nodes[src as usize].port_base;
-        let b = &mut self.nic_waiting[src as usize];
-        if !b.iter().any(|x| x.1 == tr && x.2 == uid) {
-            b.push((prio, tr, uid));
+        if self.nic_waiting[src as usize].block(prio, tr, uid) {
             self.counters.nic_blocked += 1;
         }
         self.ports[port as usize].nic_blocked = true;
     }
 
-    /// Whether host `node`'s NIC takes `wire` bytes of data now (it keeps `nic_headroom` for control).
+    /// Whether host `node`'s NIC takes `wire` bytes of data now (it keeps headroom for control).
     #[inline]
     fn nic_admits(&self, node: u32, wire: u64) -> bool {
-        let e = &self.ports[self.nodes[node as usize].port_base as usize].eg;
-        e.total + wire + self.nic_headroom <= e.cap
+        self.nic.admits(&self.ports[self.nodes[node as usize].port_base as usize].eg, wire)
     }
 
     /// The NIC of host port `port` sent a frame and transfers wait for room: resume them, highest priority
     /// first, while a full data frame fits.
     pub(crate) fn nic_wake(&mut self, port: u32) {
         let node = self.ports[port as usize].node;
-        let frame = self.framing.wire(self.framing.mtu) as u64;
-        while !self.nic_waiting[node as usize].is_empty() && self.nic_admits(node, frame) {
-            let b = &mut self.nic_waiting[node as usize];
-            let i = (0..b.len()).min_by_key(|&i| b[i].0).expect("non-empty");
-            let (_, tr, uid) = b.remove(i);
+        while !self.nic_waiting[node as usize].is_empty() && self.nic_admits(node, self.nic.frame) {
+            let (tr, uid) = self.nic_waiting[node as usize].next().expect("non-empty");
             let t = self.transfers.get(tr);
             if !t.alive || t.uid != uid {
                 continue;

@@ -267,7 +267,7 @@ pub struct Sim {
     /// Per node (hosts): transfers waiting for room in the NIC queue, as (priority, transfer, uid), served
     /// highest priority first, in order of blocking within a priority. Kept out of `Node`, which stays one
     /// cache line.
-    pub nic_waiting: Vec<Vec<(u8, u32, u32)>>,
+    pub nic_waiting: Vec<crate::mechanisms::nic::Backlog>,
     /// The ECN marker of every port's egress queue (step or RED, with RED's state); empty when the scheme
     /// does not mark.
     pub markers: Vec<crate::mechanisms::ecn::Marker>,
@@ -311,8 +311,8 @@ pub struct Sim {
     /// `run.sample`: the time-series interval, and the samples taken.
     pub sample_every: Option<Time>,
     pub samples: crate::stats::Samples,
-    /// Host NIC bytes kept free of data for control segments.
-    pub nic_headroom: u64,
+    /// Host NIC admission: bytes kept free of data for control segments, and the full frame size.
+    pub nic: crate::mechanisms::nic::Admission,
     /// `scheme.tcp`, shared: the TCP glue hands it to the state machines on every packet without copying.
     pub(crate) tcp: std::sync::Arc<crate::config::TcpParams>,
     /// `run.max_events` / `run.max_wall`: guards on runaway runs (u64::MAX / None: none).
@@ -467,7 +467,7 @@ impl Sim {
             window: None,
             sample_every: None,
             samples: Default::default(),
-            nic_headroom: 0,
+            nic: crate::mechanisms::nic::Admission { headroom: 0, frame: FULL_FRAME_WIRE },
             tcp,
             max_events: sc.run.max_events.unwrap_or(u64::MAX),
             max_wall: sc.run.max_wall.map(|d| std::time::Duration::from_nanos(d.0 .0 / 1000)),
@@ -481,7 +481,7 @@ impl Sim {
             return crate::config::err("topology.host_buffer", format!("must hold at least two full frames ({} B)", 2 * frame));
         }
         // the NIC keeps room for control segments (ACKs, SYNs): data is admitted up to this much below the cap
-        sim.nic_headroom = (8 * frame).min(sim.topo.host_buffer / 4);
+        sim.nic = crate::mechanisms::nic::Admission { headroom: (8 * frame).min(sim.topo.host_buffer / 4), frame };
         if sim.scheme.tcp.mss + 40 > sim.framing.mtu {
             return crate::config::err("scheme.tcp.mss", format!("MSS + 40B of headers must fit the MTU ({}B)", sim.framing.mtu));
         }
@@ -500,7 +500,7 @@ impl Sim {
             let s = &sim.scheme;
             sim.markers = sim.ports.iter().map(|p| Marker::new(s.ecn_marking, s.ecn_threshold, s.red.for_tier(sim.topo.links[p.link as usize].tier))).collect();
         }
-        sim.nic_waiting = vec![Vec::new(); sim.nodes.len()];
+        sim.nic_waiting = vec![Default::default(); sim.nodes.len()];
         sim.port_ctr = vec![Default::default(); sim.ports.len()];
         sim.fabric = sim.fabric_bdp();
         sim.apply_queue_limit()?;
