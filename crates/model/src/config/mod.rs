@@ -197,6 +197,13 @@ mod tests {
         assert_eq!(e.field, "scheme.pias.thresholds");
         let e = parse_scenario(&pias_scenario(r#"{"load": 1.5}"#, "pias")).unwrap_err();
         assert_eq!(e.field, "scheme.pias.load");
+        let e = parse_scenario(&pias_scenario(r#"{"thresholds": 3}"#, "pias")).unwrap_err();
+        assert_eq!(e.field, "scheme.pias.thresholds");
+        assert!(e.msg.contains("a list of byte thresholds; got 3"), "{}", e.msg);
+        let e = parse_scenario(&pias_scenario(r#"{"thresholds": ["10KB", "lots"]}"#, "pias")).unwrap_err();
+        assert!(e.msg.starts_with("threshold 1: "), "{}", e.msg);
+        let sc = parse_scenario(&pias_scenario(r#"{"thresholds": ["10KB", 20000]}"#, "pias")).unwrap();
+        assert_eq!(sc.scheme.tcp.mlfq_thresholds.unwrap().iter().map(|b| b.0).collect::<Vec<_>>(), vec![10 * 1024, 20000]);
     }
     fn e(json: &str) -> String {
         parse_scenario(json).unwrap_err().to_string()

@@ -343,10 +343,26 @@ pub struct PiasOverrides {
 }
 
 #[derive(Deserialize, Debug, Clone)]
-#[serde(untagged)]
+#[serde(try_from = "serde_json::Value")]
 pub enum PiasThresholds {
     Method(String),
     List(Vec<Bytes>),
+}
+
+impl TryFrom<serde_json::Value> for PiasThresholds {
+    type Error = String;
+    fn try_from(v: serde_json::Value) -> Result<Self, String> {
+        match v {
+            serde_json::Value::String(m) => Ok(PiasThresholds::Method(m)),
+            serde_json::Value::Array(xs) => xs
+                .into_iter()
+                .enumerate()
+                .map(|(i, x)| serde_json::from_value::<Bytes>(x).map_err(|e| format!("threshold {i}: {e}")))
+                .collect::<Result<Vec<_>, _>>()
+                .map(PiasThresholds::List),
+            other => Err(format!("\"optimal\", \"equal-split\", \"paper\" or a list of byte thresholds; got {other}")),
+        }
+    }
 }
 
 /// `[scheme.red]`: RED parameters (ns-3's RedQueueDisc defaults), per tier overrides of the thresholds.

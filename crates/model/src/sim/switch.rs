@@ -67,8 +67,7 @@ impl Sim {
 
     /// DIBS with a threshold (the spec's variant for CIOQ / shared-buffer switches): when the chosen egress
     /// holds more than the threshold, the packet is forwarded towards a random other switch port instead.
-    /// None: the packet reached the detour cap (drop it).
-    #[cold]
+    /// None: the packet reached the detour cap (drop it). Out of line: only threshold DIBS calls it.
     #[inline(never)]
     fn dibs_threshold_detour(&mut self, node: u32, pid: PacketId, out: u32, prio: u8, wire: u64, threshold: u64) -> Option<u32> {
         if !dibs::over_threshold(self.ports[out as usize].eg.total, wire, threshold) {
