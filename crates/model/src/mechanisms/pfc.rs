@@ -171,6 +171,17 @@ impl PfcIngress {
         if !self.enabled {
             return None;
         }
+        // The drain-byte counter of priority q (bytes of q or higher) never decreases with q, so a PAUSE is
+        // due only if it is at the lowest lossless priority not yet paused, and an UNPAUSE only if it is at
+        // the highest one paused: two prefix sums decide the common case, nothing to send.
+        let unsent = self.mask & !self.sent;
+        let held = self.mask & self.sent;
+        let upto = |q: u32| bytes[..=q as usize].iter().sum::<u64>();
+        let may_pause = unsent != 0 && upto(7 - unsent.leading_zeros()) > self.pause_th;
+        let may_unpause = held != 0 && upto(held.trailing_zeros()) < self.unpause_th;
+        if !may_pause && !may_unpause {
+            return None;
+        }
         let (mut pause, mut unpause) = (0u8, 0u8);
         let mut acc = 0u64;
         for q in 0..8 {
