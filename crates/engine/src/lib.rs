@@ -29,6 +29,7 @@ pub mod arena;
 pub mod queue;
 pub mod rng;
 pub mod time;
+mod wheel;
 
 pub use arena::Arena;
 pub use queue::EventQueue;

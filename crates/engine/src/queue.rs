@@ -13,7 +13,7 @@
 //! in flight, which keeps it small and in cache as the fabric grows.
 
 use crate::time::Time;
-use std::cmp::Ordering;
+use crate::wheel::{Entry, Wheel};
 use dary_heap::QuaternaryHeap as BinaryHeap;
 use std::collections::VecDeque;
 
@@ -34,37 +34,13 @@ const NO_STREAM: u32 = u32::MAX;
 /// A stream with nothing queued.
 const IDLE: u64 = u64::MAX;
 
-struct Entry<E> {
-    key: u128,
-    ev: E,
-    stream: u32,
-}
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl<E> Ord for Entry<E> {
-    #[inline]
-    fn cmp(&self, o: &Self) -> Ordering {
-        // reversed: BinaryHeap is a max-heap
-        o.key.cmp(&self.key)
-    }
-}
-
 /// Pending events in (time, insertion) order. Popping never goes back in time.
 ///
 /// Two lanes share one sequence counter, so the order is exactly that of a single queue: the main lane for
 /// packet events, and a timer lane for timers that are mostly cancelled before they fire (retransmission
 /// timeouts). Lazily cancelled timers pile up in their own heap and do not deepen the hot one.
 pub struct EventQueue<E> {
-    main: BinaryHeap<Entry<E>>,
+    main: Wheel<E>,
     timers: BinaryHeap<Entry<E>>,
     /// Per stream: the time of its last event (`IDLE`: nothing queued) and how many wait behind its head
     /// (which is in `main`). Kept apart from the FIFOs so that a stream with one event in flight, the
@@ -82,16 +58,16 @@ struct StreamState {
     rest: u32,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            main: BinaryHeap::with_capacity(1 << 12),
+            main: Wheel::new(),
             timers: BinaryHeap::with_capacity(1 << 12),
             stream_state: Vec::new(),
             stream_rest: Vec::new(),
@@ -163,19 +139,26 @@ impl<E> EventQueue<E> {
         let (key, ev) = self.stream_rest[stream as usize].pop_front().expect("counted");
         self.main.push(Entry { key, ev, stream });
     }
+    /// The lane holding the earliest event: Some(true) the main lane, Some(false) the timers.
     #[inline]
-    fn next_lane(&mut self) -> Option<&mut BinaryHeap<Entry<E>>> {
+    fn next_lane(&self) -> Option<bool> {
         match (self.main.peek(), self.timers.peek()) {
             (None, None) => None,
-            (Some(_), None) => Some(&mut self.main),
-            (None, Some(_)) => Some(&mut self.timers),
-            (Some(a), Some(b)) => Some(if a.key < b.key { &mut self.main } else { &mut self.timers }),
+            (Some(_), None) => Some(true),
+            (None, Some(_)) => Some(false),
+            (Some(a), Some(b)) => Some(a.key < b.key),
         }
+    }
+    #[inline]
+    fn pop_lane(&mut self, main: bool) -> Entry<E> {
+        let e = if main { self.main.pop() } else { self.timers.pop() };
+        e.expect("the lane was peeked")
     }
     /// The earliest event, advancing the queue's clock to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let Entry { key, ev, stream } = self.next_lane()?.pop()?;
+        let lane = self.next_lane()?;
+        let Entry { key, ev, stream } = self.pop_lane(lane);
         if stream != NO_STREAM {
             self.advance_stream(stream);
         }
@@ -188,11 +171,12 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, E)> {
         let lane = self.next_lane()?;
-        let t = Time((lane.peek()?.key >> 64) as u64);
+        let key = if lane { self.main.peek() } else { self.timers.peek() }.expect("the lane was peeked").key;
+        let t = Time((key >> 64) as u64);
         if t > limit {
             return None;
         }
-        let Entry { ev, stream, .. } = lane.pop()?;
+        let Entry { ev, stream, .. } = self.pop_lane(lane);
         if stream != NO_STREAM {
             self.advance_stream(stream);
         }
@@ -249,7 +233,7 @@ impl<E> EventQueue<E> {
         self.main.len() + self.timers.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.main.is_empty() && self.timers.is_empty()
+        self.main.len() == 0 && self.timers.is_empty()
     }
     /// Number of events ever pushed.
     pub fn pushed(&self) -> u64 {
@@ -346,6 +330,49 @@ mod tests {
         }
         assert!(a.is_empty());
         assert_eq!(out_a, out_b);
+    }
+    /// The wheel against a plain heap of (time, sequence): times spread from the same bucket to far
+    /// beyond the wheel's horizon (so events move from the far heap onto the wheel and the cursor wraps),
+    /// with streams and timers mixed in.
+    #[test]
+    fn the_wheel_keeps_the_order_of_one_heap_at_every_time_scale() {
+        use std::collections::BinaryHeap as StdHeap;
+        use std::cmp::Reverse;
+        let mut rng = 0x2545f4914f6cdd1du64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut q = EventQueue::new();
+        let mut model = StdHeap::new();
+        let (mut seq, mut popped) = (0u64, 0usize);
+        for round in 0..200_000u64 {
+            let now = q.now().0;
+            let spread = [1u64, 3_000, 40_000, 300_000, 20_000_000, 5_000_000_000][(next() % 6) as usize];
+            for _ in 0..(next() % 3) {
+                let at = now + next() % spread;
+                match next() % 3 {
+                    0 => q.push(Time(at), seq),
+                    1 => q.push_timer(Time(at), seq),
+                    _ => q.push_stream((next() % 5) as u32, Time(at), seq),
+                }
+                model.push(Reverse((at, seq)));
+                seq += 1;
+            }
+            if round % 7 < 4 || round > 190_000 {
+                let got = q.pop();
+                let want = model.pop().map(|Reverse((t, s))| (Time(t), s));
+                assert_eq!(got, want, "pop {popped}");
+                popped += 1;
+            }
+        }
+        while let Some(Reverse((t, s))) = model.pop() {
+            assert_eq!(q.pop(), Some((Time(t), s)));
+        }
+        assert!(q.is_empty() && q.len() == 0);
+        assert!(popped > 100_000);
     }
     #[test]
     fn dropped_timers_leave_the_order_of_the_rest() {
