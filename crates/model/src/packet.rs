@@ -46,6 +46,8 @@ pub struct Packet {
     pub detours: u8,
     /// Scheduling rank (least attained service: bytes the flow sent before this packet).
     pub rank: u64,
+    /// The next packet in the queue list this one waits in (`queue::NIL`: none); kept by the queue.
+    pub qnext: PacketId,
 }
 
 impl Packet {
@@ -53,5 +55,24 @@ impl Packet {
     #[inline]
     pub fn rank_key(&self) -> (u64, u64) {
         (self.rank, (self.tr_uid as u64) << 32 | self.src as u64)
+    }
+}
+
+/// The simulator's packet store links queue lists through the packets themselves.
+impl crate::mechanisms::queue::Links for detailsim_engine::Arena<Packet> {
+    #[inline(always)]
+    fn next(&self, id: PacketId) -> PacketId {
+        self.get(id).qnext
+    }
+    #[inline(always)]
+    fn set_next(&mut self, id: PacketId, next: PacketId) {
+        self.get_mut(id).qnext = next;
+    }
+}
+
+impl crate::mechanisms::queue::PacketStore for detailsim_engine::Arena<Packet> {
+    #[inline(always)]
+    fn packet(&self, id: PacketId) -> &Packet {
+        self.get(id)
     }
 }

@@ -70,12 +70,13 @@ mod tests {
     fn room_counts_whole_frames_beside_the_headroom() {
         let a = Admission { headroom: 3000, frame: 1500 };
         let mut q = EgressQueue::new(15_000, Scheduling::StrictPriority);
+        let mut links = Vec::new();
         assert_eq!(a.room(&q), 8);
-        q.push(0, 1, 7000);
+        q.push(0, 1, 7000, &mut links);
         // 15000 - 7000 - 3000 = 5000 B: three frames
         assert_eq!(a.room(&q), 3);
         assert!(a.admits(&q, 5000) && !a.admits(&q, 5001));
-        q.push(0, 2, 5000);
+        q.push(0, 2, 5000, &mut links);
         assert_eq!(a.room(&q), 0, "the headroom is for control segments only");
     }
 

@@ -16,45 +16,118 @@
 use crate::config::Scheduling;
 use crate::packet::{Packet, PacketId};
 use detailsim_engine::Time;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Where FIFO lists keep their links: for each queued packet, the next one in its list. A packet is in at
+/// most one list at a time, so one link per packet serves every queue; the simulator keeps it in the
+/// packet itself (the packet is read when it leaves a queue anyway, so following the list costs no extra
+/// cache miss), a live forwarder or a test keeps a `Vec<PacketId>`.
+pub trait Links {
+    fn next(&self, id: PacketId) -> PacketId;
+    fn set_next(&mut self, id: PacketId, next: PacketId);
+}
+
+impl Links for Vec<PacketId> {
+    #[inline]
+    fn next(&self, id: PacketId) -> PacketId {
+        self[id as usize]
+    }
+    #[inline]
+    fn set_next(&mut self, id: PacketId, next: PacketId) {
+        if id as usize >= self.len() {
+            self.resize(id as usize + 1, NIL);
+        }
+        self[id as usize] = next;
+    }
+}
+
+/// No packet (the end of a list).
+pub const NIL: PacketId = PacketId::MAX;
 
 /// How a queue orders the packets it holds. The queue keeps the non-empty mask; an order keeps the packets.
 pub trait Order {
     /// Queue `pid` at priority `prio`; `key` gives its rank and flow (called by rank disciplines only).
-    fn insert(&mut self, prio: u8, pid: PacketId, key: impl FnOnce() -> (u64, u64));
+    fn insert(&mut self, prio: u8, pid: PacketId, key: impl FnOnce() -> (u64, u64), links: &mut impl Links);
     /// Remove the next packet to send given the non-empty priorities `nonempty` and those allowed to send
     /// (`allowed`, a subset); returns its priority, the packet, and the new non-empty mask.
-    fn remove_next(&mut self, nonempty: u8, allowed: u8) -> Option<(u8, PacketId, u8)>;
+    fn remove_next(&mut self, nonempty: u8, allowed: u8, links: &impl Links) -> Option<(u8, PacketId, u8)>;
 }
 
-/// One FIFO list per priority; strict priority between them (0 first).
-#[derive(Debug, Clone, Default)]
+/// Packets by id: what a queue reads of a packet (priority, size, rank) when it is given only the id.
+pub trait PacketStore {
+    fn packet(&self, id: PacketId) -> &Packet;
+}
+
+/// One FIFO list per priority (linked through `Links`); strict priority between them (0 first).
+#[derive(Debug, Clone)]
 pub struct Fifo {
-    q: [VecDeque<PacketId>; 8],
+    head: [PacketId; 8],
+    tail: [PacketId; 8],
+    len: [u32; 8],
+}
+
+impl Default for Fifo {
+    fn default() -> Self {
+        Fifo { head: [NIL; 8], tail: [NIL; 8], len: [0; 8] }
+    }
 }
 
 impl Fifo {
     #[inline]
-    fn pop_front(&mut self, prio: u8, nonempty: u8) -> (PacketId, u8) {
-        let q = &mut self.q[prio as usize];
-        let pid = q.pop_front().expect("pop from an empty priority");
-        (pid, if q.is_empty() { nonempty & !(1 << prio) } else { nonempty })
+    fn pop_front(&mut self, prio: u8, nonempty: u8, links: &impl Links) -> (PacketId, u8) {
+        let p = prio as usize;
+        let pid = self.head[p];
+        assert!(pid != NIL, "pop from an empty priority");
+        self.len[p] -= 1;
+        if self.len[p] == 0 {
+            self.head[p] = NIL;
+            self.tail[p] = NIL;
+            (pid, nonempty & !(1 << prio))
+        } else {
+            self.head[p] = links.next(pid);
+            (pid, nonempty)
+        }
+    }
+    /// Remove the last packet of priority `prio` (walks the list: eviction only).
+    fn pop_back(&mut self, prio: u8, links: &impl Links) -> PacketId {
+        let p = prio as usize;
+        let last = self.tail[p];
+        assert!(last != NIL, "pop from an empty priority");
+        self.len[p] -= 1;
+        if self.len[p] == 0 {
+            self.head[p] = NIL;
+            self.tail[p] = NIL;
+        } else {
+            let mut before = self.head[p];
+            while links.next(before) != last {
+                before = links.next(before);
+            }
+            self.tail[p] = before;
+        }
+        last
     }
 }
 
 impl Order for Fifo {
     #[inline]
-    fn insert(&mut self, prio: u8, pid: PacketId, _key: impl FnOnce() -> (u64, u64)) {
-        self.q[prio as usize].push_back(pid);
+    fn insert(&mut self, prio: u8, pid: PacketId, _key: impl FnOnce() -> (u64, u64), links: &mut impl Links) {
+        let p = prio as usize;
+        if self.len[p] == 0 {
+            self.head[p] = pid;
+        } else {
+            links.set_next(self.tail[p], pid);
+        }
+        self.tail[p] = pid;
+        self.len[p] += 1;
     }
     #[inline]
-    fn remove_next(&mut self, nonempty: u8, allowed: u8) -> Option<(u8, PacketId, u8)> {
+    fn remove_next(&mut self, nonempty: u8, allowed: u8, links: &impl Links) -> Option<(u8, PacketId, u8)> {
         let m = nonempty & allowed;
         if m == 0 {
             return None;
         }
         let prio = m.trailing_zeros() as u8;
-        let (pid, ne) = self.pop_front(prio, nonempty);
+        let (pid, ne) = self.pop_front(prio, nonempty, links);
         Some((prio, pid, ne))
     }
 }
@@ -114,7 +187,7 @@ impl RankIndex {
 }
 
 impl Order for RankIndex {
-    fn insert(&mut self, prio: u8, pid: PacketId, key: impl FnOnce() -> (u64, u64)) {
+    fn insert(&mut self, prio: u8, pid: PacketId, key: impl FnOnce() -> (u64, u64), _links: &mut impl Links) {
         let (rank, flow) = key();
         let seq = self.seq;
         self.seq += 1;
@@ -127,7 +200,7 @@ impl Order for RankIndex {
     /// Rank disciplines order packets across priorities: the next packet is the best-ranked whatever its
     /// priority. Nothing can be paused here: scenarios refuse LAS and pFabric with PFC (pauses are per
     /// priority, ranks are not), which the debug build checks.
-    fn remove_next(&mut self, _nonempty: u8, allowed: u8) -> Option<(u8, PacketId, u8)> {
+    fn remove_next(&mut self, _nonempty: u8, allowed: u8, _links: &impl Links) -> Option<(u8, PacketId, u8)> {
         debug_assert_eq!(allowed, 0xff, "a rank discipline with paused priorities");
         let (prio, pid) = self.pop_next()?;
         Some((prio, pid, self.nonempty()))
@@ -159,17 +232,17 @@ impl Default for Discipline {
 
 impl Order for Discipline {
     #[inline]
-    fn insert(&mut self, prio: u8, pid: PacketId, key: impl FnOnce() -> (u64, u64)) {
+    fn insert(&mut self, prio: u8, pid: PacketId, key: impl FnOnce() -> (u64, u64), links: &mut impl Links) {
         match self {
-            Discipline::Fifo(f) => f.insert(prio, pid, key),
-            Discipline::Rank(r) => r.insert(prio, pid, key),
+            Discipline::Fifo(f) => f.insert(prio, pid, key, links),
+            Discipline::Rank(r) => r.insert(prio, pid, key, links),
         }
     }
     #[inline]
-    fn remove_next(&mut self, nonempty: u8, allowed: u8) -> Option<(u8, PacketId, u8)> {
+    fn remove_next(&mut self, nonempty: u8, allowed: u8, links: &impl Links) -> Option<(u8, PacketId, u8)> {
         match self {
-            Discipline::Fifo(f) => f.remove_next(nonempty, allowed),
-            Discipline::Rank(r) => r.remove_next(nonempty, allowed),
+            Discipline::Fifo(f) => f.remove_next(nonempty, allowed, links),
+            Discipline::Rank(r) => r.remove_next(nonempty, allowed, links),
         }
     }
 }
@@ -238,27 +311,31 @@ impl<O: Order> PrioQueue<O> {
     }
     /// Queue a packet whose bytes were reserved (rank and flow for rank disciplines).
     #[inline]
-    pub fn enlist(&mut self, prio: u8, pid: PacketId, rank: u64, flow: u64) {
-        self.order.insert(prio, pid, || (rank, flow));
+    pub fn enlist(&mut self, prio: u8, pid: PacketId, rank: u64, flow: u64, links: &mut impl Links) {
+        self.order.insert(prio, pid, || (rank, flow), links);
         self.nonempty |= 1 << prio;
     }
     /// Queue packet `pid`, whose bytes were reserved, at its priority (with its rank and flow, read only by
     /// a rank discipline).
     #[inline]
-    pub fn enlist_packet(&mut self, pid: PacketId, p: &Packet) {
-        self.order.insert(p.prio, pid, || p.rank_key());
-        self.nonempty |= 1 << p.prio;
+    pub fn enlist_packet(&mut self, pid: PacketId, pkts: &mut (impl Links + PacketStore)) {
+        let (prio, key) = {
+            let p = pkts.packet(pid);
+            (p.prio, p.rank_key())
+        };
+        self.order.insert(prio, pid, || key, pkts);
+        self.nonempty |= 1 << prio;
     }
     #[inline]
-    pub fn push(&mut self, prio: u8, pid: PacketId, wire: u64) {
+    pub fn push(&mut self, prio: u8, pid: PacketId, wire: u64, links: &mut impl Links) {
         self.reserve(prio, wire);
-        self.order.insert(prio, pid, || (0, 0));
+        self.order.insert(prio, pid, || (0, 0), links);
         self.nonempty |= 1 << prio;
     }
     /// Remove the next packet to send among the priorities in `allowed`; bytes stay counted until `release`.
     #[inline]
-    pub fn pop_next(&mut self, allowed: u8) -> Option<(u8, PacketId)> {
-        let (prio, pid, ne) = self.order.remove_next(self.nonempty, allowed)?;
+    pub fn pop_next(&mut self, allowed: u8, links: &impl Links) -> Option<(u8, PacketId)> {
+        let (prio, pid, ne) = self.order.remove_next(self.nonempty, allowed, links)?;
         self.nonempty = ne;
         Some((prio, pid))
     }
@@ -295,30 +372,30 @@ impl PrioQueue<Fifo> {
     /// The packet at the head of priority `prio`.
     #[inline]
     pub fn head(&self, prio: u8) -> Option<PacketId> {
-        self.order.q[prio as usize].front().copied()
+        let h = self.order.head[prio as usize];
+        (h != NIL).then_some(h)
     }
     /// Remove the head of priority `prio`; bytes stay counted until `release`.
     #[inline]
-    pub fn pop(&mut self, prio: u8) -> PacketId {
-        let (pid, ne) = self.order.pop_front(prio, self.nonempty);
+    pub fn pop(&mut self, prio: u8, links: &impl Links) -> PacketId {
+        let (pid, ne) = self.order.pop_front(prio, self.nonempty, links);
         self.nonempty = ne;
         pid
     }
     /// Packets queued at priority `prio`.
     pub fn len_of(&self, prio: u8) -> usize {
-        self.order.q[prio as usize].len()
+        self.order.len[prio as usize] as usize
     }
     /// Remove the most recently queued packet of the lowest priority below `prio` (a larger number), if
     /// any; bytes stay counted until `release`.
-    pub fn pop_lower_tail(&mut self, prio: u8) -> Option<(u8, PacketId)> {
+    pub fn pop_lower_tail(&mut self, prio: u8, links: &impl Links) -> Option<(u8, PacketId)> {
         let lower = self.nonempty & !((2u16 << prio) - 1) as u8;
         if lower == 0 {
             return None;
         }
         let p = 7 - lower.leading_zeros() as u8;
-        let q = &mut self.order.q[p as usize];
-        let pid = q.pop_back().expect("non-empty");
-        if q.is_empty() {
+        let pid = self.order.pop_back(p, links);
+        if self.order.len[p as usize] == 0 {
             self.nonempty &= !(1 << p);
         }
         Some((p, pid))
@@ -328,7 +405,7 @@ impl PrioQueue<Fifo> {
     /// makes enough room. `in_transit` lower-priority bytes are held but no longer queued (crossing the
     /// crossbar) and cannot be evicted. Returns whether the arrival fits afterwards; nothing is removed when
     /// it cannot be made to fit.
-    pub fn evict_lower_for(&mut self, prio: u8, wire: u64, in_transit: u64, wire_of: impl Fn(PacketId) -> u64, victims: &mut Vec<(u8, PacketId)>) -> bool {
+    pub fn evict_lower_for(&mut self, prio: u8, wire: u64, in_transit: u64, links: &impl Links, wire_of: impl Fn(PacketId) -> u64, victims: &mut Vec<(u8, PacketId)>) -> bool {
         victims.clear();
         let need = (self.total + wire).saturating_sub(self.cap);
         if need == 0 {
@@ -340,7 +417,7 @@ impl PrioQueue<Fifo> {
         }
         let mut freed = 0;
         while freed < need {
-            let (p, pid) = self.pop_lower_tail(prio).expect("lower-priority bytes are queued");
+            let (p, pid) = self.pop_lower_tail(prio, links).expect("lower-priority bytes are queued");
             freed += wire_of(pid);
             victims.push((p, pid));
         }
@@ -372,19 +449,20 @@ mod tests {
 
     #[test]
     fn strict_priority_sends_the_highest_allowed_priority_in_fifo_order() {
+        let mut l: Vec<PacketId> = Vec::new();
         let mut q = EgressQueue::new(1 << 20, Scheduling::StrictPriority);
         for (pid, prio) in [(1, 3), (2, 1), (3, 3), (4, 1), (5, 6)] {
-            q.push(prio, pid, 100);
+            q.push(prio, pid, 100, &mut l);
         }
         assert_eq!(q.nonempty, 0b0100_1010);
         // priority 1 paused: 3 goes first
-        assert_eq!(q.pop_next(!0b10), Some((3, 1)));
-        assert_eq!(q.pop_next(0xff), Some((1, 2)));
-        assert_eq!(q.pop_next(0xff), Some((1, 4)));
+        assert_eq!(q.pop_next(!0b10, &l), Some((3, 1)));
+        assert_eq!(q.pop_next(0xff, &l), Some((1, 2)));
+        assert_eq!(q.pop_next(0xff, &l), Some((1, 4)));
         assert_eq!(q.nonempty, 0b0100_1000);
-        assert_eq!(q.pop_next(0b0100_0000), Some((6, 5)));
-        assert_eq!(q.pop_next(0b0100_0000), None, "nothing allowed is queued");
-        assert_eq!(q.pop_next(0xff), Some((3, 3)));
+        assert_eq!(q.pop_next(0b0100_0000, &l), Some((6, 5)));
+        assert_eq!(q.pop_next(0b0100_0000, &l), None, "nothing allowed is queued");
+        assert_eq!(q.pop_next(0xff, &l), Some((3, 3)));
         assert_eq!(q.nonempty, 0);
         // bytes stay counted until released
         assert_eq!((q.total, q.pkts), (500, 5));
@@ -394,13 +472,71 @@ mod tests {
         assert_eq!((q.total, q.pkts, q.drain_bytes(7)), (0, 0, 0));
     }
 
+    /// The linked FIFO lists against one `VecDeque` per priority: random pushes, pops of the highest
+    /// allowed priority, and tail evictions, with packet ids reused as a packet store reuses its slots.
+    #[test]
+    fn linked_fifos_behave_as_one_deque_per_priority() {
+        use std::collections::VecDeque;
+        let mut l: Vec<PacketId> = Vec::new();
+        let mut q = IngressQueue::new(u64::MAX / 4);
+        let mut model: [VecDeque<PacketId>; 8] = Default::default();
+        let mut free: Vec<PacketId> = (0..64).rev().collect();
+        let mut rng = 0x853c49e6748fea9bu64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        for _ in 0..50_000 {
+            match next() % 7 {
+                0..=2 if !free.is_empty() => {
+                    let (prio, pid) = ((next() % 4) as u8 * 2, free.pop().unwrap());
+                    q.push(prio, pid, 100, &mut l);
+                    model[prio as usize].push_back(pid);
+                }
+                3 | 4 => {
+                    let allowed = (next() % 256) as u8;
+                    let want = (0..8u8).find(|&p| allowed & 1 << p != 0 && !model[p as usize].is_empty()).map(|p| (p, model[p as usize].pop_front().unwrap()));
+                    let got = q.order.remove_next(q.nonempty, allowed, &l).map(|(p, pid, ne)| {
+                        q.nonempty = ne;
+                        (p, pid)
+                    });
+                    assert_eq!(got, want);
+                    if let Some((p, pid)) = got {
+                        q.release(p, 100);
+                        free.push(pid);
+                    }
+                }
+                5 => {
+                    let prio = (next() % 8) as u8;
+                    let want = (prio + 1..8).rev().find(|&p| !model[p as usize].is_empty()).map(|p| (p, model[p as usize].pop_back().unwrap()));
+                    let got = q.pop_lower_tail(prio, &l);
+                    assert_eq!(got, want);
+                    if let Some((p, pid)) = got {
+                        q.release(p, 100);
+                        free.push(pid);
+                    }
+                }
+                _ => {
+                    for p in 0..8u8 {
+                        assert_eq!(q.head(p), model[p as usize].front().copied());
+                        assert_eq!(q.len_of(p), model[p as usize].len());
+                        assert_eq!(q.nonempty & 1 << p != 0, !model[p as usize].is_empty());
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn time_average_occupancy_integrates_the_bytes_held() {
+        let mut l: Vec<PacketId> = Vec::new();
         let mut q = IngressQueue::new(10_000);
         q.advance(Time(0));
-        q.push(0, 1, 1000);
+        q.push(0, 1, 1000, &mut l);
         q.advance(Time(300));
-        q.push(0, 2, 1000);
+        q.push(0, 2, 1000, &mut l);
         // 1000 B for 300 ps, then 2000 B for 100 ps
         assert_eq!(q.mean_total(Time(400)), (1000.0 * 300.0 + 2000.0 * 100.0) / 400.0);
         assert_eq!(q.max_total, 2000);
@@ -408,17 +544,18 @@ mod tests {
 
     #[test]
     fn egress_per_priority_keeps_a_full_priority_from_blocking_the_others() {
+        let mut l: Vec<PacketId> = Vec::new();
         for per_prio in [false, true] {
             let mut q = IngressQueue { per_prio, ..IngressQueue::new(4500) };
             for pid in 1..=3 {
-                q.push(1, pid, 1500); // a paused low priority fills the buffer
+                q.push(1, pid, 1500, &mut l); // a paused low priority fills the buffer
             }
             assert!(!q.fits(1, 1500), "the full priority itself never gets more");
             // shared: the high priority is kept out; per priority: it has its own 4500 B
             assert_eq!(q.fits(0, 1500), per_prio);
             if per_prio {
                 for pid in 4..=6 {
-                    q.push(0, pid, 1500);
+                    q.push(0, pid, 1500, &mut l);
                 }
                 assert_eq!((q.total, q.bytes[0], q.bytes[1]), (9000, 4500, 4500));
                 assert!(!q.fits(0, 1));
@@ -429,46 +566,49 @@ mod tests {
     #[test]
     #[should_panic(expected = "buffer bound violated")]
     fn egress_per_priority_still_bounds_each_priority() {
+        let mut l: Vec<PacketId> = Vec::new();
         let mut q = IngressQueue { per_prio: true, ..IngressQueue::new(3000) };
-        q.push(2, 1, 1500);
-        q.push(2, 2, 1500);
-        q.push(2, 3, 1500);
+        q.push(2, 1, 1500, &mut l);
+        q.push(2, 2, 1500, &mut l);
+        q.push(2, 3, 1500, &mut l);
     }
 
     #[test]
     fn priority_eviction_evicts_only_when_the_arrival_then_fits() {
+        let mut l: Vec<PacketId> = Vec::new();
         let wire = |_: PacketId| 1500;
         let mut q = IngressQueue::new(10_000);
         for pid in 1..=4 {
-            q.push(0, pid, 1500); // 6000 B of priority 0
+            q.push(0, pid, 1500, &mut l); // 6000 B of priority 0
         }
-        q.push(3, 10, 1500);
-        q.push(3, 11, 1500); // 3000 B of priority 3
+        q.push(3, 10, 1500, &mut l);
+        q.push(3, 11, 1500, &mut l); // 3000 B of priority 3
         let mut v = Vec::new();
         // a 1500 B priority-1 arrival needs 500 B: the newest priority-3 packet goes
-        assert!(q.evict_lower_for(1, 1500, 0, wire, &mut v));
+        assert!(q.evict_lower_for(1, 1500, 0, &l, wire, &mut v));
         assert_eq!(v, vec![(3, 11)]);
         q.release(3, 1500);
         // 8500 B held; a 3000 B arrival needs 1500 B, but the 1500 B of priority 3 are crossing the crossbar
-        assert!(!q.evict_lower_for(1, 3000, 1500, wire, &mut v));
+        assert!(!q.evict_lower_for(1, 3000, 1500, &l, wire, &mut v));
         assert!(v.is_empty());
         assert_eq!(q.len_of(3), 1, "nothing evicted when the arrival would not fit anyway");
         // a priority-3 arrival may not evict its own priority; a priority-0 arrival of 3000 B can use it
-        assert!(!q.evict_lower_for(3, 3000, 0, wire, &mut v));
-        assert!(q.evict_lower_for(0, 3000, 0, wire, &mut v));
+        assert!(!q.evict_lower_for(3, 3000, 0, &l, wire, &mut v));
+        assert!(q.evict_lower_for(0, 3000, 0, &l, wire, &mut v));
         assert_eq!(v, vec![(3, 10)]);
     }
 
     #[test]
     fn las_sends_the_lowest_rank_first_earliest_on_ties() {
+        let mut l: Vec<PacketId> = Vec::new();
         let mut q = EgressQueue::new(1 << 20, Scheduling::Las);
         assert!(q.ranked());
         // (packet, rank): two flows; packets 2 and 4 tie at rank 0
         for (pid, rank, flow) in [(1, 3000, 7), (2, 0, 9), (3, 1500, 7), (4, 0, 7), (5, 1500, 9)] {
             q.reserve(0, 100);
-            q.enlist(0, pid, rank, flow);
+            q.enlist(0, pid, rank, flow, &mut l);
         }
-        let order: Vec<PacketId> = std::iter::from_fn(|| q.pop_next(0xff).map(|x| x.1)).collect();
+        let order: Vec<PacketId> = std::iter::from_fn(|| q.pop_next(0xff, &l).map(|x| x.1)).collect();
         assert_eq!(order, vec![2, 4, 3, 5, 1]);
         assert_eq!(q.nonempty, 0);
         assert_eq!(q.evict_worse(0), None, "LAS never evicts");
@@ -476,20 +616,21 @@ mod tests {
 
     #[test]
     fn pfabric_sends_the_earliest_packet_of_the_best_flow_and_evicts_the_worst() {
+        let mut l: Vec<PacketId> = Vec::new();
         let mut q = EgressQueue::new(1 << 20, Scheduling::Pfabric);
         // flow 7 queued 1 then 3 (remaining 9000 then 4000: its later packet ranks better); flow 9: 2 (6000)
         for (pid, prio, rank, flow) in [(1, 2, 9000, 7), (2, 0, 6000, 9), (3, 2, 4000, 7)] {
             q.reserve(prio, 100);
-            q.enlist(prio, pid, rank, flow);
+            q.enlist(prio, pid, rank, flow, &mut l);
         }
         assert_eq!(q.nonempty, 0b101);
         // the best rank is packet 3 (flow 7): flow 7's earliest packet, 1, leaves first
-        assert_eq!(q.pop_next(0xff), Some((2, 1)));
+        assert_eq!(q.pop_next(0xff, &l), Some((2, 1)));
         // eviction takes the worst rank only if strictly worse than the arrival's
         assert_eq!(q.evict_worse(6000), None);
         assert_eq!(q.evict_worse(5999), Some((0, 2)));
-        assert_eq!(q.pop_next(0xff), Some((2, 3)));
-        assert_eq!(q.pop_next(0xff), None);
+        assert_eq!(q.pop_next(0xff, &l), Some((2, 3)));
+        assert_eq!(q.pop_next(0xff, &l), None);
         assert_eq!(q.nonempty, 0);
     }
 }

@@ -116,7 +116,7 @@ impl Sim {
             pt.paused = 0;
             pt.eg.advance(now);
             // drop what waits in the egress queue (bytes still crossing the crossbar are dropped on arrival)
-            while let Some((prio, pid)) = pt.eg.pop_next(0xff) {
+            while let Some((prio, pid)) = pt.eg.pop_next(0xff, &self.pkts) {
                 let wire = self.pkts.get(pid).wire as u64;
                 pt.eg.release(prio, wire);
                 self.counters.drop(DropCause::LinkDown);

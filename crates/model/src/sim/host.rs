@@ -59,7 +59,7 @@ impl Sim {
         e.advance(now);
         e.reserve(pkt.prio, wire);
         self.mark_ecn(port, pid, wire); // a NIC marks, never drops
-        self.ports[port as usize].eg.enlist_packet(pid, self.pkts.get(pid));
+        self.ports[port as usize].eg.enlist_packet(pid, &mut self.pkts);
         self.tx_try(port);
     }
 
@@ -207,6 +207,7 @@ impl Sim {
             retx: false,
             detours: 0,
             rank: 0,
+            qnext: crate::mechanisms::queue::NIL,
         };
         let src = t.src;
         // pFabric's rank: the flow's remaining (unacknowledged) bytes when the packet is sent
@@ -259,6 +260,7 @@ impl Sim {
             retx: false,
             detours: 0,
             rank: 0,
+            qnext: crate::mechanisms::queue::NIL,
         };
         let from = t.dst;
         self.host_send(from, p);

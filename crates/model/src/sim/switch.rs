@@ -102,7 +102,7 @@ impl Sim {
             self.ports[d as usize].eg.release(prio, wire);
             return Err(DropCause::Red);
         }
-        self.ports[d as usize].eg.enlist_packet(pid, self.pkts.get(pid));
+        self.ports[d as usize].eg.enlist_packet(pid, &mut self.pkts);
         self.tx_try(d);
         Ok(())
     }
@@ -160,7 +160,7 @@ impl Sim {
             };
             let mut victims = std::mem::take(&mut self.scratch_victims);
             let pkts = &self.pkts;
-            self.ports[port as usize].ing.evict_lower_for(prio, wire, transit, |v| pkts.get(v).wire as u64, &mut victims);
+            self.ports[port as usize].ing.evict_lower_for(prio, wire, transit, pkts, |v| pkts.get(v).wire as u64, &mut victims);
             for &(p, victim) in &victims {
                 self.discard(port, false, p, victim, DropCause::Priority, port);
             }
@@ -174,7 +174,7 @@ impl Sim {
             }
             return;
         }
-        ing.push(prio, pid, wire);
+        ing.push(prio, pid, wire, &mut self.pkts);
         self.pfc_check(port);
         self.xbar_try(port);
     }
@@ -202,7 +202,7 @@ impl Sim {
                         self.pkts.get_mut(pid).out_port = o;
                     }
                     None => {
-                        self.ports[inp as usize].ing.pop(prio);
+                        self.ports[inp as usize].ing.pop(prio, &self.pkts);
                         self.discard(inp, false, prio, pid, DropCause::NoRoute, inp);
                         self.pfc_check(inp);
                         mask = self.ports[inp as usize].ing.nonempty;
@@ -212,7 +212,7 @@ impl Sim {
             }
             if self.scheme.scheduling == Scheduling::Pfabric && !self.pfabric_admit(out, pid, wire) {
                 // the arrival ranks no better than everything queued: pFabric drops it
-                self.ports[inp as usize].ing.pop(prio);
+                self.ports[inp as usize].ing.pop(prio, &self.pkts);
                 self.discard(inp, false, prio, pid, DropCause::Priority, out);
                 mask = self.ports[inp as usize].ing.nonempty;
                 continue;
@@ -224,7 +224,7 @@ impl Sim {
                 e.eg.reserve(prio, wire);
                 e.xbar_out_free_at = now + e.xbar_time(wire);
                 let ip = &mut self.ports[inp as usize];
-                ip.ing.pop(prio);
+                ip.ing.pop(prio, &self.pkts);
                 ip.xbar_busy = true;
                 ip.xbar_pkt = pid;
                 let done = now + ip.xbar_time(wire);
@@ -285,7 +285,7 @@ impl Sim {
         self.pfc_check(inp);
         if self.ports[out as usize].up {
             if self.mark_ecn(out, pid, wire) {
-                self.ports[out as usize].eg.enlist_packet(pid, self.pkts.get(pid));
+                self.ports[out as usize].eg.enlist_packet(pid, &mut self.pkts);
                 self.tx_try(out);
             } else {
                 self.discard(out, true, prio, pid, DropCause::Red, out);
@@ -369,7 +369,7 @@ impl Sim {
             }
             return;
         }
-        let (prio, pid) = pt.eg.pop_next(!pt.paused).expect("non-empty");
+        let (prio, pid) = pt.eg.pop_next(!pt.paused, &self.pkts).expect("non-empty");
         let wire = self.pkts.get(pid).wire as u64;
         pt.eg.advance(now);
         pt.eg.release(prio, wire);
