@@ -3,17 +3,18 @@
 //! ```text
 //!   time ──► bucket = time >> SHIFT (about 16 ns wide)
 //!
-//!   near   heap of every event in the current bucket `cur` (and any pushed for an earlier time)
+//!   run    the current bucket `cur`, sorted (the next event last)
+//!   late   heap of events pushed for the current bucket (or earlier) after it was sorted
 //!   wheel  WHEEL buckets after `cur`, each an unsorted array, with an occupancy bitmap
 //!   far    heap of events WHEEL buckets or more ahead (workload arrivals, slow links)
 //! ```
 //!
-//! Events come out in exactly the (time, sequence) order of one heap: `near` orders the current bucket,
-//! and every event elsewhere lies in a later bucket. When `near` runs dry the cursor moves to the next
-//! occupied bucket (a bitmap scan) and that bucket is poured into `near`; events of `far` move into the
+//! Events come out in exactly the (time, sequence) order of one heap: `run` and `late` hold the current
+//! bucket, and every event elsewhere lies in a later bucket. When both run dry the cursor moves to the next
+//! occupied bucket (a bitmap scan) and that bucket is sorted into `run`; events of `far` move into the
 //! wheel as the cursor comes within reach of them. A push appends to a bucket (the ends of the buckets
-//! being filled are few and stay in cache), a pop is a pop from a heap of one bucket's events (small, in
-//! L1), and a bucket is read once, sequentially, when the cursor reaches it; a single heap's depth and
+//! being filled are few and stay in cache), a pop takes the last of a sorted array, and a bucket is read
+//! once, sequentially, when the cursor reaches it and sorted in L1; a single heap's depth and
 //! cache misses grow with the number of events pending, which grows with the fabric.
 
 use dary_heap::QuaternaryHeap;
@@ -56,22 +57,24 @@ fn bucket(key: u128) -> u64 {
 }
 
 pub(crate) struct Wheel<E> {
-    near: QuaternaryHeap<Entry<E>>,
+    run: Vec<Entry<E>>,
+    late: QuaternaryHeap<Entry<E>>,
     far: QuaternaryHeap<Entry<E>>,
     /// Per wheel slot: its events, unsorted (each keeps its capacity once grown).
     buckets: Vec<Vec<Entry<E>>>,
     /// Bit s of word s / 64: slot s holds events.
     occupied: Vec<u64>,
-    /// Events on the wheel (not in `near` or `far`).
+    /// Events on the wheel (not in `run`, `late` or `far`).
     on_wheel: usize,
-    /// The current bucket: `near` holds its events; the wheel holds buckets cur + 1 .. cur + WHEEL.
+    /// The current bucket: `run` and `late` hold its events; the wheel holds buckets cur + 1 .. cur + WHEEL.
     cur: u64,
 }
 
 impl<E: Copy> Wheel<E> {
     pub fn new() -> Self {
         Wheel {
-            near: QuaternaryHeap::with_capacity(1 << 8),
+            run: Vec::with_capacity(1 << 8),
+            late: QuaternaryHeap::with_capacity(1 << 6),
             far: QuaternaryHeap::with_capacity(1 << 10),
             buckets: (0..WHEEL).map(|_| Vec::new()).collect(),
             occupied: vec![0; (WHEEL / 64) as usize],
@@ -81,20 +84,24 @@ impl<E: Copy> Wheel<E> {
     }
 
     pub fn len(&self) -> usize {
-        self.near.len() + self.far.len() + self.on_wheel
+        self.run.len() + self.late.len() + self.far.len() + self.on_wheel
     }
 
-    /// The earliest event (the queue keeps `near` non-empty whenever it holds anything).
+    /// The earliest event (the wheel keeps the current bucket non-empty whenever it holds anything).
     #[inline]
     pub fn peek(&self) -> Option<&Entry<E>> {
-        self.near.peek()
+        match (self.run.last(), self.late.peek()) {
+            (Some(a), Some(b)) => Some(if a.key < b.key { a } else { b }),
+            (a, None) => a,
+            (None, b) => b,
+        }
     }
 
     #[inline]
     pub fn push(&mut self, e: Entry<E>) {
         let b = bucket(e.key);
         if b <= self.cur {
-            self.near.push(e);
+            self.late.push(e);
             return;
         }
         if b < self.cur + WHEEL {
@@ -102,18 +109,24 @@ impl<E: Copy> Wheel<E> {
         } else {
             self.far.push(e);
         }
-        if self.near.is_empty() {
+        if self.run.is_empty() && self.late.is_empty() {
             self.refill();
         }
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<Entry<E>> {
-        let e = self.near.pop()?;
-        if self.near.is_empty() {
+        let from_run = match (self.run.last(), self.late.peek()) {
+            (Some(a), Some(b)) => a.key < b.key,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => return None,
+        };
+        let e = if from_run { self.run.pop() } else { self.late.pop() };
+        if self.run.is_empty() && self.late.is_empty() {
             self.refill();
         }
-        Some(e)
+        e
     }
 
     #[inline]
@@ -124,17 +137,19 @@ impl<E: Copy> Wheel<E> {
         self.on_wheel += 1;
     }
 
-    /// `near` ran dry: move the cursor to the next bucket that holds events and pour it into `near`.
+    /// The current bucket ran dry: move the cursor to the next bucket that holds events and sort it into
+    /// `run`.
     #[inline(never)]
     fn refill(&mut self) {
+        debug_assert!(self.run.is_empty() && self.late.is_empty());
         if self.on_wheel > 0 {
             let b = self.next_occupied();
             self.cur = b;
             let slot = (b & (WHEEL - 1)) as usize;
             self.occupied[slot / 64] &= !(1 << (slot % 64));
-            let bucket = &mut self.buckets[slot];
-            self.on_wheel -= bucket.len();
-            self.near.extend(bucket.drain(..));
+            // the bucket becomes the run; the run's empty array (its capacity kept) becomes the bucket
+            std::mem::swap(&mut self.run, &mut self.buckets[slot]);
+            self.on_wheel -= self.run.len();
         } else if let Some(f) = self.far.peek() {
             self.cur = bucket(f.key);
         } else {
@@ -148,11 +163,12 @@ impl<E: Copy> Wheel<E> {
             }
             let e = self.far.pop().expect("peeked");
             if b <= self.cur {
-                self.near.push(e);
+                self.run.push(e);
             } else {
                 self.put_on_wheel(b, e);
             }
         }
+        self.run.sort_unstable_by(|a, b| b.key.cmp(&a.key));
     }
 
     /// The first occupied bucket after `cur` (the wheel is not empty).
