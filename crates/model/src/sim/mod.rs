@@ -48,7 +48,8 @@ pub enum Ev {
     /// `port` finished serializing a frame and has another one waiting.
     TxDone { port: u32 },
     /// Ingress `port` finished moving its packet across the crossbar.
-    XbarDone { port: u32 },
+    /// (`pkt`, the packet crossing, is there for prefetching; the port knows it.)
+    XbarDone { port: u32, pkt: PacketId },
     /// The egress side of the crossbar at `port` is free again and ingresses wait for it.
     XbarOutFree { port: u32 },
     RtxTimer { tr: u32, token: u32 },
@@ -686,7 +687,7 @@ impl Sim {
                     self.ports[port as usize].tx_event = false;
                     self.tx_try(port);
                 }
-                Ev::XbarDone { port } => self.xbar_done(port),
+                Ev::XbarDone { port, .. } => self.xbar_done(port),
                 Ev::XbarOutFree { port } => {
                     self.ports[port as usize].xbar_out_event = false;
                     if !self.ports[port as usize].waiters.is_empty() {
@@ -731,10 +732,19 @@ impl Sim {
                     prefetch(f);
                 }
             }
-            Some(&Ev::TxDone { port }) | Some(&Ev::XbarDone { port }) => {
+            Some(&Ev::TxDone { port }) => {
                 if let Some(pt) = self.ports.get(port as usize) {
                     prefetch(&pt.tx_busy_until);
                     prefetch(&pt.eg);
+                }
+            }
+            Some(&Ev::XbarDone { port, pkt }) => {
+                if let Some(p) = self.pkts.slots().get(pkt as usize) {
+                    prefetch(p);
+                }
+                if let Some(pt) = self.ports.get(port as usize) {
+                    prefetch(&pt.tx_busy_until);
+                    prefetch(&pt.ing);
                 }
             }
             _ => {}

@@ -230,7 +230,7 @@ impl Sim {
                 let done = now + ip.xbar_time(wire);
                 let e = &mut self.ports[out as usize];
                 e.xbar_out_frees_with_done = e.xbar_out_free_at == done;
-                self.schedule(done, Ev::XbarDone { port: inp });
+                self.schedule(done, Ev::XbarDone { port: inp, pkt: pid });
                 return;
             }
             if e.eg.fits(prio, wire) && !e.xbar_out_event && !e.xbar_out_frees_with_done {
