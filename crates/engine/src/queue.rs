@@ -1,21 +1,14 @@
-//! The event queue: a binary heap keyed by (time, sequence number).
+//! The event queue: events keyed by (time, sequence number), popped in key order.
 //!
 //! The key packs time and a per-queue sequence number into one `u128`, so equal-time events come out in
-//! the order they were pushed and comparisons are a single integer compare. (A radix heap, which the
-//! monotone keys of a simulation allow, measured slower than this on the paper/steady benchmark: see
-//! docs/benchmarks.md.)
-//!
-//! **Streams.** A link delivers its frames in the order it sends them, so the arrivals of one link need not
-//! all sit in the heap: `push_stream` appends to the stream's FIFO and only the stream's head is in the
-//! heap, under the key it was given when pushed. When the head is popped the next one takes its place. The
-//! order events come out in is exactly that of one heap holding them all (every event keeps its own key,
-//! and a stream's keys increase in FIFO order); the heap is one entry per busy link instead of one per frame
-//! in flight, which keeps it small and in cache as the fabric grows.
+//! the order they were pushed and comparisons are a single integer compare. Packet events go to a timing
+//! wheel (`wheel.rs`), timers to a heap of their own. (A radix heap measured slower than a heap on the
+//! paper/steady benchmark; per-link streams, which kept one heap entry per busy link, cost more cache
+//! misses than the wheel saves with them: see docs/benchmarks.md.)
 
 use crate::time::Time;
 use crate::wheel::{Entry, Wheel};
 use dary_heap::QuaternaryHeap as BinaryHeap;
-use std::collections::VecDeque;
 
 /// Ask the CPU to bring the cache line holding `*r` closer (a hint: no effect on results, none at all off x86-64).
 #[inline(always)]
@@ -29,11 +22,6 @@ pub fn prefetch<T>(r: &T) {
     let _ = r;
 }
 
-/// No stream: the entry is an ordinary event.
-const NO_STREAM: u32 = u32::MAX;
-/// A stream with nothing queued.
-const IDLE: u64 = u64::MAX;
-
 /// Pending events in (time, insertion) order. Popping never goes back in time.
 ///
 /// Two lanes share one sequence counter, so the order is exactly that of a single queue: the main lane for
@@ -42,20 +30,8 @@ const IDLE: u64 = u64::MAX;
 pub struct EventQueue<E> {
     main: Wheel<E>,
     timers: BinaryHeap<Entry<E>>,
-    /// Per stream: the time of its last event (`IDLE`: nothing queued) and how many wait behind its head
-    /// (which is in `main`). Kept apart from the FIFOs so that a stream with one event in flight, the
-    /// common case, touches 16 bytes.
-    stream_state: Vec<StreamState>,
-    stream_rest: Vec<VecDeque<(u128, E)>>,
-    queued_in_streams: usize,
     seq: u64,
     now: Time,
-}
-
-#[derive(Clone, Copy)]
-struct StreamState {
-    last: u64,
-    rest: u32,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -69,9 +45,6 @@ impl<E: Copy> EventQueue<E> {
         EventQueue {
             main: Wheel::new(),
             timers: BinaryHeap::with_capacity(1 << 12),
-            stream_state: Vec::new(),
-            stream_rest: Vec::new(),
-            queued_in_streams: 0,
             seq: 0,
             now: Time::ZERO,
         }
@@ -87,57 +60,13 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn push(&mut self, at: Time, ev: E) {
         let key = self.key(at);
-        self.main.push(Entry { key, ev, stream: NO_STREAM });
+        self.main.push(Entry { key, ev });
     }
     /// Schedule a timer event: same ordering as `push`, kept in the timer lane.
     #[inline]
     pub fn push_timer(&mut self, at: Time, ev: E) {
         let key = self.key(at);
-        self.timers.push(Entry { key, ev, stream: NO_STREAM });
-    }
-    /// Schedule `ev` at `at` on `stream` (e.g. the link it arrives over): same order as `push`. Events of
-    /// one stream are normally pushed in time order; one that is not goes into the heap on its own.
-    #[inline]
-    pub fn push_stream(&mut self, stream: u32, at: Time, ev: E) {
-        let key = self.key(at);
-        let s = stream as usize;
-        if s >= self.stream_state.len() {
-            self.grow_streams(s + 1);
-        }
-        let st = &mut self.stream_state[s];
-        if st.last == IDLE {
-            st.last = at.0;
-            self.main.push(Entry { key, ev, stream });
-        } else if st.last <= at.0 {
-            st.last = at.0;
-            st.rest += 1;
-            self.stream_rest[s].push_back((key, ev));
-            self.queued_in_streams += 1;
-        } else {
-            // out of time order for its stream: an ordinary event keeps the global order exact
-            self.main.push(Entry { key, ev, stream: NO_STREAM });
-        }
-    }
-    /// Room for streams `0..n` (`push_stream` grows the tables on demand).
-    #[cold]
-    fn grow_streams(&mut self, n: usize) {
-        if n > self.stream_state.len() {
-            self.stream_state.resize(n, StreamState { last: IDLE, rest: 0 });
-            self.stream_rest.resize_with(n, VecDeque::new);
-        }
-    }
-    /// The stream's next event takes the place of its head just popped.
-    #[inline]
-    fn advance_stream(&mut self, stream: u32) {
-        let st = &mut self.stream_state[stream as usize];
-        if st.rest == 0 {
-            st.last = IDLE;
-            return;
-        }
-        st.rest -= 1;
-        self.queued_in_streams -= 1;
-        let (key, ev) = self.stream_rest[stream as usize].pop_front().expect("counted");
-        self.main.push(Entry { key, ev, stream });
+        self.timers.push(Entry { key, ev });
     }
     /// The lane holding the earliest event: Some(true) the main lane, Some(false) the timers.
     #[inline]
@@ -158,10 +87,7 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
         let lane = self.next_lane()?;
-        let Entry { key, ev, stream } = self.pop_lane(lane);
-        if stream != NO_STREAM {
-            self.advance_stream(stream);
-        }
+        let Entry { key, ev } = self.pop_lane(lane);
         let t = Time((key >> 64) as u64);
         debug_assert!(t >= self.now);
         self.now = t;
@@ -176,19 +102,15 @@ impl<E: Copy> EventQueue<E> {
         if t > limit {
             return None;
         }
-        let Entry { ev, stream, .. } = self.pop_lane(lane);
-        if stream != NO_STREAM {
-            self.advance_stream(stream);
-        }
+        let Entry { ev, .. } = self.pop_lane(lane);
         self.now = t;
         Some((t, ev))
     }
-    /// The event `pop` would return next (or one pushed before then comes first), with the memory its
-    /// stream will read when it is popped already on its way into the cache. Between events a simulation
-    /// touches more state than the caches hold; a caller that prefetches what the next event needs while it
-    /// handles this one hides the miss behind its own work. Changes nothing.
+    /// The event `pop` would return next (unless one pushed before then comes first). Between events a
+    /// simulation touches more state than the caches hold; a caller that prefetches what the next event
+    /// needs while it handles this one hides the misses behind its own work.
     #[inline]
-    pub fn peek_prefetch(&self) -> Option<&E> {
+    pub fn peek(&self) -> Option<&E> {
         let top = match (self.main.peek(), self.timers.peek()) {
             (None, None) => return None,
             (Some(a), None) => a,
@@ -201,21 +123,13 @@ impl<E: Copy> EventQueue<E> {
                 }
             }
         };
-        if top.stream != NO_STREAM {
-            let s = top.stream as usize;
-            if self.stream_state[s].rest > 0 {
-                if let Some(front) = self.stream_rest[s].front() {
-                    prefetch(front);
-                }
-            }
-        }
         Some(&top.ev)
     }
     pub fn now(&self) -> Time {
         self.now
     }
     pub fn len(&self) -> usize {
-        self.main.len() + self.timers.len() + self.queued_in_streams
+        self.main.len() + self.timers.len()
     }
     /// Events in the timer lane (cancelled ones included until they are popped or dropped by `retain_timers`).
     pub fn timers_len(&self) -> usize {
@@ -227,10 +141,6 @@ impl<E: Copy> EventQueue<E> {
         let mut v = std::mem::take(&mut self.timers).into_vec();
         v.retain(|e| keep(&e.ev));
         self.timers = BinaryHeap::from(v);
-    }
-    /// Entries in the heaps (the streams' heads included, the rest of the streams not).
-    pub fn heap_len(&self) -> usize {
-        self.main.len() + self.timers.len()
     }
     pub fn is_empty(&self) -> bool {
         self.main.len() == 0 && self.timers.is_empty()
@@ -282,58 +192,9 @@ mod tests {
         let order: Vec<i32> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec![3, 1, 2, 5, 4]);
     }
-    /// Streams change where events wait, never the order they come out in: a random mix of plain,
-    /// timer and stream pushes (some streams out of time order) pops exactly as one plain heap would.
-    #[test]
-    fn streams_keep_the_order_of_one_heap() {
-        let mut rng = 0x9e3779b97f4a7c15u64;
-        let mut next = move || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
-        let mut a = EventQueue::new();
-        let mut b = EventQueue::new();
-        let mut id = 0u32;
-        let mut out_a = Vec::new();
-        let mut out_b = Vec::new();
-        for _ in 0..20_000 {
-            let now = a.now();
-            for _ in 0..(next() % 3) {
-                let at = Time(now.0 + next() % 50);
-                match next() % 4 {
-                    0 => {
-                        a.push(at, id);
-                        b.push(at, id);
-                    }
-                    1 => {
-                        a.push_timer(at, id);
-                        b.push(at, id);
-                    }
-                    _ => {
-                        a.push_stream((next() % 7) as u32, at, id);
-                        b.push(at, id);
-                    }
-                }
-                id += 1;
-            }
-            if next() % 5 < 3 {
-                out_a.push(a.pop());
-                out_b.push(b.pop());
-            }
-            assert_eq!(a.len(), b.len());
-        }
-        while let Some(x) = b.pop() {
-            out_b.push(Some(x));
-            out_a.push(a.pop());
-        }
-        assert!(a.is_empty());
-        assert_eq!(out_a, out_b);
-    }
     /// The wheel against a plain heap of (time, sequence): times spread from the same bucket to far
     /// beyond the wheel's horizon (so events move from the far heap onto the wheel and the cursor wraps),
-    /// with streams and timers mixed in.
+    /// with timers mixed in.
     #[test]
     fn the_wheel_keeps_the_order_of_one_heap_at_every_time_scale() {
         use std::collections::BinaryHeap as StdHeap;
@@ -354,9 +215,8 @@ mod tests {
             for _ in 0..(next() % 3) {
                 let at = now + next() % spread;
                 match next() % 3 {
-                    0 => q.push(Time(at), seq),
-                    1 => q.push_timer(Time(at), seq),
-                    _ => q.push_stream((next() % 5) as u32, Time(at), seq),
+                    0 | 1 => q.push(Time(at), seq),
+                    _ => q.push_timer(Time(at), seq),
                 }
                 model.push(Reverse((at, seq)));
                 seq += 1;
@@ -392,18 +252,6 @@ mod tests {
             want.push(1000 + i);
         }
         assert_eq!(got, want);
-    }
-    #[test]
-    fn a_stream_keeps_one_entry_in_the_heap() {
-        let mut q = EventQueue::new();
-        for i in 0..100u64 {
-            q.push_stream(3, Time(10 + i), i);
-        }
-        assert_eq!((q.len(), q.heap_len()), (100, 1));
-        assert_eq!(q.pop(), Some((Time(10), 0)));
-        assert_eq!((q.len(), q.heap_len()), (99, 1));
-        assert_eq!(q.pop_until(Time(11)), Some((Time(11), 1)));
-        assert_eq!(q.pop_until(Time(11)), None);
     }
     #[test]
     #[should_panic(expected = "in the past")]

@@ -5,16 +5,17 @@
 //!
 //!   run    the current bucket `cur`, sorted (the next event last)
 //!   late   heap of events pushed for the current bucket (or earlier) after it was sorted
-//!   wheel  WHEEL buckets after `cur`, each an unsorted array, with an occupancy bitmap
+//!   wheel  WHEEL buckets after `cur`, each an unsorted list of 8-event chunks, with an occupancy bitmap
 //!   far    heap of events WHEEL buckets or more ahead (workload arrivals, slow links)
 //! ```
 //!
 //! Events come out in exactly the (time, sequence) order of one heap: `run` and `late` hold the current
 //! bucket, and every event elsewhere lies in a later bucket. When both run dry the cursor moves to the next
 //! occupied bucket (a bitmap scan) and that bucket is sorted into `run`; events of `far` move into the
-//! wheel as the cursor comes within reach of them. A push appends to a bucket (the ends of the buckets
-//! being filled are few and stay in cache), a pop takes the last of a sorted array, and a bucket is read
-//! once, sequentially, when the cursor reaches it and sorted in L1; a single heap's depth and
+//! wheel as the cursor comes within reach of them. A push appends to its bucket's last chunk, a pop takes
+//! the last of a sorted array, and a bucket is read once, a chunk at a time, when the cursor reaches it and
+//! sorted in L1. Chunks are reused last-freed first, so the chunks being filled are the ones just read:
+//! the wheel's memory is the events pending, not buckets x the most a bucket ever held; a single heap's depth and
 //! cache misses grow with the number of events pending, which grows with the fabric.
 
 use dary_heap::QuaternaryHeap;
@@ -25,12 +26,20 @@ const SHIFT: u32 = 14;
 /// Buckets on the wheel (a horizon of about 16.8 µs: a link delay, a frame's serialization, a crossbar
 /// transfer and a PFC stop delay all land on it).
 const WHEEL: u64 = 1 << 10;
+/// Events per chunk.
+const CHUNK: usize = 8;
+const NIL: u32 = u32::MAX;
+
+struct Chunk<E> {
+    len: u32,
+    next: u32,
+    entries: [Entry<E>; CHUNK],
+}
 
 #[derive(Clone, Copy)]
 pub(crate) struct Entry<E> {
     pub key: u128,
     pub ev: E,
-    pub stream: u32,
 }
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, o: &Self) -> bool {
@@ -60,8 +69,12 @@ pub(crate) struct Wheel<E> {
     run: Vec<Entry<E>>,
     late: QuaternaryHeap<Entry<E>>,
     far: QuaternaryHeap<Entry<E>>,
-    /// Per wheel slot: its events, unsorted (each keeps its capacity once grown).
-    buckets: Vec<Vec<Entry<E>>>,
+    /// Per wheel slot: first and last chunk of its list (NIL: empty).
+    first: Vec<u32>,
+    last: Vec<u32>,
+    chunks: Vec<Chunk<E>>,
+    /// Free chunks, linked through `next` (last freed first).
+    free: u32,
     /// Bit s of word s / 64: slot s holds events.
     occupied: Vec<u64>,
     /// Events on the wheel (not in `run`, `late` or `far`).
@@ -76,7 +89,10 @@ impl<E: Copy> Wheel<E> {
             run: Vec::with_capacity(1 << 8),
             late: QuaternaryHeap::with_capacity(1 << 6),
             far: QuaternaryHeap::with_capacity(1 << 10),
-            buckets: (0..WHEEL).map(|_| Vec::new()).collect(),
+            first: vec![NIL; WHEEL as usize],
+            last: vec![NIL; WHEEL as usize],
+            chunks: Vec::new(),
+            free: NIL,
             occupied: vec![0; (WHEEL / 64) as usize],
             on_wheel: 0,
             cur: 0,
@@ -132,9 +148,33 @@ impl<E: Copy> Wheel<E> {
     #[inline]
     fn put_on_wheel(&mut self, b: u64, entry: Entry<E>) {
         let slot = (b & (WHEEL - 1)) as usize;
-        self.buckets[slot].push(entry);
-        self.occupied[slot / 64] |= 1 << (slot % 64);
         self.on_wheel += 1;
+        let l = self.last[slot];
+        if l != NIL {
+            let c = &mut self.chunks[l as usize];
+            if (c.len as usize) < CHUNK {
+                c.entries[c.len as usize] = entry;
+                c.len += 1;
+                return;
+            }
+        }
+        let fresh = Chunk { len: 1, next: NIL, entries: [entry; CHUNK] };
+        let i = if self.free != NIL {
+            let i = self.free;
+            self.free = self.chunks[i as usize].next;
+            self.chunks[i as usize] = fresh;
+            i
+        } else {
+            self.chunks.push(fresh);
+            (self.chunks.len() - 1) as u32
+        };
+        if l == NIL {
+            self.first[slot] = i;
+            self.occupied[slot / 64] |= 1 << (slot % 64);
+        } else {
+            self.chunks[l as usize].next = i;
+        }
+        self.last[slot] = i;
     }
 
     /// The current bucket ran dry: move the cursor to the next bucket that holds events and sort it into
@@ -147,9 +187,17 @@ impl<E: Copy> Wheel<E> {
             self.cur = b;
             let slot = (b & (WHEEL - 1)) as usize;
             self.occupied[slot / 64] &= !(1 << (slot % 64));
-            // the bucket becomes the run; the run's empty array (its capacity kept) becomes the bucket
-            std::mem::swap(&mut self.run, &mut self.buckets[slot]);
-            self.on_wheel -= self.run.len();
+            let mut i = std::mem::replace(&mut self.first[slot], NIL);
+            self.last[slot] = NIL;
+            while i != NIL {
+                let c = &mut self.chunks[i as usize];
+                let next = c.next;
+                self.run.extend_from_slice(&c.entries[..c.len as usize]);
+                self.on_wheel -= c.len as usize;
+                c.next = self.free;
+                self.free = i;
+                i = next;
+            }
         } else if let Some(f) = self.far.peek() {
             self.cur = bucket(f.key);
         } else {

@@ -11,15 +11,13 @@ fn main() {
     let mut samples = Vec::new();
     while !sim.run_until(t) {
         t += detailsim_engine::Time::from_us(500);
-        samples.push((sim.pending_events(), sim.heap_events()));
+        samples.push(sim.pending_events());
     }
     if !samples.is_empty() {
-        let mut all: Vec<usize> = samples.iter().map(|s| s.0).collect();
-        let mut heap: Vec<usize> = samples.iter().map(|s| s.1).collect();
+        let mut all = samples;
         all.sort();
-        heap.sort();
-        let n = samples.len();
-        eprintln!("pending events: median {} max {}; in the heaps: median {} max {}", all[n / 2], all[n - 1], heap[n / 2], heap[n - 1]);
+        let n = all.len();
+        eprintln!("pending events: median {} max {}", all[n / 2], all[n - 1]);
     }
     let wall = t0.elapsed().as_secs_f64();
     let c = &sim.counters;

@@ -102,11 +102,6 @@ pub struct Port {
     pub xbar_out_frees_with_done: bool,
     /// Host NIC: transfers are waiting for room in this queue (back-pressure).
     pub nic_blocked: bool,
-    /// Frames arriving over this link wait in an event-queue stream (`EventQueue::push_stream`): set when
-    /// more than one full-size frame can be in flight on it (its delay exceeds a frame's serialization), the
-    /// only case where a stream keeps the heap smaller; otherwise its bookkeeping would cost more than it
-    /// saves. Either way the events come out in the same order.
-    pub stream_arrivals: bool,
     /// Time the transmitter has spent serializing frames (each at the rate it was sent at), the frame
     /// still on the wire included; `port_stats` takes off what lies beyond `now`. In the first cache line,
     /// which every transmission writes anyway.
@@ -138,7 +133,6 @@ impl Port {
         self.xbar_rate = topology::xbar_rate(rate, speedup);
         self.tx_ppb = rate.ps_per_byte();
         self.xbar_ppb = self.xbar_rate.ps_per_byte();
-        self.stream_arrivals = self.arrive_after > self.ser(FULL_FRAME_WIRE);
     }
     /// Serialization time of `wire` bytes on the link.
     #[inline(always)]
@@ -390,7 +384,6 @@ impl Sim {
                 xbar_rate: topology::xbar_rate(l.rate, topo.speedup),
                 waiters: Vec::new(),
                 nic_blocked: false,
-                stream_arrivals: false,
                 paused: 0,
                 up: true,
                 tx_bytes: 0,
@@ -719,7 +712,7 @@ impl Sim {
     #[inline(always)]
     fn prefetch_next(&self) {
         use detailsim_engine::queue::prefetch;
-        match self.q.peek_prefetch() {
+        match self.q.peek() {
             Some(&Ev::Arrive { port, pkt }) => {
                 if let Some(p) = self.pkts.slots().get(pkt as usize) {
                     prefetch(p);
@@ -800,11 +793,6 @@ impl Sim {
     /// Number of pending events.
     pub fn pending_events(&self) -> usize {
         self.q.len()
-    }
-
-    /// Pending events in the queue's heaps (a link's arrivals after its first wait in its stream).
-    pub fn heap_events(&self) -> usize {
-        self.q.heap_len()
     }
 
     /// Run to the end.

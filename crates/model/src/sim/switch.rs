@@ -380,7 +380,6 @@ impl Sim {
         pt.tx_busy_until = now + ser;
         let arrive = pt.tx_busy_until + pt.arrive_after;
         let peer = pt.peer;
-        let stream = pt.stream_arrivals;
         let has_waiters = !pt.waiters.is_empty();
         let nic_blocked = pt.nic_blocked;
         if pt.eg.nonempty & !pt.paused != 0 && !pt.tx_event {
@@ -392,12 +391,7 @@ impl Sim {
         if self.trace.is_some() {
             self.trace_packet(port, pid);
         }
-        // a link delivers in the order it sends: the arrivals of a long link wait in its stream (one heap entry)
-        if stream {
-            self.q.push_stream(peer, arrive, Ev::Arrive { port: peer, pkt: pid });
-        } else {
-            self.schedule(arrive, Ev::Arrive { port: peer, pkt: pid });
-        }
+        self.schedule(arrive, Ev::Arrive { port: peer, pkt: pid });
         if has_waiters {
             self.wake_waiters(port);
         }
