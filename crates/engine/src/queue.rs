@@ -42,8 +42,13 @@ impl<E: Copy> Default for EventQueue<E> {
 
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
+        Self::with_wheel(crate::wheel::DEFAULT_SHIFT, crate::wheel::DEFAULT_BUCKET_BITS)
+    }
+    /// A queue whose wheel has 2^`bucket_bits` buckets of 2^`shift` ps (the order of events does not
+    /// depend on the shape, only the cost of keeping it).
+    pub fn with_wheel(shift: u32, bucket_bits: u32) -> Self {
         EventQueue {
-            main: Wheel::new(),
+            main: Wheel::with_shape(shift, bucket_bits),
             timers: BinaryHeap::with_capacity(1 << 12),
             seq: 0,
             now: Time::ZERO,
@@ -206,7 +211,8 @@ mod tests {
             rng ^= rng << 17;
             rng
         };
-        let mut q = EventQueue::new();
+        for (shift, bits) in [(14, 10), (8, 6), (20, 12)] {
+        let mut q = EventQueue::with_wheel(shift, bits);
         let mut model = StdHeap::new();
         let (mut seq, mut popped) = (0u64, 0usize);
         for round in 0..200_000u64 {
@@ -233,6 +239,7 @@ mod tests {
         }
         assert!(q.is_empty() && q.len() == 0);
         assert!(popped > 100_000);
+        }
     }
     #[test]
     fn dropped_timers_leave_the_order_of_the_rest() {

@@ -1,12 +1,12 @@
 //! The main lane of the event queue: a timing wheel in front of two small heaps.
 //!
 //! ```text
-//!   time ──► bucket = time >> SHIFT (about 16 ns wide)
+//!   time ──► bucket = time >> shift (the simulation picks the width: ~16 events per bucket under full load)
 //!
 //!   run    the current bucket `cur`, sorted (the next event last)
 //!   late   heap of events pushed for the current bucket (or earlier) after it was sorted
-//!   wheel  WHEEL buckets after `cur`, each an unsorted list of 8-event chunks, with an occupancy bitmap
-//!   far    heap of events WHEEL buckets or more ahead (workload arrivals, slow links)
+//!   wheel  the buckets after `cur` up to the horizon, each an unsorted list of 8-event chunks, with an occupancy bitmap
+//!   far    heap of events beyond the horizon (workload arrivals, links slower than the wheel was sized for)
 //! ```
 //!
 //! Events come out in exactly the (time, sequence) order of one heap: `run` and `late` hold the current
@@ -20,12 +20,12 @@
 
 use dary_heap::QuaternaryHeap;
 use std::cmp::Ordering;
+use std::mem::MaybeUninit;
 
-/// log2 of a bucket's width in picoseconds (16.4 ns: tens of events per bucket in a loaded fabric).
-const SHIFT: u32 = 14;
-/// Buckets on the wheel (a horizon of about 16.8 µs: a link delay, a frame's serialization, a crossbar
-/// transfer and a PFC stop delay all land on it).
-const WHEEL: u64 = 1 << 10;
+/// Default shape: log2 of a bucket's width in picoseconds (16.4 ns) and of the number of buckets (a horizon
+/// of 16.8 µs). A simulation sets its own from its fabric (`Wheel::with_shape`).
+pub const DEFAULT_SHIFT: u32 = 14;
+pub const DEFAULT_BUCKET_BITS: u32 = 10;
 /// Events per chunk.
 const CHUNK: usize = 8;
 const NIL: u32 = u32::MAX;
@@ -33,7 +33,8 @@ const NIL: u32 = u32::MAX;
 struct Chunk<E> {
     len: u32,
     next: u32,
-    entries: [Entry<E>; CHUNK],
+    /// `entries[..len]` are written.
+    entries: [MaybeUninit<Entry<E>>; CHUNK],
 }
 
 #[derive(Clone, Copy)]
@@ -60,10 +61,6 @@ impl<E> Ord for Entry<E> {
     }
 }
 
-#[inline(always)]
-fn bucket(key: u128) -> u64 {
-    ((key >> 64) as u64) >> SHIFT
-}
 
 pub(crate) struct Wheel<E> {
     run: Vec<Entry<E>>,
@@ -79,24 +76,37 @@ pub(crate) struct Wheel<E> {
     occupied: Vec<u64>,
     /// Events on the wheel (not in `run`, `late` or `far`).
     on_wheel: usize,
-    /// The current bucket: `run` and `late` hold its events; the wheel holds buckets cur + 1 .. cur + WHEEL.
+    /// The current bucket: `run` and `late` hold its events; the wheel holds buckets cur + 1 .. cur + wheel.
     cur: u64,
+    /// log2 of a bucket's width (ps), the number of buckets (a power of two).
+    shift: u32,
+    wheel: u64,
 }
 
 impl<E: Copy> Wheel<E> {
-    pub fn new() -> Self {
+    /// Buckets of 2^`shift` ps, 2^`bucket_bits` of them.
+    pub fn with_shape(shift: u32, bucket_bits: u32) -> Self {
+        assert!(shift < 40 && (6..=20).contains(&bucket_bits), "wheel shape out of range");
+        let wheel = 1u64 << bucket_bits;
         Wheel {
             run: Vec::with_capacity(1 << 8),
             late: QuaternaryHeap::with_capacity(1 << 6),
             far: QuaternaryHeap::with_capacity(1 << 10),
-            first: vec![NIL; WHEEL as usize],
-            last: vec![NIL; WHEEL as usize],
+            first: vec![NIL; wheel as usize],
+            last: vec![NIL; wheel as usize],
             chunks: Vec::new(),
             free: NIL,
-            occupied: vec![0; (WHEEL / 64) as usize],
+            occupied: vec![0; (wheel / 64) as usize],
             on_wheel: 0,
             cur: 0,
+            shift,
+            wheel,
         }
+    }
+
+    #[inline(always)]
+    fn bucket(&self, key: u128) -> u64 {
+        ((key >> 64) as u64) >> self.shift
     }
 
     pub fn len(&self) -> usize {
@@ -115,12 +125,12 @@ impl<E: Copy> Wheel<E> {
 
     #[inline]
     pub fn push(&mut self, e: Entry<E>) {
-        let b = bucket(e.key);
+        let b = self.bucket(e.key);
         if b <= self.cur {
             self.late.push(e);
             return;
         }
-        if b < self.cur + WHEEL {
+        if b < self.cur + self.wheel {
             self.put_on_wheel(b, e);
         } else {
             self.far.push(e);
@@ -147,27 +157,29 @@ impl<E: Copy> Wheel<E> {
 
     #[inline]
     fn put_on_wheel(&mut self, b: u64, entry: Entry<E>) {
-        let slot = (b & (WHEEL - 1)) as usize;
+        let slot = (b & (self.wheel - 1)) as usize;
         self.on_wheel += 1;
         let l = self.last[slot];
         if l != NIL {
             let c = &mut self.chunks[l as usize];
             if (c.len as usize) < CHUNK {
-                c.entries[c.len as usize] = entry;
+                c.entries[c.len as usize].write(entry);
                 c.len += 1;
                 return;
             }
         }
-        let fresh = Chunk { len: 1, next: NIL, entries: [entry; CHUNK] };
         let i = if self.free != NIL {
             let i = self.free;
             self.free = self.chunks[i as usize].next;
-            self.chunks[i as usize] = fresh;
             i
         } else {
-            self.chunks.push(fresh);
+            self.chunks.push(Chunk { len: 0, next: NIL, entries: [MaybeUninit::uninit(); CHUNK] });
             (self.chunks.len() - 1) as u32
         };
+        let c = &mut self.chunks[i as usize];
+        c.entries[0].write(entry);
+        c.len = 1;
+        c.next = NIL;
         if l == NIL {
             self.first[slot] = i;
             self.occupied[slot / 64] |= 1 << (slot % 64);
@@ -185,28 +197,29 @@ impl<E: Copy> Wheel<E> {
         if self.on_wheel > 0 {
             let b = self.next_occupied();
             self.cur = b;
-            let slot = (b & (WHEEL - 1)) as usize;
+            let slot = (b & (self.wheel - 1)) as usize;
             self.occupied[slot / 64] &= !(1 << (slot % 64));
             let mut i = std::mem::replace(&mut self.first[slot], NIL);
             self.last[slot] = NIL;
             while i != NIL {
                 let c = &mut self.chunks[i as usize];
                 let next = c.next;
-                self.run.extend_from_slice(&c.entries[..c.len as usize]);
+                // SAFETY: entries[..len] were written by put_on_wheel.
+                self.run.extend(c.entries[..c.len as usize].iter().map(|e| unsafe { e.assume_init() }));
                 self.on_wheel -= c.len as usize;
                 c.next = self.free;
                 self.free = i;
                 i = next;
             }
         } else if let Some(f) = self.far.peek() {
-            self.cur = bucket(f.key);
+            self.cur = self.bucket(f.key);
         } else {
             return;
         }
         // events of `far` the cursor has come within reach of
         while let Some(f) = self.far.peek() {
-            let b = bucket(f.key);
-            if b >= self.cur + WHEEL {
+            let b = self.bucket(f.key);
+            if b >= self.cur + self.wheel {
                 break;
             }
             let e = self.far.pop().expect("peeked");
@@ -222,7 +235,7 @@ impl<E: Copy> Wheel<E> {
     /// The first occupied bucket after `cur` (the wheel is not empty).
     fn next_occupied(&self) -> u64 {
         let base = self.cur + 1;
-        let start = (base & (WHEEL - 1)) as usize;
+        let start = (base & (self.wheel - 1)) as usize;
         let words = self.occupied.len();
         for k in 0..=words {
             let w = (start / 64 + k) % words;
@@ -234,7 +247,7 @@ impl<E: Copy> Wheel<E> {
             }
             if bits != 0 {
                 let slot = (w * 64) as u64 + bits.trailing_zeros() as u64;
-                return base + ((slot + WHEEL - start as u64) & (WHEEL - 1));
+                return base + ((slot + self.wheel - start as u64) & (self.wheel - 1));
             }
         }
         unreachable!("the wheel counts events but no bucket holds one")
