@@ -30,10 +30,11 @@ pub const DEFAULT_BUCKET_BITS: u32 = 10;
 const CHUNK: usize = 8;
 const NIL: u32 = u32::MAX;
 
+/// `next` first: a new chunk's link and first entry share a cache line. How many entries are written is
+/// kept per bucket (`fill`, for its last chunk; the others are full), so an append touches one line.
+#[repr(C)]
 struct Chunk<E> {
-    len: u32,
     next: u32,
-    /// `entries[..len]` are written.
     entries: [MaybeUninit<Entry<E>>; CHUNK],
 }
 
@@ -69,6 +70,8 @@ pub(crate) struct Wheel<E> {
     /// Per wheel slot: first and last chunk of its list (NIL: empty).
     first: Vec<u32>,
     last: Vec<u32>,
+    /// Per wheel slot: entries written in its last chunk.
+    fill: Vec<u8>,
     chunks: Vec<Chunk<E>>,
     /// Free chunks, linked through `next` (last freed first).
     free: u32,
@@ -94,6 +97,7 @@ impl<E: Copy> Wheel<E> {
             far: QuaternaryHeap::with_capacity(1 << 10),
             first: vec![NIL; wheel as usize],
             last: vec![NIL; wheel as usize],
+            fill: vec![0; wheel as usize],
             chunks: Vec::new(),
             free: NIL,
             occupied: vec![0; (wheel / 64) as usize],
@@ -160,26 +164,24 @@ impl<E: Copy> Wheel<E> {
         let slot = (b & (self.wheel - 1)) as usize;
         self.on_wheel += 1;
         let l = self.last[slot];
-        if l != NIL {
-            let c = &mut self.chunks[l as usize];
-            if (c.len as usize) < CHUNK {
-                c.entries[c.len as usize].write(entry);
-                c.len += 1;
-                return;
-            }
+        let n = self.fill[slot] as usize;
+        if l != NIL && n < CHUNK {
+            self.chunks[l as usize].entries[n].write(entry);
+            self.fill[slot] += 1;
+            return;
         }
         let i = if self.free != NIL {
             let i = self.free;
             self.free = self.chunks[i as usize].next;
             i
         } else {
-            self.chunks.push(Chunk { len: 0, next: NIL, entries: [MaybeUninit::uninit(); CHUNK] });
+            self.chunks.push(Chunk { next: NIL, entries: [MaybeUninit::uninit(); CHUNK] });
             (self.chunks.len() - 1) as u32
         };
         let c = &mut self.chunks[i as usize];
-        c.entries[0].write(entry);
-        c.len = 1;
         c.next = NIL;
+        c.entries[0].write(entry);
+        self.fill[slot] = 1;
         if l == NIL {
             self.first[slot] = i;
             self.occupied[slot / 64] |= 1 << (slot % 64);
@@ -200,13 +202,14 @@ impl<E: Copy> Wheel<E> {
             let slot = (b & (self.wheel - 1)) as usize;
             self.occupied[slot / 64] &= !(1 << (slot % 64));
             let mut i = std::mem::replace(&mut self.first[slot], NIL);
-            self.last[slot] = NIL;
+            let last = std::mem::replace(&mut self.last[slot], NIL);
             while i != NIL {
+                let n = if i == last { self.fill[slot] as usize } else { CHUNK };
                 let c = &mut self.chunks[i as usize];
                 let next = c.next;
-                // SAFETY: entries[..len] were written by put_on_wheel.
-                self.run.extend(c.entries[..c.len as usize].iter().map(|e| unsafe { e.assume_init() }));
-                self.on_wheel -= c.len as usize;
+                // SAFETY: put_on_wheel wrote entries[..n] (every entry of a chunk that is not the last).
+                self.run.extend(c.entries[..n].iter().map(|e| unsafe { e.assume_init() }));
+                self.on_wheel -= n;
                 c.next = self.free;
                 self.free = i;
                 i = next;

@@ -3,15 +3,17 @@
 //! ```text
 //!   PrioQueue<O>        bytes per priority, total, packets, buffer bound (shared or per priority),
 //!     │                 time-average occupancy, non-empty mask
-//!     └─ order: O       Fifo: one FIFO list per priority (switch ingress; egress and NIC under strict priority)
+//!     └─ order: O       Fifo: one linked list per priority, head / tail / length (switch ingress; egress
+//!                       and NIC under strict priority); the next pointers live in a `Links` store
 //!                       Discipline: Fifo, or Rank (LAS, pFabric) for egress queues and host NICs
 //! ```
 //!
 //! A packet's bytes are *reserved* (counted against the buffer) and its id *enlisted* (put in the order)
 //! separately, because a packet crossing the crossbar is held by the egress before it can be sent. Taking
 //! a packet out of the order leaves its bytes counted until `release`. The queue never sees packets, only
-//! their ids, priority, size and (for rank disciplines) rank and flow, so a live forwarder can use it with
-//! its own packet store.
+//! their ids, priority, size and (for rank disciplines) rank and flow, and keeps its FIFO links in a store
+//! the caller gives it (`Links`: the simulator links through its packets, so leaving a queue reads only
+//! the packet the caller reads anyway; a live forwarder or a test uses a `Vec`).
 
 use crate::config::Scheduling;
 use crate::packet::{Packet, PacketId};
