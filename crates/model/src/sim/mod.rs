@@ -20,6 +20,7 @@ pub mod switch;
 pub mod trace;
 pub mod workload;
 
+use crate::mechanisms::crossbar::{Crossbar, Waiters};
 use crate::mechanisms::ecn::Marker;
 use crate::mechanisms::forwarding::Forwarder;
 use crate::mechanisms::queue::{EgressQueue, IngressQueue};
@@ -83,23 +84,15 @@ pub struct Port {
     /// `rate.ps_per_byte()` and `xbar_rate.ps_per_byte()` (kept by `set_rate`).
     pub tx_ppb: u64,
     pub xbar_ppb: u64,
-    /// Egress side of the crossbar: busy until this time with the last transfer into this egress (each
-    /// transfer occupies it for frame / `xbar_rate`, so at most speedup x its line rate enters it).
-    pub xbar_out_free_at: Time,
+    /// This port's crossbar sides: the transfer out of its ingress, the transfers into its egress (each
+    /// occupies the egress side for frame / `xbar_rate`, so at most speedup x its line rate enters it).
+    pub xbar: Crossbar,
     pub peer: u32,
-    pub xbar_pkt: PacketId,
     /// Priorities the peer has paused (bit p).
     pub paused: u8,
     pub up: bool,
     /// A `TxDone` event is pending (only scheduled when a frame waits for the transmitter).
     pub tx_event: bool,
-    /// Ingress side of the crossbar: moving `xbar_pkt` (at most one transfer out of an ingress at a time).
-    pub xbar_busy: bool,
-    /// An `XbarOutFree` event is pending for this egress (scheduled only when an ingress waits for it).
-    pub xbar_out_event: bool,
-    /// The egress side frees exactly when the last transfer into it completes on its ingress side (its
-    /// `XbarDone` then lets the waiters retry; otherwise an `XbarOutFree` event is needed).
-    pub xbar_out_frees_with_done: bool,
     /// Host NIC: transfers are waiting for room in this queue (back-pressure).
     pub nic_blocked: bool,
     /// Time the transmitter has spent serializing frames (each at the rate it was sent at), the frame
@@ -110,7 +103,7 @@ pub struct Port {
     pub ing: IngressQueue,
     /// Ingress ports of the same switch waiting for this egress (room in its queue, or its crossbar side),
     /// with the priority of their highest head blocked on it.
-    pub waiters: Vec<(u8, u32)>,
+    pub waiters: Waiters,
     /// Line rate (set with `set_rate`).
     pub rate: Rate,
     /// Crossbar rate of this port's side of the switch fabric: speedup x its line rate.
@@ -143,15 +136,6 @@ impl Port {
     #[inline(always)]
     pub fn xbar_time(&self, wire: u64) -> Time {
         self.xbar_rate.tx_time_pb(self.xbar_ppb, wire)
-    }
-    /// Register ingress `inp` as waiting for this egress with a head of priority `prio` (an ingress already
-    /// waiting keeps its place, with the higher of the two priorities).
-    #[inline]
-    pub fn add_waiter(&mut self, prio: u8, inp: u32) {
-        match self.waiters.iter_mut().find(|w| w.1 == inp) {
-            Some(w) => w.0 = w.0.min(prio),
-            None => self.waiters.push((prio, inp)),
-        }
     }
 }
 
@@ -398,13 +382,9 @@ impl Sim {
                 ing: IngressQueue::new(ing_cap),
                 tx_busy_until: Time::ZERO,
                 tx_event: false,
-                xbar_busy: false,
-                xbar_pkt: NO,
-                xbar_out_free_at: Time::ZERO,
-                xbar_out_event: false,
-                xbar_out_frees_with_done: true,
+                xbar: Crossbar::default(),
                 xbar_rate: topology::xbar_rate(l.rate, topo.speedup),
-                waiters: Vec::new(),
+                waiters: Waiters::default(),
                 nic_blocked: false,
                 paused: 0,
                 up: true,
@@ -707,7 +687,7 @@ impl Sim {
                 }
                 Ev::XbarDone { port, .. } => self.xbar_done(port),
                 Ev::XbarOutFree { port } => {
-                    self.ports[port as usize].xbar_out_event = false;
+                    self.ports[port as usize].xbar.woken();
                     if !self.ports[port as usize].waiters.is_empty() {
                         self.wake_waiters(port);
                     }

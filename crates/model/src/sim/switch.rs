@@ -8,6 +8,7 @@
 //! queue (optional ECN marking) → link.
 
 use crate::config::{EcnMarking, Scheduling};
+use crate::mechanisms::crossbar::Waiters;
 use crate::mechanisms::dibs::{self, Decision};
 use crate::mechanisms::ecn::{Occupancy, Verdict};
 use crate::packet::{PacketId, ECN_CE};
@@ -151,9 +152,9 @@ impl Sim {
             // a full ingress buffer makes room for the arrival by dropping lower-priority packets, if that
             // makes enough room (a packet crossing the crossbar cannot be evicted)
             let pt = &self.ports[port as usize];
-            let transit = match pt.xbar_busy {
+            let transit = match pt.xbar.in_busy {
                 true => {
-                    let x = self.pkts.get(pt.xbar_pkt);
+                    let x = self.pkts.get(pt.xbar.in_pkt);
                     if x.prio > prio { x.wire as u64 } else { 0 }
                 }
                 false => 0,
@@ -181,7 +182,7 @@ impl Sim {
 
     /// Start moving the highest-priority movable head of ingress `inp` across the crossbar.
     pub(crate) fn xbar_try(&mut self, inp: u32) {
-        if self.ports[inp as usize].xbar_busy {
+        if self.ports[inp as usize].xbar.in_busy {
             return;
         }
         let mut mask = self.ports[inp as usize].ing.nonempty;
@@ -219,28 +220,28 @@ impl Sim {
             }
             let now = self.now;
             let e = &mut self.ports[out as usize];
-            if e.eg.fits(prio, wire) && now >= e.xbar_out_free_at {
+            let fits = e.eg.fits(prio, wire);
+            if fits && e.xbar.out_free(now) {
                 e.eg.advance(now);
                 e.eg.reserve(prio, wire);
-                e.xbar_out_free_at = now + e.xbar_time(wire);
+                let out_time = e.xbar_time(wire);
+                e.xbar.start_out(now, out_time);
                 let ip = &mut self.ports[inp as usize];
                 ip.ing.pop(prio, &self.pkts);
-                ip.xbar_busy = true;
-                ip.xbar_pkt = pid;
-                let done = now + ip.xbar_time(wire);
-                let e = &mut self.ports[out as usize];
-                e.xbar_out_frees_with_done = e.xbar_out_free_at == done;
+                let in_time = ip.xbar_time(wire);
+                let done = ip.xbar.start_in(now, pid, in_time);
+                self.ports[out as usize].xbar.ends_with(done);
                 self.schedule(done, Ev::XbarDone { port: inp, pkt: pid });
                 return;
             }
-            if e.eg.fits(prio, wire) && !e.xbar_out_event && !e.xbar_out_frees_with_done {
+            if fits {
                 // the egress side is busy with another transfer: retry when it frees (when that is also when
                 // the transfer's XbarDone comes, as with equal port rates, that event lets the waiters retry)
-                e.xbar_out_event = true;
-                let at = e.xbar_out_free_at;
-                self.q.push(at, Ev::XbarOutFree { port: out });
+                if let Some(at) = e.xbar.wake_at() {
+                    self.q.push(at, Ev::XbarOutFree { port: out });
+                }
             }
-            e.add_waiter(prio, inp);
+            self.ports[out as usize].waiters.add(prio, inp);
         }
     }
 
@@ -271,15 +272,14 @@ impl Sim {
     }
 
     pub(crate) fn xbar_done(&mut self, inp: u32) {
-        let pid = self.ports[inp as usize].xbar_pkt;
+        let pid = self.ports[inp as usize].xbar.in_pkt;
         let (out, prio, wire) = {
             let p = self.pkts.get(pid);
             (p.out_port, p.prio, p.wire as u64)
         };
         {
             let ip = &mut self.ports[inp as usize];
-            ip.xbar_busy = false;
-            ip.xbar_pkt = crate::sim::NO;
+            ip.xbar.finish();
             ip.ing.release(prio, wire);
         }
         self.pfc_check(inp);
@@ -296,13 +296,13 @@ impl Sim {
         // The freed input (and output, if its side is done): the arbiter picks the next transfer into `out`
         // among the ingresses waiting for it and this one (highest blocked priority first, this ingress last
         // on ties).
-        if !self.ports[out as usize].waiters.is_empty() && self.now >= self.ports[out as usize].xbar_out_free_at {
+        if !self.ports[out as usize].waiters.is_empty() && self.ports[out as usize].xbar.out_free(self.now) {
             // this ingress competes too, behind the others of its priority (it may have no head for `out`:
             // then its try moves whatever it can and it stays out of the list)
             let ing = &self.ports[inp as usize].ing;
             if ing.nonempty != 0 {
                 let prio = ing.nonempty.trailing_zeros() as u8;
-                self.ports[out as usize].add_waiter(prio, inp);
+                self.ports[out as usize].waiters.add(prio, inp);
             }
             self.wake_waiters(out);
         }
@@ -406,40 +406,28 @@ impl Sim {
     /// only fail and register again: they stay in the list, in order, untried.
     pub(crate) fn wake_waiters(&mut self, port: u32) {
         let pt = &mut self.ports[port as usize];
-        if self.now < pt.xbar_out_free_at {
+        if !pt.xbar.out_free(self.now) {
             // a transfer into this egress is under way: nobody can start now; make sure they retry when its
             // side frees (with its transfer's XbarDone, or an XbarOutFree event)
-            if !pt.xbar_out_frees_with_done && !pt.xbar_out_event {
-                pt.xbar_out_event = true;
-                let at = pt.xbar_out_free_at;
+            if let Some(at) = pt.xbar.wake_at() {
                 self.q.push(at, Ev::XbarOutFree { port });
             }
             return;
         }
-        // the waiting list moves out (a scratch vector takes its place, so no allocation per wake)
-        let mut ws = std::mem::take(&mut self.scratch_u32_pairs);
-        std::mem::swap(&mut ws, &mut self.ports[port as usize].waiters);
-        while !ws.is_empty() {
-            // the first of the highest blocked priority
-            let i = (0..ws.len()).min_by_key(|&i| ws[i].0).expect("non-empty");
-            let (_, w) = ws.remove(i);
+        // the waiting list moves out for a round of retries (a scratch vector takes its place, so no
+        // allocation per wake); the arbiter orders it
+        let mut round = std::mem::take(&mut self.scratch_u32_pairs);
+        self.ports[port as usize].waiters.take_round(&mut round);
+        while let Some(w) = Waiters::next_of(&mut round) {
             self.xbar_try(w);
-            if self.now < self.ports[port as usize].xbar_out_free_at {
+            if !self.ports[port as usize].xbar.out_free(self.now) {
                 break;
             }
         }
         // those that tried and registered again come first; the untried follow in their order (their heads
         // did not change meanwhile; one that no longer waits for `port` just retries when woken)
-        let again = &mut self.ports[port as usize].waiters;
-        let k = again.len();
-        for &(p, w) in &ws {
-            match again[..k].iter_mut().find(|x| x.1 == w) {
-                Some(x) => x.0 = x.0.min(p),
-                None => again.push((p, w)),
-            }
-        }
-        ws.clear();
-        self.scratch_u32_pairs = ws;
+        self.ports[port as usize].waiters.end_round(&mut round);
+        self.scratch_u32_pairs = round;
     }
 
     /// Serialization time of `bytes` on `port`.
