@@ -11,6 +11,18 @@ fn scenario(run_extra: &str) -> String {
     )
 }
 
+/// A limit set after construction (as the schema fuzz test does) is enforced too: the loop compares
+/// against a threshold computed when the run was built, which the setter lowers.
+#[test]
+fn a_limit_set_after_construction_ends_the_run() {
+    let mut cut = Sim::from_json(&scenario("")).unwrap();
+    cut.set_max_events(3000);
+    cut.run();
+    assert_eq!(cut.counters.events, 3000);
+    assert!(cut.incomplete.as_deref().is_some_and(|w| w.starts_with("run.max_events (3000)")));
+    cut.check_conservation().unwrap();
+}
+
 #[test]
 fn max_events_ends_the_run_at_exactly_that_many_events() {
     let mut full = Sim::from_json(&scenario("")).unwrap();

@@ -8,6 +8,7 @@
 use detailsim_model::config::parse_scenario;
 use detailsim_model::Sim;
 use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
 use serde_json::{json, Value};
 
 fn bases() -> Vec<Value> {
@@ -128,7 +129,7 @@ fn check(doc: &str) -> Result<(), TestCaseError> {
             }
             Ok(mut sim) => {
                 // and it runs (a few thousand events), conserving packets
-                sim.max_events = 3000;
+                sim.set_max_events(3000);
                 sim.run();
                 prop_assert!(sim.check_conservation().is_ok());
             }
@@ -141,6 +142,9 @@ proptest! {
     // 2000 cases per `make test`; `make fuzz` sets PROPTEST_CASES for a longer campaign
     #![proptest_config(ProptestConfig {
         cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000),
+        // `make test` draws the same cases every time (a red CI run is reproducible, a green one stays
+        // green); `make fuzz` sets PROPTEST_CASES and draws fresh ones
+        rng_seed: if std::env::var("PROPTEST_CASES").is_ok() { RngSeed::Random } else { RngSeed::Fixed(20261123) },
         failure_persistence: None,
         ..ProptestConfig::default()
     })]

@@ -316,8 +316,9 @@ pub struct Sim {
     pub nic: crate::mechanisms::nic::Admission,
     /// `scheme.tcp`, shared: the TCP glue hands it to the state machines on every packet without copying.
     pub(crate) tcp: std::sync::Arc<crate::config::TcpParams>,
-    /// `run.max_events` / `run.max_wall`: guards on runaway runs (u64::MAX / None: none).
-    pub max_events: u64,
+    /// `run.max_events` / `run.max_wall`: guards on runaway runs (u64::MAX / None: none). Change the event
+    /// limit after construction with `set_max_events` (the loop looks at a precomputed threshold).
+    pub(crate) max_events: u64,
     pub max_wall: Option<std::time::Duration>,
     /// When a guard ended the run: which, and when (the summary's `incomplete`).
     pub incomplete: Option<String>,
@@ -878,6 +879,12 @@ impl Sim {
                 }
             })
             .collect()
+    }
+
+    /// Stop the run after `n` events in all (as `run.max_events` would).
+    pub fn set_max_events(&mut self, n: u64) {
+        self.max_events = n;
+        self.next_guard = self.next_guard.min(n);
     }
 
     /// Whether a guard (run.max_events, run.max_wall) ends the run now; the wall clock is read every 16,384
