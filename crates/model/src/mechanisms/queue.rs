@@ -75,15 +75,23 @@ impl Default for Fifo {
 }
 
 impl Fifo {
+    /// One packet fewer at priority `p`: true (and the list reset) when it was the last.
+    #[inline]
+    fn shrink(&mut self, p: usize) -> bool {
+        assert!(self.len[p] > 0, "pop from an empty priority");
+        self.len[p] -= 1;
+        let emptied = self.len[p] == 0;
+        if emptied {
+            self.head[p] = NIL;
+            self.tail[p] = NIL;
+        }
+        emptied
+    }
     #[inline]
     fn pop_front(&mut self, prio: u8, nonempty: u8, links: &impl Links) -> (PacketId, u8) {
         let p = prio as usize;
         let pid = self.head[p];
-        assert!(pid != NIL, "pop from an empty priority");
-        self.len[p] -= 1;
-        if self.len[p] == 0 {
-            self.head[p] = NIL;
-            self.tail[p] = NIL;
+        if self.shrink(p) {
             (pid, nonempty & !(1 << prio))
         } else {
             self.head[p] = links.next(pid);
@@ -94,12 +102,7 @@ impl Fifo {
     fn pop_back(&mut self, prio: u8, links: &impl Links) -> PacketId {
         let p = prio as usize;
         let last = self.tail[p];
-        assert!(last != NIL, "pop from an empty priority");
-        self.len[p] -= 1;
-        if self.len[p] == 0 {
-            self.head[p] = NIL;
-            self.tail[p] = NIL;
-        } else {
+        if !self.shrink(p) {
             let mut before = self.head[p];
             while links.next(before) != last {
                 before = links.next(before);

@@ -718,35 +718,35 @@ impl Sim {
     #[inline(always)]
     fn prefetch_next(&self) {
         use detailsim_engine::queue::prefetch;
-        match self.q.peek() {
-            Some(&Ev::Arrive { port, pkt }) => {
-                if let Some(p) = self.pkts.slots().get(pkt as usize) {
-                    prefetch(p);
-                }
-                if let Some(pt) = self.ports.get(port as usize) {
-                    prefetch(&pt.node);
-                    prefetch(&pt.ing);
-                }
+        let packet = |pkt: PacketId| {
+            if let Some(p) = self.pkts.slots().get(pkt as usize) {
+                prefetch(p);
+            }
+        };
+        let Some(&ev) = self.q.peek() else { return };
+        let (port, pkt) = match ev {
+            Ev::Arrive { port, pkt } | Ev::XbarDone { port, pkt } => (port, Some(pkt)),
+            Ev::TxDone { port } => (port, None),
+            _ => return,
+        };
+        let Some(pt) = self.ports.get(port as usize) else { return };
+        pkt.map(packet);
+        match ev {
+            Ev::Arrive { .. } => {
+                prefetch(&pt.node);
+                prefetch(&pt.ing);
                 if let Some(f) = self.pfc.get(port as usize) {
                     prefetch(f);
                 }
             }
-            Some(&Ev::TxDone { port }) => {
-                if let Some(pt) = self.ports.get(port as usize) {
-                    prefetch(&pt.tx_busy_until);
-                    prefetch(&pt.eg);
-                }
+            Ev::XbarDone { .. } => {
+                prefetch(&pt.tx_busy_until);
+                prefetch(&pt.ing);
             }
-            Some(&Ev::XbarDone { port, pkt }) => {
-                if let Some(p) = self.pkts.slots().get(pkt as usize) {
-                    prefetch(p);
-                }
-                if let Some(pt) = self.ports.get(port as usize) {
-                    prefetch(&pt.tx_busy_until);
-                    prefetch(&pt.ing);
-                }
+            _ => {
+                prefetch(&pt.tx_busy_until);
+                prefetch(&pt.eg);
             }
-            _ => {}
         }
     }
 
