@@ -7,7 +7,7 @@
 //! misses than the wheel saves with them: see docs/benchmarks.md.)
 
 use crate::time::Time;
-use crate::wheel::{Entry, Wheel};
+use crate::wheel::{Entry, Wheel, NO_KEY};
 use dary_heap::QuaternaryHeap as BinaryHeap;
 
 /// Ask the CPU to bring the cache line holding `*r` closer (a hint: no effect on results, none at all off x86-64).
@@ -30,6 +30,9 @@ pub fn prefetch<T>(r: &T) {
 pub struct EventQueue<E> {
     main: Wheel<E>,
     timers: BinaryHeap<Entry<E>>,
+    /// The timer lane's earliest key (`NO_KEY`: empty), kept beside the heap so choosing a lane reads no
+    /// heap.
+    timer_key: u128,
     seq: u64,
     now: Time,
 }
@@ -50,6 +53,7 @@ impl<E: Copy> EventQueue<E> {
         EventQueue {
             main: Wheel::with_shape(shift, bucket_bits),
             timers: BinaryHeap::with_capacity(1 << 12),
+            timer_key: NO_KEY,
             seq: 0,
             now: Time::ZERO,
         }
@@ -72,42 +76,46 @@ impl<E: Copy> EventQueue<E> {
     pub fn push_timer(&mut self, at: Time, ev: E) {
         let key = self.key(at);
         self.timers.push(Entry { key, ev });
+        self.timer_key = self.timer_key.min(key);
     }
-    /// The lane holding the earliest event: Some(true) the main lane, Some(false) the timers.
-    #[inline]
-    fn next_lane(&self) -> Option<bool> {
-        match (self.main.peek(), self.timers.peek()) {
-            (None, None) => None,
-            (Some(_), None) => Some(true),
-            (None, Some(_)) => Some(false),
-            (Some(a), Some(b)) => Some(a.key < b.key),
+    /// The earliest key and its lane (true: the main lane); `NO_KEY` when both are empty.
+    #[inline(always)]
+    fn next_key(&self) -> (u128, bool) {
+        let m = self.main.peek_key();
+        if m < self.timer_key {
+            (m, true)
+        } else {
+            (self.timer_key, false)
         }
     }
     #[inline]
     fn pop_lane(&mut self, main: bool) -> Entry<E> {
-        let e = if main { self.main.pop() } else { self.timers.pop() };
-        e.expect("the lane was peeked")
+        if main {
+            self.main.pop().expect("the lane was peeked")
+        } else {
+            let e = self.timers.pop().expect("the lane was peeked");
+            self.timer_key = self.timers.peek().map_or(NO_KEY, |t| t.key);
+            e
+        }
     }
     /// The earliest event, advancing the queue's clock to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let lane = self.next_lane()?;
-        let Entry { key, ev } = self.pop_lane(lane);
-        let t = Time((key >> 64) as u64);
-        debug_assert!(t >= self.now);
-        self.now = t;
-        Some((t, ev))
+        self.pop_until(Time(u64::MAX))
     }
     /// The earliest event if it is due no later than `limit`; otherwise it stays queued.
     #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, E)> {
-        let lane = self.next_lane()?;
-        let key = if lane { self.main.peek() } else { self.timers.peek() }.expect("the lane was peeked").key;
+        let (key, lane) = self.next_key();
+        if key == NO_KEY {
+            return None;
+        }
         let t = Time((key >> 64) as u64);
         if t > limit {
             return None;
         }
         let Entry { ev, .. } = self.pop_lane(lane);
+        debug_assert!(t >= self.now);
         self.now = t;
         Some((t, ev))
     }
@@ -116,19 +124,11 @@ impl<E: Copy> EventQueue<E> {
     /// needs while it handles this one hides the misses behind its own work.
     #[inline]
     pub fn peek(&self) -> Option<&E> {
-        let top = match (self.main.peek(), self.timers.peek()) {
-            (None, None) => return None,
-            (Some(a), None) => a,
-            (None, Some(b)) => b,
-            (Some(a), Some(b)) => {
-                if a.key < b.key {
-                    a
-                } else {
-                    b
-                }
-            }
-        };
-        Some(&top.ev)
+        if self.main.peek_key() < self.timer_key {
+            self.main.peek().map(|e| &e.ev)
+        } else {
+            self.timers.peek().map(|e| &e.ev)
+        }
     }
     pub fn now(&self) -> Time {
         self.now
@@ -146,6 +146,7 @@ impl<E: Copy> EventQueue<E> {
         let mut v = std::mem::take(&mut self.timers).into_vec();
         v.retain(|e| keep(&e.ev));
         self.timers = BinaryHeap::from(v);
+        self.timer_key = self.timers.peek().map_or(NO_KEY, |t| t.key);
     }
     pub fn is_empty(&self) -> bool {
         self.main.len() == 0 && self.timers.is_empty()
@@ -241,6 +242,58 @@ mod tests {
         assert!(popped > 100_000);
         }
     }
+    /// Crowded buckets (hundreds of events in one bucket, many at equal times, some pushed into the
+    /// bucket being popped, some timers at the same instants) take the counting-sort path of the wheel
+    /// and still come out in the order of one heap.
+    #[test]
+    fn crowded_buckets_keep_the_order_of_one_heap() {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap as StdHeap;
+        let mut rng = 0x9e3779b97f4a7c15u64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        for (shift, bits, crowd) in [(14u32, 10u32, 40u64), (14, 10, 900), (8, 6, 300), (20, 12, 5000)] {
+            let mut q = EventQueue::with_wheel(shift, bits);
+            let mut model = StdHeap::new();
+            let mut seq = 0u64;
+            for round in 0..400u64 {
+                let now = q.now().0;
+                // a crowd of events within a few buckets ahead, times drawn from a few distinct instants
+                let base = now + (next() % 4) * (1 << shift);
+                for _ in 0..crowd {
+                    let at = base + (next() % 16) * (next() % (1 << shift)) / 16;
+                    if next() % 5 == 0 {
+                        q.push_timer(Time(at), seq);
+                    } else {
+                        q.push(Time(at), seq);
+                    }
+                    model.push(Reverse((at, seq)));
+                    seq += 1;
+                }
+                for _ in 0..crowd {
+                    let got = q.pop();
+                    let want = model.pop().map(|Reverse((t, s))| (Time(t), s));
+                    assert_eq!(got, want, "round {round}");
+                    if round % 3 == 0 && next() % 4 == 0 {
+                        // an event for the instant being handled (into the sorted bucket)
+                        let at = q.now().0 + next() % 3;
+                        q.push(Time(at), seq);
+                        model.push(Reverse((at, seq)));
+                        seq += 1;
+                    }
+                }
+            }
+            while let Some(Reverse((t, s))) = model.pop() {
+                assert_eq!(q.pop(), Some((Time(t), s)));
+            }
+            assert!(q.is_empty());
+        }
+    }
+
     #[test]
     fn dropped_timers_leave_the_order_of_the_rest() {
         let mut q = EventQueue::new();

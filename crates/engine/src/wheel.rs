@@ -3,7 +3,7 @@
 //! ```text
 //!   time ──► bucket = time >> shift (the simulation picks the width: ~16 events per bucket under full load)
 //!
-//!   run    the current bucket `cur`, sorted (the next event last)
+//!   run    the current bucket `cur`, sorted, read front to back
 //!   late   heap of events pushed for the current bucket (or earlier) after it was sorted
 //!   wheel  the buckets after `cur` up to the horizon, each an unsorted list of 8-event chunks, with an occupancy bitmap
 //!   far    heap of events beyond the horizon (workload arrivals, links slower than the wheel was sized for)
@@ -12,9 +12,10 @@
 //! Events come out in exactly the (time, sequence) order of one heap: `run` and `late` hold the current
 //! bucket, and every event elsewhere lies in a later bucket. When both run dry the cursor moves to the next
 //! occupied bucket (a bitmap scan) and that bucket is sorted into `run`; events of `far` move into the
-//! wheel as the cursor comes within reach of them. A push appends to its bucket's last chunk, a pop takes
-//! the last of a sorted array, and a bucket is read once, a chunk at a time, when the cursor reaches it and
-//! sorted in L1. Chunks are reused last-freed first, so the chunks being filled are the ones just read:
+//! wheel as the cursor comes within reach of them. A push appends to its bucket's last chunk, a pop reads
+//! the next entry of a sorted array, and a bucket is read once, a chunk at a time, when the cursor reaches
+//! it and sorted in L1 (insertion sort; a crowded bucket is first spread into small groups by a counting
+//! sort on its times, so sorting stays linear in the events however busy the fabric). Chunks are reused last-freed first, so the chunks being filled are the ones just read:
 //! the wheel's memory is the events pending, not buckets x the most a bucket ever held; a single heap's depth and
 //! cache misses grow with the number of events pending, which grows with the fabric.
 
@@ -64,7 +65,12 @@ impl<E> Ord for Entry<E> {
 
 
 pub(crate) struct Wheel<E> {
+    /// The current bucket in ascending key order; `run[pos..]` are still pending.
     run: Vec<Entry<E>>,
+    pos: usize,
+    /// Working space of the bucket sort: the entries' second array and the group counts.
+    spare: Vec<Entry<E>>,
+    counts: Vec<u32>,
     late: QuaternaryHeap<Entry<E>>,
     far: QuaternaryHeap<Entry<E>>,
     /// Per wheel slot: first and last chunk of its list (NIL: empty).
@@ -86,6 +92,10 @@ pub(crate) struct Wheel<E> {
     wheel: u64,
 }
 
+/// Key of an empty lane (no event has it: its time would be the end of time and its sequence number the
+/// last one).
+pub(crate) const NO_KEY: u128 = u128::MAX;
+
 impl<E: Copy> Wheel<E> {
     /// Buckets of 2^`shift` ps, 2^`bucket_bits` of them.
     pub fn with_shape(shift: u32, bucket_bits: u32) -> Self {
@@ -93,6 +103,9 @@ impl<E: Copy> Wheel<E> {
         let wheel = 1u64 << bucket_bits;
         Wheel {
             run: Vec::with_capacity(1 << 8),
+            pos: 0,
+            spare: Vec::with_capacity(1 << 8),
+            counts: Vec::new(),
             late: QuaternaryHeap::with_capacity(1 << 6),
             far: QuaternaryHeap::with_capacity(1 << 10),
             first: vec![NIL; wheel as usize],
@@ -114,17 +127,27 @@ impl<E: Copy> Wheel<E> {
     }
 
     pub fn len(&self) -> usize {
-        self.run.len() + self.late.len() + self.far.len() + self.on_wheel
+        self.run.len() - self.pos + self.late.len() + self.far.len() + self.on_wheel
     }
 
     /// The earliest event (the wheel keeps the current bucket non-empty whenever it holds anything).
     #[inline]
     pub fn peek(&self) -> Option<&Entry<E>> {
-        match (self.run.last(), self.late.peek()) {
+        let r = self.run.get(self.pos);
+        if self.late.is_empty() {
+            return r;
+        }
+        match (r, self.late.peek()) {
             (Some(a), Some(b)) => Some(if a.key < b.key { a } else { b }),
             (a, None) => a,
             (None, b) => b,
         }
+    }
+
+    /// The earliest event's key, `NO_KEY` when the wheel is empty.
+    #[inline(always)]
+    pub fn peek_key(&self) -> u128 {
+        self.peek().map_or(NO_KEY, |e| e.key)
     }
 
     #[inline]
@@ -139,24 +162,28 @@ impl<E: Copy> Wheel<E> {
         } else {
             self.far.push(e);
         }
-        if self.run.is_empty() && self.late.is_empty() {
+        if self.pos == self.run.len() && self.late.is_empty() {
             self.refill();
         }
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<Entry<E>> {
-        let from_run = match (self.run.last(), self.late.peek()) {
-            (Some(a), Some(b)) => a.key < b.key,
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (None, None) => return None,
+        let from_run = match self.run.get(self.pos) {
+            Some(a) => self.late.peek().is_none_or(|b| a.key < b.key),
+            None if self.late.is_empty() => return None,
+            None => false,
         };
-        let e = if from_run { self.run.pop() } else { self.late.pop() };
-        if self.run.is_empty() && self.late.is_empty() {
+        let e = if from_run {
+            self.pos += 1;
+            self.run[self.pos - 1]
+        } else {
+            self.late.pop().expect("late holds the earliest event")
+        };
+        if self.pos == self.run.len() && self.late.is_empty() {
             self.refill();
         }
-        e
+        Some(e)
     }
 
     #[inline]
@@ -195,7 +222,9 @@ impl<E: Copy> Wheel<E> {
     /// `run`.
     #[inline(never)]
     fn refill(&mut self) {
-        debug_assert!(self.run.is_empty() && self.late.is_empty());
+        debug_assert!(self.pos == self.run.len() && self.late.is_empty());
+        self.run.clear();
+        self.pos = 0;
         if self.on_wheel > 0 {
             let b = self.next_occupied();
             self.cur = b;
@@ -207,8 +236,9 @@ impl<E: Copy> Wheel<E> {
                 let n = if i == last { self.fill[slot] as usize } else { CHUNK };
                 let c = &mut self.chunks[i as usize];
                 let next = c.next;
-                // SAFETY: put_on_wheel wrote entries[..n] (every entry of a chunk that is not the last).
-                self.run.extend(c.entries[..n].iter().map(|e| unsafe { e.assume_init() }));
+                // SAFETY: put_on_wheel wrote entries[..n] (every entry of a chunk that is not the last), and
+                // MaybeUninit<T> has T's layout.
+                self.run.extend_from_slice(unsafe { &*(&c.entries[..n] as *const [MaybeUninit<Entry<E>>] as *const [Entry<E>]) });
                 self.on_wheel -= n;
                 c.next = self.free;
                 self.free = i;
@@ -232,7 +262,7 @@ impl<E: Copy> Wheel<E> {
                 self.put_on_wheel(b, e);
             }
         }
-        self.run.sort_unstable_by(|a, b| b.key.cmp(&a.key));
+        sort_bucket(&mut self.run, &mut self.spare, &mut self.counts, self.cur, self.shift);
     }
 
     /// The first occupied bucket after `cur` (the wheel is not empty).
@@ -254,5 +284,61 @@ impl<E: Copy> Wheel<E> {
             }
         }
         unreachable!("the wheel counts events but no bucket holds one")
+    }
+}
+
+/// Sort a bucket's events (all of bucket `cur`, 2^`shift` ps wide) by key. A small bucket is
+/// insertion-sorted; a large one (a busy fabric's bucket holds hundreds) is first spread by a stable
+/// counting sort on the high bits of its time within the bucket into groups of a few events, then
+/// insertion-sorted, which only moves events within their group: linear work instead of n log n
+/// comparisons of 32-byte entries.
+fn sort_bucket<E: Copy>(v: &mut Vec<Entry<E>>, tmp: &mut Vec<Entry<E>>, counts: &mut Vec<u32>, cur: u64, shift: u32) {
+    let n = v.len();
+    if n > SMALL_BUCKET {
+        let bits = (usize::BITS - (n / 4).leading_zeros()).min(shift).min(16);
+        let low = shift - bits;
+        let base = cur << shift;
+        let sub = |e: &Entry<E>| ((((e.key >> 64) as u64) - base) >> low) as usize;
+        counts.clear();
+        counts.resize(1 << bits, 0);
+        for e in v.iter() {
+            counts[sub(e)] += 1;
+        }
+        let mut at = 0u32;
+        for c in counts.iter_mut() {
+            let k = *c;
+            *c = at;
+            at += k;
+        }
+        tmp.clear();
+        tmp.reserve(n);
+        // SAFETY: the counting sort writes each of the n slots exactly once (the offsets partition 0..n)
+        // before the length is set; Entry is Copy.
+        unsafe {
+            let dst = tmp.as_mut_ptr();
+            for e in v.iter() {
+                let k = sub(e);
+                dst.add(counts[k] as usize).write(*e);
+                counts[k] += 1;
+            }
+            tmp.set_len(n);
+        }
+        std::mem::swap(v, tmp);
+    }
+    insertion_sort(v);
+}
+
+/// Buckets up to this size are insertion-sorted directly.
+const SMALL_BUCKET: usize = 32;
+
+fn insertion_sort<E: Copy>(v: &mut [Entry<E>]) {
+    for i in 1..v.len() {
+        let e = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1].key > e.key {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = e;
     }
 }
