@@ -130,6 +130,12 @@ impl<E: Copy> EventQueue<E> {
             self.timers.peek().map(|e| &e.ev)
         }
     }
+    /// An event due soon after the next one (the `k`-th after it in the main lane's current bucket, when
+    /// there is one): a hint for prefetching further ahead than `peek`.
+    #[inline]
+    pub fn peek_ahead(&self, k: usize) -> Option<&E> {
+        self.main.peek_ahead(k).map(|e| &e.ev)
+    }
     pub fn now(&self) -> Time {
         self.now
     }

@@ -144,6 +144,13 @@ impl<E: Copy> Wheel<E> {
         }
     }
 
+    /// The event `k` places after the earliest in the current bucket (a hint for prefetching: events of
+    /// `late` are not counted).
+    #[inline(always)]
+    pub fn peek_ahead(&self, k: usize) -> Option<&Entry<E>> {
+        self.run.get(self.pos + k)
+    }
+
     /// The earliest event's key, `NO_KEY` when the wheel is empty.
     #[inline(always)]
     pub fn peek_key(&self) -> u128 {

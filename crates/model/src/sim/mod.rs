@@ -718,19 +718,56 @@ impl Sim {
     #[inline(always)]
     fn prefetch_next(&self) {
         use detailsim_engine::queue::prefetch;
-        let packet = |pkt: PacketId| {
-            if let Some(p) = self.pkts.slots().get(pkt as usize) {
-                prefetch(p);
-            }
-        };
+        // Two stages: the event after next gets its packet and port lines fetched; the next one, whose
+        // packet and port came in one event ago, gets what they point to (the output port, the route row,
+        // the transfer) fetched too.
+        if let Some(&ev) = self.q.peek_ahead(1) {
+            self.prefetch_first(ev);
+        }
         let Some(&ev) = self.q.peek() else { return };
+        match ev {
+            Ev::Arrive { port, pkt } => {
+                let (Some(pt), Some(p)) = (self.ports.get(port as usize), self.pkts.slots().get(pkt as usize)) else { return };
+                let node = pt.node as usize;
+                let Some(nd) = self.nodes.get(node) else { return };
+                if nd.is_switch {
+                    prefetch(nd);
+                    let dst = p.dst as usize;
+                    if self.routes.edge.get(dst) == Some(&(node as u32)) {
+                        if let Some(ep) = self.routes.edge_port.get(dst).and_then(|&e| self.ports.get(e as usize)) {
+                            prefetch(ep);
+                        }
+                    } else if let Some(r) = self.routes.bits.get(self.routes.off[node] + self.routes.group[dst] as usize * self.routes.words[node] as usize) {
+                        prefetch(r);
+                    }
+                } else if let Some(t) = self.transfers.slots().get(p.tr as usize) {
+                    prefetch(t);
+                }
+            }
+            Ev::XbarDone { pkt, .. } => {
+                let Some(p) = self.pkts.slots().get(pkt as usize) else { return };
+                if let Some(o) = self.ports.get(p.out_port as usize) {
+                    prefetch(&o.tx_busy_until);
+                    prefetch(&o.eg);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// What an event will touch first: its packet and its port's lines.
+    #[inline(always)]
+    fn prefetch_first(&self, ev: Ev) {
+        use detailsim_engine::queue::prefetch;
         let (port, pkt) = match ev {
             Ev::Arrive { port, pkt } | Ev::XbarDone { port, pkt } => (port, Some(pkt)),
             Ev::TxDone { port } => (port, None),
             _ => return,
         };
         let Some(pt) = self.ports.get(port as usize) else { return };
-        pkt.map(packet);
+        if let Some(p) = pkt.and_then(|p| self.pkts.slots().get(p as usize)) {
+            prefetch(p);
+        }
         match ev {
             Ev::Arrive { .. } => {
                 prefetch(&pt.node);
