@@ -326,6 +326,8 @@ pub struct Sim {
     pub(crate) max_events: u64,
     /// Prefetch two events ahead (see `prefetch_next`): on in fabrics whose state outgrows the caches.
     pub(crate) deep_prefetch: bool,
+    /// Some switch ingress runs PFC (without it, the per-port PFC state is never read on the packet path).
+    pub(crate) pfc_installed: bool,
     pub max_wall: Option<std::time::Duration>,
     /// When a guard ended the run: which, and when (the summary's `incomplete`).
     pub incomplete: Option<String>,
@@ -475,6 +477,7 @@ impl Sim {
             tcp,
             max_events: sc.run.max_events.unwrap_or(u64::MAX),
             deep_prefetch: false,
+            pfc_installed: false,
             max_wall: sc.run.max_wall.map(|d| std::time::Duration::from_nanos(d.0 .0 / 1000)),
             incomplete: None,
             wall_start: None,
@@ -787,8 +790,10 @@ impl Sim {
             Ev::Arrive { .. } => {
                 prefetch(&pt.node);
                 prefetch(&pt.ing);
-                if let Some(f) = self.pfc.get(port as usize) {
-                    prefetch(f);
+                if self.pfc_installed {
+                    if let Some(f) = self.pfc.get(port as usize) {
+                        prefetch(f);
+                    }
                 }
             }
             Ev::XbarDone { .. } => {

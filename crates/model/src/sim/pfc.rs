@@ -97,11 +97,15 @@ impl Sim {
 
     pub(crate) fn pfc_install(&mut self, port: u32, d: Thresholds) {
         self.pfc[port as usize].ingress.install(self.scheme.pfc.priorities, d);
+        self.pfc_installed = true;
     }
 
     /// The ingress bytes of switch port `port` changed: send PAUSE / UNPAUSE as the thresholds say.
     #[inline(always)]
     pub(crate) fn pfc_check(&mut self, port: u32) {
+        if !self.pfc_installed {
+            return;
+        }
         if let Some(f) = self.pfc[port as usize].ingress.check(&self.ports[port as usize].ing.bytes) {
             self.pfc_send(port, f.pause, f.unpause);
         }

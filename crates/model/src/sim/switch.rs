@@ -128,7 +128,7 @@ impl Sim {
             let p = self.pkts.get(pid);
             (p.prio, p.wire as u64)
         };
-        if self.pfc[port as usize].ingress.enabled {
+        if self.pfc_installed && self.pfc[port as usize].ingress.enabled {
             self.pfc_arrival(port, prio);
         }
         let Some(out) = self.route(node, pid) else {
@@ -146,8 +146,13 @@ impl Sim {
             _ => out,
         };
         self.pkts.get_mut(pid).out_port = out;
-        let st = &self.pfc[port as usize].ingress;
-        let (lossy, limit) = (st.lossy(prio), st.lossy_limit);
+        let (lossy, limit) = match self.pfc_installed {
+            true => {
+                let st = &self.pfc[port as usize].ingress;
+                (st.lossy(prio), st.lossy_limit)
+            }
+            false => (false, 0),
+        };
         if self.scheme.priority_eviction && !self.ports[port as usize].ing.has_room(wire) {
             // a full ingress buffer makes room for the arrival by dropping lower-priority packets, if that
             // makes enough room (a packet crossing the crossbar cannot be evicted)
