@@ -122,6 +122,8 @@ def summarize(core: dict[str, Any], flows: pl.DataFrame, scenario: str, seed: in
         "drops": core["drops"],
         "congestion_drops": core["congestion_drops"],
         "timeouts": core["timeouts"],
+        # of those, timeouts scheme.tcp.spurious_rto_undo found spurious and undid
+        "spurious_timeouts": core["spurious_timeouts"],
         "retransmits": core["retransmits"],
         "pfc": core["pfc"],
         "ecn_marks": core["ecn_marks"],

@@ -136,6 +136,8 @@ pub struct Counters {
     pub drops: [u64; DropCause::ALL.len()],
     pub ecn_marks: u64,
     pub timeouts: u64,
+    /// Timeouts `scheme.tcp.spurious_rto_undo` found spurious and undid (counted in `timeouts` too).
+    pub spurious_timeouts: u64,
     pub retransmits: u64,
     pub flows_started: u64,
     pub flows_completed: u64,

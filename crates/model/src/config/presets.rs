@@ -94,6 +94,9 @@ pub struct TcpParams {
     /// When positive: the minimum and initial RTO are this many base RTTs of the flow's path, overriding
     /// `rto_min` and `rto_initial`.
     pub rto_rtts: f64,
+    /// Detect spurious timeouts with the echoed timestamps and undo their window cut (RFC 3522 / 4015,
+    /// what Linux does by default).
+    pub spurious_rto_undo: bool,
 }
 
 /// A resolved scheme: one row of the policy table.
@@ -148,6 +151,7 @@ pub(crate) fn base_tcp() -> TcpParams {
         mlfq: Vec::new(),
         line_rate_start: false,
         rto_rtts: 0.0,
+        spurious_rto_undo: false,
     }
 }
 

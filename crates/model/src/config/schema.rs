@@ -284,6 +284,7 @@ pub struct TcpOverrides {
     pub mlfq_thresholds: Option<Vec<Bytes>>,
     pub line_rate_start: Option<bool>,
     pub rto_rtts: Option<f64>,
+    pub spurious_rto_undo: Option<bool>,
 }
 
 #[derive(Deserialize, Debug, Clone)]

@@ -286,7 +286,7 @@ impl SchemeConfig {
             ($($f:ident),*) => { $( if let Some(v) = o.$f { t.$f = v.into_inner(); } )* };
         }
         set!(handshake, fast_retransmit, dupack_threshold, rto_min, rto_initial, rto_max, delayed_ack,
-             delayed_ack_timeout, ecn, retransmissions);
+             delayed_ack_timeout, ecn, retransmissions, spurious_rto_undo);
         if let Some(v) = o.congestion_control {
             t.cc = v;
         }

@@ -426,7 +426,9 @@ impl Sim {
                 out.clear();
                 self.prep_sender(tr);
                 let t = self.transfers.get_mut(tr);
+                let spurious = t.snd.spurious_timeouts;
                 t.snd.on_ack(now, &params, pkt.kind, pkt.seq, pkt.flags & FLAG_ECE != 0, Time(pkt.ts_echo), &mut out);
+                self.counters.spurious_timeouts += (t.snd.spurious_timeouts - spurious) as u64;
                 let done = t.snd.done() && !t.snd_done;
                 if done {
                     t.snd_done = true;

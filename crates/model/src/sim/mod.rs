@@ -990,6 +990,7 @@ impl Sim {
             "drops": drops,
             "congestion_drops": congestion_drops,
             "timeouts": c.timeouts,
+            "spurious_timeouts": c.spurious_timeouts,
             "retransmits": c.retransmits,
             "pfc": {
                 "pause_frames": c.pfc_pause_frames,

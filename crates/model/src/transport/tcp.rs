@@ -46,6 +46,19 @@ pub struct SegOut {
     pub level: u8,
 }
 
+/// The state a timeout replaced, for the Eifel algorithm (RFC 3522 detection, RFC 4015 response): the
+/// first ACK of new data after a timeout echoes the timestamp of the segment that reached the receiver; if
+/// that is older than the timer's first retransmission, the original transmission arrived and the timeout
+/// was spurious (the segment was delayed, not lost). The sender then restores its window and threshold and
+/// goes on after the highest byte sent instead of sending the window again.
+#[derive(Debug, Clone, Copy)]
+struct Undo {
+    /// When the timer retransmitted first (the timestamp that segment carries).
+    retx_at: Time,
+    cwnd: f64,
+    ssthresh: f64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     SynSent,
@@ -92,6 +105,11 @@ pub struct TcpSender {
     /// default), and whether sending stopped because it was used up (the caller then waits for room).
     pub nic_room: u32,
     pub nic_limited: bool,
+    /// `spurious_rto_undo`: what a timeout changed, kept until the first ACK of new data tells whether it
+    /// was spurious (see `Undo`).
+    undo: Option<Undo>,
+    /// Timeouts found spurious and undone.
+    pub spurious_timeouts: u32,
     /// When the retransmission timer expires, if armed.
     pub deadline: Option<Time>,
     pub timeouts: u32,
@@ -130,6 +148,8 @@ impl TcpSender {
             hole_pending: false,
             nic_room: u32::MAX,
             nic_limited: false,
+            undo: None,
+            spurious_timeouts: 0,
             deadline: None,
             timeouts: 0,
             retransmits: 0,
@@ -316,6 +336,15 @@ impl TcpSender {
             }
         }
         if ack > self.una {
+            if let Some(u) = self.undo.take() {
+                if ts_echo < u.retx_at {
+                    // Eifel: the ACK answers a transmission from before the timeout: it was spurious
+                    self.spurious_timeouts += 1;
+                    self.cwnd = self.cwnd.max(u.cwnd);
+                    self.ssthresh = self.ssthresh.max(u.ssthresh);
+                    self.nxt = self.nxt.max(self.max_sent);
+                }
+            }
             self.streak = 0;
             self.hole_pending = false;
             let acked = (ack - self.una) as f64;
@@ -454,6 +483,9 @@ impl TcpSender {
             return;
         }
         let mss = self.mss(p);
+        if self.streak == 1 && p.spurious_rto_undo && p.cc != CongestionControl::Pfabric {
+            self.undo = Some(Undo { retx_at: now, cwnd: self.cwnd, ssthresh: self.ssthresh });
+        }
         if self.streak == 1 {
             // RFC 5681 3.1: when the segment timed out had already been retransmitted by the timer,
             // ssthresh is held, not recomputed from a one-segment flight
@@ -896,6 +928,57 @@ mod tests {
         s.on_ack(Time::from_ms(11), &p, SegKind::Ack, 1460, true, Time::from_ms(10), &mut out);
         assert_eq!(s.cwnd, 2.0 * 1460.0);
         assert_eq!(s.ssthresh, 5.0 * 1460.0);
+    }
+
+    /// Ten segments sent at t = 0, then a timeout at 10 ms that retransmits the first; the caller decides
+    /// which transmission the next ACK answers.
+    fn timed_out(undo: bool) -> (TcpSender, TcpParams, Vec<SegOut>) {
+        let mut p = params();
+        p.spurious_rto_undo = undo;
+        let mut s = TcpSender::new(100 * 1460, &p);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &p, &mut out);
+        out.clear();
+        s.on_timeout(Time::from_ms(10), &p, &mut out);
+        assert_eq!(segs(&mut out), vec![(0, 1460)]);
+        assert_eq!(s.cwnd, 1460.0);
+        (s, p, out)
+    }
+
+    #[test]
+    fn a_spurious_timeout_is_detected_by_the_echoed_timestamp_and_undone() {
+        let (mut s, p, mut out) = timed_out(true);
+        // the whole original window arrives: the ACK echoes t = 0, older than the retransmission at 10 ms
+        s.on_ack(Time::from_ms(11), &p, SegKind::Ack, 10 * 1460, false, Time::ZERO, &mut out);
+        assert_eq!(s.spurious_timeouts, 1);
+        assert_eq!(s.ssthresh, f64::INFINITY, "the threshold before the timeout");
+        assert_eq!(s.cwnd, 12.0 * 1460.0, "the window before the timeout, then slow start on the ACK");
+        let sent = segs(&mut out);
+        assert_eq!(sent.first(), Some(&(10 * 1460, 1460)), "new data after the highest byte sent, not the window again");
+        assert_eq!(sent.len(), 12);
+        assert_eq!(s.retransmits, 1, "only the timer's own retransmission");
+    }
+
+    #[test]
+    fn a_timeout_answered_by_its_retransmission_is_not_undone() {
+        let (mut s, p, mut out) = timed_out(true);
+        // the first segment was lost: the ACK answers the retransmission (its timestamp, 10 ms)
+        s.on_ack(Time::from_ms(11), &p, SegKind::Ack, 1460, false, Time::from_ms(10), &mut out);
+        assert_eq!(s.spurious_timeouts, 0);
+        assert_eq!((s.cwnd, s.ssthresh), (2.0 * 1460.0, 5.0 * 1460.0));
+        assert_eq!(segs(&mut out), vec![(1460, 1460), (2920, 1460)], "go-back-N from the first unacknowledged byte");
+        // a later ACK with an old timestamp does not undo after the fact
+        s.on_ack(Time::from_ms(12), &p, SegKind::Ack, 3 * 1460, false, Time::ZERO, &mut out);
+        assert_eq!(s.spurious_timeouts, 0);
+        assert!(s.cwnd <= 4.0 * 1460.0);
+    }
+
+    #[test]
+    fn without_the_undo_a_spurious_timeout_keeps_its_cut() {
+        let (mut s, p, mut out) = timed_out(false);
+        s.on_ack(Time::from_ms(11), &p, SegKind::Ack, 10 * 1460, false, Time::ZERO, &mut out);
+        assert_eq!(s.spurious_timeouts, 0);
+        assert_eq!((s.cwnd, s.ssthresh), (3.0 * 1460.0, 5.0 * 1460.0));
     }
 
     #[test]
