@@ -278,7 +278,7 @@ impl<E: Copy> Wheel<E> {
         let start = (base & (self.wheel - 1)) as usize;
         let words = self.occupied.len();
         for k in 0..=words {
-            let w = (start / 64 + k) % words;
+            let w = (start / 64 + k) & (words - 1); // words is a power of two
             let mut bits = self.occupied[w];
             if k == 0 {
                 bits &= !0u64 << (start % 64);
