@@ -60,17 +60,18 @@ pub trait PacketStore {
     fn packet(&self, id: PacketId) -> &Packet;
 }
 
-/// One FIFO list per priority (linked through `Links`); strict priority between them (0 first).
+/// One FIFO list per priority (linked through `Links`); strict priority between them (0 first). Heads
+/// and tails only (64 bytes, one cache line): a list is empty when its head is `NIL` and holds one packet
+/// when head and tail are the same.
 #[derive(Debug, Clone)]
 pub struct Fifo {
     head: [PacketId; 8],
     tail: [PacketId; 8],
-    len: [u32; 8],
 }
 
 impl Default for Fifo {
     fn default() -> Self {
-        Fifo { head: [NIL; 8], tail: [NIL; 8], len: [0; 8] }
+        Fifo { head: [NIL; 8], tail: [NIL; 8] }
     }
 }
 
@@ -78,9 +79,8 @@ impl Fifo {
     /// One packet fewer at priority `p`: true (and the list reset) when it was the last.
     #[inline]
     fn shrink(&mut self, p: usize) -> bool {
-        assert!(self.len[p] > 0, "pop from an empty priority");
-        self.len[p] -= 1;
-        let emptied = self.len[p] == 0;
+        assert!(self.head[p] != NIL, "pop from an empty priority");
+        let emptied = self.head[p] == self.tail[p];
         if emptied {
             self.head[p] = NIL;
             self.tail[p] = NIL;
@@ -117,13 +117,12 @@ impl Order for Fifo {
     #[inline]
     fn insert(&mut self, prio: u8, pid: PacketId, _key: impl FnOnce() -> (u64, u64), links: &mut impl Links) {
         let p = prio as usize;
-        if self.len[p] == 0 {
+        if self.head[p] == NIL {
             self.head[p] = pid;
         } else {
             links.set_next(self.tail[p], pid);
         }
         self.tail[p] = pid;
-        self.len[p] += 1;
     }
     #[inline]
     fn remove_next(&mut self, nonempty: u8, allowed: u8, links: &impl Links) -> Option<(u8, PacketId, u8)> {
@@ -387,9 +386,17 @@ impl PrioQueue<Fifo> {
         self.nonempty = ne;
         pid
     }
-    /// Packets queued at priority `prio`.
-    pub fn len_of(&self, prio: u8) -> usize {
-        self.order.len[prio as usize] as usize
+    /// Packets queued at priority `prio` (walks the list).
+    pub fn len_of(&self, prio: u8, links: &impl Links) -> usize {
+        let (mut n, mut at, tail) = (0, self.order.head[prio as usize], self.order.tail[prio as usize]);
+        while at != NIL {
+            n += 1;
+            if at == tail {
+                break;
+            }
+            at = links.next(at);
+        }
+        n
     }
     /// Remove the most recently queued packet of the lowest priority below `prio` (a larger number), if
     /// any; bytes stay counted until `release`.
@@ -400,7 +407,7 @@ impl PrioQueue<Fifo> {
         }
         let p = 7 - lower.leading_zeros() as u8;
         let pid = self.order.pop_back(p, links);
-        if self.order.len[p as usize] == 0 {
+        if self.order.head[p as usize] == NIL {
             self.nonempty &= !(1 << p);
         }
         Some((p, pid))
@@ -526,7 +533,7 @@ mod tests {
                 _ => {
                     for p in 0..8u8 {
                         assert_eq!(q.head(p), model[p as usize].front().copied());
-                        assert_eq!(q.len_of(p), model[p as usize].len());
+                        assert_eq!(q.len_of(p, &l), model[p as usize].len());
                         assert_eq!(q.nonempty & 1 << p != 0, !model[p as usize].is_empty());
                     }
                 }
@@ -596,7 +603,7 @@ mod tests {
         // 8500 B held; a 3000 B arrival needs 1500 B, but the 1500 B of priority 3 are crossing the crossbar
         assert!(!q.evict_lower_for(1, 3000, 1500, &l, wire, &mut v));
         assert!(v.is_empty());
-        assert_eq!(q.len_of(3), 1, "nothing evicted when the arrival would not fit anyway");
+        assert_eq!(q.len_of(3, &l), 1, "nothing evicted when the arrival would not fit anyway");
         // a priority-3 arrival may not evict its own priority; a priority-0 arrival of 3000 B can use it
         assert!(!q.evict_lower_for(3, 3000, 0, &l, wire, &mut v));
         assert!(q.evict_lower_for(0, 3000, 0, &l, wire, &mut v));
