@@ -59,6 +59,47 @@ impl Forwarder {
     /// the packet's priority is below T1; if none, below T2; if none, all of them. Then one of them at
     /// random (or the next after the round-robin pointer).
     fn alb(&mut self, p: &AlbParams, row: &[u64], drain: impl Fn(u32) -> u64, rng: &mut Stream, sel: &mut Vec<u32>) -> u32 {
+        if let [word] = *row {
+            return self.alb_word(p, word, drain, rng);
+        }
+        self.alb_rows(p, row, drain, rng, sel)
+    }
+
+    /// ALB for a switch of at most 64 ports (one word of acceptable ports): the tiers as bit masks, no
+    /// list. Picks exactly what `alb_rows` picks (same tier, same order of candidates, same draw).
+    #[inline]
+    fn alb_word(&mut self, p: &AlbParams, word: u64, drain: impl Fn(u32) -> u64, rng: &mut Stream) -> u32 {
+        let (mut t0, mut t1) = (0u64, 0u64);
+        let mut bits = word;
+        while bits != 0 {
+            let lp = bits.trailing_zeros();
+            bits &= bits - 1;
+            let d = drain(lp);
+            if d < p.t1 {
+                t0 |= 1 << lp;
+            } else if d < p.t2 {
+                t1 |= 1 << lp;
+            }
+        }
+        let sel = if t0 != 0 {
+            t0
+        } else if t1 != 0 {
+            t1
+        } else {
+            word
+        };
+        match p.choice {
+            AlbChoice::Random => routing::nth(&[sel], rng.below(sel.count_ones() as u64) as u32),
+            AlbChoice::RoundRobin => {
+                let above = if self.rr >= 63 { 0 } else { sel & (!0u64 << (self.rr + 1)) };
+                let pick = if above != 0 { above } else { sel }.trailing_zeros();
+                self.rr = pick;
+                pick
+            }
+        }
+    }
+
+    fn alb_rows(&mut self, p: &AlbParams, row: &[u64], drain: impl Fn(u32) -> u64, rng: &mut Stream, sel: &mut Vec<u32>) -> u32 {
         sel.clear();
         let mut best = 3u8;
         for (w, &word) in row.iter().enumerate() {
@@ -168,6 +209,35 @@ mod tests {
         // port 2 congested: skipped
         let picks: Vec<u32> = (0..3).map(|_| f.choose(LoadBalancing::Adaptive, &p, &row, 0, |lp| if lp == 2 { 9000 } else { 0 }, &mut r, &mut Vec::new()).unwrap()).collect();
         assert_eq!(picks, vec![4, 1, 4]);
+    }
+
+    /// The one-word path (tier masks) picks what the general path (a list of candidates) picks, draw for
+    /// draw, under random rows, loads, thresholds and both choices.
+    #[test]
+    fn alb_on_one_word_agrees_with_the_general_path() {
+        let mut x = 0x853c49e6748fea9bu64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for case in 0..4000 {
+            let choice = if case % 2 == 0 { AlbChoice::Random } else { AlbChoice::RoundRobin };
+            let p = alb(1000 + next() % 4000, 5000 + next() % 20000, choice);
+            let word = next() & next() | 1 << (next() % 64);
+            let loads: Vec<u64> = (0..64).map(|_| [0, 999, 4000, 30000][(next() % 4) as usize] + next() % 2000).collect();
+            let rr = (next() % 64) as u32;
+            let (mut a, mut b) = (Forwarder { salt: 0, rr }, Forwarder { salt: 0, rr });
+            let (mut ra, mut rb) = (RngStreams::new(case).stream(0, 0), RngStreams::new(case).stream(0, 0));
+            for _ in 0..3 {
+                let pa = a.alb_word(&p, word, |lp| loads[lp as usize], &mut ra);
+                let pb = b.alb_rows(&p, &[word], |lp| loads[lp as usize], &mut rb, &mut Vec::new());
+                assert_eq!(pa, pb, "case {case}");
+                assert_eq!(a.rr, b.rr);
+            }
+            assert_eq!(ra.below(1 << 40), rb.below(1 << 40), "the same draws were taken");
+        }
     }
 
     #[test]
