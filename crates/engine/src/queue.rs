@@ -124,10 +124,9 @@ impl<E: Copy> EventQueue<E> {
     /// needs while it handles this one hides the misses behind its own work.
     #[inline]
     pub fn peek(&self) -> Option<&E> {
-        if self.main.peek_key() < self.timer_key {
-            self.main.peek().map(|e| &e.ev)
-        } else {
-            self.timers.peek().map(|e| &e.ev)
+        match self.main.peek() {
+            Some(e) if e.key < self.timer_key => Some(&e.ev),
+            _ => self.timers.peek().map(|e| &e.ev),
         }
     }
     /// An event due soon after the next one (the `k`-th after it in the main lane's current bucket, when
@@ -204,6 +203,15 @@ mod tests {
         let order: Vec<i32> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec![3, 1, 2, 5, 4]);
     }
+    /// A small deterministic generator for the randomised order tests.
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
     /// The wheel against a plain heap of (time, sequence): times spread from the same bucket to far
     /// beyond the wheel's horizon (so events move from the far heap onto the wheel and the cursor wraps),
     /// with timers mixed in.
@@ -211,13 +219,7 @@ mod tests {
     fn the_wheel_keeps_the_order_of_one_heap_at_every_time_scale() {
         use std::collections::BinaryHeap as StdHeap;
         use std::cmp::Reverse;
-        let mut rng = 0x2545f4914f6cdd1du64;
-        let mut next = move || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut next = xorshift(0x2545f4914f6cdd1d);
         for (shift, bits) in [(14, 10), (8, 6), (20, 12)] {
         let mut q = EventQueue::with_wheel(shift, bits);
         let mut model = StdHeap::new();
@@ -255,13 +257,7 @@ mod tests {
     fn crowded_buckets_keep_the_order_of_one_heap() {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap as StdHeap;
-        let mut rng = 0x9e3779b97f4a7c15u64;
-        let mut next = move || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut next = xorshift(0x9e3779b97f4a7c15);
         for (shift, bits, crowd) in [(14u32, 10u32, 40u64), (14, 10, 900), (8, 6, 300), (20, 12, 5000)] {
             let mut q = EventQueue::with_wheel(shift, bits);
             let mut model = StdHeap::new();

@@ -326,8 +326,6 @@ pub struct Sim {
     pub(crate) max_events: u64,
     /// Prefetch two events ahead (see `prefetch_next`): on in fabrics whose state outgrows the caches.
     pub(crate) deep_prefetch: bool,
-    /// Some switch ingress runs PFC (without it, the per-port PFC state is never read on the packet path).
-    pub(crate) pfc_installed: bool,
     pub max_wall: Option<std::time::Duration>,
     /// When a guard ended the run: which, and when (the summary's `incomplete`).
     pub incomplete: Option<String>,
@@ -477,7 +475,6 @@ impl Sim {
             tcp,
             max_events: sc.run.max_events.unwrap_or(u64::MAX),
             deep_prefetch: false,
-            pfc_installed: false,
             max_wall: sc.run.max_wall.map(|d| std::time::Duration::from_nanos(d.0 .0 / 1000)),
             incomplete: None,
             wall_start: None,
@@ -755,7 +752,7 @@ impl Sim {
                         if let Some(ep) = self.routes.edge_port.get(dst).and_then(|&e| self.ports.get(e as usize)) {
                             prefetch(ep);
                         }
-                    } else if let Some(r) = self.routes.bits.get(self.routes.off[node] + self.routes.group[dst] as usize * self.routes.words[node] as usize) {
+                    } else if let Some(r) = self.routes.row(node as u32, p.dst).first() {
                         prefetch(r);
                     }
                 } else if let Some(t) = self.transfers.slots().get(p.tr as usize) {
@@ -790,7 +787,7 @@ impl Sim {
             Ev::Arrive { .. } => {
                 prefetch(&pt.node);
                 prefetch(&pt.ing);
-                if self.pfc_installed {
+                if self.pfc_on() {
                     if let Some(f) = self.pfc.get(port as usize) {
                         prefetch(f);
                     }

@@ -43,6 +43,8 @@ pub struct DeadlockState {
 }
 
 impl Sim {
+    /// The scheme runs PFC (without it the per-port PFC state is never read on the packet path).
+    #[inline(always)]
     pub(crate) fn pfc_on(&self) -> bool {
         self.scheme.flow_control == FlowControl::Pfc
     }
@@ -97,13 +99,12 @@ impl Sim {
 
     pub(crate) fn pfc_install(&mut self, port: u32, d: Thresholds) {
         self.pfc[port as usize].ingress.install(self.scheme.pfc.priorities, d);
-        self.pfc_installed = true;
     }
 
     /// The ingress bytes of switch port `port` changed: send PAUSE / UNPAUSE as the thresholds say.
     #[inline(always)]
     pub(crate) fn pfc_check(&mut self, port: u32) {
-        if !self.pfc_installed {
+        if !self.pfc_on() {
             return;
         }
         if let Some(f) = self.pfc[port as usize].ingress.check(&self.ports[port as usize].ing.bytes) {

@@ -128,7 +128,7 @@ impl Sim {
             let p = self.pkts.get(pid);
             (p.prio, p.wire as u64)
         };
-        if self.pfc_installed && self.pfc[port as usize].ingress.enabled {
+        if self.pfc_on() && self.pfc[port as usize].ingress.enabled {
             self.pfc_arrival(port, prio);
         }
         let Some(out) = self.route(node, pid) else {
@@ -146,7 +146,7 @@ impl Sim {
             _ => out,
         };
         self.pkts.get_mut(pid).out_port = out;
-        let (lossy, limit) = match self.pfc_installed {
+        let (lossy, limit) = match self.pfc_on() {
             true => {
                 let st = &self.pfc[port as usize].ingress;
                 (st.lossy(prio), st.lossy_limit)
