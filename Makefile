@@ -19,13 +19,14 @@ $(STAMP_DEPS): pyproject.toml
 		"pytest>=8" "hypothesis>=6" "pandas>=2" "pyarrow>=14" "duckdb>=1.0"
 	touch $@
 
-# Debian tools the tests drive: headless Chromium (renders the HTML report) and tshark (decodes pcaps).
+# Debian tools the tests drive: headless Chromium (renders the HTML report), tshark (decodes pcaps), and for
+# live mode iproute2 (namespaces, veth) and ethtool (offloads off).
 SYSDEPS_STAMP := $(VENV)/.sysdeps
 $(SYSDEPS_STAMP): | $(STAMP_DEPS)
-	@if ! command -v chromium >/dev/null || ! command -v tshark >/dev/null; then \
-		echo "installing chromium and tshark (Debian packages)"; \
+	@if ! command -v chromium >/dev/null || ! command -v tshark >/dev/null || ! command -v ethtool >/dev/null || ! command -v ip >/dev/null; then \
+		echo "installing chromium, tshark, iproute2 and ethtool (Debian packages)"; \
 		export DEBIAN_FRONTEND=noninteractive; \
-		apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends chromium tshark >/dev/null; \
+		apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends chromium tshark iproute2 ethtool >/dev/null; \
 	fi
 	touch $@
 

@@ -20,6 +20,7 @@
 //! ```
 
 pub mod config;
+pub mod live;
 pub mod mechanisms;
 pub mod packet;
 pub mod routing;

@@ -1,0 +1,640 @@
+//! The live fabric: the simulator's switch and NIC components forwarding real frames.
+//!
+//! ```text
+//!   host kernel ─veth─► on_host_frame ─► NIC queue (8 priorities, source ECN) ─┐ paced at the link rate,
+//!                                                                             │ obeys PAUSE
+//!                       on_wire_frame(port) ◄── frame from the peer port ◄────┘
+//!   switch port: PfcIngress::on_data ─► route (flow hash / ALB over drain bytes) ─► ingress queue
+//!                ─► PFC check (PAUSE / UNPAUSE out of this port) ─► crossbar (instant, strict priority,
+//!                   waits while the egress is full) ─► egress queue (ECN / RED marker) ─► paced transmitter
+//!   host port, from the wire: data ─► deliver to the host's veth; PFC ─► PfcEgress (pause mask)
+//! ```
+//!
+//! Like every component it takes `now` and an input and pushes what to do (`Out`: a frame to write to a
+//! port's or a host's interface) to a buffer; the caller owns the sockets and the clock. Everything is
+//! built from a `Sim` of the same scenario, so topology, routes, thresholds, markers and random streams are
+//! exactly the simulator's. Differences from the simulator, on purpose: the crossbar moves a frame at once
+//! (a software switch has no fabric bottleneck; it still waits while the egress is full, which is what backs
+//! pressure up into the ingress and PFC); a PFC frame leaves at once and takes effect when it arrives
+//! (the stop delay is the real one); propagation is whatever the veth and the forwarding loop take.
+
+use crate::config::LoadBalancing;
+use crate::live::frame::{self, Ipv4Info, Kind};
+use crate::mechanisms::ecn::{Marker, Occupancy, Verdict};
+use crate::mechanisms::forwarding::Forwarder;
+use crate::mechanisms::pfc::{DataCheck, PfcFrame, PfcPort, PFC_FRAME_WIRE};
+use crate::mechanisms::queue::{Fifo, IngressQueue, PrioQueue, NIL};
+use crate::packet::{PacketId, ECN_CE};
+use crate::routing::Routes;
+use crate::sim::Sim;
+use crate::topology::Framing;
+use detailsim_engine::{Rate, Stream, Time};
+
+/// Where a frame goes: out of fabric port `p` (to its peer), or into host `h`'s own interface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Port(u32),
+    Host(u32),
+}
+
+/// A frame to write now. The caller writes `Fabric::frame(pid)` to the target and then `release`s it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Out {
+    pub to: Target,
+    pub pid: PacketId,
+}
+
+/// Per-port counters of the emulator itself.
+#[derive(Debug, Clone, Default)]
+pub struct PortStats {
+    pub tx_frames: u64,
+    pub tx_wire_bytes: u64,
+    /// Serialisation time of everything sent (the busy time at the configured rate).
+    pub busy_ps: u64,
+    pub first_tx: Option<Time>,
+    pub last_tx_end: Time,
+    /// How late each frame started against its paced start time (ns), one entry per frame.
+    pub late_ns: Vec<u32>,
+    pub pfc_sent: u64,
+    pub pfc_received: u64,
+}
+
+/// Counters of the whole fabric.
+#[derive(Debug, Clone, Default)]
+pub struct Counters {
+    pub host_frames: u64,
+    pub delivered: u64,
+    pub forwarded: u64,
+    /// Frames that are neither IPv4 to one of our hosts nor PFC (ARP, IPv6...): not forwarded.
+    pub foreign: u64,
+    /// NIC queue full: the host's frame is dropped (the kernel cannot be back-pressured through a veth).
+    pub nic_drops: u64,
+    /// Switch ingress full, by whether the priority is lossless under PFC (those must stay 0).
+    pub ingress_drops_lossy: u64,
+    pub ingress_drops_lossless: u64,
+    pub red_drops: u64,
+    pub no_route: u64,
+    pub ecn_marks: u64,
+    pub pfc_frames: u64,
+    pub pfc_ignoring: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct LivePort {
+    pub node: u32,
+    pub peer: u32,
+    /// The host this port belongs to (its NIC model), or none for a switch port.
+    pub host: Option<u32>,
+    pub rate: Rate,
+    pub ing: IngressQueue,
+    pub eg: PrioQueue<Fifo>,
+    pub pfc: PfcPort,
+    pub marker: Marker,
+    /// The paced transmitter may start the next frame at this time.
+    pub tx_ready: Time,
+    pub stats: PortStats,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Meta {
+    out: u32,
+    wire: u64,
+    queued_at: Time,
+}
+
+#[derive(Debug, Clone)]
+struct LiveNode {
+    is_switch: bool,
+    port_base: u32,
+    nports: u32,
+    fwd: Forwarder,
+    rng: Stream,
+}
+
+pub struct Fabric {
+    pub ports: Vec<LivePort>,
+    nodes: Vec<LiveNode>,
+    routes: Routes,
+    /// Host index → node, and the node's (only) port.
+    pub hosts: Vec<u32>,
+    pub host_port: Vec<u32>,
+    lb: LoadBalancing,
+    alb: crate::config::AlbParams,
+    pfc_on: bool,
+    pfc_mask: u8,
+    ignore_limit: u32,
+    framing: Framing,
+    frames: Vec<Vec<u8>>,
+    meta: Vec<Meta>,
+    free: Vec<PacketId>,
+    links: Vec<PacketId>,
+    scratch: Vec<u32>,
+    out: Vec<Out>,
+    /// Switch nodes whose ingresses should retry the crossbar (an egress of theirs sent a frame).
+    retry: Vec<u32>,
+    pub counters: Counters,
+}
+
+/// How far behind its paced start a transmitter may catch up: one full frame (a token bucket one frame deep).
+const CATCH_UP_BYTES: u64 = 1538;
+
+impl Fabric {
+    /// The live fabric of a scenario: the simulator's ports, queues, thresholds, markers and streams.
+    pub fn from_sim(sim: &Sim) -> Fabric {
+        let pfc_on = sim.scheme.flow_control == crate::config::FlowControl::Pfc;
+        let mut ports = Vec::with_capacity(sim.ports.len());
+        let mut host_of_node = vec![None; sim.nodes.len()];
+        for (i, &n) in sim.hosts.iter().enumerate() {
+            host_of_node[n as usize] = Some(i as u32);
+        }
+        for (p, sp) in sim.ports.iter().enumerate() {
+            let eg = PrioQueue::<Fifo>::new(sp.eg.cap).per_priority(sp.eg.per_prio);
+            ports.push(LivePort {
+                node: sp.node,
+                peer: sp.peer,
+                host: host_of_node[sp.node as usize],
+                rate: sp.rate,
+                ing: IngressQueue::new(sp.ing.cap),
+                eg,
+                pfc: PfcPort { ingress: sim.pfc.get(p).map(|x| x.ingress.clone()).unwrap_or_default(), egress: Default::default() },
+                marker: sim.markers.get(p).cloned().unwrap_or(Marker::Off),
+                tx_ready: Time::ZERO,
+                stats: PortStats::default(),
+            });
+        }
+        let nodes = sim.nodes.iter().map(|n| LiveNode { is_switch: n.is_switch, port_base: n.port_base, nports: n.nports, fwd: n.fwd.clone(), rng: n.rng.clone() }).collect();
+        let host_port = sim.hosts.iter().map(|&n| sim.nodes[n as usize].port_base).collect();
+        Fabric {
+            ports,
+            nodes,
+            routes: sim.routes.clone(),
+            hosts: sim.hosts.clone(),
+            host_port,
+            lb: sim.scheme.load_balancing,
+            alb: sim.scheme.alb.clone(),
+            pfc_on,
+            pfc_mask: sim.scheme.pfc.priorities,
+            ignore_limit: sim.scheme.pfc.ignore_limit,
+            framing: sim.framing,
+            frames: Vec::new(),
+            meta: Vec::new(),
+            free: Vec::new(),
+            links: Vec::new(),
+            scratch: Vec::new(),
+            out: Vec::new(),
+            retry: Vec::new(),
+            counters: Counters::default(),
+        }
+    }
+
+    /// The bytes of frame `pid`.
+    pub fn frame(&self, pid: PacketId) -> &[u8] {
+        &self.frames[pid as usize]
+    }
+
+    /// The caller has written frame `pid`: its slot is free again.
+    pub fn release(&mut self, pid: PacketId) {
+        self.free.push(pid);
+    }
+
+    /// Frames to write, in order (the buffer is handed over and refilled by the next inputs).
+    pub fn take_out(&mut self, into: &mut Vec<Out>) {
+        into.clear();
+        std::mem::swap(into, &mut self.out);
+    }
+
+    fn store(&mut self, bytes: &[u8]) -> PacketId {
+        match self.free.pop() {
+            Some(pid) => {
+                let f = &mut self.frames[pid as usize];
+                f.clear();
+                f.extend_from_slice(bytes);
+                pid
+            }
+            None => {
+                self.frames.push(bytes.to_vec());
+                self.meta.push(Meta { out: 0, wire: 0, queued_at: Time::ZERO });
+                self.links.push(NIL);
+                (self.frames.len() - 1) as PacketId
+            }
+        }
+    }
+
+    /// Bytes a frame of `len` bytes (Ethernet header and payload, no FCS) occupies on the wire and in buffers:
+    /// the simulator's framing of its IP packet.
+    fn wire_of(&self, len: usize) -> u64 {
+        self.framing.wire(len.saturating_sub(frame::ETH_HDR) as u32) as u64
+    }
+
+    /// Host `h`'s kernel sent `bytes` on its interface: into its NIC queue, or dropped when that is full.
+    pub fn on_host_frame(&mut self, now: Time, h: u32, bytes: &[u8]) {
+        self.counters.host_frames += 1;
+        let Kind::Ipv4(info) = frame::parse(bytes) else {
+            self.counters.foreign += 1;
+            return;
+        };
+        if frame::host_of_ip(info.dst).is_none_or(|d| d as usize >= self.hosts.len()) {
+            self.counters.foreign += 1;
+            return;
+        }
+        let port = self.host_port[h as usize];
+        let wire = self.wire_of(bytes.len());
+        if !self.ports[port as usize].eg.has_room(wire) {
+            self.counters.nic_drops += 1;
+            return;
+        }
+        let pid = self.store(bytes);
+        self.enqueue_egress(now, port, pid, info, wire);
+    }
+
+    /// A frame arrived at fabric port `port` from its peer.
+    pub fn on_wire_frame(&mut self, now: Time, port: u32, bytes: &[u8]) {
+        let kind = frame::parse(bytes);
+        match kind {
+            Kind::Pfc(f) => {
+                let pt = &mut self.ports[port as usize];
+                pt.stats.pfc_received += 1;
+                pt.pfc.egress.on_frame(now, f);
+            }
+            Kind::Other => self.counters.foreign += 1,
+            Kind::Ipv4(info) => match self.ports[port as usize].host {
+                Some(h) => {
+                    let pid = self.store(bytes);
+                    self.counters.delivered += 1;
+                    self.out.push(Out { to: Target::Host(h), pid });
+                }
+                None => self.switch_arrive(now, port, bytes, info),
+            },
+        }
+    }
+
+    fn switch_arrive(&mut self, now: Time, port: u32, bytes: &[u8], info: Ipv4Info) {
+        let prio = info.prio;
+        let wire = self.wire_of(bytes.len());
+        if self.pfc_on && self.ports[port as usize].pfc.ingress.enabled {
+            match self.ports[port as usize].pfc.ingress.on_data(now, prio, self.ignore_limit) {
+                DataCheck::Resend(f) => self.emit_pfc(port, f),
+                DataCheck::Ignoring => self.counters.pfc_ignoring += 1,
+                DataCheck::Fine | DataCheck::Reported => {}
+            }
+        }
+        let Some(dst) = frame::host_of_ip(info.dst).filter(|&d| (d as usize) < self.hosts.len()) else {
+            self.counters.foreign += 1;
+            return;
+        };
+        let node = self.ports[port as usize].node;
+        let Some(out) = self.route(node, self.hosts[dst as usize], info) else {
+            self.counters.no_route += 1;
+            return;
+        };
+        let pt = &self.ports[port as usize];
+        let lossy = self.pfc_on && pt.pfc.ingress.lossy(prio);
+        if !pt.ing.has_room(wire) || (lossy && pt.ing.total + wire > pt.pfc.ingress.lossy_limit) {
+            if self.pfc_on && self.pfc_mask & (1 << prio) != 0 {
+                self.counters.ingress_drops_lossless += 1;
+            } else {
+                self.counters.ingress_drops_lossy += 1;
+            }
+            return;
+        }
+        let pid = self.store(bytes);
+        self.meta[pid as usize] = Meta { out, wire, queued_at: now };
+        let pt = &mut self.ports[port as usize];
+        pt.ing.advance(now);
+        pt.ing.push(prio, pid, wire, &mut self.links);
+        self.pfc_check(now, port);
+        self.xbar_try(now, port);
+    }
+
+    fn route(&mut self, node: u32, dst_node: u32, info: Ipv4Info) -> Option<u32> {
+        if self.routes.edge[dst_node as usize] == node {
+            return Some(self.routes.edge_port[dst_node as usize]);
+        }
+        let row = self.routes.row(node, dst_node);
+        let nd = &mut self.nodes[node as usize];
+        let base = nd.port_base;
+        let ports = &self.ports;
+        let drain = |lp: u32| ports[(base + lp) as usize].eg.drain_bytes(info.prio);
+        nd.fwd.choose(self.lb, &self.alb, row, info.hash, drain, &mut nd.rng, &mut self.scratch).map(|lp| base + lp)
+    }
+
+    /// The ingress bytes of `port` changed: PAUSE / UNPAUSE out of it at once.
+    fn pfc_check(&mut self, now: Time, port: u32) {
+        if !self.pfc_on {
+            return;
+        }
+        let pt = &mut self.ports[port as usize];
+        if let Some(f) = pt.pfc.ingress.check(&pt.ing.bytes) {
+            let f = pt.pfc.ingress.send(now, f);
+            self.emit_pfc(port, f);
+        }
+    }
+
+    fn emit_pfc(&mut self, port: u32, f: PfcFrame) {
+        let bytes = frame::pfc_frame(port, f);
+        let pid = self.store(&bytes);
+        let pt = &mut self.ports[port as usize];
+        pt.stats.pfc_sent += 1;
+        // the frame shares the wire: the next data frame waits for it
+        pt.tx_ready = pt.tx_ready + pt.rate.tx_time(PFC_FRAME_WIRE);
+        self.counters.pfc_frames += 1;
+        self.out.push(Out { to: Target::Port(port), pid });
+    }
+
+    /// Move every ingress head of `inp` whose egress has room (strict priority; a head waits while its
+    /// egress is full, and is retried when that egress sends).
+    fn xbar_try(&mut self, now: Time, inp: u32) {
+        let mut mask = self.ports[inp as usize].ing.nonempty;
+        while mask != 0 {
+            let prio = mask.trailing_zeros() as u8;
+            let pid = self.ports[inp as usize].ing.head(prio).expect("non-empty priority");
+            let m = self.meta[pid as usize];
+            if !self.ports[m.out as usize].eg.fits(prio, m.wire) {
+                mask &= mask - 1;
+                continue;
+            }
+            let ip = &mut self.ports[inp as usize];
+            ip.ing.pop(prio, &self.links);
+            ip.ing.advance(now);
+            ip.ing.release(prio, m.wire);
+            self.pfc_check(now, inp);
+            self.counters.forwarded += 1;
+            let info = match frame::parse(&self.frames[pid as usize]) {
+                Kind::Ipv4(i) => i,
+                _ => unreachable!("only IPv4 frames are queued"),
+            };
+            self.enqueue_egress(now, m.out, pid, info, m.wire);
+            mask = self.ports[inp as usize].ing.nonempty;
+        }
+    }
+
+    /// Frame `pid` joins egress (or NIC) queue `port`: the marker decides CE or drop first.
+    fn enqueue_egress(&mut self, now: Time, port: u32, pid: PacketId, info: Ipv4Info, wire: u64) {
+        let prio = info.prio;
+        let node = self.ports[port as usize].node as usize;
+        let is_switch = self.nodes[node].is_switch;
+        let may_drop = is_switch && !(self.pfc_on && self.pfc_mask & (1 << prio) != 0);
+        let pt = &mut self.ports[port as usize];
+        let occ = Occupancy { prio_bytes: pt.eg.bytes[prio as usize], total: pt.eg.total, pkts: pt.eg.pkts };
+        let rng = &mut self.nodes[node].rng;
+        match pt.marker.on_enqueue(occ, wire, info.ecn, may_drop, || rng.uniform()) {
+            Verdict::Pass => {}
+            Verdict::Mark => {
+                if info.ecn != ECN_CE {
+                    frame::set_ce(&mut self.frames[pid as usize]);
+                }
+                self.counters.ecn_marks += 1;
+            }
+            Verdict::Drop => {
+                self.counters.red_drops += 1;
+                self.free.push(pid);
+                return;
+            }
+        }
+        self.meta[pid as usize] = Meta { out: port, wire, queued_at: now };
+        let pt = &mut self.ports[port as usize];
+        pt.eg.advance(now);
+        pt.eg.push(prio, pid, wire, &mut self.links);
+    }
+
+    /// Run the paced transmitters up to `now`. Returns the earliest time a queued frame may start, if any.
+    pub fn poll(&mut self, now: Time) -> Option<Time> {
+        loop {
+            for p in 0..self.ports.len() {
+                self.transmit(now, p);
+            }
+            if self.retry.is_empty() {
+                break;
+            }
+            // room opened in these switches' egresses: their ingresses retry the crossbar (what moves is sent
+            // on the next pass)
+            let mut retry = std::mem::take(&mut self.retry);
+            for &node in &retry {
+                let (base, n) = (self.nodes[node as usize].port_base, self.nodes[node as usize].nports);
+                for i in base..base + n {
+                    if self.ports[i as usize].ing.nonempty != 0 {
+                        self.xbar_try(now, i);
+                    }
+                }
+            }
+            retry.clear();
+            self.retry = retry;
+        }
+        self.ports.iter().filter(|pt| pt.eg.nonempty & !pt.pfc.egress.paused != 0).map(|pt| pt.tx_ready.max(now)).min()
+    }
+
+    /// Send what the paced transmitter of port `p` may send by `now`.
+    fn transmit(&mut self, now: Time, p: usize) {
+        loop {
+            let pt = &mut self.ports[p];
+            let allowed = !pt.pfc.egress.paused;
+            if pt.eg.nonempty & allowed == 0 || now < pt.tx_ready {
+                return;
+            }
+            let (prio, pid) = pt.eg.pop_next(allowed, &self.links).expect("non-empty");
+            let m = self.meta[pid as usize];
+            pt.eg.advance(now);
+            pt.eg.release(prio, m.wire);
+            let ser = pt.rate.tx_time(m.wire);
+            let due = pt.tx_ready.max(m.queued_at);
+            pt.stats.late_ns.push(((now - due).0 / 1000).min(u32::MAX as u64) as u32);
+            // paced: the next frame may start one serialisation time after this one's due start, but the
+            // transmitter catches up at most one full frame behind the clock
+            let floor = now.saturating_sub(pt.rate.tx_time(CATCH_UP_BYTES));
+            pt.tx_ready = due.max(floor) + ser;
+            pt.stats.tx_frames += 1;
+            pt.stats.tx_wire_bytes += m.wire;
+            pt.stats.busy_ps += ser.0;
+            pt.stats.first_tx.get_or_insert(now);
+            pt.stats.last_tx_end = pt.tx_ready;
+            self.out.push(Out { to: Target::Port(p as u32), pid });
+            let node = pt.node;
+            if self.nodes[node as usize].is_switch && !self.retry.contains(&node) {
+                self.retry.push(node);
+            }
+        }
+    }
+
+    /// Frames held in all queues (ingress and egress), for the conservation check at the end.
+    pub fn queued_frames(&self) -> u64 {
+        self.ports.iter().map(|p| p.ing.pkts as u64 + p.eg.pkts as u64).sum()
+    }
+
+    /// Whether switch port `p` faces another switch (as opposed to a host's NIC).
+    pub fn is_fabric_link(&self, p: u32) -> bool {
+        let pt = &self.ports[p as usize];
+        pt.host.is_none() && self.ports[pt.peer as usize].host.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::live::frame::tests::tcp_frame;
+
+    /// Four hosts on one switch at 100 Mbps, the given scheme.
+    fn fabric(preset: &str) -> Fabric {
+        let json = format!(
+            r#"{{"run": {{"duration": "1ms"}}, "topology": {{"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"}},
+               "scheme": {{"preset": "{preset}"}}, "workload": []}}"#
+        );
+        Fabric::from_sim(&Sim::from_json(&json).expect("scenario"))
+    }
+
+    fn outs(f: &mut Fabric) -> Vec<Out> {
+        let mut v = Vec::new();
+        f.take_out(&mut v);
+        v
+    }
+
+    #[test]
+    fn a_frame_crosses_nic_switch_and_reaches_the_destination_host() {
+        let mut f = fabric("detail");
+        let bytes = tcp_frame(1, 0, 4000, 1000, 0, 0b10);
+        f.on_host_frame(Time::ZERO, 1, &bytes);
+        assert!(outs(&mut f).is_empty(), "queued in the NIC until the transmitter runs");
+        f.poll(Time::ZERO);
+        let o = outs(&mut f);
+        let up = f.host_port[1];
+        assert_eq!(o.len(), 1);
+        assert_eq!(o[0].to, Target::Port(up));
+        assert_eq!(f.frame(o[0].pid), &bytes[..]);
+        f.release(o[0].pid);
+        // the switch side of that link receives it and sends it out of the port facing host 0
+        let sw_in = f.ports[up as usize].peer;
+        let t = Time::from_us(100);
+        f.on_wire_frame(t, sw_in, &bytes);
+        f.poll(t);
+        let o = outs(&mut f);
+        let down = f.ports[f.host_port[0] as usize].peer;
+        assert_eq!(o.len(), 1);
+        assert_eq!(o[0].to, Target::Port(down));
+        f.release(o[0].pid);
+        f.on_wire_frame(t, f.host_port[0], &bytes);
+        let o = outs(&mut f);
+        assert_eq!(o, vec![Out { to: Target::Host(0), pid: o[0].pid }]);
+        assert_eq!(f.frame(o[0].pid), &bytes[..]);
+        assert_eq!((f.counters.forwarded, f.counters.delivered, f.queued_frames()), (1, 1, 0));
+    }
+
+    #[test]
+    fn transmitters_are_paced_at_the_link_rate() {
+        let mut f = fabric("fh");
+        let bytes = tcp_frame(2, 3, 4000, 1460, 0, 0);
+        for _ in 0..5 {
+            f.on_host_frame(Time::ZERO, 2, &bytes);
+        }
+        // a 1514-byte frame holds a 1500-byte IP packet: the simulator's framing of it, at 100 Mbps
+        let ser = Rate::mbps(100).tx_time(f.framing.wire(1500) as u64);
+        assert!(ser > Time::from_us(120) && ser < Time::from_us(124), "{ser:?}");
+        let mut sent = Vec::new();
+        let mut now = Time::ZERO;
+        while sent.len() < 5 {
+            let next = f.poll(now);
+            for o in outs(&mut f) {
+                sent.push(now);
+                f.release(o.pid);
+            }
+            now = next.unwrap_or(now);
+        }
+        let expect: Vec<Time> = (0..5).map(|i| Time(ser.0 * i)).collect();
+        assert_eq!(sent, expect);
+        // a transmitter that was polled late starts at once but catches up at most one frame
+        let mut g = fabric("fh");
+        for _ in 0..4 {
+            g.on_host_frame(Time::ZERO, 2, &bytes);
+        }
+        let late = Time(ser.0 * 10);
+        g.poll(late);
+        assert_eq!(outs(&mut g).len(), 2, "one frame due now, one frame of catch-up");
+        assert_eq!(g.ports[g.host_port[2] as usize].stats.late_ns[0], (late.0 / 1000) as u32);
+    }
+
+    #[test]
+    fn an_incast_pauses_the_senders_and_loses_nothing_under_pfc() {
+        let mut f = fabric("detail");
+        let bytes: Vec<Vec<u8>> = (1..4).map(|s| tcp_frame(s, 0, 4000 + s as u16, 1460, 0, 0b10)).collect();
+        let sw_in: Vec<u32> = (1..4).map(|s| f.ports[f.host_port[s] as usize].peer).collect();
+        let down = f.ports[f.host_port[0] as usize].peer;
+        let mut now = Time::ZERO;
+        let ser = Rate::mbps(100).tx_time(f.framing.wire(1500) as u64);
+        let (mut fed, mut out_frames, mut paused_seen) = (0u64, 0u64, 0u8);
+        // three senders at line rate each into one 100 Mbps port, for 400 frame times; a sender stops when
+        // its switch port has paused it
+        for _ in 0..400 {
+            for k in 0..3 {
+                if f.ports[f.host_port[k + 1] as usize].pfc.egress.paused & 1 == 0 {
+                    f.on_wire_frame(now, sw_in[k], &bytes[k]);
+                    fed += 1;
+                }
+            }
+            f.poll(now);
+            for o in outs(&mut f) {
+                if let Target::Port(p) = o.to {
+                    if let Kind::Pfc(pf) = frame::parse(f.frame(o.pid)) {
+                        // the PAUSE / UNPAUSE crosses the wire to the host's NIC
+                        let peer = f.ports[p as usize].peer;
+                        let fb = f.frame(o.pid).to_vec();
+                        f.on_wire_frame(now, peer, &fb);
+                        paused_seen |= pf.pause;
+                    } else {
+                        assert_eq!(p, down, "data leaves only towards host 0");
+                        out_frames += 1;
+                    }
+                }
+                f.release(o.pid);
+            }
+            now = now + ser;
+        }
+        assert_eq!(paused_seen & 1, 1, "priority 0 was paused");
+        assert!(f.counters.pfc_frames >= 2);
+        assert_eq!(f.counters.ingress_drops_lossless, 0);
+        assert_eq!(fed, out_frames + f.queued_frames(), "conservation: fed = sent + queued");
+        // the bottleneck ran at line rate: one frame per frame time
+        assert!(out_frames >= 398, "{out_frames}");
+        // every queue within its buffer
+        for pt in &f.ports {
+            assert!(pt.ing.total <= pt.ing.cap && pt.eg.total <= pt.eg.cap);
+        }
+    }
+
+    #[test]
+    fn without_pfc_the_same_incast_drops_and_sends_no_pfc_frame() {
+        let mut f = fabric("fh");
+        let bytes = tcp_frame(1, 0, 4001, 1460, 0, 0);
+        let sw_in = f.ports[f.host_port[1] as usize].peer;
+        for _ in 0..2000 {
+            f.on_wire_frame(Time::ZERO, sw_in, &bytes);
+        }
+        assert_eq!(f.counters.pfc_frames, 0);
+        assert!(f.counters.ingress_drops_lossy > 0);
+        assert_eq!(f.counters.ingress_drops_lossless, 0);
+    }
+
+    #[test]
+    fn egress_marking_sets_ce_with_a_valid_checksum() {
+        // DCTCP marks at the switch egress above K: fill host 0's egress without sending
+        let mut f = fabric("dctcp");
+        let bytes = tcp_frame(1, 0, 4001, 1460, 0, 0b10);
+        let sw_in = f.ports[f.host_port[1] as usize].peer;
+        for _ in 0..60 {
+            f.on_wire_frame(Time::ZERO, sw_in, &bytes);
+        }
+        assert!(f.counters.ecn_marks > 0);
+        let mut now = Time::ZERO;
+        let mut ce = 0;
+        for _ in 0..200 {
+            f.poll(now);
+            for o in outs(&mut f) {
+                let fr = f.frame(o.pid);
+                if let Kind::Ipv4(i) = frame::parse(fr) {
+                    assert_eq!(frame::ipv4_header_sum(fr), 0);
+                    ce += (i.ecn == ECN_CE) as u64;
+                }
+                f.release(o.pid);
+            }
+            now = now + Time::from_us(200);
+        }
+        assert_eq!(ce, f.counters.ecn_marks);
+    }
+}
