@@ -168,6 +168,59 @@ def run_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int 
         click.echo(format_table(res.summary))
 
 
+@main.command("live")
+@click.argument("scenario", required=False)
+@click.option("--scheme", help="Scheme preset; replaces the scenario's scheme.preset.")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override any key by dotted path (repeatable).")
+@click.option("--seed", type=int, help="Master random seed (run.seed): the flows replayed are the simulator's for this seed.")
+@click.option("--duration", help='Arrival window (run.duration), e.g. "0.5s".')
+@click.option("--out", "out", type=click.Path(file_okay=False), help="Write flows.parquet, ports.parquet, summary.json, scenario.json here.")
+@click.option("--drain", default="2s", show_default=True, help="Time after the last arrival for flows to finish.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
+@click.option("--cleanup", is_flag=True, help="Remove every namespace (and veth) a live run left behind, and exit.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress messages.")
+def live_cmd(scenario: str | None, scheme: str | None, sets: tuple[str, ...], seed: int | None, duration: str | None, out: str | None,
+             drain: str, as_json: bool, cleanup: bool, quiet: bool) -> None:
+    """Run SCENARIO on real Linux TCP between network namespaces, switched by the simulator's components."""
+    from . import live
+
+    if cleanup:
+        if not live.has_net_admin():
+            click.echo("error: detailsim live --cleanup needs CAP_NET_ADMIN (run as root)", err=True)
+            sys.exit(2)
+        gone = live.cleanup()
+        click.echo(f"removed {len(gone)} namespace(s){': ' + ', '.join(gone) if gone else ''}")
+        return
+    if scenario is None:
+        _fail("live: SCENARIO is required (or --cleanup)")
+    try:
+        sc, name = prepare(scenario, scheme=scheme, seed=seed, duration=duration, sets=list(sets))
+        _CURRENT["scenario"] = sc
+        _core.validate(json.dumps(sc))
+        drain_s = _core_duration(drain, "--drain")
+    except _core.ScenarioError as e:
+        _fail(str(e))
+    say = (lambda m: None) if quiet or as_json else (lambda m: click.echo(m, err=True))
+    try:
+        summary, flows, ports, _sim = live.run_live(sc, name, drain_s=drain_s, say=say)
+    except live.LiveError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(e.code)
+    except KeyboardInterrupt:
+        click.echo("interrupted: namespaces removed, nothing written", err=True)
+        sys.exit(130)
+    if out:
+        from .results import write_outputs
+
+        write_outputs(Path(out), summary, flows, ports, sc)
+    for problem in live.problems(summary):
+        click.echo(f"warning: {problem}", err=True)
+    if as_json:
+        click.echo(json.dumps(summary))
+    else:
+        click.echo(live.format_summary(summary))
+
+
 @main.command("scenarios")
 def scenarios_cmd() -> None:
     """List the bundled scenarios."""

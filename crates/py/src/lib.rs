@@ -2,6 +2,7 @@
 
 use detailsim_engine::Time;
 use detailsim_model::{config::PRESETS, Sim};
+mod live_io;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -209,11 +210,69 @@ fn pias_fractions_of(points: Vec<[f64; 2]>, alphas: Vec<u64>) -> Vec<f64> {
     detailsim_model::mechanisms::pias::fractions_of(&points, &alphas)
 }
 
+/// Live mode: the fabric of a scenario as the namespaces need it (JSON): hosts (index, node name, its port,
+/// IPv4 address, MAC) and ports (index, node name, peer port, host index or null).
+#[pyfunction]
+fn live_layout(scenario_json: &str) -> PyResult<String> {
+    use detailsim_model::live::frame;
+    guarded(|| {
+        let sim = Sim::from_json(scenario_json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        let fab = detailsim_model::live::Fabric::from_sim(&sim);
+        let ip = |i: u32| std::net::Ipv4Addr::from(frame::host_ip(i)).to_string();
+        let mac = |m: [u8; 6]| m.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":");
+        let hosts: Vec<serde_json::Value> = (0..fab.hosts.len() as u32)
+            .map(|h| serde_json::json!({"index": h, "name": sim.topo.nodes[fab.hosts[h as usize] as usize].name, "port": fab.host_port[h as usize], "ip": ip(h), "mac": mac(frame::host_mac(h))}))
+            .collect();
+        let ports: Vec<serde_json::Value> = fab.ports.iter().enumerate()
+            .map(|(p, pt)| serde_json::json!({"index": p, "node": sim.topo.nodes[pt.node as usize].name, "peer": pt.peer, "host": pt.host, "rate_bps": pt.rate.0, "mac": mac(frame::port_mac(p as u32))}))
+            .collect();
+        Ok(serde_json::json!({"hosts": hosts, "ports": ports, "scheme": sim.scheme.name}).to_string())
+    })
+}
+
+/// Live mode: forward real frames between the fabric namespace's interfaces (`p{port}`, `h{host}`) with the
+/// scenario's switch and NIC components until `deadline_s` seconds have passed or `stop_file` exists.
+/// Returns the emulator's report (JSON).
+#[pyfunction]
+fn live_forward(py: Python<'_>, scenario_json: &str, deadline_s: f64, stop_file: &str) -> PyResult<String> {
+    let sim = Sim::from_json(scenario_json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let mut fab = detailsim_model::live::Fabric::from_sim(&sim);
+    let stop = std::path::PathBuf::from(stop_file);
+    let res = py.detach(|| live_io::forward(&mut fab, std::time::Duration::from_secs_f64(deadline_s.max(0.0)), &stop));
+    let st = res.map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
+    let name = |n: u32| sim.topo.nodes[n as usize].name.clone();
+    let mut late: Vec<u32> = fab.ports.iter().flat_map(|p| p.stats.late_ns.iter().copied()).collect();
+    late.sort_unstable();
+    let pct = |q: f64| if late.is_empty() { 0 } else { late[((late.len() - 1) as f64 * q).round() as usize] };
+    let ports: Vec<serde_json::Value> = fab.ports.iter().enumerate().map(|(p, pt)| {
+        let achieved = if pt.stats.backlog_actual_ps > 0 { pt.rate.0 as f64 * pt.stats.backlog_ideal_ps as f64 / pt.stats.backlog_actual_ps as f64 } else { f64::NAN };
+        serde_json::json!({"port": p, "node": name(pt.node), "peer": name(fab.ports[pt.peer as usize].node), "rate_bps": pt.rate.0,
+            "backlogged_rate_bps": if achieved.is_finite() { serde_json::json!(achieved) } else { serde_json::Value::Null },
+            "tx_frames": pt.stats.tx_frames, "tx_wire_bytes": pt.stats.tx_wire_bytes, "busy_s": pt.stats.busy_ps as f64 * 1e-12,
+            "pfc_sent": pt.stats.pfc_sent, "pfc_received": pt.stats.pfc_received,
+            "paused_s": pt.pfc.egress.paused_total(detailsim_engine::Time((st.wall_s * 1e12) as u64)).0 as f64 * 1e-12,
+            "max_ingress_bytes": pt.ing.max_total, "max_egress_bytes": pt.eg.max_total, "ingress_cap": pt.ing.cap, "egress_cap": pt.eg.cap})
+    }).collect();
+    let c = &fab.counters;
+    Ok(serde_json::json!({
+        "ports": ports,
+        "counters": {"host_frames": c.host_frames, "delivered": c.delivered, "forwarded": c.forwarded, "foreign": c.foreign,
+            "nic_drops": c.nic_drops, "ingress_drops_lossy": c.ingress_drops_lossy, "ingress_drops_lossless": c.ingress_drops_lossless,
+            "red_drops": c.red_drops, "no_route": c.no_route, "ecn_marks": c.ecn_marks, "pfc_frames": c.pfc_frames, "pfc_ignoring": c.pfc_ignoring,
+            "queued_at_end": fab.queued_frames()},
+        "pacing_late_us": {"p50": pct(0.5) as f64 / 1e3, "p99": pct(0.99) as f64 / 1e3, "max": late.last().copied().unwrap_or(0) as f64 / 1e3, "frames": late.len()},
+        "loop": {"wall_s": st.wall_s, "busy_s": st.busy_s, "cpu_s": st.cpu_s, "iterations": st.iterations, "ring_drops": st.ring_drops,
+            "send_failures": st.send_failures, "rx_frames": st.rx_frames},
+    }).to_string())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(live_layout, m)?)?;
+    m.add_function(wrap_pyfunction!(live_forward, m)?)?;
     m.add_function(wrap_pyfunction!(pias_solve, m)?)?;
     m.add_function(wrap_pyfunction!(pias_optimal_fractions, m)?)?;
     m.add_function(wrap_pyfunction!(pias_bound, m)?)?;
