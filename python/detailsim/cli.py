@@ -177,10 +177,12 @@ def run_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int 
 @click.option("--out", "out", type=click.Path(file_okay=False), help="Write flows.parquet, ports.parquet, summary.json, scenario.json here.")
 @click.option("--drain", default="2s", show_default=True, help="Time after the last arrival for flows to finish.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
+@click.option("--pcap", type=click.Path(dir_okay=False), help="Capture frames on every fabric port into this pcapng file (tshark).")
+@click.option("--pcap-filter", default="ether proto 0x8808", show_default=True, help="BPF capture filter for --pcap (default: PFC frames).")
 @click.option("--cleanup", is_flag=True, help="Remove every namespace (and veth) a live run left behind, and exit.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress messages.")
 def live_cmd(scenario: str | None, scheme: str | None, sets: tuple[str, ...], seed: int | None, duration: str | None, out: str | None,
-             drain: str, as_json: bool, cleanup: bool, quiet: bool) -> None:
+             drain: str, as_json: bool, pcap: str | None, pcap_filter: str, cleanup: bool, quiet: bool) -> None:
     """Run SCENARIO on real Linux TCP between network namespaces, switched by the simulator's components."""
     from . import live
 
@@ -202,7 +204,7 @@ def live_cmd(scenario: str | None, scheme: str | None, sets: tuple[str, ...], se
         _fail(str(e))
     say = (lambda m: None) if quiet or as_json else (lambda m: click.echo(m, err=True))
     try:
-        summary, flows, ports, _sim = live.run_live(sc, name, drain_s=drain_s, say=say)
+        summary, flows, ports, _sim = live.run_live(sc, name, drain_s=drain_s, say=say, pcap=pcap, pcap_filter=pcap_filter)
     except live.LiveError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(e.code)

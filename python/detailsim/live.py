@@ -94,7 +94,7 @@ def check_rates(layout: dict[str, Any]) -> None:
             raise LiveError(
                 f"topology: a link of {p['node']} runs at {p['rate_bps'] / 1e6:g} Mbps; live mode paces links in userspace and "
                 f"carries at most {MAX_LINK_BPS / 1e6:g} Mbps per link here: scale the scenario's rates down "
-                "(e.g. --set topology.link_rate=100Mbps, or a bundled live/ scenario)")
+                "(e.g. --set topology.link_rate=100Mbps, or a bundled live/ scenario)", code=2)
 
 
 def build(layout: dict[str, Any]) -> None:
@@ -278,9 +278,12 @@ def _flows_plan(flows: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def run_live(sc: dict[str, Any], name: str, drain_s: float = 2.0, say: Any = print) -> tuple[dict[str, Any], Any, Any, dict[str, Any]]:
+def run_live(sc: dict[str, Any], name: str, drain_s: float = 2.0, say: Any = print, pcap: str | None = None,
+             pcap_filter: str = "ether proto 0x8808") -> tuple[dict[str, Any], Any, Any, dict[str, Any]]:
     """Run prepared scenario `sc` live. Returns (summary, flows, ports, the simulator's summary of the same
-    run). Raises LiveError (code 2 without privileges). Everything it creates is gone when it returns."""
+    run). With `pcap`, tshark captures what `pcap_filter` (a BPF capture filter; default: MAC control, i.e.
+    PFC frames) selects on every fabric port into that pcapng file. Raises LiveError (code 2 without
+    privileges). Everything it creates is gone when it returns."""
     import numpy as np
     import polars as pl
 
@@ -322,6 +325,14 @@ def run_live(sc: dict[str, Any], name: str, drain_s: float = 2.0, say: Any = pri
                                 str(tmp / "scenario.json"), str(budget + 10.0), str(stop), str(tmp / "report.json")],
                                stderr=open(tmp / "forward.err", "wb"))
         procs.append(fwd)
+        cap = None
+        if pcap:
+            if shutil.which("tshark") is None:
+                raise LiveError("--pcap needs tshark (make setup installs it)")
+            ifaces = [a for p in layout["ports"] for a in ("-i", f"p{p['index']}")]
+            cap = subprocess.Popen(["ip", "netns", "exec", FABRIC_NS, "tshark", "-q", "-f", pcap_filter, *ifaces, "-w", str(tmp / "capture.pcapng")],
+                                   stdout=subprocess.DEVNULL, stderr=open(tmp / "tshark.err", "wb"))
+            procs.append(cap)
         t0 = time.monotonic_ns() + int(setup_s * 1e9)
         plan = {"hosts": layout["hosts"], "flows": plan_flows, "t0_ns": t0, "warm_ns": int(warm_s * 1e9),
                 "end_ns": t0 + int((last_start + drain_s + 1.0) * 1e9), "stop_file": str(tmp / "agents-stop"), "cc": CONGESTION_CONTROL}
@@ -342,6 +353,8 @@ def run_live(sc: dict[str, Any], name: str, drain_s: float = 2.0, say: Any = pri
         time.sleep(0.3)  # the last acknowledgements land
         (tmp / "agents-stop").write_text("stop\n")
         for p in procs[1:]:
+            if p is cap:
+                continue
             try:
                 p.wait(timeout=5)
             except subprocess.TimeoutExpired:
@@ -351,6 +364,14 @@ def run_live(sc: dict[str, Any], name: str, drain_s: float = 2.0, say: Any = pri
             fwd.wait(timeout=15)
         except subprocess.TimeoutExpired:
             fwd.kill()
+        if cap is not None:
+            cap.send_signal(signal.SIGINT)
+            try:
+                cap.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                cap.kill()
+            if (tmp / "capture.pcapng").exists():
+                shutil.copyfile(tmp / "capture.pcapng", pcap)
         if not (tmp / "report.json").exists():
             raise LiveError(f"the forwarder wrote no report: {(tmp / 'forward.err').read_text().strip()[-2000:]}")
         report = json.loads((tmp / "report.json").read_text())

@@ -57,6 +57,12 @@ pub struct PortStats {
     pub late_ns: Vec<u32>,
     pub pfc_sent: u64,
     pub pfc_received: u64,
+    /// Frames sent back to back (queued before the previous one's paced end): their ideal spacing (the
+    /// previous frame's serialisation time) and the spacing achieved. Their ratio is the achieved rate.
+    pub backlog_ideal_ps: u64,
+    pub backlog_actual_ps: u64,
+    last_send: Time,
+    last_ser: Time,
 }
 
 /// Counters of the whole fabric.
@@ -92,6 +98,8 @@ pub struct LivePort {
     pub marker: Marker,
     /// The paced transmitter may start the next frame at this time.
     pub tx_ready: Time,
+    /// When the peer last resumed a paused priority.
+    pub resumed_at: Time,
     pub stats: PortStats,
 }
 
@@ -159,6 +167,7 @@ impl Fabric {
                 pfc: PfcPort { ingress: sim.pfc.get(p).map(|x| x.ingress.clone()).unwrap_or_default(), egress: Default::default() },
                 marker: sim.markers.get(p).cloned().unwrap_or(Marker::Off),
                 tx_ready: Time::ZERO,
+                resumed_at: Time::ZERO,
                 stats: PortStats::default(),
             });
         }
@@ -254,7 +263,12 @@ impl Fabric {
             Kind::Pfc(f) => {
                 let pt = &mut self.ports[port as usize];
                 pt.stats.pfc_received += 1;
+                let before = pt.pfc.egress.paused;
                 pt.pfc.egress.on_frame(now, f);
+                if before & !pt.pfc.egress.paused != 0 {
+                    // a resume: frames held by the pause are due from now, not from when they queued
+                    pt.resumed_at = now;
+                }
             }
             Kind::Other => self.counters.foreign += 1,
             Kind::Ipv4(info) => match self.ports[port as usize].host {
@@ -436,7 +450,13 @@ impl Fabric {
             pt.eg.advance(now);
             pt.eg.release(prio, m.wire);
             let ser = pt.rate.tx_time(m.wire);
-            let due = pt.tx_ready.max(m.queued_at);
+            let due = pt.tx_ready.max(m.queued_at).max(pt.resumed_at);
+            if pt.stats.tx_frames > 0 && m.queued_at <= pt.tx_ready {
+                pt.stats.backlog_ideal_ps += pt.stats.last_ser.0;
+                pt.stats.backlog_actual_ps += (now - pt.stats.last_send).0;
+            }
+            pt.stats.last_send = now;
+            pt.stats.last_ser = ser;
             pt.stats.late_ns.push(((now - due).0 / 1000).min(u32::MAX as u64) as u32);
             // paced: the next frame may start one serialisation time after this one's due start, but the
             // transmitter catches up at most one full frame behind the clock

@@ -1,0 +1,97 @@
+"""Live mode smoke test: a 4-host fabric of network namespaces switched by the simulator's components.
+
+Runs as root (CI does): frames flow, FCTs are recorded in run's schema, an incast makes the switch emit
+802.1Qbb frames that tshark decodes as MAC Control CBFC, nothing is lost in the rings, no namespace is left.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import polars as pl
+
+from detailsim import live
+
+ROOT = Path(__file__).resolve().parent.parent
+DS = str(ROOT / ".venv" / "bin" / "detailsim")
+INCAST = str(ROOT / "tests" / "data" / "live" / "incast4.toml")
+
+
+def _ours() -> list[str]:
+    return live.namespaces()
+
+
+def test_this_machine_can_run_live_mode():
+    assert live.has_net_admin(), "the live tests need CAP_NET_ADMIN (CI runs as root)"
+
+
+def test_incast_on_four_hosts_flows_fcts_pfc_and_nothing_left(tmp_path):
+    out, pcap = tmp_path / "run", tmp_path / "pfc.pcapng"
+    r = subprocess.run([DS, "live", INCAST, "--out", str(out), "--pcap", str(pcap), "--json", "--drain", "3s"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert _ours() == [], "namespaces left behind"
+    summary = json.loads(r.stdout)
+    flows = pl.read_parquet(out / "flows.parquet")
+    sim_flows = subprocess.run([DS, "run", INCAST, "--out", str(tmp_path / "sim"), "-q"], capture_output=True, text=True)
+    assert sim_flows.returncode == 0, sim_flows.stderr
+    sim = pl.read_parquet(tmp_path / "sim" / "flows.parquet")
+    # the same flows as the simulator's run, in its schema, all finished, with plausible times
+    assert flows.schema == sim.schema
+    assert flows.select("id", "src", "dst", "size", "priority").equals(sim.select("id", "src", "dst", "size", "priority"))
+    assert flows["fct"].null_count() == 0 and summary["flows"]["completed"] == flows.height == 16
+    incast = flows.filter(pl.col("class") == "incast")
+    # three 256 KB flows through one 100 Mbps port take at least 3 x 256 KB / 100 Mbps = 63 ms together
+    assert incast["end"].max() - incast["start"].min() > 0.06
+    assert (flows["fct"] >= flows["ideal"] * 0.9).all()
+    # PFC under the incast, decoded by tshark; lossless: no switch drop; the emulator lost nothing
+    assert summary["pfc"]["pause_frames"] > 0
+    assert summary["drops"]["ingress_lossless"] == 0 and summary["invariants"]["lossless"]
+    assert summary["emulator"]["ring_drops"] == 0 and summary["emulator"]["send_failures"] == 0
+    dec = subprocess.run(["tshark", "-r", str(pcap), "-Y", "macc.opcode == 0x0101", "-T", "fields", "-e", "eth.type", "-e", "macc.opcode"],
+                         capture_output=True, text=True, timeout=60)
+    lines = [ln for ln in dec.stdout.splitlines() if ln.strip()]
+    assert lines, dec.stderr
+    assert all(ln.split("\t")[0] == "0x8808" for ln in lines)
+    ports = pl.read_parquet(out / "ports.parquet")
+    assert ports["pfc_sent"].sum() == summary["pfc"]["pause_frames"]
+    # the bottleneck port ran close to its configured rate while backlogged
+    bottleneck = ports.filter((pl.col("node") == "sw") & (pl.col("peer") == "h0"))
+    assert 0.85 < bottleneck["backlogged_rate_bps"][0] / bottleneck["rate_bps"][0] < 1.05
+
+
+def test_too_fast_links_are_refused_before_anything_is_created(tmp_path):
+    r = subprocess.run([DS, "live", INCAST, "--scheme", "fh", "--set", "topology.link_rate=10Gbps", "--out", str(tmp_path / "x")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert "topology" in r.stderr and "Mbps" in r.stderr
+    assert not (tmp_path / "x").exists() and _ours() == []
+
+
+def test_cleanup_removes_what_a_crashed_run_left():
+    subprocess.run(["ip", "netns", "add", live.PREFIX + "h7"], check=True)
+    subprocess.run(["ip", "netns", "add", live.FABRIC_NS], check=True)
+    subprocess.run(["ip", "-n", live.FABRIC_NS, "link", "add", "p0", "type", "veth", "peer", "name", "p1"], check=True)
+    r = subprocess.run([DS, "live", "--cleanup"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "removed 2" in r.stdout
+    assert _ours() == []
+
+
+def test_a_leftover_namespace_stops_a_new_run_with_a_hint():
+    subprocess.run(["ip", "netns", "add", live.PREFIX + "h0"], check=True)
+    try:
+        r = subprocess.run([DS, "live", INCAST], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 1 and "--cleanup" in r.stderr
+    finally:
+        live.cleanup()
+    assert _ours() == []
+
+
+def test_without_net_admin_the_error_is_one_line_and_exit_2():
+    # drop CAP_NET_ADMIN from this process's children with setpriv (util-linux)
+    r = subprocess.run(["setpriv", "--inh-caps=-net_admin", "--bounding-set=-net_admin", DS, "live", INCAST],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "CAP_NET_ADMIN" in r.stderr
