@@ -389,7 +389,8 @@ impl Fabric {
         let is_switch = self.nodes[node].is_switch;
         let may_drop = is_switch && !(self.pfc_on && self.pfc_mask & (1 << prio) != 0);
         let pt = &mut self.ports[port as usize];
-        let occ = Occupancy { prio_bytes: pt.eg.bytes[prio as usize], total: pt.eg.total, pkts: pt.eg.pkts };
+        // the marker sees the queue with the arrival included, as the simulator calls it after reserving
+        let occ = Occupancy { prio_bytes: pt.eg.bytes[prio as usize] + wire, total: pt.eg.total + wire, pkts: pt.eg.pkts + 1 };
         let rng = &mut self.nodes[node].rng;
         match pt.marker.on_enqueue(occ, wire, info.ecn, may_drop, || rng.uniform()) {
             Verdict::Pass => {}
