@@ -95,3 +95,9 @@ def test_without_net_admin_the_error_is_one_line_and_exit_2():
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "CAP_NET_ADMIN" in r.stderr
+
+
+def test_schemes_live_mode_does_not_model_are_refused_before_anything_is_created(tmp_path):
+    r = subprocess.run([DS, "live", INCAST, "--scheme", "pfabric", "--out", str(tmp_path / "x")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "scheme.scheduling" in r.stderr, r.stderr
+    assert not (tmp_path / "x").exists() and _ours() == []

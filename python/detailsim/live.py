@@ -300,7 +300,10 @@ def run_live(sc: dict[str, Any], name: str, drain_s: float = 2.0, say: Any = pri
     if left:
         raise LiveError(f"namespaces of another live run exist ({', '.join(left)}): run `detailsim live --cleanup`")
     sc_json = json.dumps(sc)
-    layout = json.loads(_core.live_layout(sc_json))
+    try:
+        layout = json.loads(_core.live_layout(sc_json))
+    except _core.ScenarioError as e:
+        raise LiveError(str(e), code=2) from None
     check_rates(layout)
     say(f"simulating {name} first: its flows (arrivals, sizes, priorities) are what the live hosts replay")
     sim_res = execute(sc, name)

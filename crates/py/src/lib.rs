@@ -217,6 +217,9 @@ fn live_layout(scenario_json: &str) -> PyResult<String> {
     use detailsim_model::live::frame;
     guarded(|| {
         let sim = Sim::from_json(scenario_json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        if let Some(why) = detailsim_model::live::Fabric::unsupported(&sim) {
+            return Err(ScenarioError::new_err(why));
+        }
         let fab = detailsim_model::live::Fabric::from_sim(&sim);
         let ip = |i: u32| std::net::Ipv4Addr::from(frame::host_ip(i)).to_string();
         let mac = |m: [u8; 6]| m.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":");

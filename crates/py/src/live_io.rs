@@ -183,11 +183,19 @@ pub fn forward(fab: &mut Fabric, deadline: Duration, stop_file: &Path) -> io::Re
     let mut outs: Vec<Out> = Vec::new();
     let mut idle = Duration::ZERO;
     let now_of = |t: Instant| Time((t - t0).as_nanos() as u64 * 1000);
+    let mut stop_checked = Duration::ZERO;
     loop {
         st.iterations += 1;
         let wall = t0.elapsed();
-        if wall >= deadline || (st.iterations % 4096 == 0 && stop_file.exists()) {
+        if wall >= deadline {
             break;
+        }
+        // the stop file is looked for every 10 ms of wall time (a stat per loop would cost more than a frame)
+        if wall >= stop_checked + Duration::from_millis(10) {
+            stop_checked = wall;
+            if stop_file.exists() {
+                break;
+            }
         }
         let now = now_of(Instant::now());
         let mut got = 0;

@@ -51,8 +51,6 @@ pub struct PortStats {
     pub tx_wire_bytes: u64,
     /// Serialisation time of everything sent (the busy time at the configured rate).
     pub busy_ps: u64,
-    pub first_tx: Option<Time>,
-    pub last_tx_end: Time,
     /// How late each frame started against its paced start time (ns), one entry per frame.
     pub late_ns: Vec<u32>,
     pub pfc_sent: u64,
@@ -106,6 +104,7 @@ pub struct LivePort {
 #[derive(Debug, Clone, Copy)]
 struct Meta {
     out: u32,
+    ecn: u8,
     wire: u64,
     queued_at: Time,
 }
@@ -147,7 +146,24 @@ pub struct Fabric {
 const CATCH_UP_BYTES: u64 = 1538;
 
 impl Fabric {
-    /// The live fabric of a scenario: the simulator's ports, queues, thresholds, markers and streams.
+    /// Why a scheme cannot run live (the field and what live mode supports), if it cannot: the live
+    /// queues are strict priority and FIFO, and a switch neither detours (DIBS) nor evicts.
+    pub fn unsupported(sim: &Sim) -> Option<String> {
+        let s = &sim.scheme;
+        if s.scheduling != crate::config::Scheduling::StrictPriority {
+            return Some(format!("scheme.scheduling: live mode runs strict_priority only (the scheme {} uses {:?})", s.name, s.scheduling));
+        }
+        if s.dibs.enabled {
+            return Some(format!("scheme.dibs: live mode does not detour (the scheme {} enables DIBS)", s.name));
+        }
+        if s.priority_eviction {
+            return Some(format!("scheme.priority_eviction: live mode does not evict (the scheme {} enables it)", s.name));
+        }
+        None
+    }
+
+    /// The live fabric of a scenario: the simulator's ports, queues, thresholds, markers and streams (check
+    /// `unsupported` first).
     pub fn from_sim(sim: &Sim) -> Fabric {
         let pfc_on = sim.scheme.flow_control == crate::config::FlowControl::Pfc;
         let mut ports = Vec::with_capacity(sim.ports.len());
@@ -222,7 +238,7 @@ impl Fabric {
             }
             None => {
                 self.frames.push(bytes.to_vec());
-                self.meta.push(Meta { out: 0, wire: 0, queued_at: Time::ZERO });
+                self.meta.push(Meta { out: 0, ecn: 0, wire: 0, queued_at: Time::ZERO });
                 self.links.push(NIL);
                 (self.frames.len() - 1) as PacketId
             }
@@ -253,7 +269,7 @@ impl Fabric {
             return;
         }
         let pid = self.store(bytes);
-        self.enqueue_egress(now, port, pid, info, wire);
+        self.enqueue_egress(now, port, pid, info.prio, info.ecn, wire);
     }
 
     /// A frame arrived at fabric port `port` from its peer.
@@ -312,7 +328,7 @@ impl Fabric {
             return;
         }
         let pid = self.store(bytes);
-        self.meta[pid as usize] = Meta { out, wire, queued_at: now };
+        self.meta[pid as usize] = Meta { out, ecn: info.ecn, wire, queued_at: now };
         let pt = &mut self.ports[port as usize];
         pt.ing.advance(now);
         pt.ing.push(prio, pid, wire, &mut self.links);
@@ -373,18 +389,13 @@ impl Fabric {
             ip.ing.release(prio, m.wire);
             self.pfc_check(now, inp);
             self.counters.forwarded += 1;
-            let info = match frame::parse(&self.frames[pid as usize]) {
-                Kind::Ipv4(i) => i,
-                _ => unreachable!("only IPv4 frames are queued"),
-            };
-            self.enqueue_egress(now, m.out, pid, info, m.wire);
+            self.enqueue_egress(now, m.out, pid, prio, m.ecn, m.wire);
             mask = self.ports[inp as usize].ing.nonempty;
         }
     }
 
     /// Frame `pid` joins egress (or NIC) queue `port`: the marker decides CE or drop first.
-    fn enqueue_egress(&mut self, now: Time, port: u32, pid: PacketId, info: Ipv4Info, wire: u64) {
-        let prio = info.prio;
+    fn enqueue_egress(&mut self, now: Time, port: u32, pid: PacketId, prio: u8, ecn: u8, wire: u64) {
         let node = self.ports[port as usize].node as usize;
         let is_switch = self.nodes[node].is_switch;
         let may_drop = is_switch && !(self.pfc_on && self.pfc_mask & (1 << prio) != 0);
@@ -392,10 +403,10 @@ impl Fabric {
         // the marker sees the queue with the arrival included, as the simulator calls it after reserving
         let occ = Occupancy { prio_bytes: pt.eg.bytes[prio as usize] + wire, total: pt.eg.total + wire, pkts: pt.eg.pkts + 1 };
         let rng = &mut self.nodes[node].rng;
-        match pt.marker.on_enqueue(occ, wire, info.ecn, may_drop, || rng.uniform()) {
+        match pt.marker.on_enqueue(occ, wire, ecn, may_drop, || rng.uniform()) {
             Verdict::Pass => {}
             Verdict::Mark => {
-                if info.ecn != ECN_CE {
+                if ecn != ECN_CE {
                     frame::set_ce(&mut self.frames[pid as usize]);
                 }
                 self.counters.ecn_marks += 1;
@@ -406,7 +417,7 @@ impl Fabric {
                 return;
             }
         }
-        self.meta[pid as usize] = Meta { out: port, wire, queued_at: now };
+        self.meta[pid as usize] = Meta { out: port, ecn, wire, queued_at: now };
         let pt = &mut self.ports[port as usize];
         pt.eg.advance(now);
         pt.eg.push(prio, pid, wire, &mut self.links);
@@ -452,7 +463,8 @@ impl Fabric {
             pt.eg.release(prio, m.wire);
             let ser = pt.rate.tx_time(m.wire);
             let due = pt.tx_ready.max(m.queued_at).max(pt.resumed_at);
-            if pt.stats.tx_frames > 0 && m.queued_at <= pt.tx_ready {
+            // a pause between the two frames is the peer's doing, not the pacer's: no sample
+            if pt.stats.tx_frames > 0 && m.queued_at <= pt.tx_ready && pt.resumed_at <= pt.stats.last_send {
                 pt.stats.backlog_ideal_ps += pt.stats.last_ser.0;
                 pt.stats.backlog_actual_ps += (now - pt.stats.last_send).0;
             }
@@ -466,8 +478,6 @@ impl Fabric {
             pt.stats.tx_frames += 1;
             pt.stats.tx_wire_bytes += m.wire;
             pt.stats.busy_ps += ser.0;
-            pt.stats.first_tx.get_or_insert(now);
-            pt.stats.last_tx_end = pt.tx_ready;
             self.out.push(Out { to: Target::Port(p as u32), pid });
             let node = pt.node;
             if self.nodes[node as usize].is_switch && !self.retry.contains(&node) {
@@ -479,12 +489,6 @@ impl Fabric {
     /// Frames held in all queues (ingress and egress), for the conservation check at the end.
     pub fn queued_frames(&self) -> u64 {
         self.ports.iter().map(|p| p.ing.pkts as u64 + p.eg.pkts as u64).sum()
-    }
-
-    /// Whether switch port `p` faces another switch (as opposed to a host's NIC).
-    pub fn is_fabric_link(&self, p: u32) -> bool {
-        let pt = &self.ports[p as usize];
-        pt.host.is_none() && self.ports[pt.peer as usize].host.is_none()
     }
 }
 
@@ -617,6 +621,45 @@ mod tests {
         for pt in &f.ports {
             assert!(pt.ing.total <= pt.ing.cap && pt.eg.total <= pt.eg.cap);
         }
+    }
+
+    #[test]
+    fn a_paused_frame_is_due_from_the_resume_not_from_when_it_queued() {
+        let mut f = fabric("detail");
+        let bytes = tcp_frame(1, 0, 4000, 1000, 0, 0b10);
+        let up = f.host_port[1];
+        let pause = frame::pfc_frame(9, PfcFrame { pause: 1, unpause: 0 });
+        let resume = frame::pfc_frame(9, PfcFrame { pause: 0, unpause: 1 });
+        f.on_wire_frame(Time::ZERO, up, &pause);
+        f.on_host_frame(Time::ZERO, 1, &bytes);
+        assert_eq!(f.poll(Time::from_us(500)), None, "paused: nothing may start");
+        assert!(outs(&mut f).is_empty());
+        f.on_wire_frame(Time::from_us(1000), up, &resume);
+        f.poll(Time::from_us(1003));
+        assert_eq!(outs(&mut f).len(), 1);
+        let st = &f.ports[up as usize].stats;
+        assert_eq!((st.pfc_received, st.late_ns.as_slice()), (2, &[3000u32][..]), "3 us late after the resume, not 1003 us");
+        // two frames back to back across a pause: the pause is not counted against the pacer's rate
+        f.on_host_frame(Time::from_us(1003), 1, &bytes);
+        f.on_wire_frame(Time::from_us(1004), up, &pause);
+        f.on_wire_frame(Time::from_us(3000), up, &resume);
+        f.poll(Time::from_us(3000));
+        assert_eq!(outs(&mut f).len(), 1);
+        let st = &f.ports[up as usize].stats;
+        assert_eq!((st.backlog_ideal_ps, st.backlog_actual_ps), (0, 0));
+    }
+
+    #[test]
+    fn schemes_live_mode_does_not_model_are_refused_by_name() {
+        let sim = |preset: &str| {
+            let json = format!(r#"{{"topology": {{"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"}}, "scheme": {{"preset": "{preset}"}}, "workload": []}}"#);
+            Sim::from_json(&json).expect("scenario")
+        };
+        for ok in ["fh", "detail", "dctcp"] {
+            assert_eq!(Fabric::unsupported(&sim(ok)), None, "{ok}");
+        }
+        assert!(Fabric::unsupported(&sim("pfabric")).expect("refused").starts_with("scheme.scheduling"));
+        assert!(Fabric::unsupported(&sim("dibs")).expect("refused").starts_with("scheme.dibs"));
     }
 
     #[test]
