@@ -38,14 +38,16 @@ def test_incast_on_four_hosts_flows_fcts_pfc_and_nothing_left(tmp_path):
     sim_flows = subprocess.run([DS, "run", INCAST, "--out", str(tmp_path / "sim"), "-q"], capture_output=True, text=True)
     assert sim_flows.returncode == 0, sim_flows.stderr
     sim = pl.read_parquet(tmp_path / "sim" / "flows.parquet")
-    # the same flows as the simulator's run, in its schema, all finished, with plausible times
-    assert flows.schema == sim.schema
+    # the same flows as the simulator's run, in its schema (plus the hosts' measured delay), all finished
+    assert flows.drop("host_delay").schema == sim.schema and flows.schema["host_delay"] == pl.Float64
     assert flows.select("id", "src", "dst", "size", "priority").equals(sim.select("id", "src", "dst", "size", "priority"))
     assert flows["fct"].null_count() == 0 and summary["flows"]["completed"] == flows.height == 16
     incast = flows.filter(pl.col("class") == "incast")
     # three 256 KB flows through one 100 Mbps port take at least 3 x 256 KB / 100 Mbps = 63 ms together
     assert incast["end"].max() - incast["start"].min() > 0.06
     assert (flows["fct"] >= flows["ideal"] * 0.9).all()
+    # the hosts' own scheduling delay is measured per flow, and is part of the FCT
+    assert flows["host_delay"].null_count() == 0 and ((flows["host_delay"] >= 0) & (flows["host_delay"] < flows["fct"])).all()
     # PFC under the incast, decoded by tshark; lossless: no switch drop; the emulator lost nothing
     assert summary["pfc"]["pause_frames"] > 0
     assert summary["drops"]["ingress_lossless"] == 0 and summary["invariants"]["lossless"]
@@ -101,3 +103,44 @@ def test_schemes_live_mode_does_not_model_are_refused_before_anything_is_created
     r = subprocess.run([DS, "live", INCAST, "--scheme", "pfabric", "--out", str(tmp_path / "x")], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "scheme.scheduling" in r.stderr, r.stderr
     assert not (tmp_path / "x").exists() and _ours() == []
+
+
+def test_hosts_kernel_tcp_follows_the_schemes_tcp():
+    from detailsim import _core
+
+    def tcp(preset: str) -> dict:
+        sc = {"topology": {"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"}, "scheme": {"preset": preset}, "workload": []}
+        return json.loads(_core.live_layout(json.dumps(sc)))["tcp"]
+
+    fh_sysctls, fh_route = live.kernel_tcp(tcp("fh"))
+    # FH: NewReno with fast retransmit, RTO 10 ms, no ECN, no delayed ACKs; none of Linux's extras
+    assert {"net.ipv4.tcp_sack=0", "net.ipv4.tcp_recovery=0", "net.ipv4.tcp_early_retrans=0", "net.ipv4.tcp_frto=0",
+            "net.ipv4.tcp_ecn=0"} <= set(fh_sysctls)
+    assert not any(x.startswith("net.ipv4.tcp_reordering") for x in fh_sysctls)
+    assert fh_route == ["rto_min", "10ms", "initcwnd", "10", "quickack", "1"]
+    # DeTail: reorder-resistant (no fast retransmit: the largest duplicate-ACK threshold), ECN, RTO 200 ms
+    d_sysctls, d_route = live.kernel_tcp(tcp("detail"))
+    assert {"net.ipv4.tcp_reordering=300", "net.ipv4.tcp_ecn=1"} <= set(d_sysctls)
+    assert d_route[:2] == ["rto_min", "200ms"]
+
+
+def test_live_validate_compares_the_same_flows_under_run_and_live(tmp_path):
+    out = tmp_path / "v"
+    r = subprocess.run([DS, "live-validate", str(ROOT / "tests" / "data" / "live" / "retrieval4.toml"), "--schemes", "detail", "--rates", "40",
+                        "--duration", "0.3s", "--drain", "2s", "--out", str(out)],
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    assert _ours() == []
+    res = json.loads((out / "validation.json").read_text())
+    (case,) = res["cases"]
+    assert (case["scheme"], case["rate"]) == ("detail", 40)
+    assert case["emulator"]["flows_completed"] == case["emulator"]["flows_planned"] > 0 and case["emulator"]["ring_drops"] == 0
+    assert sum(v["count"] for v in case["classes"].values()) == case["emulator"]["flows_planned"]
+    for v in case["classes"].values():
+        for q in ("p50", "p99", "p999"):
+            d = v[q]
+            assert d["run_ms"] > 0 and d["live"]["ms"] > 0 and d["live_net"]["ms"] <= d["live"]["ms"]
+    assert (out / "validation.md").read_text().startswith("**Median**")
+    # bad rates are refused by name before anything runs
+    bad = subprocess.run([DS, "live-validate", "--rates", "fast"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--rates" in bad.stderr

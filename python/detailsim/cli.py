@@ -223,6 +223,61 @@ def live_cmd(scenario: str | None, scheme: str | None, sets: tuple[str, ...], se
         click.echo(live.format_summary(summary))
 
 
+@main.command("live-validate")
+@click.argument("scenario", required=False, default="live/verification")
+@click.option("--schemes", default="fh,detail", show_default=True, help="Comma-separated scheme presets.")
+@click.option("--rates", default="50,100,150", show_default=True,
+              help="Comma-separated values for workload.0.rate (retrievals/s per front-end).")
+@click.option("--duration", default="8s", show_default=True, help="Arrival window of every run.")
+@click.option("--seed", type=int, help="Master random seed (the same flows run and live).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override any key by dotted path (repeatable).")
+@click.option("--drain", default="3s", show_default=True, help="Time after the last arrival for flows to finish.")
+@click.option("--out", "out", type=click.Path(file_okay=False), help="Write validation.json and validation.md here.")
+@click.option("--update-docs", "update_docs_", is_flag=True,
+              help="Write docs/live/validation.json and the table in docs/live.md (run from the project root).")
+def live_validate_cmd(scenario: str, schemes: str, rates: str, duration: str, seed: int | None, sets: tuple[str, ...], drain: str,
+                      out: str | None, update_docs_: bool) -> None:
+    """Run SCENARIO under `run` and `live` per scheme and rate; median, p99, p99.9 side by side."""
+    from . import live, live_validate
+
+    try:
+        rate_list = [float(r) for r in rates.split(",") if r.strip()]
+    except ValueError:
+        _fail(f"--rates: comma-separated numbers (retrievals/s per front-end), got {rates!r}")
+    if not rate_list or any(not (r > 0) for r in rate_list):
+        _fail(f"--rates: positive numbers, got {rates!r}")
+    scheme_list = [x.strip() for x in schemes.split(",") if x.strip()]
+    if not scheme_list:
+        _fail("--schemes: at least one scheme preset")
+    if update_docs_ and not Path(live_validate.DOC).exists():
+        _fail(f"live-validate: --update-docs must run from the project root (no {live_validate.DOC} here)")
+    try:
+        for sch in scheme_list:
+            sc, _ = prepare(scenario, scheme=sch, seed=seed, duration=duration, sets=[*sets, f"workload.0.rate={rate_list[0]:g}"])
+            _CURRENT["scenario"] = sc
+            _core.validate(json.dumps(sc))
+        drain_s = _core_duration(drain, "--drain")
+    except _core.ScenarioError as e:
+        _fail(str(e))
+    try:
+        res = live_validate.validate(scenario, scheme_list, rate_list, duration, seed, list(sets), drain_s, lambda m: click.echo(m, err=True))
+    except live.LiveError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(e.code)
+    except KeyboardInterrupt:
+        click.echo("interrupted: namespaces removed, nothing written", err=True)
+        sys.exit(130)
+    text = live_validate.table(res)
+    if out:
+        o = Path(out)
+        o.mkdir(parents=True, exist_ok=True)
+        (o / "validation.json").write_text(json.dumps(res, indent=1) + "\n")
+        (o / "validation.md").write_text(text + "\n")
+    if update_docs_:
+        live_validate.update_docs(res, Path("."))
+    click.echo(text)
+
+
 @main.command("scenarios")
 def scenarios_cmd() -> None:
     """List the bundled scenarios."""

@@ -37,8 +37,27 @@ REQUEST_BYTES = 10
 #: 95 Mbps per link with real-time scheduling on 2 cores).
 MAX_LINK_BPS = 200_000_000
 CAP_NET_ADMIN = 12
-#: The hosts' TCP: CUBIC (set per socket; this kernel's default is BBR and it has no DCTCP module).
-CONGESTION_CONTROL = "cubic"
+#: The hosts' congestion control: Linux's "reno" is NewReno, the simulator's TCP (set per socket: this
+#: kernel's default is BBR, and it has no DCTCP module, so DCTCP-family schemes run NewReno live).
+CONGESTION_CONTROL = "reno"
+#: How long the orchestrator waits for the forwarder and every agent to be listening.
+READY_TIMEOUT_S = 60.0
+
+
+def kernel_tcp(tcp: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The sysctls and route attributes that bring a host's kernel TCP as close to the scheme's TCP as Linux
+    allows (docs/live.md, "Kernel TCP"): no SACK, RACK, tail-loss probes or F-RTO (the simulator's NewReno
+    has none of them), the scheme's minimum RTO, initial window and ECN, no delayed ACKs unless the scheme
+    has them, and for a reorder-resistant TCP (no fast retransmit) the largest duplicate-ACK threshold."""
+    sysctls = ["net.ipv4.tcp_sack=0", "net.ipv4.tcp_recovery=0", "net.ipv4.tcp_early_retrans=0", "net.ipv4.tcp_frto=0",
+               f"net.ipv4.tcp_ecn={1 if tcp['ecn'] else 0}", "net.ipv4.tcp_no_metrics_save=1"]
+    if not tcp["fast_retransmit"]:
+        sysctls.append("net.ipv4.tcp_reordering=300")
+    rto_ms = max(1, int(-(-tcp["rto_min_ms"] // 1)))
+    route = ["rto_min", f"{rto_ms}ms", "initcwnd", str(tcp["initial_window"])]
+    if not tcp["delayed_ack"]:
+        route += ["quickack", "1"]
+    return sysctls, route
 
 
 class LiveError(Exception):
@@ -100,6 +119,7 @@ def check_rates(layout: dict[str, Any]) -> None:
 def build(layout: dict[str, Any]) -> None:
     """Create the namespaces, veths, addresses, static neighbours, sysctls; offloads off everywhere."""
     hosts, ports = layout["hosts"], layout["ports"]
+    tcp_sysctls, tcp_route = kernel_tcp(layout["tcp"])
     _sh("ip", "netns", "add", FABRIC_NS)
     fab = ["ip", "netns", "exec", FABRIC_NS]
     _sh(*fab, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
@@ -110,11 +130,12 @@ def build(layout: dict[str, Any]) -> None:
         ns = f"{PREFIX}h{h['index']}"
         _sh("ip", "netns", "add", ns)
         _sh("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1",
-            "net.ipv4.tcp_ecn=1", "net.ipv4.tcp_no_metrics_save=1")
+            *tcp_sysctls)
         _sh("ip", "-n", FABRIC_NS, "link", "add", f"h{h['index']}", "type", "veth", "peer", "name", "eth0", "netns", ns)
         _sh("ip", "-n", ns, "link", "set", "eth0", "address", h["mac"], "mtu", "1500", "up")
         _sh("ip", "-n", ns, "link", "set", "lo", "up")
         _sh("ip", "-n", ns, "addr", "add", f"{h['ip']}/16", "dev", "eth0")
+        _sh("ip", "-n", ns, "route", "replace", "10.77.0.0/16", "dev", "eth0", "proto", "kernel", "scope", "link", "src", h["ip"], *tcp_route)
         for o in hosts:
             if o["index"] != h["index"]:
                 _sh("ip", "-n", ns, "neigh", "replace", o["ip"], "lladdr", o["mac"], "dev", "eth0", "nud", "permanent")
@@ -127,22 +148,21 @@ def build(layout: dict[str, Any]) -> None:
 
 # ---------------------------------------------------------------------------------------------- agent
 # Wire protocol between agents (one TCP connection carries one flow at a time, connections are reused):
-#   retrieval: requester -> responder  b"R" + size (u64) + 1 pad byte (10 bytes); responder -> size bytes
-#   one-way:   sender -> receiver      b"W" + flow id (u64) + size (u64), then size bytes; receiver -> b"A"
+#   retrieval: requester -> responder  b"R" + size (u32) + flow id (u32) + priority (u8): 10 bytes;
+#              responder -> size bytes
+#   one-way:   sender -> receiver      b"W" + flow id (u64) + size (u64) + priority (u8), then size bytes;
+#              receiver -> b"A"
+# Every socket is non-blocking and read with recvmsg and SO_TIMESTAMPNS, so each read also says when its
+# last segment reached the host's kernel: the agents' own scheduling delay is measured, not guessed.
 
-CHUNK = bytes(65536)
+CHUNK = memoryview(bytes(65536))
+RCVLOWAT_MAX = 256 * 1024
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+TS_CMSG = socket.CMSG_SPACE(16)
 
 
 def _tos(prio: int) -> int:
     return (8 * prio) << 2  # DSCP CS<prio>, ECN bits left to the kernel
-
-
-async def _send_zeros(w: asyncio.StreamWriter, n: int) -> None:
-    while n > 0:
-        k = min(n, len(CHUNK))
-        w.write(CHUNK[:k])
-        n -= k
-        await w.drain()
 
 
 def _total_retrans(sock: socket.socket) -> int:
@@ -154,87 +174,175 @@ def _total_retrans(sock: socket.socket) -> int:
         return 0
 
 
+def _kernel_ns(anc: list[tuple[int, int, bytes]]) -> int | None:
+    """The SO_TIMESTAMPNS of a read (CLOCK_REALTIME, when its last segment arrived) on CLOCK_MONOTONIC."""
+    for level, kind, data in anc:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
+            sec, nsec = struct.unpack_from("qq", data)
+            return sec * 1_000_000_000 + nsec - (time.clock_gettime_ns(time.CLOCK_REALTIME) - time.monotonic_ns())
+    return None
+
+
+class Conn:
+    """A non-blocking TCP socket of an agent: exact reads that report the kernel's arrival time."""
+
+    def __init__(self, sock: socket.socket, cc: str):
+        sock.setblocking(False)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+        self.sock, self.prio = sock, -1
+
+    def set_priority(self, prio: int) -> None:
+        if prio != self.prio:
+            self.sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, _tos(prio))
+            self.prio = prio
+
+    async def _readable(self) -> None:
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        fd = self.sock.fileno()
+        loop.add_reader(fd, lambda: fut.done() or fut.set_result(None))
+        try:
+            await fut
+        finally:
+            loop.remove_reader(fd)
+
+    async def recv_exact(self, n: int, keep: bool = True) -> tuple[bytes, int | None]:
+        """Read exactly n bytes (kept only if `keep`); returns them and the kernel arrival time of the last."""
+        parts, left, ts = [], n, None
+        while left > 0:
+            try:
+                data, anc, _flags, _addr = self.sock.recvmsg(min(left, 1 << 20), TS_CMSG)
+            except BlockingIOError:
+                await self._readable()
+                continue
+            if not data:
+                raise ConnectionError("closed by the peer")
+            left -= len(data)
+            ts = _kernel_ns(anc) or ts
+            if keep:
+                parts.append(data)
+        return b"".join(parts), ts
+
+    async def send(self, data: bytes | memoryview) -> None:
+        await asyncio.get_running_loop().sock_sendall(self.sock, data)
+
+    async def send_zeros(self, n: int) -> None:
+        while n > 0:
+            k = min(n, len(CHUNK))
+            await self.send(CHUNK[:k])
+            n -= k
+
+
 class Agent:
     def __init__(self, plan: dict[str, Any], me: int, out: Path):
         self.plan, self.me, self.out = plan, me, out
         self.ips = {h["index"]: h["ip"] for h in plan["hosts"]}
-        self.idle: dict[tuple[int, int], list[tuple[asyncio.StreamReader, asyncio.StreamWriter]]] = {}
+        self.idle: dict[tuple[int, int], list[Conn]] = {}
         self.log = out.open("a", buffering=1)
+        self.cc = plan["cc"]
 
     def record(self, **kw: Any) -> None:
         self.log.write(json.dumps(kw) + "\n")
 
-    async def serve(self, r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
-        sock = w.get_extra_info("socket")
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    async def serve(self, c: Conn) -> None:
         try:
             while True:
-                kind = await r.readexactly(1)
+                kind, ts = await c.recv_exact(1)
                 if kind == b"R":
-                    size, _pad = struct.unpack("!QB", await r.readexactly(9))
-                    await _send_zeros(w, size)
+                    body, ts2 = await c.recv_exact(9)
+                    size, fid, prio = struct.unpack("!IIB", body)
+                    c.set_priority(prio)
+                    # how long this host took to answer after the request reached its kernel
+                    self.record(id=fid, respond_delay_ns=time.monotonic_ns() - (ts2 or ts or time.monotonic_ns()))
+                    await c.send_zeros(size)
                 elif kind == b"W":
-                    fid, size = struct.unpack("!QQ", await r.readexactly(16))
-                    left = size
-                    while left > 0:
-                        left -= len(await r.read(min(left, 1 << 20)))
-                    self.record(id=fid, rx_end_ns=time.monotonic_ns())
-                    w.write(b"A")
-                    await w.drain()
+                    body, _ = await c.recv_exact(17)
+                    fid, size, prio = struct.unpack("!QQB", body)
+                    c.set_priority(prio)
+                    _, ts = await c.recv_exact(size, keep=False)
+                    now = time.monotonic_ns()
+                    self.record(id=fid, rx_end_ns=now, rx_end_kernel_ns=ts or now)
+                    await c.send(b"A")
                 else:
                     return
-        except (asyncio.IncompleteReadError, ConnectionError):
+        except (ConnectionError, OSError):
             return
+        finally:
+            c.sock.close()
 
-    async def conn(self, peer: int, prio: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    async def accept_loop(self, ls: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            s, _ = await loop.sock_accept(ls)
+            asyncio.ensure_future(self.serve(Conn(s, self.cc)))
+
+    async def conn(self, peer: int, prio: int) -> Conn:
         pool = self.idle.setdefault((peer, prio), [])
         if pool:
             return pool.pop()
-        r, w = await asyncio.open_connection(self.ips[peer], SERVER_PORT)
-        sock = w.get_extra_info("socket")
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, _tos(prio))
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, self.plan["cc"].encode())
-        return r, w
+        c = Conn(socket.socket(socket.AF_INET, socket.SOCK_STREAM), self.cc)
+        c.set_priority(prio)
+        try:
+            await asyncio.get_running_loop().sock_connect(c.sock, (self.ips[peer], SERVER_PORT))
+        except OSError:
+            c.sock.close()
+            raise
+        return c
 
     async def flow(self, f: dict[str, Any], at_ns: int) -> None:
         await asyncio.sleep(max(0.0, (at_ns - time.monotonic_ns()) / 1e9))
         peer = f["src"] if f["retrieval"] else f["dst"]
         try:
-            r, w = await self.conn(peer, f["priority"])
+            c = await self.conn(peer, f["priority"])
         except OSError as e:
             self.record(id=f["id"], start_ns=time.monotonic_ns(), late_ns=0, error=f"connect: {e}")
             return
-        sock = w.get_extra_info("socket")
-        rt0 = _total_retrans(sock)
+        rt0 = _total_retrans(c.sock)
         start = time.monotonic_ns()
         try:
             if f["retrieval"]:
-                w.write(b"R" + struct.pack("!QB", f["size"], 0))
-                left = f["size"]
-                while left > 0:
-                    chunk = await r.read(min(left, 1 << 20))
-                    if not chunk:
-                        raise ConnectionError("closed")
-                    left -= len(chunk)
+                # wake this reader once the whole response is queued, not once per segment (the agents'
+                # CPU is the run's budget); the kernel caps it at half the receive buffer
+                c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, min(f["size"], RCVLOWAT_MAX))
+                await c.send(b"R" + struct.pack("!IIB", f["size"], f["id"], f["priority"]))
+                _, ts = await c.recv_exact(f["size"], keep=False)
             else:
-                w.write(b"W" + struct.pack("!QQ", f["id"], f["size"]))
-                await _send_zeros(w, f["size"])
-                await r.readexactly(1)
+                await c.send(b"W" + struct.pack("!QQB", f["id"], f["size"], f["priority"]))
+                await c.send_zeros(f["size"])
+                _, ts = await c.recv_exact(1)
             end = time.monotonic_ns()
-            self.record(id=f["id"], start_ns=start, late_ns=start - at_ns, end_ns=end, retransmits=_total_retrans(sock) - rt0)
-            self.idle[(peer, f["priority"])].append((r, w))
-        except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
+            self.record(id=f["id"], start_ns=start, late_ns=start - at_ns, end_ns=end, end_kernel_ns=ts or end,
+                        retransmits=_total_retrans(c.sock) - rt0)
+            self.idle[(peer, f["priority"])].append(c)
+        except (ConnectionError, OSError) as e:
             self.record(id=f["id"], start_ns=start, late_ns=start - at_ns, error=str(e))
+            c.sock.close()
 
     async def main(self) -> None:
-        server = await asyncio.start_server(self.serve, self.ips[self.me], SERVER_PORT, reuse_address=True)
-        for ls in server.sockets:
-            # accepted connections inherit the listener's congestion control
-            ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, self.plan["cc"].encode())
-        t0 = self.plan["t0_ns"]
+        ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # accepted connections inherit the listener's congestion control
+        ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, self.cc.encode())
+        ls.bind((self.ips[self.me], SERVER_PORT))
+        ls.listen(1024)
+        ls.setblocking(False)
+        server = asyncio.ensure_future(self.accept_loop(ls))
+        # tell the orchestrator this host listens, then wait for the clock: every agent and the forwarder are
+        # up before anyone warms a connection (starting 17 Python processes takes seconds on 2 cores)
+        Path(str(self.out) + ".ready").write_text("ready\n")
+        go = Path(self.plan["go_file"])
+        give_up = time.monotonic_ns() + int(READY_TIMEOUT_S * 2e9)
+        while not go.exists():
+            if time.monotonic_ns() > give_up or Path(self.plan["stop_file"]).exists():
+                server.cancel()
+                return
+            await asyncio.sleep(0.005)
+        clock = json.loads(go.read_text())
+        t0, self.end_ns = clock["t0_ns"], clock["end_ns"]
         mine = [f for f in self.plan["flows"] if (f["dst"] if f["retrieval"] else f["src"]) == self.me]
-        # warm connections: one per peer and priority, opened before the clock starts (the simulator's
+        # warm connections: two per peer and priority, opened before the clock starts (the simulator's
         # connections exist before their first flow)
         await asyncio.sleep(max(0.0, (t0 - self.plan["warm_ns"] - time.monotonic_ns()) / 1e9))
         for key in sorted({((f["src"] if f["retrieval"] else f["dst"]), f["priority"]) for f in mine}):
@@ -253,9 +361,9 @@ class Agent:
         await asyncio.gather(*tasks)
         Path(str(self.out) + ".done").write_text("done\n")
         # keep serving the others until the run ends (bounded by the plan's end time)
-        while time.monotonic_ns() < self.plan["end_ns"] and not Path(self.plan["stop_file"]).exists():
+        while time.monotonic_ns() < self.end_ns and not Path(self.plan["stop_file"]).exists():
             await asyncio.sleep(0.02)
-        server.close()
+        server.cancel()
 
 
 def agent_main(plan_path: str, me: int, out: str) -> None:
@@ -263,10 +371,10 @@ def agent_main(plan_path: str, me: int, out: str) -> None:
     asyncio.run(Agent(plan, me, Path(out)).main())
 
 
-def forward_main(scenario_path: str, deadline_s: float, stop_file: str, report: str) -> None:
+def forward_main(scenario_path: str, deadline_s: float, stop_file: str, report: str, ready_file: str) -> None:
     from . import _core
 
-    rep = _core.live_forward(Path(scenario_path).read_text(), deadline_s, stop_file)
+    rep = _core.live_forward(Path(scenario_path).read_text(), deadline_s, stop_file, ready_file)
     Path(report).write_text(rep)
 
 
@@ -279,9 +387,9 @@ def _flows_plan(flows: Any) -> list[dict[str, Any]]:
 
 
 def run_live(sc: dict[str, Any], name: str, drain_s: float = 2.0, say: Any = print, pcap: str | None = None,
-             pcap_filter: str = "ether proto 0x8808") -> tuple[dict[str, Any], Any, Any, dict[str, Any]]:
-    """Run prepared scenario `sc` live. Returns (summary, flows, ports, the simulator's summary of the same
-    run). With `pcap`, tshark captures what `pcap_filter` (a BPF capture filter; default: MAC control, i.e.
+             pcap_filter: str = "ether proto 0x8808") -> tuple[dict[str, Any], Any, Any, Any]:
+    """Run prepared scenario `sc` live. Returns (summary, flows, ports, the simulator's result of the same
+    scenario and seed: `.summary`, `.flows`). With `pcap`, tshark captures what `pcap_filter` (a BPF capture filter; default: MAC control, i.e.
     PFC frames) selects on every fabric port into that pcapng file. Raises LiveError (code 2 without
     privileges). Everything it creates is gone when it returns."""
     import numpy as np
@@ -322,10 +430,11 @@ def run_live(sc: dict[str, Any], name: str, drain_s: float = 2.0, say: Any = pri
         (tmp / "scenario.json").write_text(sc_json)
         stop = tmp / "stop"
         last_start = max((f["start"] for f in plan_flows), default=0.0)
-        setup_s, warm_s = 3.0, 1.5
-        budget = setup_s + last_start + drain_s
+        warm_s = 1.0
+        # the forwarder's own deadline bounds it even if this process dies: start-up + arrivals + drain
+        budget = READY_TIMEOUT_S + warm_s + last_start + drain_s
         fwd = subprocess.Popen(["ip", "netns", "exec", FABRIC_NS, sys.executable, "-m", "detailsim.live", "forward",
-                                str(tmp / "scenario.json"), str(budget + 10.0), str(stop), str(tmp / "report.json")],
+                                str(tmp / "scenario.json"), str(budget + 10.0), str(stop), str(tmp / "report.json"), str(tmp / "forward.ready")],
                                stderr=open(tmp / "forward.err", "wb"))
         procs.append(fwd)
         cap = None
@@ -336,15 +445,35 @@ def run_live(sc: dict[str, Any], name: str, drain_s: float = 2.0, say: Any = pri
             cap = subprocess.Popen(["ip", "netns", "exec", FABRIC_NS, "tshark", "-q", "-f", pcap_filter, *ifaces, "-w", str(tmp / "capture.pcapng")],
                                    stdout=subprocess.DEVNULL, stderr=open(tmp / "tshark.err", "wb"))
             procs.append(cap)
-        t0 = time.monotonic_ns() + int(setup_s * 1e9)
-        plan = {"hosts": layout["hosts"], "flows": plan_flows, "t0_ns": t0, "warm_ns": int(warm_s * 1e9),
-                "end_ns": t0 + int((last_start + drain_s + 1.0) * 1e9), "stop_file": str(tmp / "agents-stop"), "cc": CONGESTION_CONTROL}
+        plan = {"hosts": layout["hosts"], "flows": plan_flows, "warm_ns": int(warm_s * 1e9), "go_file": str(tmp / "go"),
+                "stop_file": str(tmp / "agents-stop"), "cc": CONGESTION_CONTROL}
         (tmp / "plan.json").write_text(json.dumps(plan))
+        agents = []
         for h in layout["hosts"]:
             i = h["index"]
-            procs.append(subprocess.Popen(["ip", "netns", "exec", f"{PREFIX}h{i}", sys.executable, "-m", "detailsim.live", "agent",
-                                           str(tmp / "plan.json"), str(i), str(tmp / f"agent{i}.jsonl")],
-                                          stderr=open(tmp / f"agent{i}.err", "wb")))
+            agents.append(subprocess.Popen(["ip", "netns", "exec", f"{PREFIX}h{i}", sys.executable, "-m", "detailsim.live", "agent",
+                                            str(tmp / "plan.json"), str(i), str(tmp / f"agent{i}.jsonl")],
+                                           stderr=open(tmp / f"agent{i}.err", "wb")))
+        procs += agents
+        # the clock starts only when the forwarder's rings are open and every host listens
+        ready = [tmp / "forward.ready"] + [tmp / f"agent{h['index']}.jsonl.ready" for h in layout["hosts"]]
+        give_up = time.monotonic() + READY_TIMEOUT_S
+        def capturing() -> bool:  # tshark says so on stderr once its capture is open
+            return cap is None or "Capturing on" in (tmp / "tshark.err").read_text(errors="replace")
+
+        while not (all(r.exists() for r in ready) and capturing()):
+            if fwd.poll() is not None:
+                raise LiveError(f"the forwarder stopped: {(tmp / 'forward.err').read_text().strip()[-2000:]}")
+            dead = [i for i, a in enumerate(agents) if a.poll() is not None]
+            if dead:
+                raise LiveError(f"the agent of host {dead[0]} stopped: {(tmp / f'agent{dead[0]}.err').read_text().strip()[-2000:]}")
+            if time.monotonic() > give_up:
+                missing = [r.name for r in ready if not r.exists()] + ([] if capturing() else ["tshark"])
+                raise LiveError(f"the fabric was not ready after {READY_TIMEOUT_S:g} s (missing: {', '.join(missing)})")
+            time.sleep(0.02)
+        t0 = time.monotonic_ns() + int((warm_s + 0.2) * 1e9)
+        (tmp / "go.tmp").write_text(json.dumps({"t0_ns": t0, "end_ns": t0 + int((last_start + drain_s + 1.0) * 1e9)}))
+        (tmp / "go.tmp").rename(tmp / "go")
         say(f"replaying {len(plan_flows)} flows over {last_start:.3f} s of arrivals (+ up to {drain_s:g} s to finish)")
         deadline = t0 + int((last_start + drain_s) * 1e9)
         while time.monotonic_ns() < deadline:
@@ -355,9 +484,7 @@ def run_live(sc: dict[str, Any], name: str, drain_s: float = 2.0, say: Any = pri
             time.sleep(0.05)
         time.sleep(0.3)  # the last acknowledgements land
         (tmp / "agents-stop").write_text("stop\n")
-        for p in procs[1:]:
-            if p is cap:
-                continue
+        for p in agents:
             try:
                 p.wait(timeout=5)
             except subprocess.TimeoutExpired:
@@ -394,10 +521,11 @@ def run_live(sc: dict[str, Any], name: str, drain_s: float = 2.0, say: Any = pri
         else:
             shutil.rmtree(tmp, ignore_errors=True)
     starts = {r["id"]: r for r in records if "start_ns" in r}
-    rx_end = {r["id"]: r["rx_end_ns"] for r in records if "rx_end_ns" in r}
+    rx_end = {r["id"]: r for r in records if "rx_end_ns" in r}
+    respond = {r["id"]: r["respond_delay_ns"] for r in records if "respond_delay_ns" in r}
     flows = sim_res.flows
     ids = flows["id"].to_list()
-    start, end, retr, late = [], [], [], []
+    start, end, retr, late, host_delay = [], [], [], [], []
     retrieval = {f["id"]: f["retrieval"] for f in plan_flows}
     for i in ids:
         r = starts.get(i)
@@ -405,16 +533,26 @@ def run_live(sc: dict[str, Any], name: str, drain_s: float = 2.0, say: Any = pri
             start.append((r["start_ns"] - t0) / 1e9 if r else None)
             end.append(None)
             retr.append(0)
+            host_delay.append(None)
         else:
-            e = r["end_ns"] if retrieval[i] else rx_end.get(i, r["end_ns"])
+            if retrieval[i]:
+                # the requester's wake-up after the response's last segment, and the responder's answer time
+                e, hd = r["end_ns"], r["end_ns"] - r["end_kernel_ns"] + respond.get(i, 0)
+            else:
+                x = rx_end.get(i, {"rx_end_ns": r["end_ns"], "rx_end_kernel_ns": r["end_ns"]})
+                e, hd = x["rx_end_ns"], x["rx_end_ns"] - x["rx_end_kernel_ns"]
             start.append((r["start_ns"] - t0) / 1e9)
             end.append((e - t0) / 1e9)
             retr.append(int(r.get("retransmits", 0)))
+            host_delay.append(max(0, hd) / 1e9)
         if r is not None:
             late.append(r["late_ns"] / 1e3)
     live = flows.with_columns(
         pl.Series("start", start, dtype=pl.Float64), pl.Series("end", end, dtype=pl.Float64),
         pl.Series("retransmits", retr, dtype=pl.UInt32), pl.lit(0, dtype=pl.UInt32).alias("timeouts"),
+        # live only: the part of the FCT the hosts' agents spent being scheduled (measured with the kernel's
+        # receive timestamps), which the simulator's hosts do not have
+        pl.Series("host_delay", host_delay, dtype=pl.Float64),
     ).with_columns((pl.col("end") - pl.col("start")).alias("fct"))
     live = live.with_columns((pl.col("fct") / pl.col("ideal")).alias("slowdown"),
                              pl.when(pl.col("end").is_not_null()).then(pl.col("size")).otherwise(0).cast(pl.UInt64).alias("bytes_delivered"))
@@ -445,12 +583,20 @@ def run_live(sc: dict[str, Any], name: str, drain_s: float = 2.0, say: Any = pri
             "cpu_saturation": report["loop"]["busy_s"] / max(report["loop"]["wall_s"], 1e-9),
             "cpu_s": report["loop"]["cpu_s"], "wall_s": report["loop"]["wall_s"],
             "flow_start_late_us": {"p50": float(np.percentile(lat, 50)), "p99": float(np.percentile(lat, 99)), "max": float(lat.max())},
+            "host_delay_us": _pcts(done["host_delay"].drop_nulls().to_numpy() * 1e6),
             "counters": c,
         },
         "invariants": {"lossless": lossless_drops == 0, "lossless_drops": lossless_drops, "ring_drops": report["loop"]["ring_drops"] == 0},
     }
     ports = pl.DataFrame(report["ports"])
-    return summary, live, ports, sim_res.summary
+    return summary, live, ports, sim_res
+
+
+def _pcts(x: Any) -> dict[str, float]:
+    import numpy as np
+
+    x = np.asarray(x) if len(x) else np.zeros(1)
+    return {"p50": float(np.percentile(x, 50)), "p99": float(np.percentile(x, 99)), "max": float(x.max())}
 
 
 def problems(summary: dict[str, Any]) -> list[str]:
@@ -478,7 +624,7 @@ def format_summary(s: dict[str, Any]) -> str:
     lines.append(f"scheme {s['scheme']}, seed {s['seed']}: {s['flows']['completed']}/{s['flows']['planned']} flows completed; "
                  f"PFC frames {s['pfc']['pause_frames']}, ECN marks {s['ecn_marks']}, retransmits {s['retransmits']}")
     lines.append(f"emulator: ring drops {e['ring_drops']}, pacing late p50/p99 {e['pacing_late_us']['p50']:.1f}/{e['pacing_late_us']['p99']:.1f} us, "
-                 f"forwarder busy {100 * e['cpu_saturation']:.0f}%")
+                 f"forwarder busy {100 * e['cpu_saturation']:.0f}%, host delay in FCTs p50/p99 {e['host_delay_us']['p50']:.0f}/{e['host_delay_us']['p99']:.0f} us")
     return "\n".join(lines)
 
 
@@ -487,6 +633,6 @@ if __name__ == "__main__":
     if cmd == "agent":
         agent_main(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     elif cmd == "forward":
-        forward_main(sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5])
+        forward_main(sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6])
     else:
         raise SystemExit(f"unknown live subcommand {cmd}")

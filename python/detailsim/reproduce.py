@@ -859,9 +859,11 @@ def collect_claims(out: Path, names: list[str] | None = None) -> list[dict[str, 
     return claims
 
 
-def _block(name: str) -> tuple[str, str]:
-    return (f"<!-- generated:{name} from docs/reproduction/claims.json by `detailsim reproduce --update-docs`; do not edit -->",
-            f"<!-- end generated:{name} -->")
+REPRODUCE_SOURCE = "docs/reproduction/claims.json by `detailsim reproduce --update-docs`"
+
+
+def _block(name: str, source: str = REPRODUCE_SOURCE) -> tuple[str, str]:
+    return (f"<!-- generated:{name} from {source}; do not edit -->", f"<!-- end generated:{name} -->")
 
 
 def generated_blocks(claims: list[dict[str, Any]]) -> dict[str, str]:
@@ -871,16 +873,16 @@ def generated_blocks(claims: list[dict[str, Any]]) -> dict[str, str]:
     return {"claims-glance": glance_table(claims), "claims-counts": counts_line(claims)}
 
 
-def render_block(text: str, name: str, body: str, path: str = "") -> str:
-    begin, end = _block(name)
+def render_block(text: str, name: str, body: str, path: str = "", source: str = REPRODUCE_SOURCE) -> str:
+    begin, end = _block(name, source)
     i, j = text.find(begin), text.find(end)
     if i < 0 or j < i:
         raise ValueError(f"{path or 'document'}: no generated:{name} markers (add the two lines {begin!r} and {end!r})")
     return text[: i + len(begin)] + "\n" + body + "\n" + text[j:]
 
 
-def block_of(text: str, name: str) -> str | None:
-    begin, end = _block(name)
+def block_of(text: str, name: str, source: str = REPRODUCE_SOURCE) -> str | None:
+    begin, end = _block(name, source)
     i, j = text.find(begin), text.find(end)
     return None if i < 0 or j < i else text[i + len(begin): j].strip("\n")
 

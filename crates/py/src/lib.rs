@@ -229,7 +229,12 @@ fn live_layout(scenario_json: &str) -> PyResult<String> {
         let ports: Vec<serde_json::Value> = fab.ports.iter().enumerate()
             .map(|(p, pt)| serde_json::json!({"index": p, "node": sim.topo.nodes[pt.node as usize].name, "peer": pt.peer, "host": pt.host, "rate_bps": pt.rate.0, "mac": mac(frame::port_mac(p as u32))}))
             .collect();
-        Ok(serde_json::json!({"hosts": hosts, "ports": ports, "scheme": sim.scheme.name}).to_string())
+        // the hosts' kernel TCP is set as close to the scheme's TCP as Linux allows (docs/live.md)
+        let t = &sim.scheme.tcp;
+        let tcp = serde_json::json!({"rto_min_ms": t.rto_min.0 as f64 / 1e9, "initial_window": t.initial_window,
+            "fast_retransmit": t.fast_retransmit, "delayed_ack": t.delayed_ack, "ecn": t.ecn, "rwnd_bytes": t.rwnd,
+            "cc": format!("{:?}", t.cc).to_lowercase()});
+        Ok(serde_json::json!({"hosts": hosts, "ports": ports, "scheme": sim.scheme.name, "tcp": tcp}).to_string())
     })
 }
 
@@ -237,11 +242,13 @@ fn live_layout(scenario_json: &str) -> PyResult<String> {
 /// scenario's switch and NIC components until `deadline_s` seconds have passed or `stop_file` exists.
 /// Returns the emulator's report (JSON).
 #[pyfunction]
-fn live_forward(py: Python<'_>, scenario_json: &str, deadline_s: f64, stop_file: &str) -> PyResult<String> {
+#[pyo3(signature = (scenario_json, deadline_s, stop_file, ready_file = None))]
+fn live_forward(py: Python<'_>, scenario_json: &str, deadline_s: f64, stop_file: &str, ready_file: Option<&str>) -> PyResult<String> {
     let sim = Sim::from_json(scenario_json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
     let mut fab = detailsim_model::live::Fabric::from_sim(&sim);
     let stop = std::path::PathBuf::from(stop_file);
-    let res = py.detach(|| live_io::forward(&mut fab, std::time::Duration::from_secs_f64(deadline_s.max(0.0)), &stop));
+    let ready = ready_file.map(std::path::PathBuf::from);
+    let res = py.detach(|| live_io::forward(&mut fab, std::time::Duration::from_secs_f64(deadline_s.max(0.0)), &stop, ready.as_deref()));
     let st = res.map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
     let name = |n: u32| sim.topo.nodes[n as usize].name.clone();
     let mut late: Vec<u32> = fab.ports.iter().flat_map(|p| p.stats.late_ns.iter().copied()).collect();

@@ -152,6 +152,7 @@ pub struct LoopStats {
     pub rx_frames: u64,
 }
 
+
 fn cpu_seconds() -> f64 {
     // SAFETY: rusage is plain data filled by the kernel.
     unsafe {
@@ -163,7 +164,9 @@ fn cpu_seconds() -> f64 {
 }
 
 /// Forward until `deadline` or until `stop_file` exists. Port `p`'s interface is `p{p}`, host `h`'s is `h{h}`.
-pub fn forward(fab: &mut Fabric, deadline: Duration, stop_file: &Path) -> io::Result<LoopStats> {
+/// Forward until `deadline` or until `stop_file` exists. Once every ring is open, `ready_file` (if any) is
+/// created, so the caller can start traffic knowing no frame can arrive before the fabric listens.
+pub fn forward(fab: &mut Fabric, deadline: Duration, stop_file: &Path, ready_file: Option<&Path>) -> io::Result<LoopStats> {
     let mut port_rings = Vec::with_capacity(fab.ports.len());
     for p in 0..fab.ports.len() {
         port_rings.push(Ring::open(&format!("p{p}"))?);
@@ -171,6 +174,9 @@ pub fn forward(fab: &mut Fabric, deadline: Duration, stop_file: &Path) -> io::Re
     let mut host_rings = Vec::with_capacity(fab.hosts.len());
     for h in 0..fab.hosts.len() {
         host_rings.push(Ring::open(&format!("h{h}"))?);
+    }
+    if let Some(r) = ready_file {
+        std::fs::write(r, b"ready\n")?;
     }
     // SAFETY: prctl with an integer argument; a 1 ns timer slack makes short sleeps short.
     unsafe {
