@@ -144,3 +144,22 @@ def test_live_validate_compares_the_same_flows_under_run_and_live(tmp_path):
     # bad rates are refused by name before anything runs
     bad = subprocess.run([DS, "live-validate", "--rates", "fast"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--rates" in bad.stderr
+
+
+def test_requests_and_responses_travel_at_the_flows_priority(tmp_path):
+    # the request is the paper's 10 bytes and names the priority, so the responder answers at it too
+    assert live.REQUEST.size == 10
+    pcap = tmp_path / "tcp.pcapng"
+    r = subprocess.run([DS, "live", str(ROOT / "tests" / "data" / "live" / "retrieval4.toml"), "--set", "workload.0.priority=3",
+                        "--duration", "0.2s", "--pcap", str(pcap), "--pcap-filter", "tcp", "-q", "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["flows"]["completed"] > 0 and _ours() == []
+    dec = subprocess.run(["tshark", "-r", str(pcap), "-Y", "tcp.len > 0", "-T", "fields", "-e", "tcp.srcport", "-e", "ip.dsfield.dscp"],
+                         capture_output=True, text=True, timeout=60)
+    rows = [ln.split("\t") for ln in dec.stdout.splitlines() if ln.strip()]
+    responses = [d for port, d in rows if port == str(live.SERVER_PORT)]
+    requests = [d for port, d in rows if port != str(live.SERVER_PORT)]
+    assert responses and requests, dec.stderr
+    # simulator priority 3 is DSCP 24 (CS3), both ways
+    assert set(responses) == {"24"} and set(requests) == {"24"}

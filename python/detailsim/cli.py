@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -168,6 +170,21 @@ def run_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int 
         click.echo(format_table(res.summary))
 
 
+@contextlib.contextmanager
+def _live_errors() -> Iterator[None]:
+    """A live run that cannot go on exits with its error's code; Ctrl-C exits 130 (its namespaces are gone)."""
+    from .live import LiveError
+
+    try:
+        yield
+    except LiveError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(e.code)
+    except KeyboardInterrupt:
+        click.echo("interrupted: namespaces removed, nothing written", err=True)
+        sys.exit(130)
+
+
 @main.command("live")
 @click.argument("scenario", required=False)
 @click.option("--scheme", help="Scheme preset; replaces the scenario's scheme.preset.")
@@ -203,14 +220,8 @@ def live_cmd(scenario: str | None, scheme: str | None, sets: tuple[str, ...], se
     except _core.ScenarioError as e:
         _fail(str(e))
     say = (lambda m: None) if quiet or as_json else (lambda m: click.echo(m, err=True))
-    try:
+    with _live_errors():
         summary, flows, ports, _sim = live.run_live(sc, name, drain_s=drain_s, say=say, pcap=pcap, pcap_filter=pcap_filter)
-    except live.LiveError as e:
-        click.echo(f"error: {e}", err=True)
-        sys.exit(e.code)
-    except KeyboardInterrupt:
-        click.echo("interrupted: namespaces removed, nothing written", err=True)
-        sys.exit(130)
     if out:
         from .results import write_outputs
 
@@ -238,7 +249,7 @@ def live_cmd(scenario: str | None, scheme: str | None, sets: tuple[str, ...], se
 def live_validate_cmd(scenario: str, schemes: str, rates: str, duration: str, seed: int | None, sets: tuple[str, ...], drain: str,
                       out: str | None, update_docs_: bool) -> None:
     """Run SCENARIO under `run` and `live` per scheme and rate; median, p99, p99.9 side by side."""
-    from . import live, live_validate
+    from . import live_validate
 
     try:
         rate_list = [float(r) for r in rates.split(",") if r.strip()]
@@ -259,14 +270,8 @@ def live_validate_cmd(scenario: str, schemes: str, rates: str, duration: str, se
         drain_s = _core_duration(drain, "--drain")
     except _core.ScenarioError as e:
         _fail(str(e))
-    try:
+    with _live_errors():
         res = live_validate.validate(scenario, scheme_list, rate_list, duration, seed, list(sets), drain_s, lambda m: click.echo(m, err=True))
-    except live.LiveError as e:
-        click.echo(f"error: {e}", err=True)
-        sys.exit(e.code)
-    except KeyboardInterrupt:
-        click.echo("interrupted: namespaces removed, nothing written", err=True)
-        sys.exit(130)
     text = live_validate.table(res)
     if out:
         o = Path(out)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import shutil
 import signal
@@ -32,7 +33,6 @@ from typing import Any
 PREFIX = "dsl-"
 FABRIC_NS = PREFIX + "fab"
 SERVER_PORT = 5001
-REQUEST_BYTES = 10
 #: Above this a userspace-paced link is not what the scenario says on this machine (measured: about
 #: 95 Mbps per link with real-time scheduling on 2 cores).
 MAX_LINK_BPS = 200_000_000
@@ -53,7 +53,7 @@ def kernel_tcp(tcp: dict[str, Any]) -> tuple[list[str], list[str]]:
                f"net.ipv4.tcp_ecn={1 if tcp['ecn'] else 0}", "net.ipv4.tcp_no_metrics_save=1"]
     if not tcp["fast_retransmit"]:
         sysctls.append("net.ipv4.tcp_reordering=300")
-    rto_ms = max(1, int(-(-tcp["rto_min_ms"] // 1)))
+    rto_ms = max(1, math.ceil(tcp["rto_min_ms"]))
     route = ["rto_min", f"{rto_ms}ms", "initcwnd", str(tcp["initial_window"])]
     if not tcp["delayed_ack"]:
         route += ["quickack", "1"]
@@ -155,6 +155,10 @@ def build(layout: dict[str, Any]) -> None:
 # Every socket is non-blocking and read with recvmsg and SO_TIMESTAMPNS, so each read also says when its
 # last segment reached the host's kernel: the agents' own scheduling delay is measured, not guessed.
 
+#: The retrieval request ("R", size, flow id, priority: 10 bytes, the paper's request) and the one-way
+#: header ("W", flow id, size, priority).
+REQUEST = struct.Struct("!cIIB")
+ONE_WAY = struct.Struct("!cQQB")
 CHUNK = memoryview(bytes(65536))
 RCVLOWAT_MAX = 256 * 1024
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
@@ -251,15 +255,15 @@ class Agent:
             while True:
                 kind, ts = await c.recv_exact(1)
                 if kind == b"R":
-                    body, ts2 = await c.recv_exact(9)
-                    size, fid, prio = struct.unpack("!IIB", body)
+                    body, ts2 = await c.recv_exact(REQUEST.size - 1)
+                    _, size, fid, prio = REQUEST.unpack(kind + body)
                     c.set_priority(prio)
                     # how long this host took to answer after the request reached its kernel
                     self.record(id=fid, respond_delay_ns=time.monotonic_ns() - (ts2 or ts or time.monotonic_ns()))
                     await c.send_zeros(size)
                 elif kind == b"W":
-                    body, _ = await c.recv_exact(17)
-                    fid, size, prio = struct.unpack("!QQB", body)
+                    body, _ = await c.recv_exact(ONE_WAY.size - 1)
+                    _, fid, size, prio = ONE_WAY.unpack(kind + body)
                     c.set_priority(prio)
                     _, ts = await c.recv_exact(size, keep=False)
                     now = time.monotonic_ns()
@@ -306,10 +310,10 @@ class Agent:
                 # wake this reader once the whole response is queued, not once per segment (the agents'
                 # CPU is the run's budget); the kernel caps it at half the receive buffer
                 c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, min(f["size"], RCVLOWAT_MAX))
-                await c.send(b"R" + struct.pack("!IIB", f["size"], f["id"], f["priority"]))
+                await c.send(REQUEST.pack(b"R", f["size"], f["id"], f["priority"]))
                 _, ts = await c.recv_exact(f["size"], keep=False)
             else:
-                await c.send(b"W" + struct.pack("!QQB", f["id"], f["size"], f["priority"]))
+                await c.send(ONE_WAY.pack(b"W", f["id"], f["size"], f["priority"]))
                 await c.send_zeros(f["size"])
                 _, ts = await c.recv_exact(1)
             end = time.monotonic_ns()
@@ -564,7 +568,6 @@ def run_live(sc: dict[str, Any], name: str, drain_s: float = 2.0, say: Any = pri
             fct[str(cls)] = fct_stats(np.sort(v))
     c = report["counters"]
     lossless_drops = c["ingress_drops_lossless"]
-    lat = np.asarray(late) if late else np.zeros(1)
     summary = {
         "mode": "live",
         "scenario": name,
@@ -582,7 +585,7 @@ def run_live(sc: dict[str, Any], name: str, drain_s: float = 2.0, say: Any = pri
             "pacing_late_us": report["pacing_late_us"],
             "cpu_saturation": report["loop"]["busy_s"] / max(report["loop"]["wall_s"], 1e-9),
             "cpu_s": report["loop"]["cpu_s"], "wall_s": report["loop"]["wall_s"],
-            "flow_start_late_us": {"p50": float(np.percentile(lat, 50)), "p99": float(np.percentile(lat, 99)), "max": float(lat.max())},
+            "flow_start_late_us": _pcts(late),
             "host_delay_us": _pcts(done["host_delay"].drop_nulls().to_numpy() * 1e6),
             "counters": c,
         },

@@ -232,8 +232,7 @@ fn live_layout(scenario_json: &str) -> PyResult<String> {
         // the hosts' kernel TCP is set as close to the scheme's TCP as Linux allows (docs/live.md)
         let t = &sim.scheme.tcp;
         let tcp = serde_json::json!({"rto_min_ms": t.rto_min.0 as f64 / 1e9, "initial_window": t.initial_window,
-            "fast_retransmit": t.fast_retransmit, "delayed_ack": t.delayed_ack, "ecn": t.ecn, "rwnd_bytes": t.rwnd,
-            "cc": format!("{:?}", t.cc).to_lowercase()});
+            "fast_retransmit": t.fast_retransmit, "delayed_ack": t.delayed_ack, "ecn": t.ecn});
         Ok(serde_json::json!({"hosts": hosts, "ports": ports, "scheme": sim.scheme.name, "tcp": tcp}).to_string())
     })
 }

@@ -152,7 +152,6 @@ pub struct LoopStats {
     pub rx_frames: u64,
 }
 
-
 fn cpu_seconds() -> f64 {
     // SAFETY: rusage is plain data filled by the kernel.
     unsafe {
@@ -164,8 +163,7 @@ fn cpu_seconds() -> f64 {
 }
 
 /// Forward until `deadline` or until `stop_file` exists. Port `p`'s interface is `p{p}`, host `h`'s is `h{h}`.
-/// Forward until `deadline` or until `stop_file` exists. Once every ring is open, `ready_file` (if any) is
-/// created, so the caller can start traffic knowing no frame can arrive before the fabric listens.
+/// Once every ring is open, `ready_file` (if any) is created, so the caller can start traffic knowing no frame can arrive before the fabric listens.
 pub fn forward(fab: &mut Fabric, deadline: Duration, stop_file: &Path, ready_file: Option<&Path>) -> io::Result<LoopStats> {
     let mut port_rings = Vec::with_capacity(fab.ports.len());
     for p in 0..fab.ports.len() {

@@ -392,10 +392,10 @@ impl Fabric {
 
     /// Start moving the highest-priority head of ingress `inp` whose egress has room and whose egress
     /// side of the crossbar is free, as the simulator's `xbar_try` does (strict priority; a head waits while
-    /// its egress is full or busy, and is retried on every poll). True if a transfer started.
-    fn xbar_try(&mut self, now: Time, inp: u32) -> bool {
+    /// its egress is full or busy, and waits among that egress's waiters).
+    fn xbar_try(&mut self, now: Time, inp: u32) {
         if self.ports[inp as usize].xbar.in_busy {
-            return false;
+            return;
         }
         let mut mask = self.ports[inp as usize].ing.nonempty;
         while mask != 0 {
@@ -419,9 +419,8 @@ impl Fabric {
             ip.ing.pop(prio, &self.links);
             let in_time = ip.xbar_rate.tx_time(m.wire);
             ip.xbar_done = ip.xbar.start_in(now, pid, in_time);
-            return true;
+            return;
         }
-        false
     }
 
     /// The transfer out of ingress `inp` ended: its bytes leave the ingress (PFC may resume) and the frame
@@ -499,8 +498,8 @@ impl Fabric {
                 let start = (pt.eg.nonempty & !pt.pfc.egress.paused != 0).then(|| pt.tx_ready.max(now));
                 let end = pt.on_wire.map(|(_, t)| t.max(now));
                 let xbar_end = pt.xbar.in_busy.then_some(pt.xbar_done.max(now));
-                // a head may be waiting for this egress side to free
-                let out_free = (pt.xbar.out_free_at > now).then_some(pt.xbar.out_free_at);
+                // heads waiting for this egress side to free
+                let out_free = (!pt.waiters.is_empty() && pt.xbar.out_free_at > now).then_some(pt.xbar.out_free_at);
                 start.into_iter().chain(end).chain(xbar_end).chain(out_free).min()
             })
             .min()
