@@ -43,7 +43,7 @@ demo: build
 test: test-rust test-python
 
 test-rust:
-	cargo test --workspace --exclude detailsim-py -q
+	cargo test --workspace -q
 
 test-python: build $(SYSDEPS_STAMP)
 	$(VENV)/bin/pytest -q tests

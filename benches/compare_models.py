@@ -3,6 +3,11 @@
     python benches/compare_models.py run OUT.json            # with the installed detailsim
     PYTHONPATH=/path/to/old/python python benches/compare_models.py run OLD.json
     python benches/compare_models.py table OLD.json NEW.json  # Markdown table for docs/validation.md
+    python benches/compare_models.py repro OLD_DIR NEW_DIR    # every reproduction's headline numbers
+
+`repro` reads two `detailsim reproduce all --out DIR` results made with the same reproduction definitions
+(for issue 10: commits 9bdd6cd and 0bdc984, whose `reproduce.py` and paper scenarios are identical) and
+prints each claim's measured headline, before and after, with whether it held.
 
 The cases are short versions of the bundled paper scenarios (same seeds), chosen to show what the model
 fixes of issue 10 move: DeTail vs FH (crossbar, TCP), PIAS / DCTCP / L2DCT / TCP with 16 MB windows (host
@@ -52,8 +57,32 @@ def table(old_path: str, new_path: str) -> None:
                   f"{f(fa, 'p99_ms')} → {f(fb, 'p99_ms')} | {a['drops']} → {b['drops']} | {a['timeouts']} → {b['timeouts']} |")
 
 
+def repro(old_dir: str, new_dir: str) -> None:
+    from pathlib import Path
+
+    def claims(d: str) -> dict[tuple[str, str], dict]:
+        out = {}
+        for p in sorted(Path(d).glob("*/claims.json")):
+            for c in json.loads(p.read_text()):
+                out[(p.parent.name, c["claim"])] = c
+        return out
+
+    old, new = claims(old_dir), claims(new_dir)
+    order = [k for k in new if k in old] + [k for k in old if k not in new]
+    print("| experiment | claim | before (9bdd6cd) | after (0bdc984) | held before → after |")
+    print("|---|---|---|---|---|")
+    held = lambda c: "–" if c is None else ("yes" if c.get("holds") else "no")  # noqa: E731
+    for k in order:
+        a, b = old.get(k), new.get(k)
+        ma, mb = (a or {}).get("measured", "–"), (b or {}).get("measured", "–")
+        same = " (unchanged)" if ma == mb else ""
+        print(f"| {k[0]} | {k[1]} | {ma} | {mb}{same} | {held(a)} → {held(b)} |")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "run":
         run(sys.argv[2])
+    elif sys.argv[1] == "repro":
+        repro(sys.argv[2], sys.argv[3])
     else:
         table(sys.argv[2], sys.argv[3])

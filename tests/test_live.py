@@ -148,7 +148,7 @@ def test_live_validate_compares_the_same_flows_under_run_and_live(tmp_path):
 
 def test_requests_and_responses_travel_at_the_flows_priority(tmp_path):
     # the request is the paper's 10 bytes and names the priority, so the responder answers at it too
-    assert live.REQUEST.size == 10
+    assert live.REQUEST_BYTES == 10
     pcap = tmp_path / "tcp.pcapng"
     r = subprocess.run([DS, "live", str(ROOT / "tests" / "data" / "live" / "retrieval4.toml"), "--set", "workload.0.priority=3",
                         "--duration", "0.2s", "--pcap", str(pcap), "--pcap-filter", "tcp", "-q", "--json"],

@@ -8,21 +8,18 @@
 ```
 
 One forwarding process (``detailsim._core.live_forward``) runs in ``dsl-fab`` and paces every port at the
-scenario's rates; an asyncio agent per host namespace replays the flows of the simulator's run of the same
+scenario's rates; a Rust agent per host namespace (one epoll loop) replays the flows of the simulator's run of the same
 scenario and seed (same arrivals, sizes, priorities) and times them. Everything created here is named
 ``dsl-*`` and is removed on exit, on Ctrl-C and by ``detailsim live --cleanup``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import os
 import shutil
 import signal
-import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -147,232 +144,26 @@ def build(layout: dict[str, Any]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- agent
-# Wire protocol between agents (one TCP connection carries one flow at a time, connections are reused):
-#   retrieval: requester -> responder  b"R" + size (u32) + flow id (u32) + priority (u8): 10 bytes;
-#              responder -> size bytes
-#   one-way:   sender -> receiver      b"W" + flow id (u64) + size (u64) + priority (u8), then size bytes;
-#              receiver -> b"A"
-# Every socket is non-blocking and read with recvmsg and SO_TIMESTAMPNS, so each read also says when its
-# last segment reached the host's kernel: the agents' own scheduling delay is measured, not guessed.
-
-#: The retrieval request ("R", size, flow id, priority: 10 bytes, the paper's request) and the one-way
-#: header ("W", flow id, size, priority).
-REQUEST = struct.Struct("!cIIB")
-ONE_WAY = struct.Struct("!cQQB")
-CHUNK = memoryview(bytes(65536))
-RCVLOWAT_MAX = 256 * 1024
-SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
-TS_CMSG = socket.CMSG_SPACE(16)
-
-
-def _tos(prio: int) -> int:
-    return (8 * prio) << 2  # DSCP CS<prio>, ECN bits left to the kernel
-
-
-def _total_retrans(sock: socket.socket) -> int:
-    # struct tcp_info: tcpi_total_retrans is the u32 at byte 100 (Linux >= 2.6.33)
-    try:
-        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
-        return struct.unpack_from("I", info, 100)[0]
-    except OSError:
-        return 0
-
-
-def _kernel_ns(anc: list[tuple[int, int, bytes]]) -> int | None:
-    """The SO_TIMESTAMPNS of a read (CLOCK_REALTIME, when its last segment arrived) on CLOCK_MONOTONIC."""
-    for level, kind, data in anc:
-        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
-            sec, nsec = struct.unpack_from("qq", data)
-            return sec * 1_000_000_000 + nsec - (time.clock_gettime_ns(time.CLOCK_REALTIME) - time.monotonic_ns())
-    return None
-
-
-class Conn:
-    """A non-blocking TCP socket of an agent: exact reads that report the kernel's arrival time."""
-
-    def __init__(self, sock: socket.socket, cc: str):
-        sock.setblocking(False)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
-        self.sock, self.prio = sock, -1
-
-    def set_priority(self, prio: int) -> None:
-        if prio != self.prio:
-            self.sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, _tos(prio))
-            self.prio = prio
-
-    async def _readable(self) -> None:
-        loop = asyncio.get_running_loop()
-        fut = loop.create_future()
-        fd = self.sock.fileno()
-        loop.add_reader(fd, lambda: fut.done() or fut.set_result(None))
-        try:
-            await fut
-        finally:
-            loop.remove_reader(fd)
-
-    async def recv_exact(self, n: int, keep: bool = True) -> tuple[bytes, int | None]:
-        """Read exactly n bytes (kept only if `keep`); returns them and the kernel arrival time of the last."""
-        parts, left, ts = [], n, None
-        while left > 0:
-            try:
-                data, anc, _flags, _addr = self.sock.recvmsg(min(left, 1 << 20), TS_CMSG)
-            except BlockingIOError:
-                await self._readable()
-                continue
-            if not data:
-                raise ConnectionError("closed by the peer")
-            left -= len(data)
-            ts = _kernel_ns(anc) or ts
-            if keep:
-                parts.append(data)
-        return b"".join(parts), ts
-
-    async def send(self, data: bytes | memoryview) -> None:
-        await asyncio.get_running_loop().sock_sendall(self.sock, data)
-
-    async def send_zeros(self, n: int) -> None:
-        while n > 0:
-            k = min(n, len(CHUNK))
-            await self.send(CHUNK[:k])
-            n -= k
-
-
-class Agent:
-    def __init__(self, plan: dict[str, Any], me: int, out: Path):
-        self.plan, self.me, self.out = plan, me, out
-        self.ips = {h["index"]: h["ip"] for h in plan["hosts"]}
-        self.idle: dict[tuple[int, int], list[Conn]] = {}
-        self.log = out.open("a", buffering=1)
-        self.cc = plan["cc"]
-
-    def record(self, **kw: Any) -> None:
-        self.log.write(json.dumps(kw) + "\n")
-
-    async def serve(self, c: Conn) -> None:
-        try:
-            while True:
-                kind, ts = await c.recv_exact(1)
-                if kind == b"R":
-                    body, ts2 = await c.recv_exact(REQUEST.size - 1)
-                    _, size, fid, prio = REQUEST.unpack(kind + body)
-                    c.set_priority(prio)
-                    # how long this host took to answer after the request reached its kernel
-                    self.record(id=fid, respond_delay_ns=time.monotonic_ns() - (ts2 or ts or time.monotonic_ns()))
-                    await c.send_zeros(size)
-                elif kind == b"W":
-                    body, _ = await c.recv_exact(ONE_WAY.size - 1)
-                    _, fid, size, prio = ONE_WAY.unpack(kind + body)
-                    c.set_priority(prio)
-                    _, ts = await c.recv_exact(size, keep=False)
-                    now = time.monotonic_ns()
-                    self.record(id=fid, rx_end_ns=now, rx_end_kernel_ns=ts or now)
-                    await c.send(b"A")
-                else:
-                    return
-        except (ConnectionError, OSError):
-            return
-        finally:
-            c.sock.close()
-
-    async def accept_loop(self, ls: socket.socket) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            s, _ = await loop.sock_accept(ls)
-            asyncio.ensure_future(self.serve(Conn(s, self.cc)))
-
-    async def conn(self, peer: int, prio: int) -> Conn:
-        pool = self.idle.setdefault((peer, prio), [])
-        if pool:
-            return pool.pop()
-        c = Conn(socket.socket(socket.AF_INET, socket.SOCK_STREAM), self.cc)
-        c.set_priority(prio)
-        try:
-            await asyncio.get_running_loop().sock_connect(c.sock, (self.ips[peer], SERVER_PORT))
-        except OSError:
-            c.sock.close()
-            raise
-        return c
-
-    async def flow(self, f: dict[str, Any], at_ns: int) -> None:
-        await asyncio.sleep(max(0.0, (at_ns - time.monotonic_ns()) / 1e9))
-        peer = f["src"] if f["retrieval"] else f["dst"]
-        try:
-            c = await self.conn(peer, f["priority"])
-        except OSError as e:
-            self.record(id=f["id"], start_ns=time.monotonic_ns(), late_ns=0, error=f"connect: {e}")
-            return
-        rt0 = _total_retrans(c.sock)
-        start = time.monotonic_ns()
-        try:
-            if f["retrieval"]:
-                # wake this reader once the whole response is queued, not once per segment (the agents'
-                # CPU is the run's budget); the kernel caps it at half the receive buffer
-                c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, min(f["size"], RCVLOWAT_MAX))
-                await c.send(REQUEST.pack(b"R", f["size"], f["id"], f["priority"]))
-                _, ts = await c.recv_exact(f["size"], keep=False)
-            else:
-                await c.send(ONE_WAY.pack(b"W", f["id"], f["size"], f["priority"]))
-                await c.send_zeros(f["size"])
-                _, ts = await c.recv_exact(1)
-            end = time.monotonic_ns()
-            self.record(id=f["id"], start_ns=start, late_ns=start - at_ns, end_ns=end, end_kernel_ns=ts or end,
-                        retransmits=_total_retrans(c.sock) - rt0)
-            self.idle[(peer, f["priority"])].append(c)
-        except (ConnectionError, OSError) as e:
-            self.record(id=f["id"], start_ns=start, late_ns=start - at_ns, error=str(e))
-            c.sock.close()
-
-    async def main(self) -> None:
-        ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        # accepted connections inherit the listener's congestion control
-        ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, self.cc.encode())
-        ls.bind((self.ips[self.me], SERVER_PORT))
-        ls.listen(1024)
-        ls.setblocking(False)
-        server = asyncio.ensure_future(self.accept_loop(ls))
-        # tell the orchestrator this host listens, then wait for the clock: every agent and the forwarder are
-        # up before anyone warms a connection (starting 17 Python processes takes seconds on 2 cores)
-        Path(str(self.out) + ".ready").write_text("ready\n")
-        go = Path(self.plan["go_file"])
-        give_up = time.monotonic_ns() + int(READY_TIMEOUT_S * 2e9)
-        while not go.exists():
-            if time.monotonic_ns() > give_up or Path(self.plan["stop_file"]).exists():
-                server.cancel()
-                return
-            await asyncio.sleep(0.005)
-        clock = json.loads(go.read_text())
-        t0, self.end_ns = clock["t0_ns"], clock["end_ns"]
-        mine = [f for f in self.plan["flows"] if (f["dst"] if f["retrieval"] else f["src"]) == self.me]
-        # warm connections: two per peer and priority, opened before the clock starts (the simulator's
-        # connections exist before their first flow)
-        await asyncio.sleep(max(0.0, (t0 - self.plan["warm_ns"] - time.monotonic_ns()) / 1e9))
-        for key in sorted({((f["src"] if f["retrieval"] else f["dst"]), f["priority"]) for f in mine}):
-            for _ in range(2):
-                # the peer's server may still be starting: retry until the clock starts
-                while True:
-                    try:
-                        self.idle.setdefault(key, []).append(await self.conn(*key))
-                        break
-                    except OSError as e:
-                        if time.monotonic_ns() > t0:
-                            self.record(warm_error=str(e), peer=key[0])
-                            break
-                        await asyncio.sleep(0.02)
-        tasks = [asyncio.create_task(self.flow(f, t0 + int(f["start"] * 1e9))) for f in mine]
-        await asyncio.gather(*tasks)
-        Path(str(self.out) + ".done").write_text("done\n")
-        # keep serving the others until the run ends (bounded by the plan's end time)
-        while time.monotonic_ns() < self.end_ns and not Path(self.plan["stop_file"]).exists():
-            await asyncio.sleep(0.02)
-        server.cancel()
+# The agents are Rust (crates/py/src/agent.rs): one epoll loop per host namespace over non-blocking kernel
+# TCP sockets, flow starts from a timerfd. Wire protocol between agents (one TCP connection carries one flow
+# at a time, connections are reused):
+#   retrieval: requester -> responder  b"R" + size (u32) + flow id (u32) + priority (u8): 10 bytes (the
+#              paper's request); responder -> size bytes, at that priority
+#   one-way:   sender -> receiver      b"W" + flow id (u64) + size (u64) + priority (u8): 18 bytes, then size
+#              bytes; receiver -> b"A"
+# Every socket is read with recvmsg and SO_TIMESTAMPNS, so each read also says when its last segment
+# reached the host's kernel: the agents' own scheduling delay is measured, not guessed. Records (JSON lines):
+#   requester / sender: id, start_ns, late_ns (start behind the plan), end_ns, end_kernel_ns, retransmits
+#                       (or error); responder: id, respond_delay_ns; one-way receiver: id, rx_end_ns,
+#                       rx_end_kernel_ns; warm_error, peer for a warm connection that never opened.
+REQUEST_BYTES = 10
+ONE_WAY_HEADER_BYTES = 18
 
 
 def agent_main(plan_path: str, me: int, out: str) -> None:
-    plan = json.loads(Path(plan_path).read_text())
-    asyncio.run(Agent(plan, me, Path(out)).main())
+    from . import _core
+
+    _core.live_agent(plan_path, me, out)
 
 
 def forward_main(scenario_path: str, deadline_s: float, stop_file: str, report: str, ready_file: str) -> None:

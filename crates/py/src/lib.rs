@@ -2,6 +2,7 @@
 
 use detailsim_engine::Time;
 use detailsim_model::{config::PRESETS, Sim};
+mod agent;
 mod live_io;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -250,9 +251,10 @@ fn live_forward(py: Python<'_>, scenario_json: &str, deadline_s: f64, stop_file:
     let res = py.detach(|| live_io::forward(&mut fab, std::time::Duration::from_secs_f64(deadline_s.max(0.0)), &stop, ready.as_deref()));
     let st = res.map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
     let name = |n: u32| sim.topo.nodes[n as usize].name.clone();
-    let mut late: Vec<u32> = fab.ports.iter().flat_map(|p| p.stats.late_ns.iter().copied()).collect();
-    late.sort_unstable();
-    let pct = |q: f64| if late.is_empty() { 0 } else { late[((late.len() - 1) as f64 * q).round() as usize] };
+    let mut late = detailsim_model::live::fabric::LateHist::default();
+    for p in &fab.ports {
+        late.merge(&p.stats.late_ns);
+    }
     let ports: Vec<serde_json::Value> = fab.ports.iter().enumerate().map(|(p, pt)| {
         let achieved = if pt.stats.backlog_actual_ps > 0 { pt.rate.0 as f64 * pt.stats.backlog_ideal_ps as f64 / pt.stats.backlog_actual_ps as f64 } else { f64::NAN };
         serde_json::json!({"port": p, "node": name(pt.node), "peer": name(fab.ports[pt.peer as usize].node), "rate_bps": pt.rate.0,
@@ -269,10 +271,18 @@ fn live_forward(py: Python<'_>, scenario_json: &str, deadline_s: f64, stop_file:
             "nic_drops": c.nic_drops, "ingress_drops_lossy": c.ingress_drops_lossy, "ingress_drops_lossless": c.ingress_drops_lossless,
             "red_drops": c.red_drops, "no_route": c.no_route, "ecn_marks": c.ecn_marks, "pfc_frames": c.pfc_frames, "pfc_ignoring": c.pfc_ignoring,
             "queued_at_end": fab.queued_frames()},
-        "pacing_late_us": {"p50": pct(0.5) as f64 / 1e3, "p99": pct(0.99) as f64 / 1e3, "max": late.last().copied().unwrap_or(0) as f64 / 1e3, "frames": late.len()},
+        "pacing_late_us": {"p50": late.quantile(0.5) as f64 / 1e3, "p99": late.quantile(0.99) as f64 / 1e3, "max": late.max() as f64 / 1e3, "frames": late.len()},
         "loop": {"wall_s": st.wall_s, "busy_s": st.busy_s, "cpu_s": st.cpu_s, "iterations": st.iterations, "ring_drops": st.ring_drops,
             "send_failures": st.send_failures, "rx_frames": st.rx_frames},
     }).to_string())
+}
+
+/// Live mode: host `me`'s traffic agent (run inside its namespace): replays its flows of the plan at
+/// `plan_path` over kernel TCP, serves the other hosts, writes JSON-line records to `out`.
+#[pyfunction]
+fn live_agent(py: Python<'_>, plan_path: &str, me: u32, out: &str) -> PyResult<()> {
+    let (plan, out) = (std::path::PathBuf::from(plan_path), std::path::PathBuf::from(out));
+    py.detach(|| agent::run(&plan, me, &out)).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
 }
 
 #[pymodule]
@@ -282,6 +292,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(live_layout, m)?)?;
     m.add_function(wrap_pyfunction!(live_forward, m)?)?;
+    m.add_function(wrap_pyfunction!(live_agent, m)?)?;
     m.add_function(wrap_pyfunction!(pias_solve, m)?)?;
     m.add_function(wrap_pyfunction!(pias_optimal_fractions, m)?)?;
     m.add_function(wrap_pyfunction!(pias_bound, m)?)?;

@@ -52,8 +52,9 @@ pub struct PortStats {
     pub tx_wire_bytes: u64,
     /// Serialisation time of everything sent (the busy time at the configured rate).
     pub busy_ps: u64,
-    /// How late each frame started against its paced start time (ns), one entry per frame.
-    pub late_ns: Vec<u32>,
+    /// How late each frame started against its paced start time (ns): a histogram, so that a long run
+    /// keeps a fixed size.
+    pub late_ns: LateHist,
     pub pfc_sent: u64,
     pub pfc_received: u64,
     /// Frames sent back to back (queued before the previous one's paced end): their ideal spacing (the
@@ -62,6 +63,84 @@ pub struct PortStats {
     pub backlog_actual_ps: u64,
     last_send: Time,
     last_ser: Time,
+}
+
+/// A log-linear histogram of nanosecond values: exact below 64 ns, then 64 buckets per power of two (at most
+/// 1.6% relative error), the maximum exact; 14 KB whatever the number of samples.
+#[derive(Debug, Clone)]
+pub struct LateHist {
+    counts: Vec<u64>,
+    n: u64,
+    max: u64,
+}
+
+const SUB_BITS: u32 = 6;
+const SUB: u64 = 1 << SUB_BITS;
+
+impl Default for LateHist {
+    fn default() -> Self {
+        LateHist { counts: vec![0; (SUB + (64 - SUB_BITS as u64) * SUB) as usize], n: 0, max: 0 }
+    }
+}
+
+impl LateHist {
+    fn bucket(v: u64) -> usize {
+        if v < SUB {
+            return v as usize;
+        }
+        let e = 63 - v.leading_zeros(); // v's top bit, at least SUB_BITS
+        let sub = (v >> (e - SUB_BITS)) & (SUB - 1);
+        (SUB + (e - SUB_BITS) as u64 * SUB + sub) as usize
+    }
+    /// The smallest value that falls in bucket `i`.
+    fn low(i: usize) -> u64 {
+        let i = i as u64;
+        if i < SUB {
+            return i;
+        }
+        let (e, sub) = ((i - SUB) / SUB + SUB_BITS as u64, (i - SUB) % SUB);
+        (1 << e) | (sub << (e - SUB_BITS as u64))
+    }
+    pub fn record(&mut self, ns: u64) {
+        self.counts[Self::bucket(ns)] += 1;
+        self.n += 1;
+        self.max = self.max.max(ns);
+    }
+    pub fn len(&self) -> u64 {
+        self.n
+    }
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+    /// Add another histogram's samples.
+    pub fn merge(&mut self, o: &LateHist) {
+        for (a, b) in self.counts.iter_mut().zip(&o.counts) {
+            *a += b;
+        }
+        self.n += o.n;
+        self.max = self.max.max(o.max);
+    }
+    /// The nearest-rank `q` quantile (0..1), as the lower edge of its bucket (the maximum for q = 1).
+    pub fn quantile(&self, q: f64) -> u64 {
+        if self.n == 0 {
+            return 0;
+        }
+        let rank = ((self.n as f64 * q).ceil() as u64).clamp(1, self.n);
+        if rank == self.n {
+            return self.max;
+        }
+        let mut seen = 0;
+        for (i, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return Self::low(i);
+            }
+        }
+        self.max
+    }
 }
 
 /// Counters of the whole fabric.
@@ -554,7 +633,7 @@ impl Fabric {
             }
             pt.stats.last_send = now;
             pt.stats.last_ser = ser;
-            pt.stats.late_ns.push(((now - due).0 / 1000).min(u32::MAX as u64) as u32);
+            pt.stats.late_ns.record((now - due).0 / 1000);
             // paced: the next frame may start one serialisation time after this one's due start, but the
             // transmitter catches up at most one full frame behind the clock
             let floor = now.saturating_sub(pt.rate.tx_time(CATCH_UP_BYTES));
@@ -675,7 +754,10 @@ mod tests {
         assert_eq!(outs(&mut g).len(), 1, "the catch-up frame, started a frame time ago, has left");
         let catch_up = Rate::mbps(100).tx_time(CATCH_UP_BYTES);
         assert_eq!(g.poll(late), Some(late - catch_up + ser + ser), "the frame due now follows it back to back");
-        assert_eq!(g.ports[g.host_port[2] as usize].stats.late_ns[0], (late.0 / 1000) as u32);
+        let h = &g.ports[g.host_port[2] as usize].stats.late_ns;
+        // the first frame started the whole polling delay late, the second about on time (back to back)
+        assert_eq!((h.len(), h.max()), (2, late.0 / 1000));
+        assert!(h.quantile(0.5) < 1_000, "{}", h.quantile(0.5));
     }
 
     #[test]
@@ -748,7 +830,7 @@ mod tests {
         f.poll(Time::from_us(1003));
         assert!(outs(&mut f).is_empty(), "started, still on the wire");
         let st = &f.ports[up as usize].stats;
-        assert_eq!((st.pfc_received, st.late_ns.as_slice()), (2, &[3000u32][..]), "3 us late after the resume, not 1003 us");
+        assert_eq!((st.pfc_received, st.late_ns.len(), st.late_ns.max()), (2, 1, 3000), "3 us late after the resume, not 1003 us");
         // a second frame queues behind it and a pause arrives while the first is on the wire: the first
         // still leaves whole, the second waits, and the pause is not counted against the pacer's rate
         f.on_host_frame(Time::from_us(1003), 1, &bytes);
@@ -815,5 +897,32 @@ mod tests {
         }
         assert!(f.counters.ecn_marks > 0);
         assert_eq!(ce, f.counters.ecn_marks);
+    }
+
+    #[test]
+    fn the_lateness_histogram_keeps_quantiles_within_its_bucket_width() {
+        let mut h = LateHist::default();
+        assert_eq!((h.quantile(0.5), h.max(), h.is_empty()), (0, 0, true));
+        let vals: Vec<u64> = (0..10_000u64).map(|i| (i * i * 7919) % 5_000_000).collect();
+        for &v in &vals {
+            h.record(v);
+        }
+        let mut sorted = vals.clone();
+        sorted.sort_unstable();
+        for q in [0.01, 0.5, 0.9, 0.99, 0.999] {
+            let exact = sorted[((sorted.len() as f64 * q).ceil() as usize).max(1) - 1];
+            let got = h.quantile(q);
+            assert!(got <= exact && exact - got <= exact / 64 + 1, "q {q}: {got} vs {exact}");
+        }
+        assert_eq!((h.quantile(1.0), h.max(), h.len()), (sorted[9_999], sorted[9_999], 10_000));
+        // small values are exact, every bucket's low edge falls in that bucket
+        for v in [0u64, 1, 63, 64, 65, 127, 128, 1000, u32::MAX as u64, u64::MAX / 2] {
+            let i = LateHist::bucket(v);
+            assert!(LateHist::low(i) <= v && LateHist::bucket(LateHist::low(i)) == i, "{v}");
+        }
+        let mut m = LateHist::default();
+        m.record(5);
+        m.merge(&h);
+        assert_eq!((m.len(), m.quantile(0.00001)), (10_001, 0));
     }
 }
