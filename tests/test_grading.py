@@ -73,3 +73,48 @@ def test_render_block_replaces_only_between_markers():
     assert new.startswith("a\n<!--") and new.endswith("-->\nb\n") and "old" not in new and block_of(new, "claims-counts") == "new"
     with pytest.raises(ValueError, match="claims-glance"):
         render_block(text, "claims-glance", "x", "README.md")
+
+
+def test_sample_note_names_the_buckets_under_the_minimum():
+    import polars as pl
+
+    from detailsim.reproduce import MIN_FLOWS, is_size_bucket, sample_note
+
+    assert is_size_bucket("small") and is_size_bucket("retrieval/8KB") and is_size_bucket("background/16MB")
+    assert not is_size_bucket("workflow/partition-aggregate/40") and not is_size_bucket("incast") and not is_size_bucket("ping")
+    st = pl.DataFrame({"scheme": ["a", "a", "b", "b", "a"], "class": ["small", "large", "small", "large", "workflow/x"],
+                       "count": [900, 150, 900, 260, 3], "measured": [900, 199, 900, 260, 3]})
+    note = sample_note(st, ["scheme"], ["small", "large", "workflow/x"])
+    # measured flows count (finished or not); workflows are not size buckets
+    assert note.startswith(f"**Fewer than {MIN_FLOWS} flows** in 1 reported size bucket:") and "scheme = a, large: 199" in note
+    ok = sample_note(st.filter(pl.col("scheme") == "b"), ["scheme"], ["small", "large"])
+    assert ok == f"Every reported size bucket holds at least {MIN_FLOWS} flows at every point (smallest: 260, scheme = b, large)."
+    assert sample_note(st, ["scheme"], ["workflow/x"]) == ""
+
+
+def _experiment_tables(text: str):
+    """(experiment, row) for every row of the generated per-experiment tables of docs/reproduction.md."""
+    exp, head = None, None
+    for line in text.splitlines():
+        if line.startswith("### "):
+            exp, head = line[4:].split(":")[0], None
+        elif line.startswith("| ") and " class " in line and " flows " in line:
+            head = [c.strip() for c in line.strip().strip("|").split("|")]
+        elif head and line.startswith("| "):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) == len(head):
+                yield exp, dict(zip(head, cells))
+        elif not line.startswith("|"):
+            head = None
+
+
+def test_every_reported_size_bucket_holds_enough_flows():
+    """Issue 11: every point of a full reproduction pools at least MIN_FLOWS flows in each reported size
+    bucket (the generated tables in docs/reproduction.md, from `detailsim reproduce all --update-docs`)."""
+    from detailsim.reproduce import MIN_FLOWS, is_size_bucket
+
+    rows = list(_experiment_tables((ROOT / "docs" / "reproduction.md").read_text()))
+    assert len({e for e, _ in rows}) >= 20
+    small = [(e, r["class"], r["flows"], r["unfinished"]) for e, r in rows
+             if is_size_bucket(r["class"]) and int(r["flows"]) + int(r["unfinished"]) < MIN_FLOWS]
+    assert not small, f"{len(small)} reported size buckets under {MIN_FLOWS} flows, e.g. {small[:5]}"

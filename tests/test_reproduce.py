@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import polars as pl
+
 from conftest import run_cli
 
 NAMES = ["scatter", "incast", "verification", "steady_cdf", "steady", "steady_shared_buffer", "fh_sensitivity", "fh_sensitivity_bursty", "pfc_alone", "bursty", "long_flows",
@@ -73,8 +75,19 @@ def test_claims_carry_a_confidence_interval_over_seeds(tmp_path, monkeypatch):
         assert c["measured"]["ci95"] is not None and c["measured"]["ci95"] >= 0, c["id"]
     # the pooled median cut matches what the table shows
     p50 = next(c for c in claims if c["id"] == "tiny.8kb_p50_cut")["measured"]["value"]
-    st = rp.class_stats(rp.read_store(tmp_path / "tiny")["flows"], ["scheme"])
+    flows = rp.read_store(tmp_path / "tiny")["flows"]
+    st = rp.class_stats(flows, ["scheme"])
     assert p50 == round(rp.cut(st, "retrieval/8KB", "p50"), 3)
+    # the table gives every value with its 95% interval over the seeds: the t-interval of the two seeds' values
+    from detailsim.grading import ci95
+
+    per = [rp.class_stats(flows.filter(pl.col("seed") == sd), ["scheme"]) for sd in (1, 2)]
+    want = ci95([rp.pct(p, "retrieval/8KB", "p99", scheme="fh") for p in per])
+    row = next(ln for ln in (tmp_path / "tiny" / "table.md").read_text().splitlines() if ln.startswith("| fh | retrieval/8KB |"))
+    p99_cell = row.split("|")[7].strip()
+    assert p99_cell == f"{rp.pct(st, 'retrieval/8KB', 'p99', scheme='fh'):.3f} ± {want:.3f}", row
+    cuts = next(ln for ln in (tmp_path / "tiny" / "table.md").read_text().splitlines() if ln.startswith("| detail | retrieval/8KB |"))
+    assert cuts.rstrip(" |").endswith("%") and cuts.count("±") == 6
 
 
 def test_update_docs_refuses_a_partial_or_quick_run_before_running(tmp_path):

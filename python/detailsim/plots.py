@@ -7,7 +7,9 @@
 - ``reduction_<metric>``: the reduction of each scheme over a baseline scheme, (base − x) / base, bars per
   class -- the DeTail paper's kind of figure.
 
-Percentiles are exact nearest-rank values over the pooled flows of all seeds of a series.
+Percentiles are exact nearest-rank values over the pooled flows of all seeds of a series. With more than
+one seed, the percentile and reduction plots carry error bars: the half-width of the 95% Student-t
+interval of the same value computed on each seed alone.
 """
 
 from __future__ import annotations
@@ -54,6 +56,44 @@ def pooled_percentiles(flows: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
+def seed_ci(flows: pl.DataFrame, keys: list[str], metrics: tuple[str, ...] = ("mean", "p50", "p99", "p999")) -> pl.DataFrame | None:
+    """Per (keys, class): the half-width of the 95% t-interval over seeds of each metric (columns
+    `<metric>_ci`, ms), each seed's value computed on that seed's flows alone; None with fewer than two seeds."""
+    from .grading import ci95
+
+    if "seed" not in flows.columns or flows["seed"].n_unique() < 2:
+        return None
+    per = pooled_percentiles(flows, [*keys, "seed"])
+    rows = []
+    for key, g in per.group_by([*keys, "class"], maintain_order=True):
+        rows.append({**dict(zip([*keys, "class"], key)), **{f"{m}_ci": ci95(g[f"{m}_ms"].to_list()) for m in metrics}})
+    return pl.DataFrame(rows)
+
+
+def reduction_ci(flows: pl.DataFrame, keys: list[str], baseline: str, metric: str) -> pl.DataFrame | None:
+    """Per (keys, class) of the schemes other than `baseline`: the 95% t-interval half-width over seeds of the
+    reduction of `metric` over the baseline (percentage points), each seed's reduction from its own flows."""
+    from .grading import ci95
+
+    if "seed" not in flows.columns or flows["seed"].n_unique() < 2 or "scheme" not in keys:
+        return None
+    red = reduction_table(pooled_percentiles(flows, [*keys, "seed"]), [*keys, "seed"], baseline, metric)
+    rows = []
+    for key, g in red.group_by([*keys, "class"], maintain_order=True):
+        rows.append({**dict(zip([*keys, "class"], key)), "reduction_ci": ci95(g["reduction_pct"].to_list())})
+    return pl.DataFrame(rows) if rows else None
+
+
+def ci_of(ci: pl.DataFrame | None, col: str, where: dict[str, Any]) -> float:
+    """The value of `col` in the row of `ci` matching `where` (NaN if none)."""
+    if ci is None:
+        return float("nan")
+    q = ci
+    for k, v in where.items():
+        q = q.filter(pl.col(k) == v)
+    return float(q[col][0]) if q.height and q[col][0] is not None else float("nan")
+
+
 def _save(fig: plt.Figure, d: Path, name: str) -> list[Path]:
     paths = [d / f"{name}.png", d / f"{name}.svg"]
     fig.savefig(paths[0], dpi=110, bbox_inches="tight")
@@ -89,7 +129,7 @@ def plot_cdfs(flows: pl.DataFrame, keys: list[str], d: Path, max_series: int = 1
     return out
 
 
-def plot_percentile_vs(stats: pl.DataFrame, x: str, keys: list[str], metric: str, d: Path) -> list[Path]:
+def plot_percentile_vs(stats: pl.DataFrame, x: str, keys: list[str], metric: str, d: Path, ci: pl.DataFrame | None = None) -> list[Path]:
     others = [k for k in keys if k != x]
     classes = sorted(stats["class"].unique().to_list())
     fig, axes = plt.subplots(1, len(classes), figsize=(4.2 * len(classes), 3.8), squeeze=False)
@@ -98,7 +138,12 @@ def plot_percentile_vs(stats: pl.DataFrame, x: str, keys: list[str], metric: str
         series = g.group_by(others, maintain_order=True) if others else [((), g)]
         for key, s in sorted(series, key=lambda kv: tuple((str(type(v)), v) for v in kv[0])):
             s = s.sort(x)
-            ax.plot(s[x].to_list(), s[f"{metric}_ms"].to_list(), marker="o", label=_label(others, key if isinstance(key, tuple) else (key,)))
+            label = _label(others, key if isinstance(key, tuple) else (key,))
+            err = [ci_of(ci, f"{metric}_ci", {k: r[k] for k in [*keys, "class"]}) for r in s.iter_rows(named=True)]
+            if ci is not None and any(np.isfinite(err)):
+                ax.errorbar(s[x].to_list(), s[f"{metric}_ms"].to_list(), yerr=np.nan_to_num(err), marker="o", capsize=3, label=label)
+            else:
+                ax.plot(s[x].to_list(), s[f"{metric}_ms"].to_list(), marker="o", label=label)
         ax.set_title(cls)
         ax.set_xlabel(x)
         ax.set_ylabel(f"{LABELS[metric]} FCT (ms)")
@@ -114,7 +159,7 @@ def reduction_table(stats: pl.DataFrame, keys: list[str], baseline: str, metric:
     return joined.with_columns(((pl.col("base") - pl.col(f"{metric}_ms")) / pl.col("base") * 100).alias("reduction_pct"))
 
 
-def plot_reduction(stats: pl.DataFrame, keys: list[str], baseline: str, metric: str, d: Path) -> list[Path]:
+def plot_reduction(stats: pl.DataFrame, keys: list[str], baseline: str, metric: str, d: Path, ci: pl.DataFrame | None = None) -> list[Path]:
     red = reduction_table(stats, keys, baseline, metric)
     if red.height == 0:
         return []
@@ -126,9 +171,12 @@ def plot_reduction(stats: pl.DataFrame, keys: list[str], baseline: str, metric: 
     fig, ax = plt.subplots(figsize=(max(6.4, 1.2 * len(classes) * max(1, len(series)) / 2), 4.2))
     width = 0.8 / len(series)
     for i, s in enumerate(series):
-        vals = [red.filter((pl.col("series") == s) & (pl.col("class") == c))["reduction_pct"].to_list() for c in classes]
-        ys = [v[0] if v else np.nan for v in vals]
-        ax.bar(np.arange(len(classes)) + i * width - 0.4 + width / 2, ys, width, label=s)
+        rows = [red.filter((pl.col("series") == s) & (pl.col("class") == c)) for c in classes]
+        ys = [r["reduction_pct"][0] if r.height else np.nan for r in rows]
+        err = [ci_of(ci, "reduction_ci", {k: r[k][0] for k in ["scheme", *others, "class"]}) if r.height else np.nan for r in rows]
+        has = ci is not None and any(np.isfinite(err))
+        ax.bar(np.arange(len(classes)) + i * width - 0.4 + width / 2, ys, width, label=s,
+               yerr=np.nan_to_num(err) if has else None, capsize=3 if has else 0)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(np.arange(len(classes)), classes, rotation=15)
     ax.set_ylabel(f"reduction of {LABELS[metric]} over {baseline} (%)")
@@ -152,10 +200,11 @@ def plot_store(out: str | Path, plots_dir: str | Path | None = None, baseline: s
     files = plot_cdfs(t["flows"], keys, d)
     numeric = [k for k in keys if t["summary"][k].dtype.is_numeric()]
     xs = [x] if x else numeric[:1]
+    ci = seed_ci(t["flows"], keys)
     for xa in xs:
-        files += plot_percentile_vs(stats, xa, keys, metric, d)
+        files += plot_percentile_vs(stats, xa, keys, metric, d, ci)
     if "scheme" in keys and baseline in t["summary"]["scheme"].to_list():
-        files += plot_reduction(stats, keys, baseline, metric, d)
+        files += plot_reduction(stats, keys, baseline, metric, d, reduction_ci(t["flows"], keys, baseline, metric))
     return files
 
 
