@@ -3,11 +3,13 @@
     python benches/compare_models.py run OUT.json            # with the installed detailsim
     PYTHONPATH=/path/to/old/python python benches/compare_models.py run OLD.json
     python benches/compare_models.py table OLD.json NEW.json  # Markdown table for docs/validation.md
-    python benches/compare_models.py repro OLD_DIR NEW_DIR    # every reproduction's headline numbers
+    python benches/compare_models.py repro-snapshot OLD_DIR NEW_DIR > SNAP.json
+    python benches/compare_models.py repro-table SNAP.json  # every reproduction's headline, before and after
 
-`repro` reads two `detailsim reproduce all --out DIR` results made with the same reproduction definitions
-(for issue 10: commits 9bdd6cd and 0bdc984, whose `reproduce.py` and paper scenarios are identical) and
-prints each claim's measured headline, before and after, with whether it held.
+`repro-snapshot` reads two `detailsim reproduce all --out DIR` results made with the same reproduction
+definitions (for issue 10: commits 9bdd6cd and 0bdc984, whose `reproduce.py` and paper scenarios are
+identical) and keeps each claim's measured headline and whether it held; `repro-table` renders it
+(docs/validation/issue10_reproductions.json is the snapshot docs/validation.md shows).
 
 The cases are short versions of the bundled paper scenarios (same seeds), chosen to show what the model
 fixes of issue 10 move: DeTail vs FH (crossbar, TCP), PIAS / DCTCP / L2DCT / TCP with 16 MB windows (host
@@ -57,32 +59,37 @@ def table(old_path: str, new_path: str) -> None:
                   f"{f(fa, 'p99_ms')} → {f(fb, 'p99_ms')} | {a['drops']} → {b['drops']} | {a['timeouts']} → {b['timeouts']} |")
 
 
-def repro(old_dir: str, new_dir: str) -> None:
+def repro_snapshot(old_dir: str, new_dir: str) -> dict:
+    """Every reproduction's claims (its measured headline and whether it held) under two results directories."""
     from pathlib import Path
 
-    def claims(d: str) -> dict[tuple[str, str], dict]:
-        out = {}
-        for p in sorted(Path(d).glob("*/claims.json")):
-            for c in json.loads(p.read_text()):
-                out[(p.parent.name, c["claim"])] = c
-        return out
+    def claims(d: str) -> dict[str, list[dict]]:
+        return {p.parent.name: [{"claim": c["claim"], "measured": c["measured"], "holds": c.get("holds")} for c in json.loads(p.read_text())]
+                for p in sorted(Path(d).glob("*/claims.json"))}
 
-    old, new = claims(old_dir), claims(new_dir)
+    return {"before": claims(old_dir), "after": claims(new_dir)}
+
+
+def repro_table(snap: dict) -> str:
+    """The Markdown before/after table of a snapshot (docs/validation.md shows it; a test checks it)."""
+    old = {(e, c["claim"]): c for e, cs in snap["before"].items() for c in cs}
+    new = {(e, c["claim"]): c for e, cs in snap["after"].items() for c in cs}
     order = [k for k in new if k in old] + [k for k in old if k not in new]
-    print("| experiment | claim | before (9bdd6cd) | after (0bdc984) | held before → after |")
-    print("|---|---|---|---|---|")
     held = lambda c: "–" if c is None else ("yes" if c.get("holds") else "no")  # noqa: E731
-    for k in order:
+    lines = ["| experiment | claim | before (9bdd6cd) | after (0bdc984) | held before → after |", "|---|---|---|---|---|"]
+    for k in sorted(order, key=lambda k: (k[0], order.index(k))):
         a, b = old.get(k), new.get(k)
         ma, mb = (a or {}).get("measured", "–"), (b or {}).get("measured", "–")
-        same = " (unchanged)" if ma == mb else ""
-        print(f"| {k[0]} | {k[1]} | {ma} | {mb}{same} | {held(a)} → {held(b)} |")
+        lines.append(f"| {k[0]} | {k[1]} | {ma} | {mb}{' (unchanged)' if ma == mb else ''} | {held(a)} → {held(b)} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "run":
         run(sys.argv[2])
-    elif sys.argv[1] == "repro":
-        repro(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "repro-snapshot":
+        print(json.dumps(repro_snapshot(sys.argv[2], sys.argv[3]), indent=1))
+    elif sys.argv[1] == "repro-table":
+        print(repro_table(json.load(open(sys.argv[2]))))
     else:
         table(sys.argv[2], sys.argv[3])

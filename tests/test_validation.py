@@ -151,3 +151,23 @@ def test_same_seed_same_table_other_seed_other_table():
     assert a.flows.equals(b.flows)
     assert a.summary["events"] == b.summary["events"]
     assert not a.flows.equals(c.flows)
+
+
+def test_issue10_before_after_table_is_generated_from_its_snapshot():
+    """docs/validation.md's before/after table of every reproduction headline is what
+    `benches/compare_models.py repro-table` renders from the committed snapshot."""
+    import json
+    import sys
+    from pathlib import Path
+
+    from detailsim.reproduce import block_of
+
+    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root / "benches"))
+    from compare_models import repro_table
+
+    snap = json.loads((root / "docs" / "validation" / "issue10_reproductions.json").read_text())
+    assert len(snap["before"]) >= 15 and set(snap["before"]) == set(snap["after"])
+    text = (root / "docs" / "validation.md").read_text()
+    src = "docs/validation/issue10_reproductions.json by `python benches/compare_models.py repro-table`"
+    assert block_of(text, "issue10-reproductions", src) == repro_table(snap)
