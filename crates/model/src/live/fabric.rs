@@ -251,6 +251,10 @@ impl Fabric {
         if s.priority_eviction {
             return Some(format!("scheme.priority_eviction: live mode does not evict (the scheme {} enables it)", s.name));
         }
+        if !s.tcp.mlfq.is_empty() {
+            // the hosts' kernel TCP sends a flow at one DSCP: PIAS's demotion by bytes sent is not modelled live
+            return Some(format!("scheme.tcp.mlfq_thresholds: live mode does not tag packets by bytes sent (the scheme {} uses PIAS's MLFQ)", s.name));
+        }
         None
     }
 
@@ -856,6 +860,9 @@ mod tests {
         }
         assert!(Fabric::unsupported(&sim("pfabric")).expect("refused").starts_with("scheme.scheduling"));
         assert!(Fabric::unsupported(&sim("dibs")).expect("refused").starts_with("scheme.dibs"));
+        let pias = Sim::from_json(r#"{"topology": {"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"},
+            "scheme": {"preset": "pias", "tcp": {"mlfq_thresholds": ["10KB", "100KB"]}}, "workload": []}"#).expect("scenario");
+        assert!(Fabric::unsupported(&pias).expect("refused").starts_with("scheme.tcp.mlfq_thresholds"));
     }
 
     #[test]
