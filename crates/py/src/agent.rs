@@ -131,8 +131,6 @@ struct Agent {
     timing: Vec<Timing>,
     /// Index of the next flow to start (flows sorted by start time).
     next: usize,
-    /// Flows waiting for a connection being opened for them.
-    open_flows: usize,
     ended: usize,
     out: BufWriter<File>,
     /// CLOCK_REALTIME minus CLOCK_MONOTONIC, for the kernel's receive timestamps.
@@ -311,10 +309,11 @@ impl Agent {
             let key = (self.flows[f].peer, self.flows[f].prio);
             match self.idle.get_mut(&key).and_then(|v| v.pop()) {
                 Some(i) => self.begin(f, i),
-                None => match self.connect(key, Some(f)) {
-                    Ok(_) => self.open_flows += 1,
-                    Err(e) => self.flow_error(f, mono_ns(), &format!("connect: {e}")),
-                },
+                None => {
+                    if let Err(e) = self.connect(key, Some(f)) {
+                        self.flow_error(f, mono_ns(), &format!("connect: {e}"));
+                    }
+                }
             }
         }
         if self.next < self.flows.len() {
@@ -359,20 +358,14 @@ impl Agent {
                         let e = io::Error::from_raw_os_error(err);
                         self.close(i);
                         match flow {
-                            Some(f) => {
-                                self.open_flows -= 1;
-                                self.flow_error(f, mono_ns(), &format!("connect: {e}"));
-                            }
+                            Some(f) => self.flow_error(f, mono_ns(), &format!("connect: {e}")),
                             None => self.warm_failed(key, &e),
                         }
                         return;
                     }
                     c.st = St::Idle;
                     match flow {
-                        Some(f) => {
-                            self.open_flows -= 1;
-                            self.begin(f, i);
-                        }
+                        Some(f) => self.begin(f, i),
                         None => self.idle.entry(key).or_default().push(i),
                     }
                     return;
@@ -624,7 +617,7 @@ pub fn run(plan_path: &Path, me: u32, out: &Path) -> io::Result<()> {
     };
     let mut a = Agent {
         ips, cc: cc.into_bytes(), ep, timer, listen, conns: Vec::new(), free: Vec::new(), idle: HashMap::new(), flows,
-        timing: vec![Timing::default(); n], next: 0, open_flows: 0, ended: 0, out: BufWriter::new(File::create(out)?), real_minus_mono,
+        timing: vec![Timing::default(); n], next: 0, ended: 0, out: BufWriter::new(File::create(out)?), real_minus_mono,
         warm_retry: Vec::new(),
     };
     let res = a.main(my_ip, warm_ns, &go_file, &stop_file, out);
