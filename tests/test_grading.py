@@ -118,3 +118,24 @@ def test_every_reported_size_bucket_holds_enough_flows():
     small = [(e, r["class"], r["flows"], r["unfinished"]) for e, r in rows
              if is_size_bucket(r["class"]) and int(r["flows"]) + int(r["unfinished"]) < MIN_FLOWS]
     assert not small, f"{len(small)} reported size buckets under {MIN_FLOWS} flows, e.g. {small[:5]}"
+
+
+def test_every_claim_not_reproduced_has_a_demonstrated_cause():
+    """Issue 11: each claim of claims.json that is not `reproduced` is named (by id) in a bullet of
+    docs/reproduction.md's "Claims that do not reproduce", and that bullet demonstrates its cause (a run
+    that changes the named choice), or says the paper gives no number (which caps the verdict)."""
+    claims = json.loads((ROOT / DOC_CLAIMS).read_text())
+    text = (ROOT / "docs" / "reproduction.md").read_text()
+    section = text.split("## Claims that do not reproduce, and why", 1)[1].split("\n## ", 1)[0]
+    bullets = ["* " + b for b in section.split("\n* ")[1:]]
+    missing, weak = [], []
+    for c in claims:
+        if c["verdict"] == "reproduced":
+            continue
+        mine = [b for b in bullets if f"`{c['id']}`" in b]
+        if not mine:
+            missing.append(c["id"])
+        elif not any("*Demonstrated*" in b or (c["paper"]["value"] is None and "no number" in b) for b in mine):
+            weak.append(c["id"])
+    assert not missing, f"claims not reproduced that the section does not name: {missing}"
+    assert not weak, f"claims whose bullet neither demonstrates a cause nor says the paper gives no number: {weak}"

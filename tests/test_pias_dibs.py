@@ -281,8 +281,12 @@ def _pias_fabric() -> dict:
 def test_pias_thresholds_for_other_traffic():
     # the core resolves [scheme.pias]; the summary reports the thresholds in force
     def used(**over):
+        over = {"scheme.pias.thresholds": "optimal", **over}
         return detailsim.run("paper/pias_websearch", set={"run.duration": "1us", "run.drain": "1us", **over}).summary["mlfq_thresholds_bytes"]
 
+    # the bundled leaf-spine scenario runs the PIAS-NS2 scripts' thresholds (web search: packets of 1460 B)
+    bundled = detailsim.run("paper/pias_websearch", set={"run.duration": "1us", "run.drain": "1us"}).summary["mlfq_thresholds_bytes"]
+    assert bundled == [p * 1460 for p in (46, 1084, 1717, 1943, 1989, 1999, 2001)]
     web, dm = used(), used(**{"scheme.pias.cdf": "datamining"})
     want = solve(load_points("datamining"), "datamining", 0.8, 8, "optimal")["thresholds_bytes"]
     assert dm == want != web
