@@ -26,7 +26,7 @@ from .sweep import load_sweep, read_store, run_sweep
 
 SIZES = ["retrieval/2KB", "retrieval/8KB", "retrieval/32KB"]
 # every reported size bucket of a full reproduction holds at least this many flows at every point (seeds
-# pooled); table.md says which do not, and tests/test_reproduce_docs.py checks the generated docs
+# pooled); table.md says which do not, and tests/test_grading.py checks the generated docs
 MIN_FLOWS = 200
 DEGRADE = [{"kind": "degrade", "link": "agg_core#0", "rate": "100Mbps"}]
 

@@ -115,7 +115,6 @@ struct Timing {
     at_ns: u64,
     start_ns: u64,
     rt0: u32,
-    done: bool,
 }
 
 struct Agent {
@@ -322,9 +321,7 @@ impl Agent {
     }
 
     fn flow_error(&mut self, f: usize, start: u64, err: &str) {
-        let t = &mut self.timing[f];
-        t.done = true;
-        let late = start.saturating_sub(t.at_ns);
+        let late = start.saturating_sub(self.timing[f].at_ns);
         self.ended += 1;
         let id = self.flows[f].id;
         self.record(json!({"id": id, "start_ns": start, "late_ns": late, "error": err}));
@@ -429,8 +426,7 @@ impl Agent {
                                 let retr = total_retrans(fd).saturating_sub(self.timing[f].rt0);
                                 c.st = St::Idle;
                                 let key = c.key;
-                                let t = &mut self.timing[f];
-                                t.done = true;
+                                let t = &self.timing[f];
                                 let (start, late) = (t.start_ns, t.start_ns.saturating_sub(t.at_ns));
                                 self.ended += 1;
                                 let id = self.flows[f].id;
@@ -802,5 +798,56 @@ mod tests {
         let mut bad = plan.clone();
         bad["flows"][0]["size"] = json!("big");
         assert_eq!(parse_plan(&bad, 0).err().unwrap(), "plan: flows[].size");
+    }
+
+    #[test]
+    fn two_agents_on_loopback_replay_a_large_retrieval_and_a_one_way_flow() {
+        // hosts 127.0.0.1 and 127.0.0.2 (both loopback): host 0 requests 1 MB from host 1 and sends it 300 KB
+        // one-way; the whole exchange (warm connections, the go file, timerfd starts, request, response,
+        // header, payload, acknowledgement, the records) on real sockets. (On loopback the response lands at
+        // once, so this does not exercise lowering SO_RCVLOWAT for the tail of a response above its cap.)
+        let dir = std::env::temp_dir().join(format!("dsl-agent-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (go, stop) = (dir.join("go"), dir.join("stop"));
+        let plan = json!({
+            "hosts": [{"index": 0, "ip": "127.0.0.1"}, {"index": 1, "ip": "127.0.0.2"}],
+            "flows": [
+                {"id": 1, "src": 1, "dst": 0, "size": 1_048_576u64, "priority": 2, "start": 0.0, "retrieval": true},
+                {"id": 2, "src": 0, "dst": 1, "size": 300_000u64, "priority": 0, "start": 0.01, "retrieval": false},
+            ],
+            "warm_ns": 100_000_000u64, "go_file": go.to_str().unwrap(), "stop_file": stop.to_str().unwrap(), "cc": "reno"
+        });
+        let plan_path = dir.join("plan.json");
+        std::fs::write(&plan_path, plan.to_string()).unwrap();
+        let agents: Vec<_> = (0..2u32).map(|h| {
+            let (p, out) = (plan_path.clone(), dir.join(format!("agent{h}.jsonl")));
+            std::thread::spawn(move || run(&p, h, &out))
+        }).collect();
+        while !(0..2).all(|h| dir.join(format!("agent{h}.jsonl.ready")).exists()) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let t0 = mono_ns() + 200_000_000;
+        std::fs::write(&go, json!({"t0_ns": t0, "end_ns": t0 + 10_000_000_000u64}).to_string()).unwrap();
+        let give_up = mono_ns() + 10_000_000_000;
+        while !dir.join("agent0.jsonl.done").exists() && mono_ns() < give_up {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        std::fs::write(&stop, b"stop").unwrap();
+        for a in agents {
+            a.join().unwrap().unwrap();
+        }
+        let recs = |h: u32| -> Vec<Value> {
+            std::fs::read_to_string(dir.join(format!("agent{h}.jsonl"))).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+        };
+        let (r0, r1) = (recs(0), recs(1));
+        std::fs::remove_dir_all(&dir).unwrap();
+        let of = |rs: &[Value], id: u64, k: &str| rs.iter().find(|r| r["id"] == id && r.get(k).is_some()).cloned();
+        // the requester timed both of its flows, the responder its answer, the one-way receiver its last byte
+        let big = of(&r0, 1, "end_ns").expect("the 1 MB response completed");
+        assert!(big["end_ns"].as_u64().unwrap() >= big["start_ns"].as_u64().unwrap() && big["start_ns"].as_u64().unwrap() >= t0);
+        assert!(big["end_kernel_ns"].as_u64().unwrap() <= big["end_ns"].as_u64().unwrap());
+        assert!(of(&r0, 2, "end_ns").is_some(), "the one-way flow was acknowledged: {r0:?}");
+        assert!(of(&r1, 1, "respond_delay_ns").is_some() && of(&r1, 2, "rx_end_ns").is_some(), "{r1:?}");
+        assert!(r0.iter().chain(&r1).all(|r| r.get("error").is_none() && r.get("warm_error").is_none()), "{r0:?} {r1:?}");
     }
 }
