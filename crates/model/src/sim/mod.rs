@@ -46,8 +46,9 @@ pub mod purpose {
 pub enum Ev {
     /// A packet has fully arrived at `port` (for a switch: and passed the forwarding engine).
     Arrive { port: u32, pkt: PacketId },
-    /// `port` finished serializing a frame and has another one waiting.
-    TxDone { port: u32 },
+    /// `port` finished serializing a frame and has another one waiting. (`pkt` is 0: the port events keep
+    /// their fields at the same places, so the prefetch reads them without a branch on the kind.)
+    TxDone { port: u32, pkt: PacketId },
     /// Ingress `port` finished moving its packet across the crossbar.
     /// (`pkt`, the packet crossing, is there for prefetching; the port knows it.)
     XbarDone { port: u32, pkt: PacketId },
@@ -691,7 +692,7 @@ impl Sim {
                         self.host_receive(pkt);
                     }
                 }
-                Ev::TxDone { port } => {
+                Ev::TxDone { port, .. } => {
                     self.ports[port as usize].tx_event = false;
                     self.tx_try(port);
                 }
@@ -770,36 +771,28 @@ impl Sim {
         }
     }
 
-    /// What an event will touch first: its packet and its port's lines.
+    /// What an event will touch first: its packet and its port's lines. Written without a branch on the
+    /// kind of port event (the kind of the next event is as good as random, and a branch on it cost about
+    /// one misprediction per event): every port event gets the same lines fetched.
     #[inline(always)]
     fn prefetch_first(&self, ev: Ev) {
         use detailsim_engine::queue::prefetch;
         let (port, pkt) = match ev {
-            Ev::Arrive { port, pkt } | Ev::XbarDone { port, pkt } => (port, Some(pkt)),
-            Ev::TxDone { port } => (port, None),
+            Ev::Arrive { port, pkt } | Ev::TxDone { port, pkt } | Ev::XbarDone { port, pkt } => (port, pkt),
             _ => return,
         };
         let Some(pt) = self.ports.get(port as usize) else { return };
-        if let Some(p) = pkt.and_then(|p| self.pkts.slots().get(p as usize)) {
+        let pkts = self.pkts.slots();
+        if let Some(p) = pkts.get(pkt as usize) {
             prefetch(p);
         }
-        match ev {
-            Ev::Arrive { .. } => {
-                prefetch(&pt.node);
-                prefetch(&pt.ing);
-                if self.pfc_on() {
-                    if let Some(f) = self.pfc.get(port as usize) {
-                        prefetch(f);
-                    }
-                }
-            }
-            Ev::XbarDone { .. } => {
-                prefetch(&pt.tx_busy_until);
-                prefetch(&pt.ing);
-            }
-            _ => {
-                prefetch(&pt.tx_busy_until);
-                prefetch(&pt.eg);
+        prefetch(&pt.tx_busy_until);
+        prefetch(&pt.node);
+        prefetch(&pt.ing);
+        prefetch(&pt.eg);
+        if self.pfc_on() {
+            if let Some(f) = self.pfc.get(port as usize) {
+                prefetch(f);
             }
         }
     }

@@ -370,7 +370,7 @@ impl Sim {
             if !pt.tx_event {
                 pt.tx_event = true;
                 let at = pt.tx_busy_until;
-                self.schedule(at, Ev::TxDone { port });
+                self.schedule(at, Ev::TxDone { port, pkt: 0 });
             }
             return;
         }
@@ -390,7 +390,7 @@ impl Sim {
         if pt.eg.nonempty & !pt.paused != 0 && !pt.tx_event {
             pt.tx_event = true;
             let at = pt.tx_busy_until;
-            self.schedule(at, Ev::TxDone { port });
+            self.schedule(at, Ev::TxDone { port, pkt: 0 });
         }
         self.counters.link_traversals += 1;
         if self.trace.is_some() {
