@@ -441,6 +441,14 @@ impl PrioQueue<Discipline> {
     pub fn new(cap: u64, scheduling: Scheduling) -> Self {
         Self::with_order(cap, Discipline::new(scheduling))
     }
+    /// The packet `pop_next(allowed)` would take now, under a FIFO discipline (None under a rank one): a
+    /// hint for prefetching, read when a frame starts waiting for the transmitter.
+    #[inline]
+    pub fn next_hint(&self, allowed: u8) -> Option<PacketId> {
+        let Discipline::Fifo(f) = &self.order else { return None };
+        let m = self.nonempty & allowed;
+        (m != 0).then(|| f.head[m.trailing_zeros() as usize])
+    }
     /// Whether the queue orders by rank (LAS, pFabric).
     pub fn ranked(&self) -> bool {
         matches!(self.order, Discipline::Rank(_))

@@ -46,8 +46,10 @@ pub mod purpose {
 pub enum Ev {
     /// A packet has fully arrived at `port` (for a switch: and passed the forwarding engine).
     Arrive { port: u32, pkt: PacketId },
-    /// `port` finished serializing a frame and has another one waiting. (`pkt` is 0: the port events keep
-    /// their fields at the same places, so the prefetch reads them without a branch on the kind.)
+    /// `port` finished serializing a frame and has another one waiting: `pkt`, the frame that waited first
+    /// (under a FIFO discipline; 0 otherwise), a hint for the prefetch, which a higher-priority arrival may
+    /// overtake. (The port events keep port and packet at the same places, so the prefetch reads them
+    /// without a branch on the kind.)
     TxDone { port: u32, pkt: PacketId },
     /// Ingress `port` finished moving its packet across the crossbar.
     /// (`pkt`, the packet crossing, is there for prefetching; the port knows it.)

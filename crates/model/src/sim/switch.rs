@@ -370,7 +370,8 @@ impl Sim {
             if !pt.tx_event {
                 pt.tx_event = true;
                 let at = pt.tx_busy_until;
-                self.schedule(at, Ev::TxDone { port, pkt: 0 });
+                let pkt = pt.eg.next_hint(!pt.paused).unwrap_or(0);
+                self.schedule(at, Ev::TxDone { port, pkt });
             }
             return;
         }
@@ -390,7 +391,8 @@ impl Sim {
         if pt.eg.nonempty & !pt.paused != 0 && !pt.tx_event {
             pt.tx_event = true;
             let at = pt.tx_busy_until;
-            self.schedule(at, Ev::TxDone { port, pkt: 0 });
+            let pkt = pt.eg.next_hint(!pt.paused).unwrap_or(0);
+            self.schedule(at, Ev::TxDone { port, pkt });
         }
         self.counters.link_traversals += 1;
         if self.trace.is_some() {
