@@ -66,7 +66,7 @@ impl<E: Copy> EventQueue<E> {
         key
     }
     /// Schedule `ev` at `at`. Scheduling in the past is a bug in the caller.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, at: Time, ev: E) {
         let key = self.key(at);
         self.main.push(Entry { key, ev });

@@ -157,21 +157,34 @@ impl<E: Copy> Wheel<E> {
         self.peek().map_or(NO_KEY, |e| e.key)
     }
 
-    #[inline]
+    /// Inlined into the caller down to the chunk store (an entry handed on through memory was written in
+    /// parts and read back whole, which the CPU cannot forward from its store buffer); the rare paths are
+    /// calls.
+    #[inline(always)]
     pub fn push(&mut self, e: Entry<E>) {
         let b = self.bucket(e.key);
         if b <= self.cur {
-            self.late.push(e);
+            self.push_late(e);
             return;
         }
         if b < self.cur + self.wheel {
             self.put_on_wheel(b, e);
         } else {
-            self.far.push(e);
+            self.push_far(e);
         }
         if self.pos == self.run.len() && self.late.is_empty() {
             self.refill();
         }
+    }
+
+    #[inline(never)]
+    fn push_late(&mut self, e: Entry<E>) {
+        self.late.push(e);
+    }
+
+    #[inline(never)]
+    fn push_far(&mut self, e: Entry<E>) {
+        self.far.push(e);
     }
 
     #[inline]
@@ -193,7 +206,7 @@ impl<E: Copy> Wheel<E> {
         Some(e)
     }
 
-    #[inline]
+    #[inline(always)]
     fn put_on_wheel(&mut self, b: u64, entry: Entry<E>) {
         let slot = (b & (self.wheel - 1)) as usize;
         self.on_wheel += 1;
@@ -204,6 +217,12 @@ impl<E: Copy> Wheel<E> {
             self.fill[slot] += 1;
             return;
         }
+        self.put_in_new_chunk(slot, l, entry);
+    }
+
+    /// `slot`'s last chunk (`l`) is full, or it has none: append a chunk to its list with `entry` first.
+    #[inline(never)]
+    fn put_in_new_chunk(&mut self, slot: usize, l: u32, entry: Entry<E>) {
         let i = if self.free != NIL {
             let i = self.free;
             self.free = self.chunks[i as usize].next;
