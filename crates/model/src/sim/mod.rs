@@ -239,7 +239,7 @@ fn wheel_shape(ports: &[Port]) -> (u32, u32) {
 }
 
 pub const NO: u32 = u32::MAX;
-/// Fabrics with this many ports (a k = 16 fat tree has 6,144; k = 8 768) prefetch two events ahead: their
+/// Fabrics with this many ports (a k = 16 fat tree has 6,144; k = 8 768) prefetch in two stages (`prefetch_next`): their
 /// ports, packets and transfers no longer fit in the L2 cache, and fetching the lines the next event's
 /// packet points to pays. In smaller fabrics those lines are mostly cached and the extra reads cost more
 /// than they save (paper/steady: about 5% slower).
@@ -327,7 +327,8 @@ pub struct Sim {
     /// `run.max_events` / `run.max_wall`: guards on runaway runs (u64::MAX / None: none). Change the event
     /// limit after construction with `set_max_events` (the loop looks at a precomputed threshold).
     pub(crate) max_events: u64,
-    /// Prefetch two events ahead (see `prefetch_next`): on in fabrics whose state outgrows the caches.
+    /// Prefetch in two stages, up to three events ahead (see `prefetch_next`): on in fabrics whose state
+    /// outgrows the caches.
     pub(crate) deep_prefetch: bool,
     pub max_wall: Option<std::time::Duration>,
     /// When a guard ended the run: which, and when (the summary's `incomplete`).
@@ -736,10 +737,11 @@ impl Sim {
             }
             return;
         }
-        // Two stages: the event after next gets its packet and port lines fetched; the next one, whose
-        // packet and port came in one event ago, gets what they point to (the output port, the route row,
-        // the transfer) fetched too.
-        if let Some(&ev) = self.q.peek_ahead(1) {
+        // Two stages: the event two after the next gets its packet and port lines fetched; the next one,
+        // whose packet and port were asked for two events ago (one event was too short for memory: the
+        // second stage then waited on the packet), gets what they point to (the output port, the route
+        // row, the transfer) fetched too.
+        if let Some(&ev) = self.q.peek_ahead(2) {
             self.prefetch_first(ev);
         }
         let Some(&ev) = self.q.peek() else { return };
