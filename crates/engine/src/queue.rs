@@ -258,7 +258,7 @@ mod tests {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap as StdHeap;
         let mut next = xorshift(0x9e3779b97f4a7c15);
-        for (shift, bits, crowd) in [(14u32, 10u32, 40u64), (14, 10, 900), (8, 6, 300), (20, 12, 5000)] {
+        for (shift, bits, crowd) in [(14u32, 10u32, 12u64), (14, 10, 40), (14, 10, 900), (8, 6, 300), (20, 12, 5000)] {
             let mut q = EventQueue::with_wheel(shift, bits);
             let mut model = StdHeap::new();
             let mut seq = 0u64;

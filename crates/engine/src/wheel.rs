@@ -157,9 +157,8 @@ impl<E: Copy> Wheel<E> {
         self.peek().map_or(NO_KEY, |e| e.key)
     }
 
-    /// Inlined into the caller down to the chunk store (an entry handed on through memory was written in
-    /// parts and read back whole, which the CPU cannot forward from its store buffer); the rare paths are
-    /// calls.
+    /// Inlined into the caller down to the chunk store, the rare paths (late, far, a new chunk) being calls:
+    /// no call per push, fewer instructions and mispredicted branches (docs/benchmarks.md).
     #[inline(always)]
     pub fn push(&mut self, e: Entry<E>) {
         let b = self.bucket(e.key);

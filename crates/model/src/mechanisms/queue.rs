@@ -475,6 +475,8 @@ mod tests {
             q.push(prio, pid, 100, &mut l);
         }
         assert_eq!(q.nonempty, 0b0100_1010);
+        // the hint names the packet pop_next takes next, pauses honoured
+        assert_eq!((q.next_hint(0xff), q.next_hint(!0b10), q.next_hint(0b1)), (Some(2), Some(1), None));
         // priority 1 paused: 3 goes first
         assert_eq!(q.pop_next(!0b10, &l), Some((3, 1)));
         assert_eq!(q.pop_next(0xff, &l), Some((1, 2)));
@@ -631,6 +633,9 @@ mod tests {
         let order: Vec<PacketId> = std::iter::from_fn(|| q.pop_next(0xff, &l).map(|x| x.1)).collect();
         assert_eq!(order, vec![2, 4, 3, 5, 1]);
         assert_eq!(q.nonempty, 0);
+        q.reserve(0, 100);
+        q.enlist(0, 6, 0, 7, &mut l);
+        assert_eq!(q.next_hint(0xff), None, "no hint under a rank discipline");
         assert_eq!(q.evict_worse(0), None, "LAS never evicts");
     }
 
