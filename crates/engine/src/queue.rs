@@ -250,15 +250,16 @@ mod tests {
         assert!(popped > 100_000);
         }
     }
-    /// Crowded buckets (hundreds of events in one bucket, many at equal times, some pushed into the
-    /// bucket being popped, some timers at the same instants) take the counting-sort path of the wheel
-    /// and still come out in the order of one heap.
+    /// Buckets of a few events (the rank sort's 8, 16 and 32 slots) and crowded ones (hundreds of events
+    /// in one bucket: the counting-sort path; and buckets wider than the rank key's 27 bits), many at equal
+    /// times, some pushed into the bucket being popped, some timers at the same instants, still come out in
+    /// the order of one heap.
     #[test]
     fn crowded_buckets_keep_the_order_of_one_heap() {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap as StdHeap;
         let mut next = xorshift(0x9e3779b97f4a7c15);
-        for (shift, bits, crowd) in [(14u32, 10u32, 12u64), (14, 10, 40), (14, 10, 900), (8, 6, 300), (20, 12, 5000)] {
+        for (shift, bits, crowd) in [(14u32, 10u32, 3u64), (14, 10, 12), (14, 10, 25), (14, 10, 40), (14, 10, 900), (8, 6, 300), (20, 12, 5000), (28, 6, 20)] {
             let mut q = EventQueue::with_wheel(shift, bits);
             let mut model = StdHeap::new();
             let mut seq = 0u64;

@@ -14,14 +14,15 @@
 //! occupied bucket (a bitmap scan) and that bucket is sorted into `run`; events of `far` move into the
 //! wheel as the cursor comes within reach of them. A push appends to its bucket's last chunk, a pop reads
 //! the next entry of a sorted array, and a bucket is read once, a chunk at a time, when the cursor reaches
-//! it and sorted in L1 (insertion sort; a crowded bucket is first spread into small groups by a counting
-//! sort on its times, so sorting stays linear in the events however busy the fabric). Chunks are reused last-freed first, so the chunks being filled are the ones just read:
+//! it and sorted in L1: a bucket of up to 32 events by rank (each event's place counted over 8, 16 or 32
+//! slots without a branch on the data; a bucket's chunks hold its events in push order, so ties in time
+//! fall back on position), a larger one by an insertion sort after a counting sort on its times has spread
+//! it into small groups, so sorting stays linear in the events however busy the fabric. Chunks are reused last-freed first, so the chunks being filled are the ones just read:
 //! the wheel's memory is the events pending, not buckets x the most a bucket ever held; a single heap's depth and
 //! cache misses grow with the number of events pending, which grows with the fabric.
 
 use dary_heap::QuaternaryHeap;
 use std::cmp::Ordering;
-use std::mem::MaybeUninit;
 
 /// Default shape: log2 of a bucket's width in picoseconds (16.4 ns) and of the number of buckets (a horizon
 /// of 16.8 µs). A simulation sets its own from its fabric (`Wheel::with_shape`).
@@ -32,11 +33,13 @@ const CHUNK: usize = 8;
 const NIL: u32 = u32::MAX;
 
 /// `next` first: a new chunk's link and first entry share a cache line. How many entries are written is
-/// kept per bucket (`fill`, for its last chunk; the others are full), so an append touches one line.
+/// kept per bucket (`fill`, for its last chunk; the others are full), so an append touches one line. Every
+/// entry is initialized (a new chunk starts as copies of its first entry), so a bucket is copied out a
+/// whole chunk at a time.
 #[repr(C)]
 struct Chunk<E> {
     next: u32,
-    entries: [MaybeUninit<Entry<E>>; CHUNK],
+    entries: [Entry<E>; CHUNK],
 }
 
 #[derive(Clone, Copy)]
@@ -212,7 +215,7 @@ impl<E: Copy> Wheel<E> {
         let l = self.last[slot];
         let n = self.fill[slot] as usize;
         if l != NIL && n < CHUNK {
-            self.chunks[l as usize].entries[n].write(entry);
+            self.chunks[l as usize].entries[n] = entry;
             self.fill[slot] += 1;
             return;
         }
@@ -227,12 +230,12 @@ impl<E: Copy> Wheel<E> {
             self.free = self.chunks[i as usize].next;
             i
         } else {
-            self.chunks.push(Chunk { next: NIL, entries: [MaybeUninit::uninit(); CHUNK] });
+            self.chunks.push(Chunk { next: NIL, entries: [entry; CHUNK] });
             (self.chunks.len() - 1) as u32
         };
         let c = &mut self.chunks[i as usize];
         c.next = NIL;
-        c.entries[0].write(entry);
+        c.entries[0] = entry;
         self.fill[slot] = 1;
         if l == NIL {
             self.first[slot] = i;
@@ -250,31 +253,34 @@ impl<E: Copy> Wheel<E> {
         debug_assert!(self.pos == self.run.len() && self.late.is_empty());
         self.run.clear();
         self.pos = 0;
+        // the bucket's entries in push order (whole chunks: the last one's tail is stale), then `n` of them
+        self.spare.clear();
+        let mut n = 0;
         if self.on_wheel > 0 {
             let b = self.next_occupied();
             self.cur = b;
             let slot = (b & (self.wheel - 1)) as usize;
             self.occupied[slot / 64] &= !(1 << (slot % 64));
             let mut i = std::mem::replace(&mut self.first[slot], NIL);
-            let last = std::mem::replace(&mut self.last[slot], NIL);
+            self.last[slot] = NIL;
             while i != NIL {
-                let n = if i == last { self.fill[slot] as usize } else { CHUNK };
                 let c = &mut self.chunks[i as usize];
                 let next = c.next;
-                // SAFETY: put_on_wheel wrote entries[..n] (every entry of a chunk that is not the last), and
-                // MaybeUninit<T> has T's layout.
-                self.run.extend_from_slice(unsafe { &*(&c.entries[..n] as *const [MaybeUninit<Entry<E>>] as *const [Entry<E>]) });
-                self.on_wheel -= n;
+                self.spare.extend_from_slice(&c.entries);
                 c.next = self.free;
                 self.free = i;
                 i = next;
             }
+            n = self.spare.len() - CHUNK + self.fill[slot] as usize;
+            self.on_wheel -= n;
         } else if let Some(f) = self.far.peek() {
             self.cur = self.bucket(f.key);
         } else {
             return;
         }
-        // events of `far` the cursor has come within reach of
+        // events of `far` the cursor has come within reach of (into this bucket only when the wheel was
+        // empty: a far event's bucket is beyond every bucket on the wheel)
+        let from_wheel = n;
         while let Some(f) = self.far.peek() {
             let b = self.bucket(f.key);
             if b >= self.cur + self.wheel {
@@ -282,15 +288,31 @@ impl<E: Copy> Wheel<E> {
             }
             let e = self.far.pop().expect("peeked");
             if b <= self.cur {
-                self.run.push(e);
+                self.spare.truncate(n);
+                self.spare.push(e);
+                n += 1;
             } else {
                 self.put_on_wheel(b, e);
             }
         }
+        if self.shift <= RANK_SHIFT_MAX && (from_wheel == 0 || from_wheel == n) {
+            if n <= RANK_MAX / 4 {
+                rank_sort::<E, { RANK_MAX / 4 }>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
+                return;
+            }
+            if n <= RANK_MAX / 2 {
+                rank_sort::<E, { RANK_MAX / 2 }>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
+                return;
+            }
+            if n <= RANK_MAX {
+                rank_sort::<E, RANK_MAX>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
+                return;
+            }
+        }
+        self.run.extend_from_slice(&self.spare[..n]);
         sort_bucket(&mut self.run, &mut self.spare, &mut self.counts, self.cur, self.shift);
     }
 
-    /// The first occupied bucket after `cur` (the wheel is not empty).
     fn next_occupied(&self) -> u64 {
         let base = self.cur + 1;
         let start = (base & (self.wheel - 1)) as usize;
@@ -312,8 +334,9 @@ impl<E: Copy> Wheel<E> {
     }
 }
 
-/// Sort a bucket's events (all of bucket `cur`, 2^`shift` ps wide) by key. A small bucket is
-/// insertion-sorted; a larger one (paper/steady's hold about 16, a busy fabric's hundreds) is first spread
+/// Sort a bucket's events (all of bucket `cur`, 2^`shift` ps wide) by key, when `rank_sort` does not
+/// apply (more than 32 events, buckets wider than 2^27 ps, or far events joining wheel events). A small
+/// bucket is insertion-sorted; a larger one (paper/steady's hold about 16, a busy fabric's hundreds) is first spread
 /// by a stable counting sort on the high bits of its time within the bucket into between n and 2n groups
 /// (about one event each), then insertion-sorted, which only moves events within their group: linear work
 /// without a data-dependent branch per move, instead of n log n
@@ -357,6 +380,45 @@ fn sort_bucket<E: Copy>(v: &mut Vec<Entry<E>>, tmp: &mut Vec<Entry<E>>, counts: 
 /// Buckets up to this size are insertion-sorted directly (measured: 8 against 32 and n / 4 groups, paper/steady
 /// FH 0.2 s -6% time, -6% branch mispredictions, docs/benchmarks.md).
 const SMALL_BUCKET: usize = 8;
+
+/// Buckets up to this size are sorted by rank (`rank_sort`), when a time within a bucket fits 27 bits.
+const RANK_MAX: usize = 32;
+const RANK_SHIFT_MAX: u32 = 27;
+
+/// Sort the first `n` (1 to `W`) of `src`, a bucket's events in push order (so in sequence-number order),
+/// into `dst` by rank: each event's place is the number of events that come before it, counted over a
+/// fixed `W` slots (those past `n` padded to come last) with no branch on the data. (The insertion sort's
+/// loop exits mispredicted about once per event, paper/steady's buckets hold about 8 events.) The rank key
+/// is the time within the bucket, ties broken by position, which is the sequence numbers' order.
+fn rank_sort<E: Copy, const W: usize>(src: &mut Vec<Entry<E>>, dst: &mut Vec<Entry<E>>, n: usize, base: u64) {
+    debug_assert!(n >= 1 && n <= W && src.len() >= n);
+    if src.len() < W {
+        src.resize(W, src[0]);
+    }
+    let src: &[Entry<E>; W] = src[..W].try_into().expect("W entries");
+    let mut keys = [u32::MAX; W];
+    for (i, e) in src.iter().enumerate() {
+        let k = ((((e.key >> 64) as u64).wrapping_sub(base) as u32) << 5) | i as u32;
+        keys[i] = if i < n { k } else { u32::MAX };
+    }
+    dst.clear();
+    dst.extend_from_slice(src);
+    // every padding slot ranks n (after all n events; it exists only when n < W), so it lands past the end
+    for i in 0..W {
+        dst[count_below(&keys, keys[i])] = src[i];
+    }
+    dst.truncate(n);
+    debug_assert!(dst.windows(2).all(|w| w[0].key < w[1].key), "a bucket out of push order");
+}
+
+#[inline(always)]
+fn count_below<const N: usize>(keys: &[u32; N], k: u32) -> usize {
+    let mut r = 0u32;
+    for &x in keys {
+        r += (x < k) as u32;
+    }
+    r as usize
+}
 
 fn insertion_sort<E: Copy>(v: &mut [Entry<E>]) {
     for i in 1..v.len() {
