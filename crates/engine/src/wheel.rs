@@ -313,6 +313,7 @@ impl<E: Copy> Wheel<E> {
         sort_bucket(&mut self.run, &mut self.spare, &mut self.counts, self.cur, self.shift);
     }
 
+    /// The first occupied bucket after `cur` (the wheel is not empty).
     fn next_occupied(&self) -> u64 {
         let base = self.cur + 1;
         let start = (base & (self.wheel - 1)) as usize;
@@ -336,7 +337,7 @@ impl<E: Copy> Wheel<E> {
 
 /// Sort a bucket's events (all of bucket `cur`, 2^`shift` ps wide) by key, when `rank_sort` does not
 /// apply (more than 32 events, buckets wider than 2^27 ps, or far events joining wheel events). A small
-/// bucket is insertion-sorted; a larger one (paper/steady's hold about 16, a busy fabric's hundreds) is first spread
+/// bucket is insertion-sorted; a larger one (a busy fabric's hold hundreds) is first spread
 /// by a stable counting sort on the high bits of its time within the bucket into between n and 2n groups
 /// (about one event each), then insertion-sorted, which only moves events within their group: linear work
 /// without a data-dependent branch per move, instead of n log n
@@ -381,9 +382,10 @@ fn sort_bucket<E: Copy>(v: &mut Vec<Entry<E>>, tmp: &mut Vec<Entry<E>>, counts: 
 /// FH 0.2 s -6% time, -6% branch mispredictions, docs/benchmarks.md).
 const SMALL_BUCKET: usize = 8;
 
-/// Buckets up to this size are sorted by rank (`rank_sort`), when a time within a bucket fits 27 bits.
+/// Buckets up to this size are sorted by rank (`rank_sort`), when a time within a bucket fits the rank
+/// key's 32 bits beside a position below `RANK_MAX` (27 bits).
 const RANK_MAX: usize = 32;
-const RANK_SHIFT_MAX: u32 = 27;
+const RANK_SHIFT_MAX: u32 = 32 - RANK_MAX.trailing_zeros();
 
 /// Sort the first `n` (1 to `W`) of `src`, a bucket's events in push order (so in sequence-number order),
 /// into `dst` by rank: each event's place is the number of events that come before it, counted over a
@@ -391,14 +393,14 @@ const RANK_SHIFT_MAX: u32 = 27;
 /// loop exits mispredicted about once per event, paper/steady's buckets hold about 8 events.) The rank key
 /// is the time within the bucket, ties broken by position, which is the sequence numbers' order.
 fn rank_sort<E: Copy, const W: usize>(src: &mut Vec<Entry<E>>, dst: &mut Vec<Entry<E>>, n: usize, base: u64) {
-    debug_assert!(n >= 1 && n <= W && src.len() >= n);
+    debug_assert!(n >= 1 && n <= W && W <= RANK_MAX && src.len() >= n);
     if src.len() < W {
         src.resize(W, src[0]);
     }
     let src: &[Entry<E>; W] = src[..W].try_into().expect("W entries");
     let mut keys = [u32::MAX; W];
     for (i, e) in src.iter().enumerate() {
-        let k = ((((e.key >> 64) as u64).wrapping_sub(base) as u32) << 5) | i as u32;
+        let k = ((((e.key >> 64) as u64).wrapping_sub(base) as u32) << RANK_MAX.trailing_zeros()) | i as u32;
         keys[i] = if i < n { k } else { u32::MAX };
     }
     dst.clear();
