@@ -3,6 +3,7 @@
 
 use crate::config::{err, ConfigError, TopologyConfig};
 use crate::units::Bytes;
+use crate::mechanisms::queue::MAX_CAP;
 use detailsim_engine::{Rate, Time};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -320,6 +321,12 @@ pub fn build(cfg: &TopologyConfig) -> Result<Topology, ConfigError> {
         if l.ingress_buffer < full || l.egress_buffer < full {
             return err(format!("topology.tiers.{}.buffer", l.tier), format!("must hold at least one full frame ({full}B)"));
         }
+        if !queue_bound_ok(l.ingress_buffer) || !queue_bound_ok(l.egress_buffer) {
+            return err(format!("topology.tiers.{}.buffer", l.tier), format!("must be at most {MAX_CAP}B (4 GiB less one byte) or \"inf\""));
+        }
+    }
+    if !queue_bound_ok(topo.host_buffer) {
+        return err("topology.host_buffer", format!("must be at most {MAX_CAP}B (4 GiB less one byte) or \"inf\""));
     }
     for (i, n) in topo.nodes.iter().enumerate() {
         if n.kind == NodeKind::Host && deg[i] != 1 {
@@ -351,6 +358,11 @@ pub fn build(cfg: &TopologyConfig) -> Result<Topology, ConfigError> {
         return err("topology.links", format!("host {:?} cannot reach host {:?}: the fabric is split in parts", topo.nodes[h].name, topo.nodes[first].name));
     }
     Ok(topo)
+}
+
+/// A queue can be bounded by up to `MAX_CAP` bytes, or be unbounded ("inf").
+fn queue_bound_ok(b: u64) -> bool {
+    b <= MAX_CAP || b == u64::MAX
 }
 
 #[cfg(test)]
@@ -392,5 +404,21 @@ mod tests {
         let ac: Vec<_> = t.links.iter().filter(|l| l.tier == "agg_core").collect();
         assert_eq!(ac.len(), 16);
         assert!(ac.iter().all(|l| l.rate == Rate::gbps(10) && l.egress_buffer == 1 << 20));
+    }
+    #[test]
+    fn buffers_beyond_the_queues_32_bit_counts_are_refused_by_name() {
+        let bad = |json: &str| {
+            let c: TopologyConfig = serde_json::from_str(json).unwrap();
+            build(&c).unwrap_err().to_string()
+        };
+        let e = bad(r#"{"kind": "fattree", "k": 4, "tiers": {"agg_core": {"buffer": "5GB"}}}"#);
+        assert!(e.contains("topology.tiers.agg_core.buffer") && e.contains("at most 4294967295B"), "{e}");
+        let e = bad(r#"{"kind": "detail128", "host_buffer": "8GB"}"#);
+        assert!(e.contains("topology.host_buffer") && e.contains("at most"), "{e}");
+        // the largest bound and an unbounded buffer build
+        for b in ["4294967295B", "inf"] {
+            let ok: TopologyConfig = serde_json::from_str(&format!(r#"{{"kind": "fattree", "k": 4, "buffer": "{b}", "host_buffer": "{b}"}}"#)).unwrap();
+            assert!(build(&ok).is_ok(), "{b}");
+        }
     }
 }

@@ -456,7 +456,7 @@ impl Fabric {
             return;
         }
         let pt = &mut self.ports[port as usize];
-        if let Some(f) = pt.pfc.ingress.check(&pt.ing.bytes) {
+        if let Some(f) = pt.pfc.ingress.check(pt.ing.bytes()) {
             let f = pt.pfc.ingress.send(now, f);
             self.emit_pfc(port, f);
         }
@@ -530,7 +530,7 @@ impl Fabric {
         let pt = &mut self.ports[port as usize];
         // the marker sees the queue with the arrival included, as the simulator calls it after reserving
         let add = if reserved { 0 } else { wire };
-        let occ = Occupancy { prio_bytes: pt.eg.bytes[prio as usize] + add, total: pt.eg.total + add, pkts: pt.eg.pkts + 1 };
+        let occ = Occupancy { prio_bytes: pt.eg.prio_bytes(prio) + add, total: pt.eg.total + add, pkts: pt.eg.pkts + 1 };
         let rng = &mut self.nodes[node].rng;
         match pt.marker.on_enqueue(occ, wire, ecn, may_drop, || rng.uniform()) {
             Verdict::Pass => {}

@@ -161,13 +161,13 @@ impl PfcIngress {
     /// counter (bytes of that priority or higher) crossed the pause threshold upwards or the unpause
     /// threshold downwards. The frame is recorded as sent.
     #[inline]
-    pub fn on_occupancy(&mut self, now: Time, bytes: &[u64; 8]) -> Option<PfcFrame> {
+    pub fn on_occupancy(&mut self, now: Time, bytes: &[u32; 8]) -> Option<PfcFrame> {
         self.check(bytes).map(|f| self.send(now, f))
     }
 
     /// The frame `on_occupancy` would send, without recording it (for a caller that `send`s it itself).
     #[inline(always)]
-    pub fn check(&self, bytes: &[u64; 8]) -> Option<PfcFrame> {
+    pub fn check(&self, bytes: &[u32; 8]) -> Option<PfcFrame> {
         if !self.enabled {
             return None;
         }
@@ -176,7 +176,7 @@ impl PfcIngress {
         // the highest one paused: two prefix sums decide the common case, nothing to send.
         let unsent = self.mask & !self.sent;
         let held = self.mask & self.sent;
-        let upto = |q: u32| bytes[..=q as usize].iter().sum::<u64>();
+        let upto = |q: u32| bytes[..=q as usize].iter().map(|&b| b as u64).sum::<u64>();
         let may_pause = unsent != 0 && upto(7 - unsent.leading_zeros()) > self.pause_th;
         let may_unpause = held != 0 && upto(held.trailing_zeros()) < self.unpause_th;
         if !may_pause && !may_unpause {
@@ -185,7 +185,7 @@ impl PfcIngress {
         let (mut pause, mut unpause) = (0u8, 0u8);
         let mut acc = 0u64;
         for q in 0..8 {
-            acc += bytes[q];
+            acc += bytes[q] as u64;
             let bit = 1u8 << q;
             if self.mask & bit == 0 {
                 continue;
@@ -372,7 +372,7 @@ mod tests {
         i.install(mask, Thresholds { pause, unpause, stop_delay: Time(1000), grace: Time(5000), lossy_limit: 0 });
         i
     }
-    fn bytes(b: &[(usize, u64)]) -> [u64; 8] {
+    fn bytes(b: &[(usize, u32)]) -> [u32; 8] {
         let mut out = [0; 8];
         for &(q, v) in b {
             out[q] = v;

@@ -46,13 +46,15 @@ impl Links for Vec<PacketId> {
 /// No packet (the end of a list).
 pub const NIL: PacketId = PacketId::MAX;
 
-/// How a queue orders the packets it holds. The queue keeps the non-empty mask; an order keeps the packets.
+/// How a queue orders the packets it holds. The queue keeps the non-empty mask and, for FIFO orders, the
+/// lists' ends (beside the byte counts, so that a packet of priority 0-3 touches two of the queue's cache
+/// lines); an order keeps the rest.
 pub trait Order {
     /// Queue `pid` at priority `prio`; `key` gives its rank and flow (called by rank disciplines only).
-    fn insert(&mut self, prio: u8, pid: PacketId, key: impl FnOnce() -> (u64, u64), links: &mut impl Links);
+    fn insert(&mut self, ends: &mut [Ends; 8], prio: u8, pid: PacketId, key: impl FnOnce() -> (u64, u64), links: &mut impl Links);
     /// Remove the next packet to send given the non-empty priorities `nonempty` and those allowed to send
     /// (`allowed`, a subset); returns its priority, the packet, and the new non-empty mask.
-    fn remove_next(&mut self, nonempty: u8, allowed: u8, links: &impl Links) -> Option<(u8, PacketId, u8)>;
+    fn remove_next(&mut self, ends: &mut [Ends; 8], nonempty: u8, allowed: u8, links: &impl Links) -> Option<(u8, PacketId, u8)>;
 }
 
 /// Packets by id: what a queue reads of a packet (priority, size, rank) when it is given only the id.
@@ -60,79 +62,85 @@ pub trait PacketStore {
     fn packet(&self, id: PacketId) -> &Packet;
 }
 
-/// One FIFO list per priority (linked through `Links`); strict priority between them (0 first). Heads
-/// and tails only (64 bytes, one cache line): a list is empty when its head is `NIL` and holds one packet
-/// when head and tail are the same.
-#[derive(Debug, Clone)]
-pub struct Fifo {
-    head: [PacketId; 8],
-    tail: [PacketId; 8],
+/// One FIFO list, linked through `Links`: its first and last packet. Empty when the head is `NIL`; one
+/// packet when head and tail are the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ends {
+    head: PacketId,
+    tail: PacketId,
 }
 
-impl Default for Fifo {
+impl Default for Ends {
     fn default() -> Self {
-        Fifo { head: [NIL; 8], tail: [NIL; 8] }
+        Ends { head: NIL, tail: NIL }
     }
 }
 
-impl Fifo {
-    /// One packet fewer at priority `p`: true (and the list reset) when it was the last.
+impl Ends {
     #[inline]
-    fn shrink(&mut self, p: usize) -> bool {
-        assert!(self.head[p] != NIL, "pop from an empty priority");
-        let emptied = self.head[p] == self.tail[p];
+    fn push(&mut self, pid: PacketId, links: &mut impl Links) {
+        if self.head == NIL {
+            self.head = pid;
+        } else {
+            links.set_next(self.tail, pid);
+        }
+        self.tail = pid;
+    }
+    /// One packet fewer: true (and the list reset) when it was the last.
+    #[inline]
+    fn shrink(&mut self) -> bool {
+        assert!(self.head != NIL, "pop from an empty priority");
+        let emptied = self.head == self.tail;
         if emptied {
-            self.head[p] = NIL;
-            self.tail[p] = NIL;
+            *self = Ends::default();
         }
         emptied
     }
+    /// Remove the first packet; true when the list is now empty.
     #[inline]
-    fn pop_front(&mut self, prio: u8, nonempty: u8, links: &impl Links) -> (PacketId, u8) {
-        let p = prio as usize;
-        let pid = self.head[p];
-        if self.shrink(p) {
-            (pid, nonempty & !(1 << prio))
+    fn pop_front(&mut self, links: &impl Links) -> (PacketId, bool) {
+        let pid = self.head;
+        if self.shrink() {
+            (pid, true)
         } else {
-            self.head[p] = links.next(pid);
-            (pid, nonempty)
+            self.head = links.next(pid);
+            (pid, false)
         }
     }
-    /// Remove the last packet of priority `prio` (walks the list: eviction only).
-    fn pop_back(&mut self, prio: u8, links: &impl Links) -> PacketId {
-        let p = prio as usize;
-        let last = self.tail[p];
-        if !self.shrink(p) {
-            let mut before = self.head[p];
-            while links.next(before) != last {
-                before = links.next(before);
-            }
-            self.tail[p] = before;
+    /// Remove the last packet (walks the list: eviction only); true when the list is now empty.
+    fn pop_back(&mut self, links: &impl Links) -> (PacketId, bool) {
+        let last = self.tail;
+        if self.shrink() {
+            return (last, true);
         }
-        last
+        let mut before = self.head;
+        while links.next(before) != last {
+            before = links.next(before);
+        }
+        self.tail = before;
+        (last, false)
     }
 }
 
+/// Strict priority between FIFO lists, one per priority (0 first). The lists' ends live in the queue
+/// (`PrioQueue`), beside the byte counts; the order itself holds nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Fifo;
+
 impl Order for Fifo {
     #[inline]
-    fn insert(&mut self, prio: u8, pid: PacketId, _key: impl FnOnce() -> (u64, u64), links: &mut impl Links) {
-        let p = prio as usize;
-        if self.head[p] == NIL {
-            self.head[p] = pid;
-        } else {
-            links.set_next(self.tail[p], pid);
-        }
-        self.tail[p] = pid;
+    fn insert(&mut self, ends: &mut [Ends; 8], prio: u8, pid: PacketId, _key: impl FnOnce() -> (u64, u64), links: &mut impl Links) {
+        ends[prio as usize].push(pid, links);
     }
     #[inline]
-    fn remove_next(&mut self, nonempty: u8, allowed: u8, links: &impl Links) -> Option<(u8, PacketId, u8)> {
+    fn remove_next(&mut self, ends: &mut [Ends; 8], nonempty: u8, allowed: u8, links: &impl Links) -> Option<(u8, PacketId, u8)> {
         let m = nonempty & allowed;
         if m == 0 {
             return None;
         }
         let prio = m.trailing_zeros() as u8;
-        let (pid, ne) = self.pop_front(prio, nonempty, links);
-        Some((prio, pid, ne))
+        let (pid, emptied) = ends[prio as usize].pop_front(links);
+        Some((prio, pid, if emptied { nonempty & !(1 << prio) } else { nonempty }))
     }
 }
 
@@ -191,7 +199,7 @@ impl RankIndex {
 }
 
 impl Order for RankIndex {
-    fn insert(&mut self, prio: u8, pid: PacketId, key: impl FnOnce() -> (u64, u64), _links: &mut impl Links) {
+    fn insert(&mut self, _ends: &mut [Ends; 8], prio: u8, pid: PacketId, key: impl FnOnce() -> (u64, u64), _links: &mut impl Links) {
         let (rank, flow) = key();
         let seq = self.seq;
         self.seq += 1;
@@ -204,7 +212,7 @@ impl Order for RankIndex {
     /// Rank disciplines order packets across priorities: the next packet is the best-ranked whatever its
     /// priority. Nothing can be paused here: scenarios refuse LAS and pFabric with PFC (pauses are per
     /// priority, ranks are not), which the debug build checks.
-    fn remove_next(&mut self, _nonempty: u8, allowed: u8, _links: &impl Links) -> Option<(u8, PacketId, u8)> {
+    fn remove_next(&mut self, _ends: &mut [Ends; 8], _nonempty: u8, allowed: u8, _links: &impl Links) -> Option<(u8, PacketId, u8)> {
         debug_assert_eq!(allowed, 0xff, "a rank discipline with paused priorities");
         let (prio, pid) = self.pop_next()?;
         Some((prio, pid, self.nonempty()))
@@ -221,7 +229,7 @@ pub enum Discipline {
 impl Discipline {
     pub fn new(scheduling: Scheduling) -> Self {
         match scheduling {
-            Scheduling::StrictPriority => Discipline::Fifo(Fifo::default()),
+            Scheduling::StrictPriority => Discipline::Fifo(Fifo),
             Scheduling::Las => Discipline::Rank(Box::new(RankIndex::new(false))),
             Scheduling::Pfabric => Discipline::Rank(Box::new(RankIndex::new(true))),
         }
@@ -230,38 +238,39 @@ impl Discipline {
 
 impl Default for Discipline {
     fn default() -> Self {
-        Discipline::Fifo(Fifo::default())
+        Discipline::Fifo(Fifo)
     }
 }
 
 impl Order for Discipline {
     #[inline]
-    fn insert(&mut self, prio: u8, pid: PacketId, key: impl FnOnce() -> (u64, u64), links: &mut impl Links) {
+    fn insert(&mut self, ends: &mut [Ends; 8], prio: u8, pid: PacketId, key: impl FnOnce() -> (u64, u64), links: &mut impl Links) {
         match self {
-            Discipline::Fifo(f) => f.insert(prio, pid, key, links),
-            Discipline::Rank(r) => r.insert(prio, pid, key, links),
+            Discipline::Fifo(f) => f.insert(ends, prio, pid, key, links),
+            Discipline::Rank(r) => r.insert(ends, prio, pid, key, links),
         }
     }
     #[inline]
-    fn remove_next(&mut self, nonempty: u8, allowed: u8, links: &impl Links) -> Option<(u8, PacketId, u8)> {
+    fn remove_next(&mut self, ends: &mut [Ends; 8], nonempty: u8, allowed: u8, links: &impl Links) -> Option<(u8, PacketId, u8)> {
         match self {
-            Discipline::Fifo(f) => f.remove_next(nonempty, allowed, links),
-            Discipline::Rank(r) => r.remove_next(nonempty, allowed, links),
+            Discipline::Fifo(f) => f.remove_next(ends, nonempty, allowed, links),
+            Discipline::Rank(r) => r.remove_next(ends, nonempty, allowed, links),
         }
     }
 }
 
 /// A queue of 8 priorities (0 highest) with per-priority byte counts and a buffer bound, ordered by `O`.
+/// Three cache lines (`repr(C)`, 64-byte aligned): the scalars every change touches, then the byte counts
+/// with the list ends of priorities 0-3, then the list ends of 4-7. A packet of priority 0-3 touches two.
 #[derive(Debug, Clone)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct PrioQueue<O = Discipline> {
-    // Field order is the memory layout (repr(C)): the per-packet scalars share one cache line, the byte
-    // counts the next, and the order follows.
     /// Integral of `total` over time (byte-picoseconds) up to `last_ps`, for the time-average occupancy.
     pub area: u128,
     pub last_ps: u64,
     /// Bytes held, including packets in transit through the crossbar.
     pub total: u64,
+    /// The buffer bound: at most `MAX_CAP`, or `u64::MAX` (unbounded).
     pub cap: u64,
     pub max_total: u64,
     /// Packets held (with `total`: queued and crossing the crossbar).
@@ -271,9 +280,24 @@ pub struct PrioQueue<O = Discipline> {
     /// Each priority has `cap` bytes of its own (a switch egress with `scheme.egress_per_priority`) instead of
     /// all priorities sharing `cap`.
     pub per_prio: bool,
-    pub bytes: [u64; 8],
     order: O,
+    per: PerPrio,
 }
+
+/// Bytes held and FIFO list ends per priority: bytes first (32 bytes, so that prefix sums read one line),
+/// then the ends, those of priorities 0-3 on the bytes' line.
+#[derive(Debug, Clone, Default)]
+#[repr(C, align(64))]
+struct PerPrio {
+    bytes: [u32; 8],
+    ends: [Ends; 8],
+}
+
+/// The largest buffer a queue can bound (its per-priority byte counts are 32-bit); `u64::MAX` is unbounded.
+pub const MAX_CAP: u64 = u32::MAX as u64;
+
+const _: () = assert!(std::mem::offset_of!(PrioQueue<Discipline>, per) == 64 && std::mem::size_of::<PrioQueue<Discipline>>() == 192);
+const _: () = assert!(std::mem::size_of::<PrioQueue<Fifo>>() == 192);
 
 /// A switch ingress: FIFO per priority.
 pub type IngressQueue = PrioQueue<Fifo>;
@@ -281,13 +305,26 @@ pub type IngressQueue = PrioQueue<Fifo>;
 pub type EgressQueue = PrioQueue<Discipline>;
 
 impl<O: Order> PrioQueue<O> {
+    /// A queue bounded by `cap` bytes: at most `MAX_CAP`, or `u64::MAX` for an unbounded one (scenario
+    /// validation refuses the bounds between).
     pub fn with_order(cap: u64, order: O) -> Self {
-        PrioQueue { bytes: [0; 8], total: 0, pkts: 0, cap, max_total: 0, nonempty: 0, per_prio: false, area: 0, last_ps: 0, order }
+        assert!(cap <= MAX_CAP || cap == u64::MAX, "queue bound {cap} B above the largest supported ({MAX_CAP} B)");
+        PrioQueue { per: PerPrio::default(), total: 0, pkts: 0, cap, max_total: 0, nonempty: 0, per_prio: false, area: 0, last_ps: 0, order }
     }
     /// Give each priority `cap` bytes of its own instead of sharing `cap` between them.
     pub fn per_priority(mut self, on: bool) -> Self {
         self.per_prio = on;
         self
+    }
+    /// Bytes held per priority.
+    #[inline]
+    pub fn bytes(&self) -> &[u32; 8] {
+        &self.per.bytes
+    }
+    /// Bytes held at priority `prio`.
+    #[inline]
+    pub fn prio_bytes(&self, prio: u8) -> u64 {
+        self.per.bytes[prio as usize] as u64
     }
     /// Account the occupancy up to `now` (call before changing `total`).
     #[inline]
@@ -306,17 +343,19 @@ impl<O: Order> PrioQueue<O> {
     /// Count `wire` bytes of priority `prio` as held (a packet on its way in, e.g. across the crossbar).
     #[inline]
     pub fn reserve(&mut self, prio: u8, wire: u64) {
-        self.bytes[prio as usize] += wire;
+        // a bounded queue's counts fit 32 bits (total <= cap <= MAX_CAP); only an unbounded one can overflow
+        let b = &mut self.per.bytes[prio as usize];
+        *b = b.checked_add(wire as u32).expect("an unbounded queue holds 4 GiB at one priority: beyond what it can count");
         self.total += wire;
         self.pkts += 1;
-        let held = if self.per_prio { self.bytes[prio as usize] } else { self.total };
+        let held = if self.per_prio { self.prio_bytes(prio) } else { self.total };
         assert!(held <= self.cap, "buffer bound violated: {} > {}", held, self.cap);
         self.max_total = self.max_total.max(self.total);
     }
     /// Queue a packet whose bytes were reserved (rank and flow for rank disciplines).
     #[inline]
     pub fn enlist(&mut self, prio: u8, pid: PacketId, rank: u64, flow: u64, links: &mut impl Links) {
-        self.order.insert(prio, pid, || (rank, flow), links);
+        self.order.insert(&mut self.per.ends, prio, pid, || (rank, flow), links);
         self.nonempty |= 1 << prio;
     }
     /// Queue packet `pid`, whose bytes were reserved, at its priority (with its rank and flow, read only by
@@ -327,19 +366,19 @@ impl<O: Order> PrioQueue<O> {
             let p = pkts.packet(pid);
             (p.prio, p.rank_key())
         };
-        self.order.insert(prio, pid, || key, pkts);
+        self.order.insert(&mut self.per.ends, prio, pid, || key, pkts);
         self.nonempty |= 1 << prio;
     }
     #[inline]
     pub fn push(&mut self, prio: u8, pid: PacketId, wire: u64, links: &mut impl Links) {
         self.reserve(prio, wire);
-        self.order.insert(prio, pid, || (0, 0), links);
+        self.order.insert(&mut self.per.ends, prio, pid, || (0, 0), links);
         self.nonempty |= 1 << prio;
     }
     /// Remove the next packet to send among the priorities in `allowed`; bytes stay counted until `release`.
     #[inline]
     pub fn pop_next(&mut self, allowed: u8, links: &impl Links) -> Option<(u8, PacketId)> {
-        let (prio, pid, ne) = self.order.remove_next(self.nonempty, allowed, links)?;
+        let (prio, pid, ne) = self.order.remove_next(&mut self.per.ends, self.nonempty, allowed, links)?;
         self.nonempty = ne;
         Some((prio, pid))
     }
@@ -351,44 +390,47 @@ impl<O: Order> PrioQueue<O> {
     #[inline]
     pub fn fits(&self, prio: u8, wire: u64) -> bool {
         if self.per_prio {
-            self.bytes[prio as usize] + wire <= self.cap
+            self.prio_bytes(prio) + wire <= self.cap
         } else {
             self.total + wire <= self.cap
         }
     }
     #[inline]
     pub fn release(&mut self, prio: u8, wire: u64) {
-        self.bytes[prio as usize] -= wire;
+        self.per.bytes[prio as usize] -= wire as u32;
         self.total -= wire;
         self.pkts -= 1;
     }
     /// Drain-byte counter: bytes of priority `prio` or higher held in this queue.
     #[inline]
     pub fn drain_bytes(&self, prio: u8) -> u64 {
-        self.bytes[..=prio as usize].iter().sum()
+        self.per.bytes[..=prio as usize].iter().map(|&b| b as u64).sum()
     }
 }
 
 impl PrioQueue<Fifo> {
     pub fn new(cap: u64) -> Self {
-        Self::with_order(cap, Fifo::default())
+        Self::with_order(cap, Fifo)
     }
     /// The packet at the head of priority `prio`.
     #[inline]
     pub fn head(&self, prio: u8) -> Option<PacketId> {
-        let h = self.order.head[prio as usize];
+        let h = self.per.ends[prio as usize].head;
         (h != NIL).then_some(h)
     }
     /// Remove the head of priority `prio`; bytes stay counted until `release`.
     #[inline]
     pub fn pop(&mut self, prio: u8, links: &impl Links) -> PacketId {
-        let (pid, ne) = self.order.pop_front(prio, self.nonempty, links);
-        self.nonempty = ne;
+        let (pid, emptied) = self.per.ends[prio as usize].pop_front(links);
+        if emptied {
+            self.nonempty &= !(1 << prio);
+        }
         pid
     }
     /// Packets queued at priority `prio` (walks the list).
     pub fn len_of(&self, prio: u8, links: &impl Links) -> usize {
-        let (mut n, mut at, tail) = (0, self.order.head[prio as usize], self.order.tail[prio as usize]);
+        let Ends { head, tail } = self.per.ends[prio as usize];
+        let (mut n, mut at) = (0, head);
         while at != NIL {
             n += 1;
             if at == tail {
@@ -406,8 +448,8 @@ impl PrioQueue<Fifo> {
             return None;
         }
         let p = 7 - lower.leading_zeros() as u8;
-        let pid = self.order.pop_back(p, links);
-        if self.order.head[p as usize] == NIL {
+        let (pid, emptied) = self.per.ends[p as usize].pop_back(links);
+        if emptied {
             self.nonempty &= !(1 << p);
         }
         Some((p, pid))
@@ -423,7 +465,7 @@ impl PrioQueue<Fifo> {
         if need == 0 {
             return true;
         }
-        let lower: u64 = self.bytes[prio as usize + 1..].iter().sum::<u64>() - in_transit;
+        let lower: u64 = self.per.bytes[prio as usize + 1..].iter().map(|&b| b as u64).sum::<u64>() - in_transit;
         if lower < need {
             return false;
         }
@@ -445,9 +487,9 @@ impl PrioQueue<Discipline> {
     /// hint for prefetching, read when a frame starts waiting for the transmitter.
     #[inline]
     pub fn next_hint(&self, allowed: u8) -> Option<PacketId> {
-        let Discipline::Fifo(f) = &self.order else { return None };
+        let Discipline::Fifo(_) = &self.order else { return None };
         let m = self.nonempty & allowed;
-        (m != 0).then(|| f.head[m.trailing_zeros() as usize])
+        (m != 0).then(|| self.per.ends[m.trailing_zeros() as usize].head)
     }
     /// Whether the queue orders by rank (LAS, pFabric).
     pub fn ranked(&self) -> bool {
@@ -500,7 +542,7 @@ mod tests {
     fn linked_fifos_behave_as_one_deque_per_priority() {
         use std::collections::VecDeque;
         let mut l: Vec<PacketId> = Vec::new();
-        let mut q = IngressQueue::new(u64::MAX / 4);
+        let mut q = IngressQueue::new(u64::MAX);
         let mut model: [VecDeque<PacketId>; 8] = Default::default();
         let mut free: Vec<PacketId> = (0..64).rev().collect();
         let mut rng = 0x853c49e6748fea9bu64;
@@ -520,7 +562,7 @@ mod tests {
                 3 | 4 => {
                     let allowed = (next() % 256) as u8;
                     let want = (0..8u8).find(|&p| allowed & 1 << p != 0 && !model[p as usize].is_empty()).map(|p| (p, model[p as usize].pop_front().unwrap()));
-                    let got = q.order.remove_next(q.nonempty, allowed, &l).map(|(p, pid, ne)| {
+                    let got = q.order.remove_next(&mut q.per.ends, q.nonempty, allowed, &l).map(|(p, pid, ne)| {
                         q.nonempty = ne;
                         (p, pid)
                     });
@@ -579,7 +621,7 @@ mod tests {
                 for pid in 4..=6 {
                     q.push(0, pid, 1500, &mut l);
                 }
-                assert_eq!((q.total, q.bytes[0], q.bytes[1]), (9000, 4500, 4500));
+                assert_eq!((q.total, q.prio_bytes(0), q.prio_bytes(1)), (9000, 4500, 4500));
                 assert!(!q.fits(0, 1));
             }
         }
@@ -593,6 +635,29 @@ mod tests {
         q.push(2, 1, 1500, &mut l);
         q.push(2, 2, 1500, &mut l);
         q.push(2, 3, 1500, &mut l);
+    }
+
+    #[test]
+    #[should_panic(expected = "an unbounded queue holds 4 GiB at one priority")]
+    fn an_unbounded_queue_refuses_to_wrap_its_32_bit_counts() {
+        let mut l: Vec<PacketId> = Vec::new();
+        let mut q = IngressQueue::new(u64::MAX);
+        q.push(1, 1, 3 << 30, &mut l);
+        assert_eq!((q.total, q.prio_bytes(1)), (3 << 30, 3 << 30));
+        q.push(1, 2, 3 << 30, &mut l);
+    }
+
+    #[test]
+    fn the_bytes_and_list_ends_of_priorities_0_to_3_share_a_cache_line() {
+        // what the layout promises (a packet of priority 0-3 touches the scalars' line and one more)
+        let q = EgressQueue::new(1 << 20, Scheduling::StrictPriority);
+        let base = &q as *const _ as usize;
+        let line = |p: *const u8| (p as usize - base) / 64;
+        assert_eq!(line(&q.total as *const u64 as *const u8), 0);
+        assert_eq!(line(&q.per.bytes[7] as *const u32 as *const u8), 1);
+        assert_eq!(line(&q.per.ends[3].tail as *const u32 as *const u8), 1);
+        assert_eq!(line(&q.per.ends[4].head as *const u32 as *const u8), 2);
+        assert_eq!(base % 64, 0);
     }
 
     #[test]

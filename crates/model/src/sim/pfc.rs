@@ -107,7 +107,7 @@ impl Sim {
         if !self.pfc_on() {
             return;
         }
-        if let Some(f) = self.pfc[port as usize].ingress.check(&self.ports[port as usize].ing.bytes) {
+        if let Some(f) = self.pfc[port as usize].ingress.check(self.ports[port as usize].ing.bytes()) {
             self.pfc_send(port, f.pause, f.unpause);
         }
     }

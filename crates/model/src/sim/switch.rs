@@ -338,7 +338,7 @@ impl Sim {
             let p = self.pkts.get(pid);
             (p.ecn, p.prio)
         };
-        let occ = Occupancy { prio_bytes: pt.eg.bytes[prio as usize], total: pt.eg.total, pkts: pt.eg.pkts };
+        let occ = Occupancy { prio_bytes: pt.eg.prio_bytes(prio), total: pt.eg.total, pkts: pt.eg.pkts };
         // a host NIC only marks, and under PFC a lossless priority is never dropped by the AQM either
         let may_drop = self.nodes[node].is_switch && !self.lossless_prio(prio);
         let nodes = &mut self.nodes;
