@@ -127,7 +127,7 @@ impl Sim {
         self.recompute_routes();
         // blocked ingress heads may point at the dead port: let every switch ingress retry (and reroute)
         for &p in &ends {
-            let ws = self.ports[p as usize].waiters.drain();
+            let ws = self.ports[p as usize].drain_waiters();
             for (_, w) in ws {
                 self.xbar_try(w);
             }

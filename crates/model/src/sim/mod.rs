@@ -84,13 +84,16 @@ pub struct Port {
     pub tx_busy_until: Time,
     /// Link delay plus the receiving switch's forwarding delay.
     pub arrive_after: Time,
-    /// `rate.ps_per_byte()` and `xbar_rate.ps_per_byte()` (kept by `set_rate`).
-    pub tx_ppb: u64,
-    pub xbar_ppb: u64,
+    /// `rate.ps_per_byte()` and `xbar_rate.ps_per_byte()` (kept by `set_rate`; 0, the exact division's
+    /// path, when that does not fit 32 bits).
+    pub tx_ppb: u32,
+    pub xbar_ppb: u32,
     /// This port's crossbar sides: the transfer out of its ingress, the transfers into its egress (each
     /// occupies the egress side for frame / `xbar_rate`, so at most speedup x its line rate enters it).
     pub xbar: Crossbar,
     pub peer: u32,
+    /// The node this port belongs to (read by every arrival).
+    pub node: u32,
     /// Priorities the peer has paused (bit p).
     pub paused: u8,
     pub up: bool,
@@ -98,6 +101,9 @@ pub struct Port {
     pub tx_event: bool,
     /// Host NIC: transfers are waiting for room in this queue (back-pressure).
     pub nic_blocked: bool,
+    /// `waiters` is not empty (kept with it, so that the transmitter and the crossbar test it here instead
+    /// of reading the list's line).
+    pub waiting: bool,
     /// Time the transmitter has spent serializing frames (each at the rate it was sent at), the frame
     /// still on the wire included; `port_stats` takes off what lies beyond `now`. In the first cache line,
     /// which every transmission writes anyway.
@@ -105,40 +111,70 @@ pub struct Port {
     pub eg: EgressQueue,
     pub ing: IngressQueue,
     /// Ingress ports of the same switch waiting for this egress (room in its queue, or its crossbar side),
-    /// with the priority of their highest head blocked on it.
-    pub waiters: Waiters,
+    /// with the priority of their highest head blocked on it. Changed only through `Port::wait`,
+    /// `Port::take_round`, `Port::end_round` and `Port::drain_waiters`, which keep `waiting`.
+    waiters: Waiters,
     /// Line rate (set with `set_rate`).
     pub rate: Rate,
     /// Crossbar rate of this port's side of the switch fabric: speedup x its line rate.
     pub xbar_rate: Rate,
-    pub node: u32,
-    pub tx_bytes: u64,
-    pub tx_packets: u64,
     pub peer_node: u32,
     pub link: u32,
     pub delay: Time,
 }
 
+/// Frames and bytes a port has sent (kept beside the ports, four to a cache line, rather than in a line of
+/// `Port` that nothing else on the packet path reads).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TxCount {
+    pub bytes: u64,
+    pub packets: u64,
+}
+
 // what every transmission touches stays in the port's first cache line
-const _: () = assert!(std::mem::offset_of!(Port, tx_busy_ps) + 8 <= 64);
+const _: () = assert!(std::mem::offset_of!(Port, tx_busy_ps) + 8 <= 64 && std::mem::offset_of!(Port, node) < 64 && std::mem::offset_of!(Port, waiting) < 64);
 
 impl Port {
     /// Set the line rate and what derives from it here: the crossbar rate at `speedup` and both per-byte times.
     pub fn set_rate(&mut self, rate: Rate, speedup: f64) {
         self.rate = rate;
         self.xbar_rate = topology::xbar_rate(rate, speedup);
-        self.tx_ppb = rate.ps_per_byte();
-        self.xbar_ppb = self.xbar_rate.ps_per_byte();
+        self.tx_ppb = rate.ps_per_byte().try_into().unwrap_or(0);
+        self.xbar_ppb = self.xbar_rate.ps_per_byte().try_into().unwrap_or(0);
+    }
+    /// Ingress `inp` waits for this egress with a head of priority `prio`.
+    #[inline]
+    pub fn wait(&mut self, prio: u8, inp: u32) {
+        self.waiters.add(prio, inp);
+        self.waiting = true;
+    }
+    /// The waiters in wake-up order, moved into `round` (see `Waiters::take_round`).
+    #[inline]
+    pub fn take_round(&mut self, round: &mut Vec<(u8, u32)>) {
+        self.waiters.take_round(round);
+        self.waiting = !self.waiters.is_empty();
+    }
+    /// Those of `round` still waiting go back (see `Waiters::end_round`).
+    #[inline]
+    pub fn end_round(&mut self, round: &mut Vec<(u8, u32)>) {
+        self.waiters.end_round(round);
+        self.waiting = !self.waiters.is_empty();
+    }
+    /// Every waiter, removed.
+    pub fn drain_waiters(&mut self) -> Vec<(u8, u32)> {
+        let w = self.waiters.drain();
+        self.waiting = false;
+        w
     }
     /// Serialization time of `wire` bytes on the link.
     #[inline(always)]
     pub fn ser(&self, wire: u64) -> Time {
-        self.rate.tx_time_pb(self.tx_ppb, wire)
+        self.rate.tx_time_pb(self.tx_ppb as u64, wire)
     }
     /// Crossbar time of `wire` bytes on this port's side of the switch fabric.
     #[inline(always)]
     pub fn xbar_time(&self, wire: u64) -> Time {
-        self.xbar_rate.tx_time_pb(self.xbar_ppb, wire)
+        self.xbar_rate.tx_time_pb(self.xbar_ppb as u64, wire)
     }
 }
 
@@ -273,6 +309,8 @@ pub struct Sim {
     pub(crate) scratch_u32_pairs: Vec<(u8, u32)>,
     /// Drop and mark counters per port.
     pub port_ctr: Vec<crate::stats::PortCounters>,
+    /// Frames and bytes sent per port.
+    pub tx_count: Vec<TxCount>,
     /// Per node (hosts): transfers waiting for room in the NIC queue, as (priority, transfer, uid), served
     /// highest priority first, in order of blocking within a priority. Kept out of `Node`, which stays one
     /// cache line.
@@ -394,14 +432,13 @@ impl Sim {
                 ing: IngressQueue::new(ing_cap),
                 tx_busy_until: Time::ZERO,
                 tx_event: false,
+                waiting: false,
                 xbar: Crossbar::default(),
                 xbar_rate: topology::xbar_rate(l.rate, topo.speedup),
                 waiters: Waiters::default(),
                 nic_blocked: false,
                 paused: 0,
                 up: true,
-                tx_bytes: 0,
-                tx_packets: 0,
                 tx_busy_ps: 0,
             };
             port.set_rate(l.rate, topo.speedup);
@@ -442,6 +479,7 @@ impl Sim {
             scratch_victims: Vec::new(),
             scratch_u32_pairs: Vec::new(),
             port_ctr: Vec::new(),
+            tx_count: Vec::new(),
             nic_waiting: Vec::new(),
             markers: Vec::new(),
             trace: None,
@@ -511,6 +549,7 @@ impl Sim {
         }
         sim.nic_waiting = vec![Default::default(); sim.nodes.len()];
         sim.port_ctr = vec![Default::default(); sim.ports.len()];
+        sim.tx_count = vec![TxCount::default(); sim.ports.len()];
         debug_assert!(sim.q.is_empty());
         let (shift, bits) = wheel_shape(&sim.ports);
         sim.q = EventQueue::with_wheel(shift, bits);
@@ -702,7 +741,7 @@ impl Sim {
                 Ev::XbarDone { port, .. } => self.xbar_done(port),
                 Ev::XbarOutFree { port } => {
                     self.ports[port as usize].xbar.woken();
-                    if !self.ports[port as usize].waiters.is_empty() {
+                    if self.ports[port as usize].waiting {
                         self.wake_waiters(port);
                     }
                 }
@@ -791,7 +830,6 @@ impl Sim {
             prefetch(p);
         }
         prefetch(&pt.tx_busy_until);
-        prefetch(&pt.node);
         prefetch(&pt.ing);
         prefetch(&pt.eg);
         if self.pfc_on() {
@@ -911,8 +949,8 @@ impl Sim {
                     peer: self.node_name(p.peer_node).to_string(),
                     tier: self.topo.links[p.link as usize].tier,
                     rate_bps: p.rate.0,
-                    tx_bytes: p.tx_bytes,
-                    tx_packets: p.tx_packets,
+                    tx_bytes: self.tx_count[i].bytes,
+                    tx_packets: self.tx_count[i].packets,
                     // the time the link was sending within [0, now]: a frame still on the wire counts up to now
                     utilisation: (p.tx_busy_ps - p.tx_busy_until.0.saturating_sub(self.now.0).min(p.tx_busy_ps)) as f64 / 1e12 / t,
                     max_ingress_bytes: p.ing.max_total,

@@ -246,7 +246,7 @@ impl Sim {
                     self.q.push(at, Ev::XbarOutFree { port: out });
                 }
             }
-            self.ports[out as usize].waiters.add(prio, inp);
+            self.ports[out as usize].wait(prio, inp);
         }
     }
 
@@ -301,13 +301,13 @@ impl Sim {
         // The freed input (and output, if its side is done): the arbiter picks the next transfer into `out`
         // among the ingresses waiting for it and this one (highest blocked priority first, this ingress last
         // on ties).
-        if !self.ports[out as usize].waiters.is_empty() && self.ports[out as usize].xbar.out_free(self.now) {
+        if self.ports[out as usize].waiting && self.ports[out as usize].xbar.out_free(self.now) {
             // this ingress competes too, behind the others of its priority (it may have no head for `out`:
             // then its try moves whatever it can and it stays out of the list)
             let ing = &self.ports[inp as usize].ing;
             if ing.nonempty != 0 {
                 let prio = ing.nonempty.trailing_zeros() as u8;
-                self.ports[out as usize].waiters.add(prio, inp);
+                self.ports[out as usize].wait(prio, inp);
             }
             self.wake_waiters(out);
         }
@@ -379,14 +379,12 @@ impl Sim {
         let wire = self.pkts.get(pid).wire as u64;
         pt.eg.advance(now);
         pt.eg.release(prio, wire);
-        pt.tx_bytes += wire;
-        pt.tx_packets += 1;
         let ser = pt.ser(wire);
         pt.tx_busy_ps += ser.0;
         pt.tx_busy_until = now + ser;
         let arrive = pt.tx_busy_until + pt.arrive_after;
         let peer = pt.peer;
-        let has_waiters = !pt.waiters.is_empty();
+        let has_waiters = pt.waiting;
         let nic_blocked = pt.nic_blocked;
         if pt.eg.nonempty & !pt.paused != 0 && !pt.tx_event {
             pt.tx_event = true;
@@ -395,6 +393,9 @@ impl Sim {
             self.schedule(at, Ev::TxDone { port, pkt });
         }
         self.counters.link_traversals += 1;
+        let c = &mut self.tx_count[port as usize];
+        c.bytes += wire;
+        c.packets += 1;
         if self.trace.is_some() {
             self.trace_packet(port, pid);
         }
@@ -424,7 +425,7 @@ impl Sim {
         // the waiting list moves out for a round of retries (a scratch vector takes its place, so no
         // allocation per wake); the arbiter orders it
         let mut round = std::mem::take(&mut self.scratch_u32_pairs);
-        self.ports[port as usize].waiters.take_round(&mut round);
+        self.ports[port as usize].take_round(&mut round);
         while let Some(w) = Waiters::next_of(&mut round) {
             self.xbar_try(w);
             if !self.ports[port as usize].xbar.out_free(self.now) {
@@ -433,7 +434,7 @@ impl Sim {
         }
         // those that tried and registered again come first; the untried follow in their order (their heads
         // did not change meanwhile; one that no longer waits for `port` just retries when woken)
-        self.ports[port as usize].waiters.end_round(&mut round);
+        self.ports[port as usize].end_round(&mut round);
         self.scratch_u32_pairs = round;
     }
 
@@ -471,7 +472,7 @@ mod tests {
             for us in 0..300 {
                 sim.run_until(Time::from_us(us));
                 let p = &sim.ports[eg as usize];
-                entered.push(p.tx_bytes + p.eg.total);
+                entered.push(sim.tx_count[eg as usize].bytes + p.eg.total);
             }
             let frame = 1538u64; // the largest frame: bytes count when a transfer starts
             let mut peak = 0.0f64;
@@ -504,12 +505,12 @@ mod tests {
         // one end of the bottleneck link (the data goes out of whichever end faces the receiver)
         let b = (0..sim.ports.len() as u32).find(|&p| sim.topo.links[sim.ports[p as usize].link as usize].tier == "bottleneck").unwrap();
         sim.run_until(Time::from_us(200));
-        let t0 = (sim.ports[b as usize].tx_bytes, sim.ports[sim.ports[b as usize].peer as usize].tx_bytes);
+        let t0 = (sim.tx_count[b as usize].bytes, sim.tx_count[sim.ports[b as usize].peer as usize].bytes);
         sim.run_until(Time::from_us(1200));
-        let t1 = (sim.ports[b as usize].tx_bytes, sim.ports[sim.ports[b as usize].peer as usize].tx_bytes);
+        let t1 = (sim.tx_count[b as usize].bytes, sim.tx_count[sim.ports[b as usize].peer as usize].bytes);
         let gbps = ((t1.0 - t0.0).max(t1.1 - t0.1)) as f64 * 8.0 / 1e-3 / 1e9;
         assert!(gbps > 7.5, "the bottleneck carried {gbps:.2} Gbit/s of the 8 offered");
-        let delivered: u64 = (0..sim.ports.len()).filter(|&p| sim.node_name(sim.ports[p].node) == "right" && sim.topo.links[sim.ports[p].link as usize].tier == "host").map(|p| sim.ports[p].tx_bytes).sum();
+        let delivered: u64 = (0..sim.ports.len()).filter(|&p| sim.node_name(sim.ports[p].node) == "right" && sim.topo.links[sim.ports[p].link as usize].tier == "host").map(|p| sim.tx_count[p].bytes).sum();
         let out_gbps = delivered as f64 * 8.0 / 1.2e-3 / 1e9;
         assert!(out_gbps > 6.5, "the right switch delivered {out_gbps:.2} Gbit/s to its 8 hosts");
     }
