@@ -118,23 +118,28 @@ pub enum DataCheck {
 }
 
 /// The ingress side of a switch port: sends PAUSE / UNPAUSE as its drain-byte counters cross thresholds.
+/// Field order is the memory layout (`repr(C)`): what every arrival and every change of the ingress bytes
+/// reads comes first, in 48 bytes at the start of the port's (cache-line aligned) `PfcPort`; the
+/// per-priority records and counters follow.
 #[derive(Debug, Clone, Default)]
+#[repr(C)]
 pub struct PfcIngress {
     pub enabled: bool,
+    /// Lossless priorities (bit p).
+    pub mask: u8,
+    /// Priorities this port has asked its peer to pause (and when: `sent_at`).
+    pub sent: u8,
+    pub ignore_reported: u8,
     pub pause_th: u64,
     pub unpause_th: u64,
-    pub stop_delay: Time,
-    pub grace: Time,
-    /// Lossless priorities (bit p) and the ingress bytes lossy packets may use.
-    pub mask: u8,
+    /// The ingress bytes lossy packets may use.
     pub lossy_limit: u64,
-    /// Priorities this port has asked its peer to pause, and when.
-    pub sent: u8,
-    pub sent_at: [Time; 8],
-    pub strikes: [u32; 8],
-    pub last_strike: [Time; 8],
-    pub ignore_reported: u8,
+    pub grace: Time,
+    pub stop_delay: Time,
     pub frames_sent: u64,
+    pub sent_at: [Time; 8],
+    pub last_strike: [Time; 8],
+    pub strikes: [u32; 8],
     /// PAUSE requests sent, per priority.
     pub pauses_sent: [u64; 8],
 }
@@ -340,12 +345,15 @@ impl PfcEgress {
     }
 }
 
-/// PFC state of one port: both sides.
+/// PFC state of one port: both sides (cache-line aligned, the ingress's hot fields first).
 #[derive(Debug, Clone, Default)]
+#[repr(C, align(64))]
 pub struct PfcPort {
     pub ingress: PfcIngress,
     pub egress: PfcEgress,
 }
+
+const _: () = assert!(std::mem::offset_of!(PfcPort, ingress) == 0 && std::mem::offset_of!(PfcIngress, stop_delay) + 8 <= 64);
 
 #[cfg(test)]
 mod tests {
