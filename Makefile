@@ -7,7 +7,7 @@ STAMP_DEPS := $(VENV)/.deps-installed
 STAMP_BUILD := $(VENV)/.native-built
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
 
-.PHONY: all demo test test-rust test-python bench fuzz build clean
+.PHONY: all demo test test-rust test-python lint bench fuzz build clean
 
 all: build
 
@@ -40,10 +40,15 @@ build: $(STAMP_BUILD)
 demo: build
 	$(VENV)/bin/detailsim demo
 
-test: test-rust test-python
+test: lint test-rust test-python
 
 test-rust:
 	cargo test --workspace -q
+
+# clippy's lints are errors (clippy ships with rustup's default profile; a toolchain without it says so)
+lint:
+	@if cargo clippy --version >/dev/null 2>&1; then cargo clippy -q --release --workspace --all-targets -- -D warnings; \
+	else echo "lint: cargo clippy is not installed (rustup component add clippy); not linted"; fi
 
 test-python: build $(SYSDEPS_STAMP)
 	$(VENV)/bin/pytest -q tests

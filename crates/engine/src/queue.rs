@@ -246,7 +246,8 @@ mod tests {
         while let Some(Reverse((t, s))) = model.pop() {
             assert_eq!(q.pop(), Some((Time(t), s)));
         }
-        assert!(q.is_empty() && q.len() == 0);
+        assert!(q.is_empty(), "the queue drained");
+        assert_eq!(q.len(), 0, "is_empty and len agree");
         assert!(popped > 100_000);
         }
     }
@@ -269,7 +270,7 @@ mod tests {
                 let base = now + (next() % 4) * (1 << shift);
                 for _ in 0..crowd {
                     let at = base + (next() % 16) * (next() % (1 << shift)) / 16;
-                    if next() % 5 == 0 {
+                    if next().is_multiple_of(5) {
                         q.push_timer(Time(at), seq);
                     } else {
                         q.push(Time(at), seq);
@@ -281,7 +282,7 @@ mod tests {
                     let got = q.pop();
                     let want = model.pop().map(|Reverse((t, s))| (Time(t), s));
                     assert_eq!(got, want, "round {round}");
-                    if round % 3 == 0 && next() % 4 == 0 {
+                    if round.is_multiple_of(3) && next().is_multiple_of(4) {
                         // an event for the instant being handled (into the sorted bucket)
                         let at = q.now().0 + next() % 3;
                         q.push(Time(at), seq);

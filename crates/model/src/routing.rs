@@ -95,8 +95,8 @@ impl Routes {
                     }
                 }
             }
-            for s in 0..n {
-                r.dist[s * groups + g] = dist[s];
+            for (s, &d) in dist.iter().enumerate() {
+                r.dist[s * groups + g] = d;
             }
             for s in 0..n {
                 if !is_switch[s] || s == dsw as usize || dist[s] == u32::MAX {

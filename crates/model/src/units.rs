@@ -32,7 +32,7 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
         _ => return Err(format!("expected {help}, got {s:?}")),
     };
     let bps = v * mult;
-    if !(bps >= 1.0) || !bps.is_finite() {
+    if !bps.is_finite() || bps < 1.0 {
         return Err(format!("expected {help}, got {s:?}"));
     }
     if bps > 100e12 {
@@ -53,7 +53,7 @@ pub fn parse_duration(s: &str) -> Result<Time, String> {
         _ => return Err(format!("expected {help}, got {s:?}")),
     };
     let ps = v * mult;
-    if !(ps >= 0.0) || !ps.is_finite() {
+    if !ps.is_finite() || ps < 0.0 {
         return Err(format!("expected {help}, got {s:?}"));
     }
     // 10^6 s (11.6 days) keeps sums of several durations inside the 64-bit picosecond clock
@@ -77,7 +77,7 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         _ => return Err(format!("expected {help}, got {s:?}")),
     };
     let b = v * mult;
-    if !(b >= 0.0) || !b.is_finite() || b.fract() != 0.0 {
+    if !b.is_finite() || b < 0.0 || b.fract() != 0.0 {
         return Err(format!("expected {help} that is a whole number of bytes, got {s:?}"));
     }
     if b > (1u64 << 62) as f64 {
@@ -91,11 +91,11 @@ pub fn fmt_bytes(b: u64) -> String {
     const G: u64 = 1 << 30;
     const M: u64 = 1 << 20;
     const K: u64 = 1 << 10;
-    if b >= G && b % G == 0 {
+    if b >= G && b.is_multiple_of(G) {
         format!("{}GB", b / G)
-    } else if b >= M && b % M == 0 {
+    } else if b >= M && b.is_multiple_of(M) {
         format!("{}MB", b / M)
-    } else if b >= K && b % K == 0 {
+    } else if b >= K && b.is_multiple_of(K) {
         format!("{}KB", b / K)
     } else {
         format!("{b}B")

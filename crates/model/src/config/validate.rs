@@ -481,7 +481,7 @@ impl WorkloadConfig {
                 }
                 let mut last = (f64::NEG_INFINITY, -1.0);
                 for (j, [x, p]) in c.points.iter().copied().map(|a| [a[0], a[1]]).enumerate() {
-                    if !(x >= 0.0 && x.is_finite()) || !(0.0..=1.0).contains(&p) || x < last.0 || p < last.1 {
+                    if !x.is_finite() || x < 0.0 || !(0.0..=1.0).contains(&p) || x < last.0 || p < last.1 {
                         return err(format!("workload[{i}].points[{j}]"), "sizes and probabilities must be non-decreasing, probabilities within 0..1");
                     }
                     last = (x, p);

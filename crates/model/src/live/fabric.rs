@@ -288,7 +288,7 @@ impl Fabric {
                 stats: PortStats::default(),
             });
         }
-        let nodes = sim.nodes.iter().map(|n| LiveNode { is_switch: n.is_switch, port_base: n.port_base, fwd: n.fwd.clone(), rng: n.rng.clone() }).collect();
+        let nodes = sim.nodes.iter().map(|n| LiveNode { is_switch: n.is_switch, port_base: n.port_base, fwd: n.fwd, rng: n.rng.clone() }).collect();
         let host_port = sim.hosts.iter().map(|&n| sim.nodes[n as usize].port_base).collect();
         Fabric {
             ports,
@@ -468,7 +468,7 @@ impl Fabric {
         let pt = &mut self.ports[port as usize];
         pt.stats.pfc_sent += 1;
         // the frame shares the wire: the next data frame waits for it
-        pt.tx_ready = pt.tx_ready + pt.rate.tx_time(PFC_FRAME_WIRE);
+        pt.tx_ready += pt.rate.tx_time(PFC_FRAME_WIRE);
         self.counters.pfc_frames += 1;
         self.out.push(Out { to: Target::Port(port), pid });
     }
@@ -523,6 +523,7 @@ impl Fabric {
 
     /// Frame `pid` joins egress (or NIC) queue `port`: the marker decides CE or drop first. `reserved`: the
     /// crossbar already holds its room in the queue.
+    #[allow(clippy::too_many_arguments)] // the frame's fields, read once by the caller
     fn enqueue_egress(&mut self, now: Time, port: u32, pid: PacketId, prio: u8, ecn: u8, wire: u64, reserved: bool) {
         let node = self.ports[port as usize].node as usize;
         let is_switch = self.nodes[node].is_switch;
@@ -800,7 +801,7 @@ mod tests {
                 }
                 f.release(o.pid);
             }
-            now = now + ser;
+            now += ser;
         }
         assert_eq!(paused_seen & 1, 1, "priority 0 was paused");
         assert!(f.counters.pfc_frames >= 2);

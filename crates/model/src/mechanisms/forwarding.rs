@@ -42,6 +42,8 @@ impl Forwarder {
     /// None when no port is acceptable. `drain(p)` is egress port p's drain-byte counter for the packet's
     /// priority (ALB only); `rng` is the switch's random stream (scatter and ALB's random choice draw from
     /// it); `scratch` is working space the caller keeps (ALB's candidates), so no call allocates.
+    // the forwarding inputs are the packet's, the node's and the scheme's: bundling them would only add a copy
+    #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn choose(&mut self, lb: LoadBalancing, alb: &AlbParams, row: &[u64], hash: u32, drain: impl Fn(u32) -> u64, rng: &mut Stream, scratch: &mut Vec<u32>) -> Option<u32> {
         let n = routing::count(row);

@@ -50,7 +50,7 @@ impl Backlog {
         true
     }
     /// The next sender to resume: the highest priority (lowest number), the earliest blocked within it.
-    pub fn next(&mut self) -> Option<(u32, u32)> {
+    pub fn take_next(&mut self) -> Option<(u32, u32)> {
         let i = (0..self.waiting.len()).min_by_key(|&i| self.waiting[i].0)?;
         let (_, slot, uid) = self.waiting.remove(i);
         Some((slot, uid))
@@ -88,7 +88,7 @@ mod tests {
         assert!(b.block(3, 12, 1));
         assert!(!b.block(1, 11, 1), "already waiting");
         assert!(b.block(1, 11, 2), "a new incarnation of the slot is another sender");
-        let order: Vec<(u32, u32)> = std::iter::from_fn(|| b.next()).collect();
+        let order: Vec<(u32, u32)> = std::iter::from_fn(|| b.take_next()).collect();
         assert_eq!(order, vec![(11, 1), (11, 2), (10, 1), (12, 1)]);
         assert!(b.is_empty());
     }

@@ -189,8 +189,8 @@ impl PfcIngress {
         }
         let (mut pause, mut unpause) = (0u8, 0u8);
         let mut acc = 0u64;
-        for q in 0..8 {
-            acc += bytes[q] as u64;
+        for (q, &b) in bytes.iter().enumerate().take(8) {
+            acc += b as u64;
             let bit = 1u8 << q;
             if self.mask & bit == 0 {
                 continue;

@@ -103,7 +103,7 @@ impl Sim {
     pub(crate) fn nic_wake(&mut self, port: u32) {
         let node = self.ports[port as usize].node;
         while !self.nic_waiting[node as usize].is_empty() && self.nic_admits(node, self.nic.frame) {
-            let (tr, uid) = self.nic_waiting[node as usize].next().expect("non-empty");
+            let (tr, uid) = self.nic_waiting[node as usize].take_next().expect("non-empty");
             let t = self.transfers.get(tr);
             if !t.alive || t.uid != uid {
                 continue;

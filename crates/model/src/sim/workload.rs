@@ -275,7 +275,7 @@ impl Workload {
             }
         }
         let n = self.expected_flows();
-        if !(n <= MAX_EXPECTED_FLOWS) {
+        if n.is_nan() || n > MAX_EXPECTED_FLOWS {
             let what = match cfg {
                 WorkloadConfig::Incast(_) => "repeats",
                 WorkloadConfig::Cdf(_) => "load",

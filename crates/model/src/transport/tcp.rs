@@ -309,6 +309,7 @@ impl TcpSender {
     }
 
     /// An acknowledgement arrived: cumulative `ack`, ECN-echo flag, echoed timestamp.
+    #[allow(clippy::too_many_arguments)] // the fields of one ACK segment, as the simulator and live mode parse them
     pub fn on_ack(&mut self, now: Time, p: &TcpParams, kind: SegKind, ack: u64, ece: bool, ts_echo: Time, out: &mut Vec<SegOut>) {
         let mss = self.mss(p);
         if self.state == State::SynSent {
@@ -470,7 +471,7 @@ impl TcpSender {
         self.timeouts += 1;
         self.streak += 1;
         self.hole_pending = false;
-        if self.streak % 2 == 0 && !p.mlfq.is_empty() {
+        if self.streak.is_multiple_of(2) && !p.mlfq.is_empty() {
             // PIAS: after two consecutive timeouts the flow starts again at the highest priority
             self.mlfq_base = self.max_sent;
         }
