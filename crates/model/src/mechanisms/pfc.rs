@@ -189,7 +189,7 @@ impl PfcIngress {
         }
         let (mut pause, mut unpause) = (0u8, 0u8);
         let mut acc = 0u64;
-        for (q, &b) in bytes.iter().enumerate().take(8) {
+        for (q, &b) in bytes.iter().enumerate() {
             acc += b as u64;
             let bit = 1u8 << q;
             if self.mask & bit == 0 {
