@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP_DEPS := $(VENV)/.deps-installed
 STAMP_BUILD := $(VENV)/.native-built
-RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
+RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml .cargo/config.toml
 
 .PHONY: all demo test test-rust test-python lint bench fuzz build clean
 
