@@ -54,7 +54,8 @@ def side_of(names: list[str]) -> np.ndarray:
 
 
 def bound(path: str) -> dict:
-    sc = json.load(open(path))
+    with open(path) as f:
+        sc = json.load(f)
     topo = sc.get("topology", {})
     lookahead = ps(topo.get("link_delay", "5.476us")) + ps(topo.get("forwarding_delay", "4.224us"))
     sim = _core.Simulation(json.dumps(sc))

@@ -1,0 +1,44 @@
+"""The analysis tools under benches/ keep working against the current core."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_partition_bound_on_a_small_fat_tree(tmp_path):
+    sys.path.insert(0, str(ROOT / "benches"))
+    try:
+        import partition_bound
+    finally:
+        sys.path.pop(0)
+    sc = {
+        "run": {"duration": "0.3ms", "seed": 1, "warmup": "0s", "drain": "5ms"},
+        "topology": {"kind": "fattree", "k": 4, "link_rate": "10Gbps", "buffer": "1MB"},
+        "scheme": {"preset": "fh"},
+        "workload": [
+            {"kind": "retrieval", "rate": 20000, "sizes": ["2KB", "32KB"], "priority": 0, "request_size": "10B"},
+            {"kind": "background", "flows_per_server": 1, "size": "200KB", "priority": 1},
+        ],
+    }
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps(sc))
+    r = partition_bound.bound(str(path))
+    # the default link delay plus forwarding delay
+    assert r["lookahead_us"] == pytest.approx(9.7)
+    assert r["frames"] > 1000 and sum(r["frames_by_half"]) == r["frames"]
+    # both halves carry traffic, some of it across the cut; two halves can at best halve the time
+    assert min(r["frames_by_half"]) > 0.3 * r["frames"]
+    assert 0 < r["crossing_the_cut_pct"] < 100
+    assert 1.0 < r["best_speedup_2_cores"] <= 2.0
+    # the halves follow the pods: in a k = 4 fat tree hosts h0-h7 are pods 0-1
+    names = [f"h{i}" for i in range(16)] + [f"tor{p}_{t}" for p in range(4) for t in range(2)] + [f"core{c}" for c in range(4)]
+    side = partition_bound.side_of(names + ["agg3_0"])
+    assert list(side[:16]) == [0] * 8 + [1] * 8
+    assert list(side[16:24]) == [0] * 4 + [1] * 4
+    assert list(side[24:28]) == [0, 0, 1, 1]
