@@ -3,7 +3,8 @@
 A conservative parallel simulation splits the fabric in two (here: the first half of the pods with their
 hosts and the first half of the core switches, and the rest) and advances both halves one window at a
 time, a window as long as the smallest delay between a frame leaving one half and arriving in the other
-(link delay plus forwarding delay): nothing one half does within a window can reach the other half
+(the aggregation-core links' delay plus the forwarding delay: only those links cross a cut between
+pods): nothing one half does within a window can reach the other half
 before the window ends. Each window then costs the larger half's work, so with frames sent as the
 measure of work the best speed-up is
 
@@ -26,15 +27,20 @@ from collections import Counter
 import numpy as np
 
 from detailsim import _core
+from detailsim.cli import _core_duration
 
-UNITS = {"ps": 1, "ns": 10**3, "us": 10**6, "ms": 10**9, "s": 10**12}
+# The core's defaults when a scenario leaves them out (`topology::DEFAULT_DELAY`, `DEFAULT_FORWARDING_DELAY`).
+DEFAULT_LINK_DELAY = "5.476us"
+DEFAULT_FORWARDING_DELAY = "4.224us"
 
 
-def ps(text: str) -> int:
-    for u in sorted(UNITS, key=len, reverse=True):
-        if text.endswith(u):
-            return round(float(text[: -len(u)]) * UNITS[u])
-    raise ValueError(f"not a duration: {text!r}")
+def lookahead_ps(topo: dict) -> int:
+    """The cut's smallest delay from a frame's end on the wire to its arrival past the forwarding engine.
+    Splitting by pods, only aggregation-core links cross the cut, so their tier's delay counts."""
+    tier = topo.get("tiers", {}).get("agg_core", {})
+    link = tier.get("delay", topo.get("link_delay", DEFAULT_LINK_DELAY))
+    fwd = topo.get("forwarding_delay", DEFAULT_FORWARDING_DELAY)
+    return round((_core_duration(link, "topology.link_delay") + _core_duration(fwd, "topology.forwarding_delay")) * 1e12)
 
 
 def side_of(names: list[str]) -> np.ndarray:
@@ -56,8 +62,7 @@ def side_of(names: list[str]) -> np.ndarray:
 def bound(path: str) -> dict:
     with open(path) as f:
         sc = json.load(f)
-    topo = sc.get("topology", {})
-    lookahead = ps(topo.get("link_delay", "5.476us")) + ps(topo.get("forwarding_delay", "4.224us"))
+    lookahead = lookahead_ps(sc.get("topology", {}))
     sim = _core.Simulation(json.dumps(sc))
     core = json.loads(sim.summary_json())
     # node indices in port order (a node's ports are contiguous, numbered from its first)

@@ -36,6 +36,10 @@ def test_partition_bound_on_a_small_fat_tree(tmp_path):
     assert min(r["frames_by_half"]) > 0.3 * r["frames"]
     assert 0 < r["crossing_the_cut_pct"] < 100
     assert 1.0 < r["best_speedup_2_cores"] <= 2.0
+    # only aggregation-core links cross a cut between pods: their tier's delay sets the window
+    topo = {"link_delay": "2us", "forwarding_delay": "1us", "tiers": {"agg_core": {"delay": "500ns"}, "host": {"delay": "100ns"}}}
+    assert partition_bound.lookahead_ps(topo) == 1_500_000
+    assert partition_bound.lookahead_ps({"link_delay": "2us", "forwarding_delay": "1us"}) == 3_000_000
     # the halves follow the pods: in a k = 4 fat tree hosts h0-h7 are pods 0-1
     names = [f"h{i}" for i in range(16)] + [f"tor{p}_{t}" for p in range(4) for t in range(2)] + [f"core{c}" for c in range(4)]
     side = partition_bound.side_of(names + ["agg3_0"])
