@@ -1,7 +1,10 @@
 //! The event queue: events keyed by (time, sequence number), popped in key order.
 //!
-//! The key packs time and a per-queue sequence number into one `u128`, so equal-time events come out in
-//! the order they were pushed and comparisons are a single integer compare. Packet events go to a timing
+//! The key packs time, a source and a per-queue sequence number into one `u128` (time in the high 64 bits;
+//! below it the source in the top `SOURCE_BITS` and the sequence number under it), so equal-time events
+//! come out by source and, within a source, in the order they were pushed, and comparisons are a single
+//! integer compare. A queue whose source is never set (`set_source`) orders equal-time events by push
+//! order alone. Packet events go to a timing
 //! wheel (`wheel.rs`), timers to a heap of their own. (A radix heap measured slower than a heap on the
 //! paper/steady benchmark; per-link streams, which kept one heap entry per busy link, cost more cache
 //! misses than the wheel saves with them: see docs/benchmarks.md.)
@@ -34,8 +37,14 @@ pub struct EventQueue<E> {
     /// heap.
     timer_key: u128,
     seq: u64,
+    /// The current source, shifted into place above the sequence number (`set_source`).
+    src_hi: u64,
     now: Time,
 }
+
+/// Bits of a key's sequence half that hold the source (`set_source`); the sequence number has the rest.
+pub const SOURCE_BITS: u32 = 24;
+const SEQ_BITS: u32 = 64 - SOURCE_BITS;
 
 impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
@@ -55,13 +64,26 @@ impl<E: Copy> EventQueue<E> {
             timers: BinaryHeap::with_capacity(1 << 12),
             timer_key: NO_KEY,
             seq: 0,
+            src_hi: 0,
             now: Time::ZERO,
         }
+    }
+    /// Events pushed from now on come from source `src` (below 2^`SOURCE_BITS`): at equal times, events of
+    /// a lower source come out first, and a source's own events in the order they were pushed. So the
+    /// order of two simultaneous events from different sources does not depend on which was pushed first
+    /// (a simulation that sets the source to the node whose event it handles makes each node's order of
+    /// events independent of how events at other nodes interleave with its own).
+    #[inline(always)]
+    pub fn set_source(&mut self, src: u32) {
+        debug_assert!(src < 1 << SOURCE_BITS, "event source out of range");
+        self.src_hi = (src as u64) << SEQ_BITS;
+        self.main.sources |= src != 0;
     }
     #[inline]
     fn key(&mut self, at: Time) -> u128 {
         assert!(at >= self.now, "event scheduled in the past: {} < now {}", at, self.now);
-        let key = ((at.0 as u128) << 64) | self.seq as u128;
+        debug_assert!(self.seq < 1 << SEQ_BITS, "sequence numbers exhausted");
+        let key = ((at.0 as u128) << 64) | (self.src_hi | self.seq) as u128;
         self.seq += 1;
         key
     }
@@ -179,6 +201,44 @@ mod tests {
             }
             first = false;
             last = (t, i);
+        }
+    }
+    #[test]
+    fn equal_times_by_source_then_push_order() {
+        // buckets of every sort path: a few events (rank sort), many (counting + insertion sort), events
+        // pushed into the current bucket after it was sorted (late), and beyond the wheel (far)
+        for n in [5u64, 30, 300] {
+            let mut q = EventQueue::new();
+            let mut rng = 12345u64;
+            let mut next = || {
+                rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                rng >> 33
+            };
+            // an event at 0 holds the cursor, so the rest go into wheel buckets (and far)
+            q.push(Time(0), (0, u64::MAX));
+            let mut pushed = Vec::new();
+            for i in 0..n {
+                let (src, t) = ((next() % 4) as u32, 5_000_000 + next() % 3 + if i % 7 == 0 { 1 << 40 } else { 0 });
+                q.set_source(src);
+                q.push(Time(t), (src, i));
+                pushed.push((t, src, i));
+            }
+            assert_eq!(q.pop(), Some((Time(0), (0, u64::MAX))));
+            // from an event at the first time, more for that time
+            let (t0, _, _) = *pushed.iter().min().unwrap();
+            let first = q.pop().unwrap();
+            for i in n..n + 6 {
+                let src = (next() % 4) as u32;
+                q.set_source(src);
+                q.push(Time(t0), (src, i));
+                pushed.push((t0, src, i));
+            }
+            pushed.sort();
+            let mut got = vec![(first.0 .0, first.1 .0, first.1 .1)];
+            while let Some((t, (src, i))) = q.pop() {
+                got.push((t.0, src, i));
+            }
+            assert_eq!(got, pushed, "{n} events");
         }
     }
     #[test]

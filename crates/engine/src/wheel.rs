@@ -93,6 +93,8 @@ pub(crate) struct Wheel<E> {
     /// log2 of a bucket's width (ps), the number of buckets (a power of two).
     shift: u32,
     wheel: u64,
+    /// Keys carry sources (`EventQueue::set_source`): sorting by time and position is not enough.
+    pub(crate) sources: bool,
 }
 
 /// Key of an empty lane (no event has it: its time would be the end of time and its sequence number the
@@ -121,6 +123,7 @@ impl<E: Copy> Wheel<E> {
             cur: 0,
             shift,
             wheel,
+            sources: false,
         }
     }
 
@@ -298,19 +301,32 @@ impl<E: Copy> Wheel<E> {
         if self.shift <= RANK_SHIFT_MAX && (from_wheel == 0 || from_wheel == n) {
             if n <= RANK_MAX / 4 {
                 rank_sort::<E, { RANK_MAX / 4 }>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
+                self.order_sources();
                 return;
             }
             if n <= RANK_MAX / 2 {
                 rank_sort::<E, { RANK_MAX / 2 }>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
+                self.order_sources();
                 return;
             }
             if n <= RANK_MAX {
                 rank_sort::<E, RANK_MAX>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
+                self.order_sources();
                 return;
             }
         }
         self.run.extend_from_slice(&self.spare[..n]);
         sort_bucket(&mut self.run, &mut self.spare, &mut self.counts, self.cur, self.shift);
+    }
+
+    /// After `rank_sort`, which orders by time and then position (push order): once events come from more
+    /// than one source (`EventQueue::set_source`), simultaneous events of different sources may still be
+    /// out of key order; an insertion sort on the whole key puts them in it.
+    #[inline(always)]
+    fn order_sources(&mut self) {
+        if self.sources {
+            insertion_sort(&mut self.run);
+        }
     }
 
     /// The first occupied bucket after `cur` (the wheel is not empty).
@@ -391,7 +407,8 @@ const RANK_SHIFT_MAX: u32 = 32 - RANK_MAX.trailing_zeros();
 /// into `dst` by rank: each event's place is the number of events that come before it, counted over a
 /// fixed `W` slots (those past `n` padded to come last) with no branch on the data. (The insertion sort's
 /// loop exits mispredicted about once per event, paper/steady's buckets hold about 8 events.) The rank key
-/// is the time within the bucket, ties broken by position, which is the sequence numbers' order.
+/// is the time within the bucket, ties broken by position, which is the sequence numbers' order (of a
+/// queue whose events carry sources, `Wheel::order_sources` finishes the sort).
 fn rank_sort<E: Copy, const W: usize>(src: &mut Vec<Entry<E>>, dst: &mut Vec<Entry<E>>, n: usize, base: u64) {
     debug_assert!(n >= 1 && n <= W && W <= RANK_MAX && src.len() >= n);
     if src.len() < W {
@@ -410,7 +427,7 @@ fn rank_sort<E: Copy, const W: usize>(src: &mut Vec<Entry<E>>, dst: &mut Vec<Ent
         dst[count_below(&keys, keys[i])] = src[i];
     }
     dst.truncate(n);
-    debug_assert!(dst.windows(2).all(|w| w[0].key < w[1].key), "a bucket out of push order");
+    debug_assert!(dst.windows(2).all(|w| w[0].key >> 64 <= w[1].key >> 64), "a bucket out of time order");
 }
 
 #[inline(always)]

@@ -70,6 +70,25 @@ pub struct RunConfig {
     pub max_events: Option<u64>,
     /// Guard on runaway runs: end the run (marked incomplete) after this much wall-clock time.
     pub max_wall: Option<Dur>,
+    /// How events due at the same picosecond are ordered (see `EventOrder`).
+    #[serde(default)]
+    pub event_order: EventOrder,
+}
+
+/// The order of simultaneous events (same picosecond). Either is deterministic; they differ in which
+/// arbitrary tie-break they take, so results differ as two seeds' do, not more.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EventOrder {
+    /// In the order they were scheduled, fabric-wide.
+    #[default]
+    Push,
+    /// By the node whose event scheduled them (lower node id first; events scheduled by the set-up and
+    /// by fabric-wide events such as the PFC sweep before any node's), then in the order that node
+    /// scheduled them. TCP source ports are then numbered per host. A node's events then come in an
+    /// order that does not depend on how simultaneous events at other nodes interleave with them, which
+    /// is what lets a run be split between threads without changing its results.
+    Node,
 }
 
 impl Default for RunConfig {
@@ -85,6 +104,7 @@ impl Default for RunConfig {
             sample: None,
             max_events: None,
             max_wall: None,
+            event_order: EventOrder::Push,
         }
     }
 }

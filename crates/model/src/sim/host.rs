@@ -128,8 +128,11 @@ impl Sim {
             let a = self.apps.get(app);
             (a.uid, if role == Role::Response { 1 } else { 0 }, a.id)
         };
-        let sport = self.next_port;
-        self.next_port = if self.next_port >= 65535 { 1024 } else { self.next_port + 1 };
+        // source ports count fabric-wide, or per host (`run.event_order = "node"`: a host's ports then do
+        // not depend on when other hosts start flows)
+        let np = &mut self.next_port[if self.by_node { src as usize } else { 0 }];
+        let sport = *np;
+        *np = if *np >= 65535 { 1024 } else { *np + 1 };
         let dport = 80;
         let p = &self.scheme.tcp;
         let t = Transfer {
@@ -291,7 +294,7 @@ impl Sim {
                 Ev::DelAckTimer { tr, token }
             }
         };
-        self.q.push_timer(d, ev);
+        self.schedule_timer(d, ev);
         if self.q.timers_len() > self.timer_compact_at {
             self.compact_timers();
         }

@@ -24,7 +24,7 @@ use crate::mechanisms::crossbar::{Crossbar, Waiters};
 use crate::mechanisms::ecn::Marker;
 use crate::mechanisms::forwarding::Forwarder;
 use crate::mechanisms::queue::{EgressQueue, IngressQueue};
-use crate::config::{parse_scenario, ConfigError, Scenario, Scheme};
+use crate::config::{parse_scenario, ConfigError, EventOrder, Scenario, Scheme};
 use std::collections::BTreeMap;
 use crate::packet::{Packet, PacketId};
 use crate::routing::Routes;
@@ -274,6 +274,41 @@ fn wheel_shape(ports: &[Port]) -> (u32, u32) {
     (shift, buckets.trailing_zeros())
 }
 
+/// A serial emulation of a run split between two threads (`Sim::emulate_split`): the nodes fall into two
+/// halves, and simulated time into windows as long as the shortest delay with which a node can cause an
+/// event in the other half. Window k of the first half runs before window k of the second, and both
+/// before window k + 1: the schedule of two threads meeting at a barrier after every window. The queue
+/// keeps its one time order by keying each event at a virtual time: window k of half h covers
+/// [(2k + h) w, (2k + h + 1) w). Fabric-wide events (the PFC sweep, samples) run with the first half.
+pub(crate) struct SplitEmulation {
+    pub window: u64,
+    half: Vec<u8>,
+    /// The event being handled (for the message when one breaks the window).
+    current: Option<Ev>,
+}
+
+impl SplitEmulation {
+    fn virtual_time(&self, at: Time, node: Option<u32>) -> Time {
+        let h = node.map_or(0, |n| self.half[n as usize]) as u128;
+        let w = self.window as u128;
+        let (k, r) = (at.0 as u128 / w, at.0 as u128 % w);
+        Time((2 * k * w + h * w + r).min(u64::MAX as u128) as u64)
+    }
+    fn real_time(&self, v: Time) -> Time {
+        let w = self.window;
+        Time(v.0 / (2 * w) * w + v.0 % w)
+    }
+    /// The last virtual time of a real time `t` (its window in the second half).
+    fn last_virtual(&self, t: Time) -> Time {
+        if t == Time::MAX {
+            t
+        } else {
+            let w = self.window as u128;
+            Time(((t.0 as u128 / w) * 2 * w + w + t.0 as u128 % w).min(u64::MAX as u128) as u64)
+        }
+    }
+}
+
 pub const NO: u32 = u32::MAX;
 /// Fabrics with this many ports (a k = 16 fat tree has 6,144; k = 8 768) prefetch in two stages (`prefetch_next`): their
 /// ports, packets and transfers no longer fit in the L2 cache, and fetching the lines the next event's
@@ -347,7 +382,13 @@ pub struct Sim {
     pub(crate) timer_compact_at: usize,
     pub(crate) timer_compact_min: usize,
     next_app_id: u64,
-    pub(crate) next_port: u32,
+    /// The next TCP source port: one counter for the fabric, or (`by_node`) one per node.
+    pub(crate) next_port: Vec<u32>,
+    /// `run.event_order = "node"`: simultaneous events are ordered by the node that scheduled them (each
+    /// event's handler sets its node as the queue's source; see `event_source`).
+    pub(crate) by_node: bool,
+    /// A serial emulation of a run split between two threads (see `emulate_split`).
+    split: Option<Box<SplitEmulation>>,
     finalized: bool,
     /// The resolved cap on switch egress queues (`scheme.queue_limit` / `queue_limit_bdp`), if any.
     pub queue_limit: Option<u64>,
@@ -506,7 +547,9 @@ impl Sim {
             uid: 0,
             token: 0,
             next_app_id: 0,
-            next_port: 1024,
+            next_port: vec![1024; if sc.run.event_order == EventOrder::Node { n } else { 1 }],
+            by_node: sc.run.event_order == EventOrder::Node,
+            split: None,
             finalized: false,
             queue_limit: None,
             fabric: (0, Time::ZERO),
@@ -579,12 +622,12 @@ impl Sim {
         }
         if sim.pfc_on() {
             let dt = sim.pfc_sweep_interval();
-            sim.q.push_timer(dt, Ev::PfcSweep);
+            sim.schedule_timer(dt, Ev::PfcSweep);
         }
         for i in 0..sim.workloads.len() {
             sim.workload_start(i as u32);
         }
-        sim.q.push(duration, Ev::ArrivalsEnd);
+        sim.schedule(duration, Ev::ArrivalsEnd);
         if sc.run.measure_from.is_some() || sc.run.measure_to.is_some() {
             let from = sc.run.measure_from.map_or(Time::ZERO, |d| d.0);
             let to = sc.run.measure_to.map_or(sim.end_limit, |d| d.0);
@@ -592,8 +635,8 @@ impl Sim {
                 return crate::config::err("run.measure_to", format!("must be after run.measure_from ({} s)", from.as_secs_f64()));
             }
             sim.window = Some((from, to));
-            sim.q.push_timer(from, Ev::Window { close: false });
-            sim.q.push_timer(to, Ev::Window { close: true });
+            sim.schedule_timer(from, Ev::Window { close: false });
+            sim.schedule_timer(to, Ev::Window { close: true });
         }
         if let Some(d) = sc.run.sample {
             // the interval is at least 1us (parse_scenario); port samples over the arrival window (flow
@@ -606,7 +649,7 @@ impl Sim {
                 );
             }
             sim.sample_every = Some(d.0);
-            sim.q.push_timer(Time::ZERO, Ev::Sample);
+            sim.schedule_timer(Time::ZERO, Ev::Sample);
         }
         Ok(sim)
     }
@@ -701,7 +744,43 @@ impl Sim {
 
     #[inline]
     pub(crate) fn schedule(&mut self, at: Time, ev: Ev) {
+        let at = self.queue_time(at, ev);
         self.q.push(at, ev);
+    }
+
+    /// Schedule a timer (kept in the queue's timer lane: most are cancelled before they fire).
+    pub(crate) fn schedule_timer(&mut self, at: Time, ev: Ev) {
+        let at = self.queue_time(at, ev);
+        self.q.push_timer(at, ev);
+    }
+
+    /// The time the queue keys `ev`, due at `at`, by: `at` itself, or its place in the split emulation's
+    /// schedule.
+    #[inline(always)]
+    fn queue_time(&self, at: Time, ev: Ev) -> Time {
+        if self.split.is_none() {
+            at
+        } else {
+            self.split_time(at, ev)
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn split_time(&self, at: Time, ev: Ev) -> Time {
+        let s = self.split.as_ref().expect("split emulation");
+        let v = s.virtual_time(at, self.event_node(ev));
+        assert!(
+            v >= self.q.now(),
+            "split emulation: {ev:?} (node {:?}) due at {} ps, scheduled at {} ps by {:?} (node {:?}), reaches the other half within the window: nodes in different halves interact faster than the window ({} ps)",
+            self.event_node(ev),
+            at.0,
+            self.now.0,
+            s.current,
+            s.current.and_then(|c| self.event_node(c)),
+            s.window
+        );
+        v
     }
 
     /// Run until simulated time `limit` or the end of the run; returns whether the run has ended.
@@ -711,7 +790,9 @@ impl Sim {
                 self.stop_incomplete();
                 break;
             }
-            let Some((t, ev)) = self.q.pop_until(limit.min(self.end_limit)) else {
+            let until = limit.min(self.end_limit);
+            let until = self.split.as_ref().map_or(until, |s| s.last_virtual(until));
+            let Some((t, ev)) = self.q.pop_until(until) else {
                 if self.q.is_empty() {
                     self.finished = true;
                 } else if limit >= self.end_limit {
@@ -721,10 +802,14 @@ impl Sim {
                 }
                 break;
             };
-            debug_assert!(t >= self.now);
+            let t = if self.split.is_none() { t } else { self.split_real_time(t, ev) };
+            debug_assert!(t >= self.now || self.split.is_some());
             self.now = t;
             self.counters.events += 1;
             self.prefetch_next();
+            if self.by_node {
+                self.set_source(ev);
+            }
             match ev {
                 Ev::Arrive { port, pkt } => {
                     let node = self.ports[port as usize].node;
@@ -763,6 +848,112 @@ impl Sim {
             self.finalize();
         }
         self.finished
+    }
+
+    /// The source of the events `ev`'s handler schedules (`run.event_order = "node"`): its node, counted
+    /// from 1; 0 for the fabric-wide events (the PFC sweep, faults, the end of arrivals, the measurement
+    /// window, samples), which the set-up's events share.
+    #[inline(never)]
+    fn set_source(&mut self, ev: Ev) {
+        let s = self.event_source(ev);
+        self.q.set_source(s);
+    }
+
+    fn event_source(&self, ev: Ev) -> u32 {
+        self.event_node(ev).map_or(0, |n| n + 1)
+    }
+
+    /// The node whose state `ev` is about (None: a fabric-wide event).
+    #[inline]
+    fn event_node(&self, ev: Ev) -> Option<u32> {
+        Some(match ev {
+            Ev::Arrive { port, .. } | Ev::TxDone { port, .. } | Ev::XbarDone { port, .. } | Ev::XbarOutFree { port } | Ev::PfcFrame { port, .. } => {
+                self.ports[port as usize].node
+            }
+            // a stale timer (its transfer ended, the slot maybe reused) does nothing
+            Ev::RtxTimer { tr, .. } => self.transfers.get(tr).src,
+            Ev::DelAckTimer { tr, .. } => self.transfers.get(tr).dst,
+            Ev::Workload { w, i } => self.workloads[w as usize].source_host(i, &self.hosts),
+            Ev::ArrivalsEnd | Ev::PfcSweep | Ev::Fault { .. } | Ev::Window { .. } | Ev::Sample => return None,
+        })
+    }
+
+    /// Run the rest of this simulation in the order two threads would run it with the nodes split in two
+    /// halves (`SplitEmulation`), serially. Returns the window (ps). With `run.event_order = "node"` the
+    /// results must be those of the ordinary run, as long as no node acts on another's state other than
+    /// through an event at least a window later; an event that would has the run stop with a message
+    /// naming it. Call before the run starts.
+    pub fn emulate_split(&mut self) -> Result<u64, String> {
+        assert!(self.counters.events == 0, "emulate_split before the run");
+        let n = self.nodes.len();
+        let mut half = vec![u8::MAX; n];
+        let nh = self.hosts.len();
+        for (i, &h) in self.hosts.iter().enumerate() {
+            half[h as usize] = (2 * i >= nh) as u8;
+        }
+        // a switch joins the half of its neighbours when they agree (edge, then aggregation switches), the
+        // rest (cores) alternate
+        loop {
+            let mut changed = false;
+            for s in 0..n {
+                if half[s] != u8::MAX {
+                    continue;
+                }
+                let nd = &self.nodes[s];
+                let mut seen = [false; 2];
+                for p in nd.port_base..nd.port_base + nd.nports {
+                    let h = half[self.ports[p as usize].peer_node as usize];
+                    if h != u8::MAX {
+                        seen[h as usize] = true;
+                    }
+                }
+                if seen[0] != seen[1] {
+                    half[s] = seen[1] as u8;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let mut next = 0u8;
+        for h in half.iter_mut().filter(|h| **h == u8::MAX) {
+            *h = next;
+            next ^= 1;
+        }
+        // the window: the shortest delay from a node acting to a frame (data or PFC) reaching the other half
+        let mut window = u64::MAX;
+        for (p, pt) in self.ports.iter().enumerate() {
+            if half[pt.node as usize] != half[pt.peer_node as usize] {
+                window = window.min(pt.arrive_after.0);
+                if self.pfc_on() {
+                    window = window.min(self.pfc[p].ingress.stop_delay.0);
+                }
+            }
+        }
+        if window == 0 || window == u64::MAX {
+            return Err(format!("no split with a positive window (window {window} ps)"));
+        }
+        // what set-up scheduled, in order, on the emulated schedule
+        let mut pending = Vec::new();
+        while let Some(e) = self.q.pop() {
+            pending.push(e);
+        }
+        let (shift, bits) = wheel_shape(&self.ports);
+        self.q = EventQueue::with_wheel(shift, bits);
+        self.split = Some(Box::new(SplitEmulation { window, half, current: None }));
+        for (t, ev) in pending {
+            self.schedule(t, ev);
+        }
+        Ok(window)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn split_real_time(&mut self, t: Time, ev: Ev) -> Time {
+        let s = self.split.as_mut().expect("split emulation");
+        s.current = Some(ev);
+        s.real_time(t)
     }
 
     /// Start bringing into the cache what the next event will read (its packet, its port's lines, its PFC
@@ -875,7 +1066,7 @@ impl Sim {
         }
         if !self.finished {
             let dt = self.sample_every.expect("sampling");
-            self.q.push_timer(self.now + dt, Ev::Sample);
+            self.schedule_timer(self.now + dt, Ev::Sample);
         }
     }
 
@@ -1004,6 +1195,41 @@ impl Sim {
     }
 
     /// Counters and run facts as JSON (the flow table is read from `flows`).
+    /// A digest (FNV-1a) of the run's outcome that does not depend on how its flows were numbered: every
+    /// flow-table row without its id, in a canonical order, then the event and drop counts. Flow ids count
+    /// flows in the order they start fabric-wide, which a run split between threads cannot know; two runs
+    /// with the same digest differ at most in those ids and the rows' order.
+    pub fn outcome_digest(&self) -> u64 {
+        let f = &self.flows;
+        let mut rows: Vec<[u64; 11]> = (0..f.id.len())
+            .map(|i| {
+                [
+                    f.start_ps[i],
+                    f.src[i] as u64,
+                    f.dst[i] as u64,
+                    f.class[i] as u64,
+                    f.size[i],
+                    f.priority[i] as u64,
+                    f.end_ps[i],
+                    f.timeouts[i] as u64,
+                    f.retransmits[i] as u64,
+                    f.bytes_delivered[i],
+                    f.window_bytes[i],
+                ]
+            })
+            .collect();
+        rows.sort_unstable();
+        let c = &self.counters;
+        let tail = [c.events, c.dropped(), c.flows_started, c.flows_completed];
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for v in rows.iter().flatten().chain(&tail) {
+            for b in v.to_le_bytes() {
+                h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+            }
+        }
+        h
+    }
+
     pub fn summary_json(&self) -> String {
         let c = &self.counters;
         let drops: serde_json::Map<String, serde_json::Value> =

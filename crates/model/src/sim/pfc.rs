@@ -129,7 +129,7 @@ impl Sim {
         if self.trace.is_some() {
             self.trace_pfc(port, f.pause, f.unpause);
         }
-        self.q.push(at, Ev::PfcFrame { port: up, pause: f.pause, unpause: f.unpause });
+        self.schedule(at, Ev::PfcFrame { port: up, pause: f.pause, unpause: f.unpause });
     }
 
     /// A PFC frame takes effect at egress `port`.
@@ -321,7 +321,7 @@ impl Sim {
         }
         if !self.finished {
             let dt = self.pfc_sweep_interval();
-            self.q.push_timer(self.now + dt, Ev::PfcSweep);
+            self.schedule_timer(self.now + dt, Ev::PfcSweep);
         }
     }
 

@@ -243,7 +243,7 @@ impl Sim {
                 // the egress side is busy with another transfer: retry when it frees (when that is also when
                 // the transfer's XbarDone comes, as with equal port rates, that event lets the waiters retry)
                 if let Some(at) = e.xbar.wake_at() {
-                    self.q.push(at, Ev::XbarOutFree { port: out });
+                    self.schedule(at, Ev::XbarOutFree { port: out });
                 }
             }
             self.ports[out as usize].wait(prio, inp);
@@ -418,7 +418,7 @@ impl Sim {
             // a transfer into this egress is under way: nobody can start now; make sure they retry when its
             // side frees (with its transfer's XbarDone, or an XbarOutFree event)
             if let Some(at) = pt.xbar.wake_at() {
-                self.q.push(at, Ev::XbarOutFree { port });
+                self.schedule(at, Ev::XbarOutFree { port });
             }
             return;
         }

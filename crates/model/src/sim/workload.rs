@@ -501,6 +501,23 @@ fn pick_distinct(set: &[u32], not: u32, k: u32, r: &mut Stream) -> Vec<u32> {
     pool
 }
 
+impl Workload {
+    /// The host whose flows the workload's event for source `i` starts (the requester, the client, the
+    /// flow row's sender, the incast receiver).
+    pub(crate) fn source_host(&self, i: u32, hosts: &[u32]) -> u32 {
+        match self {
+            Workload::Retrieval { requesters, .. } | Workload::Sequential { requesters, .. } | Workload::PartitionAggregate { requesters, .. } => {
+                requesters[i as usize]
+            }
+            Workload::Cdf { client: Some((c, _)), .. } => *c,
+            Workload::Cdf { client: None, .. } => hosts[i as usize],
+            Workload::Flows { rows, .. } => rows[i as usize].1,
+            Workload::Incast { receiver, .. } => *receiver,
+            Workload::Background { .. } => unreachable!("background workloads schedule no events"),
+        }
+    }
+}
+
 impl Sim {
     pub(crate) fn workload_start(&mut self, w: u32) {
         let now = self.now;
