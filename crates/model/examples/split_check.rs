@@ -23,7 +23,9 @@ fn main() {
     let (a, b) = (run(false), run(true));
     println!("as is: outcome {:016x}, {} events", a.0, a.1);
     println!("split: outcome {:016x}, {} events", b.0, b.1);
-    if a != b {
+    // (event counts may differ: lapsed timers are dropped from the queue in batches whose timing depends on
+    // the whole queue)
+    if a.0 != b.0 {
         println!("different");
         std::process::exit(1);
     }

@@ -35,7 +35,6 @@ fn the_split_schedule_ends_as_the_ordinary_run_does() {
         let json = scenario(scheme, RETRIEVALS, "node");
         let (a, b) = (run(&json, false), run(&json, true));
         assert!(a.counters.flows_completed > 50, "{scheme}: a busy enough run");
-        assert_eq!(a.counters.events, b.counters.events, "{scheme}");
         assert_eq!(a.outcome_digest(), b.outcome_digest(), "{scheme}");
     }
 }

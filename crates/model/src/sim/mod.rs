@@ -1196,7 +1196,9 @@ impl Sim {
 
     /// Counters and run facts as JSON (the flow table is read from `flows`).
     /// A digest (FNV-1a) of the run's outcome that does not depend on how its flows were numbered: every
-    /// flow-table row without its id, in a canonical order, then the event and drop counts. Flow ids count
+    /// flow-table row without its id, in a canonical order, then the drop, flow, delivered-packet, timeout
+    /// and retransmission counts. (Not the event count: lapsed timers are dropped from the queue in batches
+    /// whose timing depends on the whole queue, and the ones not dropped still come out as events.) Flow ids count
     /// flows in the order they start fabric-wide, which a run split between threads cannot know; two runs
     /// with the same digest differ at most in those ids and the rows' order.
     pub fn outcome_digest(&self) -> u64 {
@@ -1220,7 +1222,7 @@ impl Sim {
             .collect();
         rows.sort_unstable();
         let c = &self.counters;
-        let tail = [c.events, c.dropped(), c.flows_started, c.flows_completed];
+        let tail = [c.dropped(), c.flows_started, c.flows_completed, c.pkts_delivered, c.timeouts, c.retransmits];
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for v in rows.iter().flatten().chain(&tail) {
             for b in v.to_le_bytes() {
