@@ -300,33 +300,32 @@ impl<E: Copy> Wheel<E> {
         }
         if self.shift <= RANK_SHIFT_MAX && (from_wheel == 0 || from_wheel == n) {
             if n <= RANK_MAX / 4 {
-                rank_sort::<E, { RANK_MAX / 4 }>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
-                self.order_sources();
+                if self.sources {
+                    rank_sort_sources::<E, { RANK_MAX / 4 }>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
+                } else {
+                    rank_sort::<E, { RANK_MAX / 4 }>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
+                }
                 return;
             }
             if n <= RANK_MAX / 2 {
-                rank_sort::<E, { RANK_MAX / 2 }>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
-                self.order_sources();
+                if self.sources {
+                    rank_sort_sources::<E, { RANK_MAX / 2 }>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
+                } else {
+                    rank_sort::<E, { RANK_MAX / 2 }>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
+                }
                 return;
             }
             if n <= RANK_MAX {
-                rank_sort::<E, RANK_MAX>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
-                self.order_sources();
+                if self.sources {
+                    rank_sort_sources::<E, RANK_MAX>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
+                } else {
+                    rank_sort::<E, RANK_MAX>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
+                }
                 return;
             }
         }
         self.run.extend_from_slice(&self.spare[..n]);
         sort_bucket(&mut self.run, &mut self.spare, &mut self.counts, self.cur, self.shift);
-    }
-
-    /// After `rank_sort`, which orders by time and then position (push order): once events come from more
-    /// than one source (`EventQueue::set_source`), simultaneous events of different sources may still be
-    /// out of key order; an insertion sort on the whole key puts them in it.
-    #[inline(always)]
-    fn order_sources(&mut self) {
-        if self.sources {
-            insertion_sort(&mut self.run);
-        }
     }
 
     /// The first occupied bucket after `cur` (the wheel is not empty).
@@ -428,6 +427,34 @@ fn rank_sort<E: Copy, const W: usize>(src: &mut Vec<Entry<E>>, dst: &mut Vec<Ent
     }
     dst.truncate(n);
     debug_assert!(dst.windows(2).all(|w| w[0].key >> 64 <= w[1].key >> 64), "a bucket out of time order");
+}
+
+/// `rank_sort` for a queue whose events carry sources: the rank key is the time within the bucket, then
+/// the source (the 24 bits above the sequence number), then the position (push order, which within one
+/// source is the sequence numbers' order), in 64 bits.
+fn rank_sort_sources<E: Copy, const W: usize>(src: &mut Vec<Entry<E>>, dst: &mut Vec<Entry<E>>, n: usize, base: u64) {
+    debug_assert!(n >= 1 && n <= W && W <= RANK_MAX && src.len() >= n);
+    if src.len() < W {
+        src.resize(W, src[0]);
+    }
+    let src: &[Entry<E>; W] = src[..W].try_into().expect("W entries");
+    let mut keys = [u64::MAX; W];
+    for (i, e) in src.iter().enumerate() {
+        let t = (((e.key >> 64) as u64).wrapping_sub(base)) << 29;
+        let s = ((e.key as u64) >> 40) << RANK_MAX.trailing_zeros();
+        keys[i] = if i < n { t | s | i as u64 } else { u64::MAX };
+    }
+    dst.clear();
+    dst.extend_from_slice(src);
+    for i in 0..W {
+        let mut r = 0u32;
+        for &x in &keys {
+            r += (x < keys[i]) as u32;
+        }
+        dst[r as usize] = src[i];
+    }
+    dst.truncate(n);
+    debug_assert!(dst.windows(2).all(|w| w[0].key < w[1].key), "a bucket out of key order");
 }
 
 #[inline(always)]

@@ -853,12 +853,17 @@ impl Sim {
     /// The source of the events `ev`'s handler schedules (`run.event_order = "node"`): its node, counted
     /// from 1; 0 for the fabric-wide events (the PFC sweep, faults, the end of arrivals, the measurement
     /// window, samples), which the set-up's events share.
-    #[inline(never)]
+    #[inline(always)]
     fn set_source(&mut self, ev: Ev) {
-        let s = self.event_source(ev);
+        // packet events (nearly all) read the port's node, which their handler reads next anyway
+        let s = match ev {
+            Ev::Arrive { port, .. } | Ev::TxDone { port, .. } | Ev::XbarDone { port, .. } => self.ports[port as usize].node + 1,
+            _ => self.event_source(ev),
+        };
         self.q.set_source(s);
     }
 
+    #[inline(never)]
     fn event_source(&self, ev: Ev) -> u32 {
         self.event_node(ev).map_or(0, |n| n + 1)
     }
