@@ -1,8 +1,7 @@
 //! `run.event_order = "node"` and the split emulation (`Sim::emulate_split`): a node's events come in an
-//! order that does not depend on how other nodes' events interleave with them, so a run on the schedule
-//! of two threads (each half of the fabric a window at a time) ends as the ordinary run does, as long as
-//! nodes act on each other only through events. They do not always yet: a transfer's two ends share its
-//! record (docs/benchmarks.md, "Issue 13, ninth step"), and busier runs than these still diverge.
+//! order that does not depend on how other nodes' events interleave with them, and nodes act on each other
+//! only through events at least a grid interval later, so a run on the schedule of two threads (each half
+//! of the fabric a window at a time) ends as the ordinary run does.
 
 use detailsim_engine::Time;
 use detailsim_model::Sim;
@@ -16,7 +15,10 @@ fn scenario(scheme: &str, workload: &str, order: &str) -> String {
     )
 }
 
-const RETRIEVALS: &str = r#"{"kind": "retrieval", "rate": 500, "sizes": ["2KB", "8KB", "32KB"]}"#;
+const RETRIEVALS: &str = r#"{"kind": "retrieval", "rate": 2000, "sizes": ["2KB", "8KB", "32KB"]}"#;
+/// Retrievals and closed-loop background flows (each sender starts its next flow when its last one ends).
+const MIXED: &str = r#"{"kind": "retrieval", "rate": 2000, "sizes": ["2KB", "8KB", "32KB"]},
+    {"kind": "background", "flows_per_server": 1, "size": "50KB", "priority": 1}"#;
 
 fn run(json: &str, split: bool) -> Sim {
     let mut sim = Sim::from_json(json).unwrap();
@@ -31,12 +33,23 @@ fn run(json: &str, split: bool) -> Sim {
 
 #[test]
 fn the_split_schedule_ends_as_the_ordinary_run_does() {
-    for scheme in [r#"{"preset": "detail"}"#, r#"{"preset": "fh"}"#] {
-        let json = scenario(scheme, RETRIEVALS, "node");
+    for scheme in [r#"{"preset": "fh"}"#, r#"{"preset": "detail"}"#, r#"{"preset": "dctcp"}"#, r#"{"preset": "pfabric"}"#] {
+        let json = scenario(scheme, MIXED, "node");
         let (a, b) = (run(&json, false), run(&json, true));
-        assert!(a.counters.flows_completed > 50, "{scheme}: a busy enough run");
+        assert!(a.counters.flows_completed > 300, "{scheme}: a busy enough run");
         assert_eq!(a.outcome_digest(), b.outcome_digest(), "{scheme}");
+        assert_eq!(a.now, b.now, "{scheme}: the same end");
+        assert_eq!(a.counters.pkts_delivered, b.counters.pkts_delivered, "{scheme}");
     }
+}
+
+#[test]
+fn node_order_runs_end_at_the_end_of_a_grid_interval() {
+    let a = run(&scenario(r#"{"preset": "detail"}"#, RETRIEVALS, "node"), false);
+    // detail's fat tree k = 4: the grid is the host links' 5.476 us (shorter than a switch's link plus
+    // forwarding delay and than a PAUSE's stop delay)
+    assert_eq!(a.grid.0, 5_476_000);
+    assert_eq!((a.now.0 + 1) % a.grid.0, 0);
 }
 
 #[test]
@@ -49,11 +62,12 @@ fn under_the_push_order_the_split_schedule_changes_the_outcome() {
 }
 
 #[test]
-fn node_order_is_reproducible_and_differs_from_push_order_only_in_ties() {
+fn node_order_is_reproducible_and_another_sample_path_than_push_order() {
     let node = scenario(r#"{"preset": "fh"}"#, RETRIEVALS, "node");
     let (a, b) = (run(&node, false), run(&node, false));
     assert_eq!(a.outcome_digest(), b.outcome_digest());
     let push = run(&scenario(r#"{"preset": "fh"}"#, RETRIEVALS, "push"), false);
     assert_eq!(push.counters.flows_started, a.counters.flows_started, "the same arrivals");
     assert_ne!(push.outcome_digest(), a.outcome_digest(), "another tie-break, another sample path");
+    assert!(push.counters.flows_completed == a.counters.flows_completed);
 }

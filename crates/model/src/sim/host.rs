@@ -157,6 +157,9 @@ impl Sim {
             del_event_at: None,
             snd_done: false,
             rcv_done: false,
+            workload: self.apps.get(app).workload,
+            rcv_open: true,
+            row: NO,
         };
         let tr = self.transfers.alloc(t);
         if p.line_rate_start || p.rto_rtts > 0.0 {
@@ -339,7 +342,15 @@ impl Sim {
             Timer::Rtx => (t.rtx_token, &mut t.rtx_event_at, t.snd.deadline),
             Timer::DelAck => (t.del_token, &mut t.del_event_at, t.rcv.deadline),
         };
-        if !t.alive || current != token {
+        let open = if self.by_node {
+            match k {
+                Timer::Rtx => !t.snd_done,
+                Timer::DelAck => t.rcv_open,
+            }
+        } else {
+            t.alive
+        };
+        if !open || current != token {
             return false;
         }
         *pending = None;
@@ -394,7 +405,14 @@ impl Sim {
         let tr = pkt.tr;
         {
             let t = self.transfers.get(tr);
-            if !t.alive || t.uid != pkt.tr_uid {
+            let closed = if self.by_node {
+                // each end by its own state: the receiver until the sender's close reaches it, the sender
+                // until its last byte is acknowledged
+                t.uid != pkt.tr_uid || if matches!(pkt.kind, SegKind::Ack | SegKind::SynAck) { t.snd_done } else { !t.rcv_open }
+            } else {
+                !t.alive || t.uid != pkt.tr_uid
+            };
+            if closed {
                 self.counters.pkts_stale += 1;
                 return;
             }
@@ -441,7 +459,11 @@ impl Sim {
                 self.scratch = out;
                 self.sync_rtx_timer(tr);
                 if done {
-                    self.maybe_release(tr);
+                    if self.by_node {
+                        self.sender_close(tr);
+                    } else {
+                        self.maybe_release(tr);
+                    }
                 }
             }
         }
@@ -463,7 +485,53 @@ impl Sim {
                 Role::Response | Role::OneWay => self.app_complete(app),
             }
         }
-        self.maybe_release(tr);
+        if !self.by_node {
+            self.maybe_release(tr);
+        }
+    }
+
+    /// `run.event_order = "node"`: transfer `tr`'s sender has its last byte acknowledged and closes. Its
+    /// timeouts and retransmissions go to its flow (the flow's record, or its row if the flow has
+    /// completed); a closed-loop background source starts its next flow; the close reaches the receiver
+    /// after a header-only frame's latency over an idle path (`Ev::Fin`). Every effect on the other end
+    /// travels as an event, so the two ends share no state in between.
+    fn sender_close(&mut self, tr: u32) {
+        let t = self.transfers.get(tr);
+        let (app, app_uid, row, to, rtx, uid) = (t.app, t.app_uid, t.row, t.snd.timeouts, t.snd.retransmits, t.uid);
+        let (src, dst, w) = (t.src, t.dst, t.workload);
+        if row != NO {
+            self.flows.timeouts[row as usize] += to;
+            self.flows.retransmits[row as usize] += rtx;
+        } else if app != NO {
+            let a = self.apps.get_mut(app);
+            if a.alive && a.uid == app_uid {
+                a.timeouts += to;
+                a.retransmits += rtx;
+                for i in 0..2 {
+                    if a.transfers[i] == tr {
+                        a.transfers[i] = NO;
+                    }
+                }
+            }
+        }
+        self.transfers.get_mut(tr).app = NO;
+        if matches!(self.workloads[w as usize], crate::sim::workload::Workload::Background { .. }) && self.now < self.arrivals_stop {
+            self.start_background(w, src);
+        }
+        let after = self.one_way(src, dst, 0).map_or(0, |x| x.0);
+        self.schedule(self.now + Time(after), Ev::Fin { tr, uid });
+    }
+
+    /// The sender's close reached transfer `tr`'s receiver (`sender_close`): the transfer ends.
+    pub(crate) fn receiver_close(&mut self, tr: u32, uid: u32) {
+        let t = self.transfers.get_mut(tr);
+        if t.uid != uid || !t.alive {
+            return;
+        }
+        t.rcv_open = false;
+        t.alive = false;
+        t.app = NO;
+        self.transfers.release(tr);
     }
 
     fn maybe_release(&mut self, tr: u32) {
@@ -493,6 +561,11 @@ impl Sim {
     /// Timeouts and retransmissions of an application flow so far.
     pub(crate) fn app_counts(&self, a: &App) -> (u32, u32) {
         let (mut to, mut rtx) = (a.timeouts, a.retransmits);
+        if self.by_node && !self.finalized {
+            // during the run only what closed senders reported (`sender_close`): a sender still open is
+            // another node's state; it adds its counts to the flow's row when it closes
+            return (to, rtx);
+        }
         for i in 0..2 {
             let tr = a.transfers[i];
             if tr != NO {
@@ -669,13 +742,19 @@ impl Sim {
             self.counters.flows_completed += 1;
             self.active_measured -= 1;
         }
-        // detach live transfers so their later counts go nowhere
+        // detach live transfers so their later counts go nowhere (with the node order: to the flow's row,
+        // when their senders close)
+        let row = if a.measured { self.flows.id.len() as u32 - 1 } else { NO };
         for i in 0..2 {
             let tr = a.transfers[i];
             if tr != NO {
+                let by_node = self.by_node;
                 let t = self.transfers.get_mut(tr);
                 if t.alive && t.uid == a.transfer_uids[i] {
                     t.app = NO;
+                    if by_node {
+                        t.row = row;
+                    }
                 }
             }
         }

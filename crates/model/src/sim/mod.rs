@@ -72,6 +72,9 @@ pub enum Ev {
     Window { close: bool },
     /// Take a time-series sample (`run.sample`).
     Sample,
+    /// `run.event_order = "node"`: transfer `tr` (incarnation `uid`)'s sender has closed (its last byte
+    /// was acknowledged), and the news reaches the receiver, which closes too.
+    Fin { tr: u32, uid: u32 },
 }
 
 #[derive(Debug, Clone)]
@@ -220,6 +223,13 @@ pub struct Transfer {
     pub del_event_at: Option<Time>,
     pub snd_done: bool,
     pub rcv_done: bool,
+    /// The workload the transfer's flow belongs to.
+    pub workload: u32,
+    /// `run.event_order = "node"`: the receiving end takes packets until the sender's close reaches it
+    /// (`Ev::Fin`); the flow-table row its flow completed into (NO: none yet), which the sender adds its
+    /// timeouts and retransmissions to when it closes.
+    pub rcv_open: bool,
+    pub row: u32,
 }
 
 /// An application flow: a retrieval (request then response), or a one-way flow.
@@ -389,6 +399,11 @@ pub struct Sim {
     pub(crate) by_node: bool,
     /// A serial emulation of a run split between two threads (see `emulate_split`).
     split: Option<Box<SplitEmulation>>,
+    /// The fabric's shortest delay from a node acting to another node feeling it (link plus forwarding
+    /// delay, or a PFC frame's): no node can affect another sooner. With the node order a run ends at the
+    /// end of an interval of this grid (`grid_end`), so that a run split in windows of it ends at the same
+    /// event.
+    pub grid: Time,
     finalized: bool,
     /// The resolved cap on switch egress queues (`scheme.queue_limit` / `queue_limit_bdp`), if any.
     pub queue_limit: Option<u64>,
@@ -550,6 +565,7 @@ impl Sim {
             next_port: vec![1024; if sc.run.event_order == EventOrder::Node { n } else { 1 }],
             by_node: sc.run.event_order == EventOrder::Node,
             split: None,
+            grid: Time::MAX,
             finalized: false,
             queue_limit: None,
             fabric: (0, Time::ZERO),
@@ -601,6 +617,10 @@ impl Sim {
         sim.apply_queue_limit()?;
         sim.faults = crate::sim::faults::Fault::resolve(&sim, &sc.fault)?;
         sim.pfc_setup()?;
+        sim.grid = sim.fabric_grid();
+        if sim.by_node {
+            sim.end_limit = sim.grid_end(sim.end_limit);
+        }
         for (i, w) in sc.workload.iter().enumerate() {
             let wl = Workload::new(&mut sim, i, w)?;
             wl.check_capacity(i, w)?;
@@ -794,6 +814,9 @@ impl Sim {
             let until = self.split.as_ref().map_or(until, |s| s.last_virtual(until));
             let Some((t, ev)) = self.q.pop_until(until) else {
                 if self.q.is_empty() {
+                    if self.by_node {
+                        self.now = self.grid_end(self.now).min(self.end_limit);
+                    }
                     self.finished = true;
                 } else if limit >= self.end_limit {
                     // the next event lies beyond the end of the run
@@ -842,6 +865,7 @@ impl Sim {
                 Ev::Fault { i } => self.fault_start(i),
                 Ev::Window { close } => self.window_edge(close),
                 Ev::Sample => self.take_sample(),
+                Ev::Fin { tr, uid } => self.receiver_close(tr, uid),
             }
         }
         if self.finished {
@@ -877,7 +901,7 @@ impl Sim {
             }
             // a stale timer (its transfer ended, the slot maybe reused) does nothing
             Ev::RtxTimer { tr, .. } => self.transfers.get(tr).src,
-            Ev::DelAckTimer { tr, .. } => self.transfers.get(tr).dst,
+            Ev::DelAckTimer { tr, .. } | Ev::Fin { tr, .. } => self.transfers.get(tr).dst,
             Ev::Workload { w, i } => self.workloads[w as usize].source_host(i, &self.hosts),
             Ev::ArrivalsEnd | Ev::PfcSweep | Ev::Fault { .. } | Ev::Window { .. } | Ev::Sample => return None,
         })
@@ -926,18 +950,11 @@ impl Sim {
             *h = next;
             next ^= 1;
         }
-        // the window: the shortest delay from a node acting to a frame (data or PFC) reaching the other half
-        let mut window = u64::MAX;
-        for (p, pt) in self.ports.iter().enumerate() {
-            if half[pt.node as usize] != half[pt.peer_node as usize] {
-                window = window.min(pt.arrive_after.0);
-                if self.pfc_on() {
-                    window = window.min(self.pfc[p].ingress.stop_delay.0);
-                }
-            }
-        }
-        if window == 0 || window == u64::MAX {
-            return Err(format!("no split with a positive window (window {window} ps)"));
+        // the window: the grid (no node can affect another sooner), so that windows end where a run with
+        // the node order may end (`grid_end`)
+        let window = self.grid.0;
+        if !self.ports.iter().any(|pt| half[pt.node as usize] != half[pt.peer_node as usize]) {
+            return Err("the fabric has no link between the halves to split at".into());
         }
         // what set-up scheduled, in order, on the emulated schedule
         let mut pending = Vec::new();
@@ -1077,8 +1094,33 @@ impl Sim {
 
     pub(crate) fn check_finished(&mut self) {
         if self.arrivals_over && self.active_measured == 0 {
-            self.finished = true;
+            if self.by_node {
+                // the run ends with the grid interval this event lies in (what a split run can stop at)
+                self.end_limit = self.end_limit.min(self.grid_end(self.now));
+            } else {
+                self.finished = true;
+            }
         }
+    }
+
+    /// The shortest delay with which one node can cause an event at another (`grid`): over every port,
+    /// the link and forwarding delay to its peer, and with PFC the delay before a PAUSE takes effect.
+    fn fabric_grid(&self) -> Time {
+        let mut g = u64::MAX;
+        for (p, pt) in self.ports.iter().enumerate() {
+            g = g.min(pt.arrive_after.0);
+            // switch ingresses send PAUSE frames (hosts do not)
+            if self.pfc_on() && self.nodes[pt.node as usize].is_switch {
+                g = g.min(self.pfc[p].ingress.stop_delay.0);
+            }
+        }
+        Time(g.max(1))
+    }
+
+    /// The last picosecond of the `grid` interval that holds `t`.
+    pub(crate) fn grid_end(&self, t: Time) -> Time {
+        let g = self.grid.0;
+        Time((t.0 / g).saturating_add(1).saturating_mul(g).saturating_sub(1).max(t.0))
     }
 
     /// Number of pending events.
@@ -1097,6 +1139,15 @@ impl Sim {
             return;
         }
         self.finalized = true;
+        if self.by_node {
+            // completed flows whose senders have not closed: their counts so far
+            for t in self.transfers.slots() {
+                if t.alive && t.row != NO && !t.snd_done {
+                    self.flows.timeouts[t.row as usize] += t.snd.timeouts;
+                    self.flows.retransmits[t.row as usize] += t.snd.retransmits;
+                }
+            }
+        }
         let mut rows: Vec<App> = self.apps.slots().iter().filter(|a| a.alive && a.measured).cloned().collect();
         rows.sort_by_key(|a| a.id);
         for a in rows {

@@ -561,7 +561,7 @@ impl Sim {
         }
     }
 
-    fn start_background(&mut self, w: u32, h: u32) {
+    pub(crate) fn start_background(&mut self, w: u32, h: u32) {
         let Workload::Background { class, sizes, mix, prio, rngs, .. } = &mut self.workloads[w as usize] else { unreachable!() };
         let r = rngs[h as usize].as_mut().unwrap();
         let dst = pick_other(&self.hosts, h, r);
@@ -719,7 +719,8 @@ impl Sim {
     pub(crate) fn flow_finished(&mut self, a: &App, timeouts: u32, retransmits: u32) {
         let w = a.workload;
         if let Workload::Background { .. } = self.workloads[w as usize] {
-            if self.now < self.arrivals_stop {
+            // with the node order the sender starts the next flow when it closes (`sender_close`)
+            if self.now < self.arrivals_stop && !self.by_node {
                 self.start_background(w, a.src);
             }
             return;
