@@ -77,7 +77,10 @@ impl<E: Copy> EventQueue<E> {
     pub fn set_source(&mut self, src: u32) {
         debug_assert!(src < 1 << SOURCE_BITS, "event source out of range");
         self.src_hi = (src as u64) << SEQ_BITS;
-        self.main.sources |= src != 0;
+        let bits = u32::BITS - src.leading_zeros();
+        if bits > self.main.src_bits {
+            self.main.src_bits = bits;
+        }
     }
     #[inline]
     fn key(&mut self, at: Time) -> u128 {

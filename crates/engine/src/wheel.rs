@@ -93,8 +93,9 @@ pub(crate) struct Wheel<E> {
     /// log2 of a bucket's width (ps), the number of buckets (a power of two).
     shift: u32,
     wheel: u64,
-    /// Keys carry sources (`EventQueue::set_source`): sorting by time and position is not enough.
-    pub(crate) sources: bool,
+    /// Bits of the largest source the keys carry (`EventQueue::set_source`; 0: none, and sorting by
+    /// time and position is enough).
+    pub(crate) src_bits: u32,
 }
 
 /// Key of an empty lane (no event has it: its time would be the end of time and its sequence number the
@@ -123,7 +124,7 @@ impl<E: Copy> Wheel<E> {
             cur: 0,
             shift,
             wheel,
-            sources: false,
+            src_bits: 0,
         }
     }
 
@@ -299,29 +300,29 @@ impl<E: Copy> Wheel<E> {
             }
         }
         if self.shift <= RANK_SHIFT_MAX && (from_wheel == 0 || from_wheel == n) {
+            let base = self.cur << self.shift;
+            // the source joins the 32-bit rank key when it fits beside the time and the position, else the
+            // key takes 64 bits
+            let sb = self.src_bits;
+            let narrow = self.shift + sb <= RANK_SHIFT_MAX;
+            macro_rules! rank {
+                ($w:expr) => {
+                    if narrow {
+                        rank_sort::<E, { $w }>(&mut self.spare, &mut self.run, n, base, sb);
+                    } else {
+                        rank_sort_sources::<E, { $w }>(&mut self.spare, &mut self.run, n, base);
+                    }
+                    return;
+                };
+            }
             if n <= RANK_MAX / 4 {
-                if self.sources {
-                    rank_sort_sources::<E, { RANK_MAX / 4 }>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
-                } else {
-                    rank_sort::<E, { RANK_MAX / 4 }>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
-                }
-                return;
+                rank!(RANK_MAX / 4);
             }
             if n <= RANK_MAX / 2 {
-                if self.sources {
-                    rank_sort_sources::<E, { RANK_MAX / 2 }>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
-                } else {
-                    rank_sort::<E, { RANK_MAX / 2 }>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
-                }
-                return;
+                rank!(RANK_MAX / 2);
             }
             if n <= RANK_MAX {
-                if self.sources {
-                    rank_sort_sources::<E, RANK_MAX>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
-                } else {
-                    rank_sort::<E, RANK_MAX>(&mut self.spare, &mut self.run, n, self.cur << self.shift);
-                }
-                return;
+                rank!(RANK_MAX);
             }
         }
         self.run.extend_from_slice(&self.spare[..n]);
@@ -406,9 +407,9 @@ const RANK_SHIFT_MAX: u32 = 32 - RANK_MAX.trailing_zeros();
 /// into `dst` by rank: each event's place is the number of events that come before it, counted over a
 /// fixed `W` slots (those past `n` padded to come last) with no branch on the data. (The insertion sort's
 /// loop exits mispredicted about once per event, paper/steady's buckets hold about 8 events.) The rank key
-/// is the time within the bucket, ties broken by position, which is the sequence numbers' order (of a
-/// queue whose events carry sources, `Wheel::order_sources` finishes the sort).
-fn rank_sort<E: Copy, const W: usize>(src: &mut Vec<Entry<E>>, dst: &mut Vec<Entry<E>>, n: usize, base: u64) {
+/// is the time within the bucket, then the source (`src_bits` of them: 0 when events carry none), then
+/// the position, which within one source is the sequence numbers' order.
+fn rank_sort<E: Copy, const W: usize>(src: &mut Vec<Entry<E>>, dst: &mut Vec<Entry<E>>, n: usize, base: u64, src_bits: u32) {
     debug_assert!(n >= 1 && n <= W && W <= RANK_MAX && src.len() >= n);
     if src.len() < W {
         src.resize(W, src[0]);
@@ -416,7 +417,9 @@ fn rank_sort<E: Copy, const W: usize>(src: &mut Vec<Entry<E>>, dst: &mut Vec<Ent
     let src: &[Entry<E>; W] = src[..W].try_into().expect("W entries");
     let mut keys = [u32::MAX; W];
     for (i, e) in src.iter().enumerate() {
-        let k = ((((e.key >> 64) as u64).wrapping_sub(base) as u32) << RANK_MAX.trailing_zeros()) | i as u32;
+        let t = ((e.key >> 64) as u64).wrapping_sub(base) as u32;
+        let source = ((e.key as u64) >> 40) as u32;
+        let k = (((t << src_bits) | source) << RANK_MAX.trailing_zeros()) | i as u32;
         keys[i] = if i < n { k } else { u32::MAX };
     }
     dst.clear();
@@ -426,12 +429,11 @@ fn rank_sort<E: Copy, const W: usize>(src: &mut Vec<Entry<E>>, dst: &mut Vec<Ent
         dst[count_below(&keys, keys[i])] = src[i];
     }
     dst.truncate(n);
-    debug_assert!(dst.windows(2).all(|w| w[0].key >> 64 <= w[1].key >> 64), "a bucket out of time order");
+    debug_assert!(dst.windows(2).all(|w| w[0].key < w[1].key), "a bucket out of key order");
 }
 
-/// `rank_sort` for a queue whose events carry sources: the rank key is the time within the bucket, then
-/// the source (the 24 bits above the sequence number), then the position (push order, which within one
-/// source is the sequence numbers' order), in 64 bits.
+/// `rank_sort` when the time within the bucket and the sources do not fit 32 bits beside the position:
+/// the same key in 64 bits.
 fn rank_sort_sources<E: Copy, const W: usize>(src: &mut Vec<Entry<E>>, dst: &mut Vec<Entry<E>>, n: usize, base: u64) {
     debug_assert!(n >= 1 && n <= W && W <= RANK_MAX && src.len() >= n);
     if src.len() < W {
