@@ -59,6 +59,20 @@ impl Simulation {
         })
     }
 
+    /// Run the rest on the schedule of two threads, serially (`Sim::emulate_split`); returns the window
+    /// in seconds. An interaction between the halves faster than the window raises InternalError naming it.
+    fn emulate_split(&mut self) -> PyResult<f64> {
+        guarded(|| {
+            let w = self.sim.emulate_split().map_err(ScenarioError::new_err)?;
+            Ok(w as f64 * 1e-12)
+        })
+    }
+
+    /// A digest of the run's outcome without flow ids (`Sim::outcome_digest`).
+    fn outcome_digest(&self) -> u64 {
+        self.sim.outcome_digest()
+    }
+
     /// Advance to simulated time `t_s` (seconds) or the end of the run; True when the run has ended.
     fn run_until(&mut self, py: Python<'_>, t_s: f64) -> PyResult<bool> {
         let limit = if t_s.is_finite() { Time::from_secs_f64(t_s.max(0.0)) } else { Time::MAX };
