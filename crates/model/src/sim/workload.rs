@@ -154,6 +154,9 @@ pub enum Workload {
         class: u16,
         /// (start, src node, dst node, size, prio), sorted by start.
         rows: Vec<(Time, u32, u32, u64, u8)>,
+        /// Per row, the next row with the same sender (NO: none). With the node order each sender walks
+        /// its own rows, so no host's event schedules another host's.
+        next_same_src: Vec<u32>,
     },
     Sequential {
         arrivals: Arrivals,
@@ -336,7 +339,14 @@ impl Workload {
                     rows.push((Time::from_secs_f64(r.start_s), sim.hosts[r.src as usize], sim.hosts[r.dst as usize], r.size_bytes, r.priority));
                 }
                 rows.sort_by_key(|r| r.0);
-                Workload::Flows { class: sim.classes.id(&f.class), rows }
+                let mut next_same_src = vec![NO; rows.len()];
+                let mut last: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+                for (j, r) in rows.iter().enumerate() {
+                    if let Some(k) = last.insert(r.1, j) {
+                        next_same_src[k] = j as u32;
+                    }
+                }
+                Workload::Flows { class: sim.classes.id(&f.class), rows, next_same_src }
             }
             WorkloadConfig::Sequential(q) => {
                 let (requesters, responders) = split(sim, i, q.pattern, q.frontends, q.frontend_layout)?;
@@ -543,7 +553,16 @@ impl Sim {
                 }
             }
             Workload::Flows { rows, .. } => {
-                if let Some(r) = rows.first() {
+                if self.by_node {
+                    // each sender's first row
+                    let mut seen = std::collections::HashSet::new();
+                    for (j, r) in rows.iter().enumerate() {
+                        let t = r.0.max(now);
+                        if t < duration && seen.insert(r.1) {
+                            evs.push((t, j as u32));
+                        }
+                    }
+                } else if let Some(r) = rows.first() {
                     let t = r.0.max(now);
                     if t < duration {
                         evs.push((t, 0));
@@ -680,12 +699,13 @@ impl Sim {
                 let app = self.open_app(w, class, src, dst, size, prio);
                 self.start_transfer(app, Role::OneWay, src, dst, size, prio);
             }
-            Workload::Flows { class, rows } => {
+            Workload::Flows { class, rows, next_same_src } => {
                 let (_, src, dst, size, prio) = rows[i as usize];
                 let class = *class;
-                if let Some(t) = rows.get(i as usize + 1).map(|r| r.0) {
+                let next = if self.by_node { next_same_src[i as usize] } else { i + 1 };
+                if let Some(t) = rows.get(next as usize).map(|r| r.0) {
                     if t < self.arrivals_stop {
-                        self.schedule(t.max(now), Ev::Workload { w, i: i + 1 });
+                        self.schedule(t.max(now), Ev::Workload { w, i: next });
                     }
                 }
                 let app = self.open_app(w, class, src, dst, size, prio);
