@@ -32,6 +32,21 @@ def test_the_split_schedule_ends_as_the_ordinary_run_does(scenario, scheme):
     assert r["same"], r
 
 
+@pytest.mark.parametrize("sets", [
+    {"run.measure_from": "0.5ms", "run.measure_to": "1.5ms"},  # window edges snapshot every flow
+    {"run.sample": "100us"},  # samples read every port
+])
+def test_fabric_wide_events_run_at_a_barrier(sets):
+    r = check_split("paper/steady", scheme="detail", duration="2ms", set=sets)
+    assert r["same"], r
+
+
+def test_a_fault_during_the_run_runs_at_a_barrier():
+    # the link goes down 1 ms in, while both halves carry traffic; routes change fabric-wide
+    r = check_split("paper/disconnected", duration="3ms", set={"fault.0.at": "1ms"})
+    assert r["same"], r
+
+
 def test_under_the_push_order_the_split_schedule_changes_the_outcome():
     # fabric-wide tie order and shared transfer records: what a split cannot keep (so the check has teeth)
     res = CliRunner().invoke(main, ["check-split", "paper/steady", "--duration", "3ms", "--set", "run.event_order=push"])

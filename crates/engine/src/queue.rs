@@ -96,6 +96,46 @@ impl<E: Copy> EventQueue<E> {
         let key = self.key(at);
         self.main.push(Entry { key, ev });
     }
+    /// The key an event due at `at` pushed now would get (the sequence number is used up): for pushing it
+    /// into another queue (`push_keyed`) in this queue's order.
+    #[inline]
+    pub fn next_key(&mut self, at: Time) -> u128 {
+        self.key(at)
+    }
+    /// Push `ev` with a key made by `next_key` (of this queue or another), in the main lane or the timer
+    /// lane.
+    pub fn push_keyed(&mut self, key: u128, ev: E, timer: bool) {
+        assert!((key >> 64) as u64 >= self.now.0, "event scheduled in the past: {} < now {}", (key >> 64) as u64, self.now);
+        let src = ((key as u64) >> SEQ_BITS) as u32;
+        let bits = u32::BITS - src.leading_zeros();
+        if bits > self.main.src_bits {
+            self.main.src_bits = bits;
+        }
+        if timer {
+            self.timers.push(Entry { key, ev });
+            self.timer_key = self.timer_key.min(key);
+        } else {
+            self.main.push(Entry { key, ev });
+        }
+    }
+    /// Every pending event with its key and whether it is in the timer lane, in key order; the queue is
+    /// left empty.
+    pub fn drain_keyed(&mut self) -> Vec<(u128, E, bool)> {
+        let mut out = Vec::with_capacity(self.len());
+        loop {
+            let (key, main) = self.next_key_lane();
+            if key == NO_KEY {
+                return out;
+            }
+            let Entry { ev, .. } = self.pop_lane(main);
+            out.push((key, ev, !main));
+        }
+    }
+    /// The time of the earliest event (None: empty).
+    pub fn peek_time(&self) -> Option<Time> {
+        let (key, _) = self.next_key_lane();
+        (key != NO_KEY).then_some(Time((key >> 64) as u64))
+    }
     /// Schedule a timer event: same ordering as `push`, kept in the timer lane.
     #[inline]
     pub fn push_timer(&mut self, at: Time, ev: E) {
@@ -105,7 +145,7 @@ impl<E: Copy> EventQueue<E> {
     }
     /// The earliest key and its lane (true: the main lane); `NO_KEY` when both are empty.
     #[inline(always)]
-    fn next_key(&self) -> (u128, bool) {
+    fn next_key_lane(&self) -> (u128, bool) {
         let m = self.main.peek_key();
         if m < self.timer_key {
             (m, true)
@@ -131,7 +171,7 @@ impl<E: Copy> EventQueue<E> {
     /// The earliest event if it is due no later than `limit`; otherwise it stays queued.
     #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, E)> {
-        let (key, lane) = self.next_key();
+        let (key, lane) = self.next_key_lane();
         if key == NO_KEY {
             return None;
         }
@@ -184,6 +224,11 @@ impl<E: Copy> EventQueue<E> {
     /// Number of events ever pushed.
     pub fn pushed(&self) -> u64 {
         self.seq
+    }
+    /// Go on numbering from `seq` (if beyond this queue's own count): queues that take turns making keys
+    /// for each other share one sequence this way, so each one's events of a source stay in push order.
+    pub fn continue_seq(&mut self, seq: u64) {
+        self.seq = self.seq.max(seq);
     }
 }
 

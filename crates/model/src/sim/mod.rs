@@ -285,38 +285,24 @@ fn wheel_shape(ports: &[Port]) -> (u32, u32) {
 }
 
 /// A serial emulation of a run split between two threads (`Sim::emulate_split`): the nodes fall into two
-/// halves, and simulated time into windows as long as the shortest delay with which a node can cause an
-/// event in the other half. Window k of the first half runs before window k of the second, and both
-/// before window k + 1: the schedule of two threads meeting at a barrier after every window. The queue
-/// keeps its one time order by keying each event at a virtual time: window k of half h covers
-/// [(2k + h) w, (2k + h + 1) w). Fabric-wide events (the PFC sweep, samples) run with the first half.
+/// halves with a queue each, the fabric-wide events into a third, and simulated time into windows no
+/// longer than the grid (the shortest delay with which one node can cause an event at another), cut at
+/// grid boundaries and at fabric-wide events. In each window the first half runs, then the second: the
+/// schedule of two threads meeting at a barrier after every window; the fabric-wide events run at a
+/// barrier at their time. A push keeps the pusher's order (its queue makes the key) and goes to the queue
+/// of the half whose node the event is about.
 pub(crate) struct SplitEmulation {
-    pub window: u64,
     half: Vec<u8>,
     /// The event being handled (for the message when one breaks the window).
     current: Option<Ev>,
-}
-
-impl SplitEmulation {
-    fn virtual_time(&self, at: Time, node: Option<u32>) -> Time {
-        let h = node.map_or(0, |n| self.half[n as usize]) as u128;
-        let w = self.window as u128;
-        let (k, r) = (at.0 as u128 / w, at.0 as u128 % w);
-        Time((2 * k * w + h * w + r).min(u64::MAX as u128) as u64)
-    }
-    fn real_time(&self, v: Time) -> Time {
-        let w = self.window;
-        Time(v.0 / (2 * w) * w + v.0 % w)
-    }
-    /// The last virtual time of a real time `t` (its window in the second half).
-    fn last_virtual(&self, t: Time) -> Time {
-        if t == Time::MAX {
-            t
-        } else {
-            let w = self.window as u128;
-            Time(((t.0 as u128 / w) * 2 * w + w + t.0 as u128 % w).min(u64::MAX as u128) as u64)
-        }
-    }
+    /// The first half's queue, the second's, the fabric-wide events'; the one `running` names is in
+    /// `Sim::q` (its slot here holds an empty queue meanwhile).
+    queues: [EventQueue<Ev>; 3],
+    running: usize,
+    /// The end (exclusive) of the window being run: a push into the other half must not be due before.
+    window_end: Time,
+    /// Where the next window starts.
+    from: Time,
 }
 
 pub const NO: u32 = u32::MAX;
@@ -397,8 +383,10 @@ pub struct Sim {
     /// `run.event_order = "node"`: simultaneous events are ordered by the node that scheduled them (each
     /// event's handler sets its node as the queue's source; see `event_source`).
     pub(crate) by_node: bool,
-    /// A serial emulation of a run split between two threads (see `emulate_split`).
+    /// A serial emulation of a run split between two threads (see `emulate_split`), and whether the loop
+    /// runs one of its parts (`split_part`).
     split: Option<Box<SplitEmulation>>,
+    in_window: bool,
     /// The fabric's shortest delay from a node acting to another node feeling it (link plus forwarding
     /// delay, or a PFC frame's): no node can affect another sooner. With the node order a run ends at the
     /// end of an interval of this grid (`grid_end`), so that a run split in windows of it ends at the same
@@ -565,6 +553,7 @@ impl Sim {
             next_port: vec![1024; if sc.run.event_order == EventOrder::Node { n } else { 1 }],
             by_node: sc.run.event_order == EventOrder::Node,
             split: None,
+            in_window: false,
             grid: Time::MAX,
             finalized: false,
             queue_limit: None,
@@ -764,55 +753,68 @@ impl Sim {
 
     #[inline]
     pub(crate) fn schedule(&mut self, at: Time, ev: Ev) {
-        let at = self.queue_time(at, ev);
-        self.q.push(at, ev);
+        if self.split.is_none() {
+            self.q.push(at, ev);
+        } else {
+            self.split_push(at, ev, false);
+        }
     }
 
     /// Schedule a timer (kept in the queue's timer lane: most are cancelled before they fire).
     pub(crate) fn schedule_timer(&mut self, at: Time, ev: Ev) {
-        let at = self.queue_time(at, ev);
-        self.q.push_timer(at, ev);
-    }
-
-    /// The time the queue keys `ev`, due at `at`, by: `at` itself, or its place in the split emulation's
-    /// schedule.
-    #[inline(always)]
-    fn queue_time(&self, at: Time, ev: Ev) -> Time {
         if self.split.is_none() {
-            at
+            self.q.push_timer(at, ev);
         } else {
-            self.split_time(at, ev)
+            self.split_push(at, ev, true);
         }
     }
 
+    /// The split emulation's push: keyed by the running half's queue (the pusher's order), put in the queue
+    /// of the half whose node the event is about, or with the fabric-wide events. An event for the other
+    /// half due within the window being run would be an interaction faster than the window: the run stops
+    /// naming it.
     #[cold]
     #[inline(never)]
-    fn split_time(&self, at: Time, ev: Ev) -> Time {
-        let s = self.split.as_ref().expect("split emulation");
-        let v = s.virtual_time(at, self.event_node(ev));
-        assert!(
-            v >= self.q.now(),
-            "split emulation: {ev:?} (node {:?}) due at {} ps, scheduled at {} ps by {:?} (node {:?}), reaches the other half within the window: nodes in different halves interact faster than the window ({} ps)",
-            self.event_node(ev),
-            at.0,
-            self.now.0,
-            s.current,
-            s.current.and_then(|c| self.event_node(c)),
-            s.window
-        );
-        v
+    fn split_push(&mut self, at: Time, ev: Ev, timer: bool) {
+        let node = self.event_node(ev);
+        let key = self.q.next_key(at);
+        let s = self.split.as_mut().expect("split emulation");
+        let to = node.map_or(2, |n| s.half[n as usize] as usize);
+        if to == s.running {
+            self.q.push_keyed(key, ev, timer);
+            return;
+        }
+        if to < 2 && s.running < 2 && at < s.window_end {
+            let (cur, wend) = (s.current, s.window_end);
+            panic!(
+                "split emulation: {ev:?} (node {:?}) due at {} ps, scheduled at {} ps by {:?} (node {:?}), reaches the other half within the window (which ends at {} ps): nodes in different halves interact faster than the grid ({} ps)",
+                node,
+                at.0,
+                self.now.0,
+                cur,
+                cur.and_then(|c| self.event_node(c)),
+                wend.0,
+                self.grid.0
+            );
+        }
+        s.queues[to].push_keyed(key, ev, timer);
     }
 
     /// Run until simulated time `limit` or the end of the run; returns whether the run has ended.
     pub fn run_until(&mut self, limit: Time) -> bool {
+        if self.split.is_some() && !self.in_window {
+            return self.run_until_split(limit);
+        }
         while !self.finished {
             if self.counters.events >= self.next_guard && self.guard_hit() {
                 self.stop_incomplete();
                 break;
             }
-            let until = limit.min(self.end_limit);
-            let until = self.split.as_ref().map_or(until, |s| s.last_virtual(until));
-            let Some((t, ev)) = self.q.pop_until(until) else {
+            let Some((t, ev)) = self.q.pop_until(limit.min(self.end_limit)) else {
+                if self.in_window {
+                    // the split emulation's window of one half (or its barrier) is done
+                    break;
+                }
                 if self.q.is_empty() {
                     if self.by_node {
                         self.now = self.grid_end(self.now).min(self.end_limit);
@@ -825,8 +827,10 @@ impl Sim {
                 }
                 break;
             };
-            let t = if self.split.is_none() { t } else { self.split_real_time(t, ev) };
             debug_assert!(t >= self.now || self.split.is_some());
+            if self.split.is_some() {
+                self.split_current(ev);
+            }
             self.now = t;
             self.counters.events += 1;
             self.prefetch_next();
@@ -868,10 +872,80 @@ impl Sim {
                 Ev::Fin { tr, uid } => self.receiver_close(tr, uid),
             }
         }
+        if self.finished && !self.in_window {
+            self.finalize();
+        }
+        self.finished
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn split_current(&mut self, ev: Ev) {
+        self.split.as_mut().expect("split emulation").current = Some(ev);
+    }
+
+    /// `run_until` on the split schedule (`emulate_split`): windows that end at the next grid boundary, the
+    /// next fabric-wide event or `limit`, whichever comes first; in each, the first half's events, then the
+    /// second's; the fabric-wide events at a barrier at their time, before the nodes' events of that time.
+    /// Each part runs through `run_until`'s own loop (`in_window`).
+    fn run_until_split(&mut self, limit: Time) -> bool {
+        let g = self.grid.0;
+        while !self.finished {
+            let until = limit.min(self.end_limit);
+            let s = self.split.as_ref().expect("split emulation");
+            let peek = |i: usize| if i == s.running { self.q.peek_time() } else { s.queues[i].peek_time() };
+            let global = peek(2);
+            let earliest = [peek(0), peek(1), global].into_iter().flatten().min();
+            let Some(earliest) = earliest.filter(|&e| e <= until) else {
+                if earliest.is_none() {
+                    self.now = self.grid_end(self.now).min(self.end_limit);
+                    self.finished = true;
+                } else if limit >= self.end_limit {
+                    self.now = self.end_limit;
+                    self.finished = true;
+                }
+                break;
+            };
+            // empty windows are skipped
+            let from = s.from.max(Time(earliest.0 / g * g));
+            if global == Some(from) {
+                // a barrier: both halves have run everything before `from`
+                self.split_part(2, from, from);
+                continue;
+            }
+            let mut end = Time((from.0 / g + 1) * g);
+            if let Some(t) = global {
+                end = end.min(t);
+            }
+            let end = end.min(Time(until.0.saturating_add(1)));
+            for h in 0..2 {
+                if !self.finished {
+                    self.split_part(h, end, Time(end.0 - 1));
+                }
+            }
+            self.split.as_mut().expect("split emulation").from = end;
+        }
         if self.finished {
             self.finalize();
         }
         self.finished
+    }
+
+    /// Run queue `i` (a half's, or the fabric-wide one) up to `last` through `run_until`'s loop, in a window
+    /// that ends (exclusive) at `end`.
+    fn split_part(&mut self, i: usize, end: Time, last: Time) {
+        let s = self.split.as_mut().expect("split emulation");
+        if s.running != i {
+            let seq = self.q.pushed();
+            std::mem::swap(&mut self.q, &mut s.queues[s.running]);
+            std::mem::swap(&mut self.q, &mut s.queues[i]);
+            self.q.continue_seq(seq);
+            s.running = i;
+        }
+        s.window_end = end;
+        self.in_window = true;
+        self.run_until(last);
+        self.in_window = false;
     }
 
     /// The source of the events `ev`'s handler schedules (`run.event_order = "node"`): its node, counted
@@ -908,7 +982,7 @@ impl Sim {
     }
 
     /// Run the rest of this simulation in the order two threads would run it with the nodes split in two
-    /// halves (`SplitEmulation`), serially. Returns the window (ps). With `run.event_order = "node"` the
+    /// halves (`SplitEmulation`), serially. Returns the longest window (ps): the grid. With `run.event_order = "node"` the
     /// results must be those of the ordinary run, as long as no node acts on another's state other than
     /// through an event at least a window later; an event that would has the run stop with a message
     /// naming it. Call before the run starts.
@@ -956,26 +1030,28 @@ impl Sim {
         if !self.ports.iter().any(|pt| half[pt.node as usize] != half[pt.peer_node as usize]) {
             return Err("the fabric has no link between the halves to split at".into());
         }
-        // what set-up scheduled, in order, on the emulated schedule
-        let mut pending = Vec::new();
-        while let Some(e) = self.q.pop() {
-            pending.push(e);
-        }
+        // what set-up scheduled, with its keys, into the halves' queues and the fabric-wide one
+        let (pending, seq) = (self.q.drain_keyed(), self.q.pushed());
         let (shift, bits) = wheel_shape(&self.ports);
-        self.q = EventQueue::with_wheel(shift, bits);
-        self.split = Some(Box::new(SplitEmulation { window, half, current: None }));
-        for (t, ev) in pending {
-            self.schedule(t, ev);
+        let (mut q0, mut q1, mut global) = (EventQueue::with_wheel(shift, bits), EventQueue::with_wheel(shift, bits), EventQueue::new());
+        for (key, ev, timer) in pending {
+            match self.event_node(ev).map(|n| half[n as usize]) {
+                None => global.push_keyed(key, ev, timer),
+                Some(0) => q0.push_keyed(key, ev, timer),
+                Some(_) => q1.push_keyed(key, ev, timer),
+            }
         }
+        q0.continue_seq(seq);
+        self.q = q0;
+        self.split = Some(Box::new(SplitEmulation {
+            half,
+            current: None,
+            queues: [EventQueue::new(), q1, global],
+            running: 0,
+            window_end: Time::ZERO,
+            from: Time::ZERO,
+        }));
         Ok(window)
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn split_real_time(&mut self, t: Time, ev: Ev) -> Time {
-        let s = self.split.as_mut().expect("split emulation");
-        s.current = Some(ev);
-        s.real_time(t)
     }
 
     /// Start bringing into the cache what the next event will read (its packet, its port's lines, its PFC
