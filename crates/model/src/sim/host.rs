@@ -502,17 +502,8 @@ impl Sim {
         if row != NO {
             self.flows.timeouts[row as usize] += to;
             self.flows.retransmits[row as usize] += rtx;
-        } else if app != NO {
-            let a = self.apps.get_mut(app);
-            if a.alive && a.uid == app_uid {
-                a.timeouts += to;
-                a.retransmits += rtx;
-                for i in 0..2 {
-                    if a.transfers[i] == tr {
-                        a.transfers[i] = NO;
-                    }
-                }
-            }
+        } else {
+            self.credit_app(tr, app, app_uid, to, rtx);
         }
         self.transfers.get_mut(tr).app = NO;
         if matches!(self.workloads[w as usize], crate::sim::workload::Workload::Background { .. }) && self.now < self.arrivals_stop {
@@ -534,24 +525,31 @@ impl Sim {
         self.transfers.release(tr);
     }
 
+    /// Transfer `tr`, whose sender is done, adds its timeouts and retransmissions to its application flow
+    /// (`app`, incarnation `app_uid`) if that is still running, and leaves it.
+    fn credit_app(&mut self, tr: u32, app: u32, app_uid: u32, to: u32, rtx: u32) {
+        if app == NO {
+            return;
+        }
+        let a = self.apps.get_mut(app);
+        if a.alive && a.uid == app_uid {
+            a.timeouts += to;
+            a.retransmits += rtx;
+            for i in 0..2 {
+                if a.transfers[i] == tr {
+                    a.transfers[i] = NO;
+                }
+            }
+        }
+    }
+
     fn maybe_release(&mut self, tr: u32) {
         let t = self.transfers.get(tr);
         if !(t.snd_done && t.rcv_done) {
             return;
         }
         let (app, app_uid, to, rtx) = (t.app, t.app_uid, t.snd.timeouts, t.snd.retransmits);
-        if app != NO {
-            let a = self.apps.get_mut(app);
-            if a.alive && a.uid == app_uid {
-                a.timeouts += to;
-                a.retransmits += rtx;
-                for i in 0..2 {
-                    if a.transfers[i] == tr {
-                        a.transfers[i] = NO;
-                    }
-                }
-            }
-        }
+        self.credit_app(tr, app, app_uid, to, rtx);
         let t = self.transfers.get_mut(tr);
         t.alive = false;
         t.app = NO;

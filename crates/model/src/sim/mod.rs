@@ -815,16 +815,7 @@ impl Sim {
                     // the split emulation's window of one half (or its barrier) is done
                     break;
                 }
-                if self.q.is_empty() {
-                    if self.by_node {
-                        self.now = self.grid_end(self.now).min(self.end_limit);
-                    }
-                    self.finished = true;
-                } else if limit >= self.end_limit {
-                    // the next event lies beyond the end of the run
-                    self.now = self.end_limit;
-                    self.finished = true;
-                }
+                self.out_of_events(self.q.is_empty(), limit);
                 break;
             };
             debug_assert!(t >= self.now || self.split.is_some());
@@ -878,6 +869,22 @@ impl Sim {
         self.finished
     }
 
+    /// No event is due by `limit` (or by the end of the run): the run is over when no event is left
+    /// (`empty`; with the node order it ends with its grid interval) or the next one lies beyond the end.
+    #[cold]
+    fn out_of_events(&mut self, empty: bool, limit: Time) {
+        if empty {
+            if self.by_node {
+                self.now = self.grid_end(self.now).min(self.end_limit);
+            }
+            self.finished = true;
+        } else if limit >= self.end_limit {
+            // the next event lies beyond the end of the run
+            self.now = self.end_limit;
+            self.finished = true;
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn split_current(&mut self, ev: Ev) {
@@ -897,13 +904,7 @@ impl Sim {
             let global = peek(2);
             let earliest = [peek(0), peek(1), global].into_iter().flatten().min();
             let Some(earliest) = earliest.filter(|&e| e <= until) else {
-                if earliest.is_none() {
-                    self.now = self.grid_end(self.now).min(self.end_limit);
-                    self.finished = true;
-                } else if limit >= self.end_limit {
-                    self.now = self.end_limit;
-                    self.finished = true;
-                }
+                self.out_of_events(earliest.is_none(), limit);
                 break;
             };
             // empty windows are skipped
