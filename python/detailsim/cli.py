@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -109,12 +109,26 @@ def main() -> None:
     """detailsim: packet-level datacenter network simulator for flow-completion-time tails."""
 
 
+def _scenario_options(duration_example: str, set_note: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """SCENARIO and the options that change it: --scheme, --set, --seed, --duration."""
+
+    def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed([
+            click.argument("scenario"),
+            click.option("--scheme", help="Scheme preset (see `detailsim schemes`); replaces the scenario's scheme.preset."),
+            click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+                         help=f"Override any key by dotted path, e.g. topology.link_rate=10Gbps (repeatable){set_note}."),
+            click.option("--seed", type=int, help="Master random seed (run.seed)."),
+            click.option("--duration", help=f'Arrival window (run.duration), e.g. "{duration_example}".'),
+        ]):
+            f = option(f)
+        return f
+
+    return wrap
+
+
 @main.command("run")
-@click.argument("scenario")
-@click.option("--scheme", help="Scheme preset (see `detailsim schemes`); replaces the scenario's scheme.preset.")
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override any key by dotted path, e.g. topology.link_rate=10Gbps (repeatable).")
-@click.option("--seed", type=int, help="Master random seed (run.seed).")
-@click.option("--duration", help='Arrival window (run.duration), e.g. "0.2s".')
+@_scenario_options("0.2s")
 @click.option("--out", "out", type=click.Path(file_okay=False), help="Write flows.parquet, ports.parquet, summary.json, scenario.json here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
 @click.option("--pcap", type=click.Path(dir_okay=False), help="Write the frames --pcap-filter selects to this pcap file.")
@@ -171,11 +185,7 @@ def run_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int 
 
 
 @main.command("check-split")
-@click.argument("scenario")
-@click.option("--scheme", help="Scheme preset (see `detailsim schemes`); replaces the scenario's scheme.preset.")
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override any key by dotted path (repeatable); run.event_order is node unless set here.")
-@click.option("--seed", type=int, help="Master random seed (run.seed).")
-@click.option("--duration", help='Arrival window (run.duration), e.g. "5ms".')
+@_scenario_options("5ms", "; run.event_order is node unless set here")
 def check_split_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int | None, duration: str | None) -> None:
     """Check that SCENARIO's nodes act on each other only through events a grid interval apart (what a
     run split between threads needs): run it with run.event_order = "node" as it is and on the schedule

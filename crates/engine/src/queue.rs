@@ -44,7 +44,7 @@ pub struct EventQueue<E> {
 
 /// Bits of a key's sequence half that hold the source (`set_source`); the sequence number has the rest.
 pub const SOURCE_BITS: u32 = 24;
-const SEQ_BITS: u32 = 64 - SOURCE_BITS;
+pub(crate) const SEQ_BITS: u32 = 64 - SOURCE_BITS;
 
 impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
@@ -77,10 +77,7 @@ impl<E: Copy> EventQueue<E> {
     pub fn set_source(&mut self, src: u32) {
         debug_assert!(src < 1 << SOURCE_BITS, "event source out of range");
         self.src_hi = (src as u64) << SEQ_BITS;
-        let bits = u32::BITS - src.leading_zeros();
-        if bits > self.main.src_bits {
-            self.main.src_bits = bits;
-        }
+        self.main.note_source(src);
     }
     #[inline]
     fn key(&mut self, at: Time) -> u128 {
@@ -106,14 +103,9 @@ impl<E: Copy> EventQueue<E> {
     /// lane.
     pub fn push_keyed(&mut self, key: u128, ev: E, timer: bool) {
         assert!((key >> 64) as u64 >= self.now.0, "event scheduled in the past: {} < now {}", (key >> 64) as u64, self.now);
-        let src = ((key as u64) >> SEQ_BITS) as u32;
-        let bits = u32::BITS - src.leading_zeros();
-        if bits > self.main.src_bits {
-            self.main.src_bits = bits;
-        }
+        self.main.note_source(((key as u64) >> SEQ_BITS) as u32);
         if timer {
-            self.timers.push(Entry { key, ev });
-            self.timer_key = self.timer_key.min(key);
+            self.insert_timer(Entry { key, ev });
         } else {
             self.main.push(Entry { key, ev });
         }
@@ -140,8 +132,12 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn push_timer(&mut self, at: Time, ev: E) {
         let key = self.key(at);
-        self.timers.push(Entry { key, ev });
-        self.timer_key = self.timer_key.min(key);
+        self.insert_timer(Entry { key, ev });
+    }
+    #[inline]
+    fn insert_timer(&mut self, e: Entry<E>) {
+        self.timer_key = self.timer_key.min(e.key);
+        self.timers.push(e);
     }
     /// The earliest key and its lane (true: the main lane); `NO_KEY` when both are empty.
     #[inline(always)]
@@ -253,10 +249,12 @@ mod tests {
     }
     #[test]
     fn equal_times_by_source_then_push_order() {
-        // buckets of every sort path: a few events (rank sort), many (counting + insertion sort), events
-        // pushed into the current bucket after it was sorted (late), and beyond the wheel (far)
-        for n in [5u64, 30, 300] {
-            let mut q = EventQueue::new();
+        // buckets of every sort path: a few events (rank sort: the source in the 32-bit key, or with wide
+        // buckets and large sources in a 64-bit one), many (counting + insertion sort), events pushed into
+        // the current bucket after it was sorted (late), and beyond the wheel (far)
+        for (n, shift, sources) in [(5u64, 14, 4u64), (30, 14, 4), (300, 14, 4), (5, 26, 1 << 20), (30, 26, 1 << 20)] {
+            let mut q = EventQueue::with_wheel(shift, 10);
+            let t_base = 3u64 << shift;
             let mut rng = 12345u64;
             let mut next = || {
                 rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -266,27 +264,29 @@ mod tests {
             q.push(Time(0), (0, u64::MAX));
             let mut pushed = Vec::new();
             for i in 0..n {
-                let (src, t) = ((next() % 4) as u32, 5_000_000 + next() % 3 + if i % 7 == 0 { 1 << 40 } else { 0 });
+                let (src, t) = ((next() % sources) as u32, t_base + next() % 3 + if i % 7 == 0 { 1 << 50 } else { 0 });
                 q.set_source(src);
                 q.push(Time(t), (src, i));
                 pushed.push((t, src, i));
             }
             assert_eq!(q.pop(), Some((Time(0), (0, u64::MAX))));
-            // from an event at the first time, more for that time
-            let (t0, _, _) = *pushed.iter().min().unwrap();
+            // the earliest, then more at its time (which come after it, whatever their source: it is done)
+            pushed.sort();
+            let (t0, s0, i0) = pushed.remove(0);
             let first = q.pop().unwrap();
+            assert_eq!(first, (Time(t0), (s0, i0)));
             for i in n..n + 6 {
-                let src = (next() % 4) as u32;
+                let src = (next() % sources) as u32;
                 q.set_source(src);
                 q.push(Time(t0), (src, i));
                 pushed.push((t0, src, i));
             }
             pushed.sort();
-            let mut got = vec![(first.0 .0, first.1 .0, first.1 .1)];
+            let mut got = Vec::new();
             while let Some((t, (src, i))) = q.pop() {
                 got.push((t.0, src, i));
             }
-            assert_eq!(got, pushed, "{n} events");
+            assert_eq!(got, pushed, "{n} events, buckets of 2^{shift} ps");
         }
     }
     #[test]

@@ -21,6 +21,7 @@
 //! the wheel's memory is the events pending, not buckets x the most a bucket ever held; a single heap's depth and
 //! cache misses grow with the number of events pending, which grows with the fabric.
 
+use crate::queue::{SEQ_BITS, SOURCE_BITS};
 use dary_heap::QuaternaryHeap;
 use std::cmp::Ordering;
 
@@ -308,9 +309,15 @@ impl<E: Copy> Wheel<E> {
             macro_rules! rank {
                 ($w:expr) => {
                     if narrow {
-                        rank_sort::<E, { $w }>(&mut self.spare, &mut self.run, n, base, sb);
+                        rank_sort::<E, u32, { $w }>(&mut self.spare, &mut self.run, n, u32::MAX, |e, i| {
+                            let (t, source) = (((e.key >> 64) as u64).wrapping_sub(base) as u32, ((e.key as u64) >> SEQ_BITS) as u32);
+                            (((t << sb) | source) << RANK_POS_BITS) | i as u32
+                        });
                     } else {
-                        rank_sort_sources::<E, { $w }>(&mut self.spare, &mut self.run, n, base);
+                        rank_sort::<E, u64, { $w }>(&mut self.spare, &mut self.run, n, u64::MAX, |e, i| {
+                            let (t, source) = (((e.key >> 64) as u64).wrapping_sub(base), (e.key as u64) >> SEQ_BITS);
+                            (t << (SOURCE_BITS + RANK_POS_BITS)) | (source << RANK_POS_BITS) | i as u64
+                        });
                     }
                     return;
                 };
@@ -327,6 +334,15 @@ impl<E: Copy> Wheel<E> {
         }
         self.run.extend_from_slice(&self.spare[..n]);
         sort_bucket(&mut self.run, &mut self.spare, &mut self.counts, self.cur, self.shift);
+    }
+
+    /// Keys from now on may carry source `src`: the rank sort keeps room for it.
+    #[inline(always)]
+    pub(crate) fn note_source(&mut self, src: u32) {
+        let bits = u32::BITS - src.leading_zeros();
+        if bits > self.src_bits {
+            self.src_bits = bits;
+        }
     }
 
     /// The first occupied bucket after `cur` (the wheel is not empty).
@@ -401,26 +417,32 @@ const SMALL_BUCKET: usize = 8;
 /// Buckets up to this size are sorted by rank (`rank_sort`), when a time within a bucket fits the rank
 /// key's 32 bits beside a position below `RANK_MAX` (27 bits).
 const RANK_MAX: usize = 32;
-const RANK_SHIFT_MAX: u32 = 32 - RANK_MAX.trailing_zeros();
+const RANK_SHIFT_MAX: u32 = 32 - RANK_POS_BITS;
+/// Bits of a rank key that hold an event's position in its bucket.
+const RANK_POS_BITS: u32 = RANK_MAX.trailing_zeros();
 
 /// Sort the first `n` (1 to `W`) of `src`, a bucket's events in push order (so in sequence-number order),
 /// into `dst` by rank: each event's place is the number of events that come before it, counted over a
 /// fixed `W` slots (those past `n` padded to come last) with no branch on the data. (The insertion sort's
 /// loop exits mispredicted about once per event, paper/steady's buckets hold about 8 events.) The rank key
-/// is the time within the bucket, then the source (`src_bits` of them: 0 when events carry none), then
-/// the position, which within one source is the sequence numbers' order.
-fn rank_sort<E: Copy, const W: usize>(src: &mut Vec<Entry<E>>, dst: &mut Vec<Entry<E>>, n: usize, base: u64, src_bits: u32) {
+/// (`key`, 32 bits when it fits, else 64) is the time within the bucket, then the source (as many bits as
+/// the largest source seen: none when events carry none), then the position, which within one source is
+/// the sequence numbers' order.
+fn rank_sort<E: Copy, K: Copy + PartialOrd, const W: usize>(
+    src: &mut Vec<Entry<E>>,
+    dst: &mut Vec<Entry<E>>,
+    n: usize,
+    pad: K,
+    key: impl Fn(&Entry<E>, usize) -> K,
+) {
     debug_assert!(n >= 1 && n <= W && W <= RANK_MAX && src.len() >= n);
     if src.len() < W {
         src.resize(W, src[0]);
     }
     let src: &[Entry<E>; W] = src[..W].try_into().expect("W entries");
-    let mut keys = [u32::MAX; W];
+    let mut keys = [pad; W];
     for (i, e) in src.iter().enumerate() {
-        let t = ((e.key >> 64) as u64).wrapping_sub(base) as u32;
-        let source = ((e.key as u64) >> 40) as u32;
-        let k = (((t << src_bits) | source) << RANK_MAX.trailing_zeros()) | i as u32;
-        keys[i] = if i < n { k } else { u32::MAX };
+        keys[i] = if i < n { key(e, i) } else { pad };
     }
     dst.clear();
     dst.extend_from_slice(src);
@@ -432,35 +454,8 @@ fn rank_sort<E: Copy, const W: usize>(src: &mut Vec<Entry<E>>, dst: &mut Vec<Ent
     debug_assert!(dst.windows(2).all(|w| w[0].key < w[1].key), "a bucket out of key order");
 }
 
-/// `rank_sort` when the time within the bucket and the sources do not fit 32 bits beside the position:
-/// the same key in 64 bits.
-fn rank_sort_sources<E: Copy, const W: usize>(src: &mut Vec<Entry<E>>, dst: &mut Vec<Entry<E>>, n: usize, base: u64) {
-    debug_assert!(n >= 1 && n <= W && W <= RANK_MAX && src.len() >= n);
-    if src.len() < W {
-        src.resize(W, src[0]);
-    }
-    let src: &[Entry<E>; W] = src[..W].try_into().expect("W entries");
-    let mut keys = [u64::MAX; W];
-    for (i, e) in src.iter().enumerate() {
-        let t = (((e.key >> 64) as u64).wrapping_sub(base)) << 29;
-        let s = ((e.key as u64) >> 40) << RANK_MAX.trailing_zeros();
-        keys[i] = if i < n { t | s | i as u64 } else { u64::MAX };
-    }
-    dst.clear();
-    dst.extend_from_slice(src);
-    for i in 0..W {
-        let mut r = 0u32;
-        for &x in &keys {
-            r += (x < keys[i]) as u32;
-        }
-        dst[r as usize] = src[i];
-    }
-    dst.truncate(n);
-    debug_assert!(dst.windows(2).all(|w| w[0].key < w[1].key), "a bucket out of key order");
-}
-
 #[inline(always)]
-fn count_below<const N: usize>(keys: &[u32; N], k: u32) -> usize {
+fn count_below<K: Copy + PartialOrd, const N: usize>(keys: &[K; N], k: K) -> usize {
     let mut r = 0u32;
     for &x in keys {
         r += (x < k) as u32;

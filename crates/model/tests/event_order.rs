@@ -71,3 +71,15 @@ fn node_order_is_reproducible_and_another_sample_path_than_push_order() {
     assert_ne!(push.outcome_digest(), a.outcome_digest(), "another tie-break, another sample path");
     assert!(push.counters.flows_completed == a.counters.flows_completed);
 }
+
+#[test]
+fn node_order_credits_every_retransmission_to_a_flow() {
+    // every flow measured and finished: the senders' timeouts and retransmissions all reach the flow
+    // table, whether a sender closed before its flow completed, after, or is still open at the end
+    let json = scenario(r#"{"preset": "fh", "tcp": {"rto_min": "1ms"}}"#, MIXED, "node").replace(r#""buffer": "128KB""#, r#""buffer": "16KB""#);
+    let a = run(&json, false);
+    let c = &a.counters;
+    assert!(c.retransmits > 100 && c.timeouts > 0, "a lossy run: {} retransmits, {} timeouts", c.retransmits, c.timeouts);
+    assert_eq!(a.flows.retransmits.iter().map(|&r| r as u64).sum::<u64>(), c.retransmits);
+    assert_eq!(a.flows.timeouts.iter().map(|&r| r as u64).sum::<u64>(), c.timeouts);
+}

@@ -75,8 +75,8 @@ pub struct RunConfig {
     pub event_order: EventOrder,
 }
 
-/// The order of simultaneous events (same picosecond). Either is deterministic; they differ in which
-/// arbitrary tie-break they take, so results differ as two seeds' do, not more.
+/// The order of simultaneous events (same picosecond), and with it whether nodes act on each other only
+/// through events (docs/scenarios.md, `event_order`). Both are deterministic.
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum EventOrder {
@@ -85,9 +85,11 @@ pub enum EventOrder {
     Push,
     /// By the node whose event scheduled them (lower node id first; events scheduled by the set-up and
     /// by fabric-wide events such as the PFC sweep before any node's), then in the order that node
-    /// scheduled them. TCP source ports are then numbered per host. A node's events then come in an
-    /// order that does not depend on how simultaneous events at other nodes interleave with them, which
-    /// is what lets a run be split between threads without changing its results.
+    /// scheduled them; and every effect of one node on another is an event at least one grid interval
+    /// later (`Sim::grid`): TCP source ports per host, a transfer's ends closed separately (`Ev::Fin`),
+    /// counts credited as senders close, background sources restarted by their sender, flow lists walked
+    /// per sender, runs ended on a grid boundary. A run split between threads keeps this order exactly
+    /// (`Sim::emulate_split`).
     Node,
 }
 

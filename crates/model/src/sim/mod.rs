@@ -983,10 +983,10 @@ impl Sim {
     }
 
     /// Run the rest of this simulation in the order two threads would run it with the nodes split in two
-    /// halves (`SplitEmulation`), serially. Returns the longest window (ps): the grid. With `run.event_order = "node"` the
-    /// results must be those of the ordinary run, as long as no node acts on another's state other than
-    /// through an event at least a window later; an event that would has the run stop with a message
-    /// naming it. Call before the run starts.
+    /// halves (`SplitEmulation`), serially. Returns the longest window (ps): the grid. With
+    /// `run.event_order = "node"` the results must be those of the ordinary run, as long as no node acts
+    /// on another's state other than through an event at least a window later; an event that would has
+    /// the run stop with a message naming it. Call before the run starts.
     pub fn emulate_split(&mut self) -> Result<u64, String> {
         assert!(self.counters.events == 0, "emulate_split before the run");
         let n = self.nodes.len();
@@ -1025,9 +1025,6 @@ impl Sim {
             *h = next;
             next ^= 1;
         }
-        // the window: the grid (no node can affect another sooner), so that windows end where a run with
-        // the node order may end (`grid_end`)
-        let window = self.grid.0;
         if !self.ports.iter().any(|pt| half[pt.node as usize] != half[pt.peer_node as usize]) {
             return Err("the fabric has no link between the halves to split at".into());
         }
@@ -1052,7 +1049,9 @@ impl Sim {
             window_end: Time::ZERO,
             from: Time::ZERO,
         }));
-        Ok(window)
+        // the windows are no longer than the grid (no node can affect another sooner) and end on its
+        // boundaries, where a run with the node order may end (`grid_end`)
+        Ok(self.grid.0)
     }
 
     /// Start bringing into the cache what the next event will read (its packet, its port's lines, its PFC
@@ -1327,7 +1326,6 @@ impl Sim {
         self.finished = true;
     }
 
-    /// Counters and run facts as JSON (the flow table is read from `flows`).
     /// A digest (FNV-1a) of the run's outcome that does not depend on how its flows were numbered: every
     /// flow-table row without its id, in a canonical order, then the drop, flow, delivered-packet, timeout
     /// and retransmission counts. (Not the event count: lapsed timers are dropped from the queue in batches
@@ -1365,6 +1363,7 @@ impl Sim {
         h
     }
 
+    /// Counters and run facts as JSON (the flow table is read from `flows`).
     pub fn summary_json(&self) -> String {
         let c = &self.counters;
         let drops: serde_json::Map<String, serde_json::Value> =
