@@ -123,7 +123,7 @@ impl Sim {
 
     /// Create a transfer of `size` bytes from `src` to `dst` for application flow `app`, and start it.
     pub(crate) fn start_transfer(&mut self, app: u32, role: Role, src: u32, dst: u32, size: u64, prio: u8) -> u32 {
-        let uid = self.next_uid();
+        let uid = self.transfer_uid(src);
         let (app_uid, slot_in_app, app_id) = {
             let a = self.apps.get(app);
             (a.uid, if role == Role::Response { 1 } else { 0 }, a.id)
@@ -161,8 +161,9 @@ impl Sim {
             rcv_open: true,
             row: NO,
         };
-        let tr = self.transfers.alloc(t);
-        if p.line_rate_start || p.rto_rtts > 0.0 {
+        let fit = p.line_rate_start || p.rto_rtts > 0.0;
+        let tr = self.alloc_transfer(t);
+        if fit {
             if let Some((rtt, bdp)) = self.path_bdp(src, dst) {
                 let p = self.tcp.clone();
                 self.transfers.get_mut(tr).snd.fit_path(&p, rtt, bdp);
@@ -172,6 +173,15 @@ impl Sim {
             let a = self.apps.get_mut(app);
             a.transfers[slot_in_app] = tr;
             a.transfer_uids[slot_in_app] = uid;
+        }
+        if !self.owns(dst) {
+            // a split run: the receiver's part gets its copy (and of the flow, unless it is the requester's)
+            let t = Box::new(self.transfers.get(tr).clone());
+            self.send(crate::sim::parts::Msg::Transfer { tr, t });
+            if role != Role::Response {
+                let a = Box::new(self.apps.get(app).clone());
+                self.send(crate::sim::parts::Msg::App { app, a });
+            }
         }
         let mut out = std::mem::take(&mut self.scratch);
         out.clear();
@@ -499,7 +509,10 @@ impl Sim {
         let t = self.transfers.get(tr);
         let (app, app_uid, row, to, rtx, uid) = (t.app, t.app_uid, t.row, t.snd.timeouts, t.snd.retransmits, t.uid);
         let (src, dst, w) = (t.src, t.dst, t.workload);
-        if row != NO {
+        if row != NO && !self.owns(t.flow_receiver()) {
+            // the row is in the other part of a split run: its flow completed there
+            self.send(crate::sim::parts::Msg::Credit { row, to, rtx });
+        } else if row != NO {
             self.flows.timeouts[row as usize] += to;
             self.flows.retransmits[row as usize] += rtx;
         } else {
@@ -522,7 +535,7 @@ impl Sim {
         t.rcv_open = false;
         t.alive = false;
         t.app = NO;
-        self.transfers.release(tr);
+        self.release_transfer(tr);
     }
 
     /// Transfer `tr`, whose sender is done, adds its timeouts and retransmissions to its application flow
@@ -728,7 +741,7 @@ impl Sim {
             self.active_measured += 1;
             self.counters.flows_started += 1;
         }
-        self.apps.alloc(a)
+        self.alloc_app(a)
     }
 
     fn app_complete(&mut self, app: u32) {
@@ -738,7 +751,7 @@ impl Sim {
             let r = self.app_record(&a, self.now.0);
             self.flows.push(&r);
             self.counters.flows_completed += 1;
-            self.active_measured -= 1;
+            self.active_measured = self.active_measured.wrapping_sub(1);
         }
         // detach live transfers so their later counts go nowhere (with the node order: to the flow's row,
         // when their senders close)
@@ -753,12 +766,17 @@ impl Sim {
                     if by_node {
                         t.row = row;
                     }
+                    let uid = t.uid;
+                    if self.foreign_slot(tr) {
+                        // the sender's copy is in the other part of a split run
+                        self.send(crate::sim::parts::Msg::Row { tr, uid, row });
+                    }
                 }
             }
         }
         let am = self.apps.get_mut(app);
         am.alive = false;
-        self.apps.release(app);
+        self.release_app(app);
         self.flow_finished(&a, to, rtx);
         self.check_finished();
     }

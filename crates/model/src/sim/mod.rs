@@ -15,6 +15,7 @@
 
 pub mod faults;
 pub mod host;
+pub mod parts;
 pub mod pfc;
 pub mod switch;
 pub mod trace;
@@ -232,6 +233,13 @@ pub struct Transfer {
     pub row: u32,
 }
 
+impl Transfer {
+    /// The host that receives its flow's data, where the flow completes (a request's sender).
+    pub fn flow_receiver(&self) -> u32 {
+        if self.role == Role::Request { self.src } else { self.dst }
+    }
+}
+
 /// An application flow: a retrieval (request then response), or a one-way flow.
 #[derive(Debug, Clone)]
 pub struct App {
@@ -372,6 +380,8 @@ pub struct Sim {
     pub active_measured: u64,
     pub finished: bool,
     uid: u32,
+    /// `run.event_order = "node"`: transfers counted per sending host (`transfer_uid`).
+    transfer_count: Vec<u32>,
     token: u32,
     /// Compact the timer lane when it holds more events than this (see `Sim::compact_timers`), and never
     /// below `timer_compact_min`.
@@ -386,6 +396,12 @@ pub struct Sim {
     /// A serial emulation of a run split between two threads (see `emulate_split`), and whether the loop
     /// runs one of its parts (`split_part`).
     split: Option<Box<SplitEmulation>>,
+    /// A part of a run split in two (`parts::run_in_parts`).
+    pub(crate) part: Option<Box<parts::Part>>,
+    /// `split` or `part` is set: pushes go through them.
+    divert: bool,
+    /// Packets in flight in the other part of a split run (for the conservation check at the end).
+    in_flight_elsewhere: u64,
     in_window: bool,
     /// The fabric's shortest delay from a node acting to another node feeling it (link plus forwarding
     /// delay, or a PFC frame's): no node can affect another sooner. With the node order a run ends at the
@@ -431,6 +447,11 @@ impl Sim {
     }
 
     pub fn new(sc: &Scenario) -> Result<Sim, ConfigError> {
+        Sim::build(sc, None)
+    }
+
+    /// Build a simulation, or (`part`) one part of a run split in two (`parts::run_in_parts`).
+    pub(crate) fn build(sc: &Scenario, part: Option<u8>) -> Result<Sim, ConfigError> {
         let scheme = sc.scheme.resolve()?;
         let tcp = std::sync::Arc::new(scheme.tcp.clone());
         let topo = topology::build(&sc.topology)?;
@@ -548,11 +569,15 @@ impl Sim {
             active_measured: 0,
             finished: false,
             uid: 0,
+            transfer_count: Vec::new(),
             token: 0,
             next_app_id: 0,
             next_port: vec![1024; if sc.run.event_order == EventOrder::Node { n } else { 1 }],
             by_node: sc.run.event_order == EventOrder::Node,
             split: None,
+            part: None,
+            divert: false,
+            in_flight_elsewhere: 0,
             in_window: false,
             grid: Time::MAX,
             finalized: false,
@@ -620,6 +645,9 @@ impl Sim {
                 }
             }
             sim.workloads.push(wl);
+        }
+        if let Some(me) = part {
+            sim.make_part(sc, me)?;
         }
         for i in 0..sim.faults.len() {
             let at = sim.faults[i].at;
@@ -742,6 +770,22 @@ impl Sim {
         self.uid = self.uid.wrapping_add(1);
         self.uid
     }
+    /// A new transfer's incarnation number. With the node order it is the sending host's count of its
+    /// transfers above the host's node id (so it does not depend on when other hosts start transfers:
+    /// pFabric and LAS queues break rank ties by it); wraps after 2^(32 - node bits) transfers of one host.
+    pub(crate) fn transfer_uid(&mut self, src: u32) -> u32 {
+        if !self.by_node {
+            return self.next_uid();
+        }
+        let n = self.nodes.len();
+        if self.transfer_count.len() != n {
+            self.transfer_count = vec![0; n];
+        }
+        let bits = usize::BITS - n.leading_zeros();
+        let c = &mut self.transfer_count[src as usize];
+        *c = c.wrapping_add(1);
+        c.wrapping_shl(bits) | src
+    }
     pub(crate) fn next_token(&mut self) -> u32 {
         self.token = self.token.wrapping_add(1);
         self.token
@@ -753,8 +797,10 @@ impl Sim {
 
     #[inline]
     pub(crate) fn schedule(&mut self, at: Time, ev: Ev) {
-        if self.split.is_none() {
+        if !self.divert {
             self.q.push(at, ev);
+        } else if self.part.is_some() {
+            self.part_push(at, ev, false);
         } else {
             self.split_push(at, ev, false);
         }
@@ -762,8 +808,10 @@ impl Sim {
 
     /// Schedule a timer (kept in the queue's timer lane: most are cancelled before they fire).
     pub(crate) fn schedule_timer(&mut self, at: Time, ev: Ev) {
-        if self.split.is_none() {
+        if !self.divert {
             self.q.push_timer(at, ev);
+        } else if self.part.is_some() {
+            self.part_push(at, ev, true);
         } else {
             self.split_push(at, ev, true);
         }
@@ -982,13 +1030,10 @@ impl Sim {
         })
     }
 
-    /// Run the rest of this simulation in the order two threads would run it with the nodes split in two
-    /// halves (`SplitEmulation`), serially. Returns the longest window (ps): the grid. With
-    /// `run.event_order = "node"` the results must be those of the ordinary run, as long as no node acts
-    /// on another's state other than through an event at least a window later; an event that would has
-    /// the run stop with a message naming it. Call before the run starts.
-    pub fn emulate_split(&mut self) -> Result<u64, String> {
-        assert!(self.counters.events == 0, "emulate_split before the run");
+    /// The two halves of a split run, per node: hosts by index (the first half of `hosts`, the second), a
+    /// switch in the half its neighbours agree on (edge switches, then aggregation switches), the rest (cores)
+    /// alternating. An error when no link joins the halves.
+    pub(crate) fn halves(&self) -> Result<Vec<u8>, String> {
         let n = self.nodes.len();
         let mut half = vec![u8::MAX; n];
         let nh = self.hosts.len();
@@ -1028,6 +1073,17 @@ impl Sim {
         if !self.ports.iter().any(|pt| half[pt.node as usize] != half[pt.peer_node as usize]) {
             return Err("the fabric has no link between the halves to split at".into());
         }
+        Ok(half)
+    }
+
+    /// Run the rest of this simulation in the order two threads would run it with the nodes split in two
+    /// halves (`SplitEmulation`), serially. Returns the longest window (ps): the grid. With
+    /// `run.event_order = "node"` the results must be those of the ordinary run, as long as no node acts
+    /// on another's state other than through an event at least a window later; an event that would has
+    /// the run stop with a message naming it. Call before the run starts.
+    pub fn emulate_split(&mut self) -> Result<u64, String> {
+        assert!(self.counters.events == 0, "emulate_split before the run");
+        let half = self.halves()?;
         // what set-up scheduled, with its keys, into the halves' queues and the fabric-wide one
         let (pending, seq) = (self.q.drain_keyed(), self.q.pushed());
         let (shift, bits) = wheel_shape(&self.ports);
@@ -1041,6 +1097,7 @@ impl Sim {
         }
         q0.continue_seq(seq);
         self.q = q0;
+        self.divert = true;
         self.split = Some(Box::new(SplitEmulation {
             half,
             current: None,
@@ -1169,6 +1226,10 @@ impl Sim {
     }
 
     pub(crate) fn check_finished(&mut self) {
+        if self.part.is_some() {
+            // a part knows only its own count: the run's end is decided at a barrier from both
+            return;
+        }
         if self.arrivals_over && self.active_measured == 0 {
             if self.by_node {
                 // the run ends with the grid interval this event lies in (what a split run can stop at)
@@ -1210,7 +1271,7 @@ impl Sim {
     }
 
     /// Record unfinished measured flows and check packet conservation.
-    fn finalize(&mut self) {
+    pub(crate) fn finalize(&mut self) {
         if self.finalized {
             return;
         }
@@ -1240,7 +1301,7 @@ impl Sim {
     /// Packets created = delivered + dropped + still in the network.
     pub fn check_conservation(&self) -> Result<(), String> {
         let c = &self.counters;
-        let in_flight = self.pkts.live() as u64;
+        let in_flight = self.pkts.live() as u64 + self.in_flight_elsewhere;
         if c.pkts_created != c.pkts_delivered + c.dropped() + in_flight {
             return Err(format!(
                 "packet conservation violated at {}: created {} != delivered {} + dropped {} + in flight {}",

@@ -543,10 +543,17 @@ impl Sim {
                         evs.push((t, i as u32));
                     }
                 }
+                // a part of a split run starts its own sources only (each source draws from its own stream)
+                if let Some(p) = &self.part {
+                    evs.retain(|&(_, i)| p.half[self.workloads[w as usize].source_host(i, &self.hosts) as usize] == p.me);
+                }
             }
             Workload::Background { per_server, .. } => {
                 let n = *per_server;
                 for h in self.hosts.clone() {
+                    if !self.owns(h) {
+                        continue;
+                    }
                     for _ in 0..n {
                         self.start_background(w, h);
                     }
@@ -558,7 +565,7 @@ impl Sim {
                     let mut seen = std::collections::HashSet::new();
                     for (j, r) in rows.iter().enumerate() {
                         let t = r.0.max(now);
-                        if t < duration && seen.insert(r.1) {
+                        if t < duration && seen.insert(r.1) && self.part.as_ref().is_none_or(|p| p.half[r.1 as usize] == p.me) {
                             evs.push((t, j as u32));
                         }
                     }
@@ -569,8 +576,8 @@ impl Sim {
                     }
                 }
             }
-            Workload::Incast { start, .. } => {
-                if *start < duration {
+            Workload::Incast { start, receiver, .. } => {
+                if *start < duration && self.part.as_ref().is_none_or(|p| p.half[*receiver as usize] == p.me) {
                     evs.push((*start, 0));
                 }
             }
@@ -783,7 +790,7 @@ impl Sim {
             let fe = self.host_index(f.frontend);
             self.flows.push(&f.record(fe, self.now.0));
             self.counters.flows_completed += 1;
-            self.active_measured -= 1;
+            self.active_measured = self.active_measured.wrapping_sub(1);
         }
         self.workflows.get_mut(wf.0).alive = false;
         self.workflows.release(wf.0);

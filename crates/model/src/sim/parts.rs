@@ -1,0 +1,505 @@
+//! A run split in two parts (`run_in_parts`): two simulators, one per half of the fabric's nodes
+//! (`Sim::halves`), each holding only its half's state live, exchanging what crosses the cut as messages at
+//! a barrier after every window of simulated time. The parts run one after the other on one thread, or
+//! each on its own thread; either way the outcome is the same (`Sim::outcome_digest`) as the ordinary run
+//! with `run.event_order = "node"`, which `Sim::emulate_split` checks serially for a scenario.
+//!
+//! ```text
+//!   part 0 (hosts 0..n/2, their switches)        part 1 (the rest)
+//!   ── window [kg, (k+1)g): own events ──        ── window [kg, (k+1)g): own events ──
+//!            │ outbox                                     │ outbox
+//!            └──────────────► barrier ◄───────────────────┘
+//!      events for the other half (a packet crossing the cut travels with its Arrive), copies of transfers
+//!      and flows whose other end is there, rows, credits, releases: applied before the next window
+//! ```
+//!
+//! Windows are no longer than the grid (`Sim::grid`): no node affects another sooner, so nothing a part
+//! sends is due before the barrier that delivers it (a push that would be is a bug, and panics naming it).
+//! Records that two ends share are striped: a part allocates transfer and flow slots of its own parity
+//! (`Arena::alloc_in`) and holds copies of the other part's at the same indices (`Arena::put`); the
+//! sender's copy of a transfer is the one its sender fields live in, the receiver's copy the one its
+//! receiver fields live in. A copy's release goes back to its owner as a message.
+//!
+//! Not yet supported (refused when the scenario uses them, naming the field): PFC (the sweep is fabric-wide),
+//! faults after time zero, the measurement window, samples, run guards, incast repeats. Flow ids are
+//! numbered at the end in the order of the rows' start times (ids count flows fabric-wide as they start,
+//! which neither part knows), so they and the rows' order may differ from the ordinary run's.
+
+use crate::config::{ConfigError, Scenario};
+use crate::packet::Packet;
+use crate::sim::{App, Ev, Sim, Transfer, NO};
+use detailsim_engine::Time;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// What one part tells the other at a barrier.
+#[derive(Debug, Clone)]
+pub(crate) enum Msg {
+    /// An event at a node of the other half, with its key (the pusher's order); an `Arrive` carries its packet.
+    Event { key: u128, ev: Ev, timer: bool, pkt: Option<Packet> },
+    /// A transfer whose receiver is in the other half: its copy there.
+    Transfer { tr: u32, t: Box<Transfer> },
+    /// A flow whose other end is in the other half: its copy there.
+    App { app: u32, a: Box<App> },
+    /// Transfer `tr`'s flow completed into row `row` of the receiver's table (for the sender's counts).
+    Row { tr: u32, uid: u32, row: u32 },
+    /// A closed sender's timeouts and retransmissions, for row `row` of the other part's table.
+    Credit { row: u32, to: u32, rtx: u32 },
+    /// The receiver's copy of transfer `tr` closed: its owner frees the slot.
+    Release { tr: u32, uid: u32 },
+    /// The other end's copy of flow `app` completed it: its owner frees the slot.
+    ReleaseApp { app: u32, uid: u32 },
+}
+
+/// A part's view of the split.
+pub(crate) struct Part {
+    /// Per node, its half.
+    pub half: Vec<u8>,
+    pub me: u8,
+    /// Messages for the other part, sent at the next barrier.
+    pub out: Vec<Msg>,
+    /// The end (exclusive) of the window being run: nothing sent to the other part may be due before.
+    pub window_end: Time,
+}
+
+impl Sim {
+    /// Whether `node` is in this part (always, in an ordinary run).
+    #[inline]
+    pub(crate) fn owns(&self, node: u32) -> bool {
+        self.part.as_ref().is_none_or(|p| p.half[node as usize] == p.me)
+    }
+
+    /// Send `m` to the other part.
+    pub(crate) fn send(&mut self, m: Msg) {
+        self.part.as_mut().expect("a part").out.push(m);
+    }
+
+    /// Whether slot `i` of a striped arena (transfers, flows) is another part's.
+    #[inline]
+    pub(crate) fn foreign_slot(&self, i: u32) -> bool {
+        self.part.as_ref().is_some_and(|p| i % 2 != p.me as u32)
+    }
+
+    pub(crate) fn alloc_transfer(&mut self, t: Transfer) -> u32 {
+        match self.part.as_ref().map(|p| p.me as u32) {
+            None => self.transfers.alloc(t),
+            Some(me) => {
+                let dead = Transfer { alive: false, uid: 0, ..t.clone() };
+                self.transfers.alloc_in(t, 2, me, || dead.clone())
+            }
+        }
+    }
+
+    pub(crate) fn alloc_app(&mut self, a: App) -> u32 {
+        match self.part.as_ref().map(|p| p.me as u32) {
+            None => self.apps.alloc(a),
+            Some(me) => {
+                let dead = App { alive: false, uid: 0, ..a.clone() };
+                self.apps.alloc_in(a, 2, me, || dead.clone())
+            }
+        }
+    }
+
+    /// Free transfer `tr`'s slot (already marked dead), or tell its owner to.
+    pub(crate) fn release_transfer(&mut self, tr: u32) {
+        if self.foreign_slot(tr) {
+            let uid = self.transfers.get(tr).uid;
+            self.send(Msg::Release { tr, uid });
+        } else {
+            self.transfers.release(tr);
+        }
+    }
+
+    /// Free flow `app`'s slot (already marked dead), or tell its owner to.
+    pub(crate) fn release_app(&mut self, app: u32) {
+        if self.foreign_slot(app) {
+            let uid = self.apps.get(app).uid;
+            self.send(Msg::ReleaseApp { app, uid });
+        } else {
+            self.apps.release(app);
+        }
+    }
+
+    /// A push in a part: events of this half go to its queue, the others' to the outbox with this queue's
+    /// key (a packet arriving there leaves this part's store with it).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn part_push(&mut self, at: Time, ev: Ev, timer: bool) {
+        let node = self.event_node(ev);
+        if node.is_none_or(|n| self.owns(n)) {
+            if timer {
+                self.q.push_timer(at, ev);
+            } else {
+                self.q.push(at, ev);
+            }
+            return;
+        }
+        let wend = self.part.as_ref().expect("a part").window_end;
+        assert!(
+            at >= wend,
+            "split run: {ev:?} (node {node:?}) due at {} ps, scheduled at {} ps, reaches the other part within the window (which ends at {} ps): nodes in different halves interact faster than the grid ({} ps)",
+            at.0,
+            self.now.0,
+            wend.0,
+            self.grid.0
+        );
+        let key = self.q.next_key(at);
+        let pkt = match ev {
+            Ev::Arrive { pkt, .. } => {
+                let p = *self.pkts.get(pkt);
+                self.pkts.release(pkt);
+                Some(p)
+            }
+            _ => None,
+        };
+        self.send(Msg::Event { key, ev, timer, pkt });
+    }
+
+    /// Apply the other part's messages (at a barrier).
+    fn receive(&mut self, msgs: Vec<Msg>) {
+        for m in msgs {
+            match m {
+                Msg::Event { key, mut ev, timer, pkt } => {
+                    if let (Ev::Arrive { pkt: id, .. }, Some(p)) = (&mut ev, pkt) {
+                        *id = self.pkts.alloc(p);
+                    }
+                    self.q.push_keyed(key, ev, timer);
+                }
+                Msg::Transfer { tr, t } => {
+                    let (role, app, app_uid, uid) = (t.role, t.app, t.app_uid, t.uid);
+                    let dead = Transfer { alive: false, uid: 0, ..(*t).clone() };
+                    self.transfers.put(tr, *t, || dead.clone());
+                    if role == crate::sim::Role::Response && app != NO {
+                        // the requester's flow learns its response (as `start_transfer` at the responder did)
+                        let a = self.apps.get_mut(app);
+                        if a.alive && a.uid == app_uid {
+                            a.transfers[1] = tr;
+                            a.transfer_uids[1] = uid;
+                        }
+                    }
+                }
+                Msg::App { app, a } => {
+                    let dead = App { alive: false, uid: 0, ..(*a).clone() };
+                    self.apps.put(app, *a, || dead.clone());
+                }
+                Msg::Row { tr, uid, row } => {
+                    let t = self.transfers.get_mut(tr);
+                    if t.alive && t.uid == uid {
+                        t.row = row;
+                        t.app = NO;
+                    }
+                }
+                Msg::Credit { row, to, rtx } => {
+                    self.flows.timeouts[row as usize] += to;
+                    self.flows.retransmits[row as usize] += rtx;
+                }
+                Msg::Release { tr, uid } => {
+                    let t = self.transfers.get_mut(tr);
+                    if t.alive && t.uid == uid {
+                        t.alive = false;
+                        t.rcv_open = false;
+                        t.app = NO;
+                        self.transfers.release(tr);
+                    }
+                }
+                Msg::ReleaseApp { app, uid } => {
+                    let a = self.apps.get_mut(app);
+                    if a.alive && a.uid == uid {
+                        a.alive = false;
+                        self.apps.release(app);
+                    }
+                }
+            }
+        }
+    }
+
+    /// What a split run does not support yet, as the error for the first such field the scenario uses.
+    fn refuse_in_parts(&self, sc: &Scenario) -> Result<(), ConfigError> {
+        let no = |field: &str, what: &str| crate::config::err(field, format!("{what} is not supported in a run split in two parts yet"));
+        if !self.by_node {
+            return crate::config::err("run.event_order", "a run split in two parts needs \"node\"");
+        }
+        if self.pfc_on() {
+            return no("scheme", "PFC (its sweep is fabric-wide)");
+        }
+        if self.faults.iter().any(|f| f.at > Time::ZERO) {
+            return no("fault", "a fault after time zero");
+        }
+        if sc.run.measure_from.is_some() || sc.run.measure_to.is_some() {
+            return no("run.measure_from", "a measurement window");
+        }
+        if sc.run.sample.is_some() {
+            return no("run.sample", "sampling");
+        }
+        if sc.run.max_events.is_some() || sc.run.max_wall.is_some() {
+            return no("run.max_events", "a run guard");
+        }
+        for (i, w) in self.workloads.iter().enumerate() {
+            if matches!(w, crate::sim::workload::Workload::Incast { repeats_left, .. } if *repeats_left > 1) {
+                return no(&format!("workload[{i}].repeats"), "an incast that repeats");
+            }
+        }
+        Ok(())
+    }
+
+    /// Set this simulation up as part `me` of a split run (during construction: after the fabric and the
+    /// workloads are built, before anything is scheduled for them).
+    pub(crate) fn make_part(&mut self, sc: &Scenario, me: u8) -> Result<(), ConfigError> {
+        self.refuse_in_parts(sc)?;
+        let half = self.halves().map_err(|m| ConfigError { field: "topology".into(), msg: m })?;
+        self.part = Some(Box::new(Part { half, me, out: Vec::new(), window_end: self.grid }));
+        self.divert = true;
+        Ok(())
+    }
+}
+
+/// What each part reports at a barrier, and what both then decide from the two reports alike.
+#[derive(Debug, Clone, Copy, Default)]
+struct Report {
+    next: Option<Time>,
+    arrivals_over: bool,
+    /// Flows measured and still running, as this part counts them (a flow may start in one part and
+    /// complete in the other: only the sum means anything).
+    active: u64,
+    now: Time,
+}
+
+impl Report {
+    fn of(sim: &Sim) -> Report {
+        Report { next: sim.q.peek_time(), arrivals_over: sim.arrivals_over, active: sim.active_measured, now: sim.now }
+    }
+}
+
+/// The next window, or the end of the run, from both reports: the same decision as the ordinary loop's
+/// with the node order (a run ends with the grid interval in which arrivals are over and no measured flow
+/// runs, when no event is left, or at its end).
+enum Step {
+    Window { end: Time },
+    End { now: Time },
+}
+
+fn decide(r: [Report; 2], from: Time, grid: Time, end_limit: Time) -> Step {
+    let g = grid.0;
+    if r[0].arrivals_over && r[1].arrivals_over && r[0].active.wrapping_add(r[1].active) == 0 && from > Time::ZERO {
+        return Step::End { now: Time(from.0 - 1).min(end_limit) };
+    }
+    let earliest = [r[0].next, r[1].next].into_iter().flatten().min();
+    match earliest {
+        None => {
+            let now = r[0].now.max(r[1].now);
+            Step::End { now: Time((now.0 / g).saturating_add(1).saturating_mul(g).saturating_sub(1).max(now.0)).min(end_limit) }
+        }
+        Some(e) if e > end_limit => Step::End { now: end_limit },
+        Some(e) => {
+            let start = from.max(Time(e.0 / g * g));
+            let end = Time((start.0 / g + 1) * g).min(Time(end_limit.0.saturating_add(1)));
+            Step::Window { end }
+        }
+    }
+}
+
+/// A barrier for two threads that spin (a window holds tens of microseconds of work; a futex wake-up would
+/// cost as much as the window), yielding after a while in case the other thread's core is taken.
+struct SpinBarrier {
+    arrived: AtomicU64,
+}
+
+impl SpinBarrier {
+    /// Wait for the other thread's arrival number `round` (both count their arrivals from 1).
+    fn wait(&self, round: u64) {
+        self.arrived.fetch_add(1, Ordering::AcqRel);
+        let mut spins = 0u32;
+        while self.arrived.load(Ordering::Acquire) < 2 * round {
+            spins += 1;
+            if spins < 1 << 14 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// Run one part, window by window, meeting the other at barriers: `mine` receives what the other part
+/// sends, `theirs` what this one sends; `reports` holds both parts' reports.
+fn drive(sim: &mut Sim, me: usize, mine: &Mutex<Vec<Msg>>, theirs: &Mutex<Vec<Msg>>, reports: &Mutex<[Report; 2]>, barrier: &SpinBarrier) -> Time {
+    let (grid, end_limit) = (sim.grid, sim.end_limit);
+    let (mut from, mut arrivals) = (Time::ZERO, 0u64);
+    let mut round = || {
+        arrivals += 1;
+        barrier.wait(arrivals);
+    };
+    reports.lock().expect("reports")[me] = Report::of(sim);
+    round();
+    loop {
+        let r = *reports.lock().expect("reports");
+        let end = match decide(r, from, grid, end_limit) {
+            Step::End { now } => return now,
+            Step::Window { end } => end,
+        };
+        // both have read the reports before either writes the next
+        round();
+        run_window(sim, end);
+        std::mem::swap(&mut *theirs.lock().expect("outbox"), &mut sim.part.as_mut().expect("a part").out);
+        round();
+        let msgs = std::mem::take(&mut *mine.lock().expect("inbox"));
+        sim.receive(msgs);
+        reports.lock().expect("reports")[me] = Report::of(sim);
+        from = end;
+        round();
+    }
+}
+
+/// Run a part's events of the window that ends (exclusive) at `end`.
+fn run_window(sim: &mut Sim, end: Time) {
+    sim.part.as_mut().expect("a part").window_end = end;
+    sim.in_window = true;
+    sim.run_until(Time(end.0 - 1));
+    sim.in_window = false;
+}
+
+/// Run a scenario (JSON, with `run.event_order = "node"`) split in two parts, on two threads or
+/// (`threads` false) interleaved on this one; returns a simulation holding the whole run's results (flow
+/// table, counters, ports, summary) as the ordinary run would.
+pub fn run_in_parts(json: &str, threads: bool) -> Result<Sim, ConfigError> {
+    let sc = crate::config::parse_scenario(json)?;
+    let mut a = Sim::build(&sc, Some(0))?;
+    let mut b = Sim::build(&sc, Some(1))?;
+    let now = if threads {
+        let (to_a, to_b) = (Mutex::new(Vec::new()), Mutex::new(Vec::new()));
+        let reports = Mutex::new([Report::default(); 2]);
+        let barrier = SpinBarrier { arrived: AtomicU64::new(0) };
+        std::thread::scope(|s| {
+            let other = s.spawn(|| drive(&mut b, 1, &to_b, &to_a, &reports, &barrier));
+            let now = drive(&mut a, 0, &to_a, &to_b, &reports, &barrier);
+            let other_now = other.join().expect("part 1");
+            debug_assert_eq!(now, other_now);
+            now
+        })
+    } else {
+        let (grid, end_limit) = (a.grid, a.end_limit);
+        let mut from = Time::ZERO;
+        loop {
+            match decide([Report::of(&a), Report::of(&b)], from, grid, end_limit) {
+                Step::End { now } => break now,
+                Step::Window { end } => {
+                    run_window(&mut a, end);
+                    run_window(&mut b, end);
+                    let (ma, mb) = (std::mem::take(&mut a.part.as_mut().expect("a part").out), std::mem::take(&mut b.part.as_mut().expect("a part").out));
+                    a.receive(mb);
+                    b.receive(ma);
+                    from = end;
+                }
+            }
+        }
+    };
+    Ok(merge(a, b, now))
+}
+
+/// Join the two parts' results into `a`: counters added up, each port's state from its half's part, each
+/// transfer's sender fields from its owner and receiver fields from its receiver's part, each flow's
+/// record from its owner, both flow tables and the unfinished workflows; then the end of the run (rows
+/// of unfinished flows, packet conservation over both parts) and flow ids in the order of the rows'
+/// start times.
+fn merge(mut a: Sim, mut b: Sim, now: Time) -> Sim {
+    let half = a.part.take().expect("a part").half;
+    let _ = b.part.take();
+    let (ca, cb) = (&mut a.counters, &b.counters);
+    ca.events += cb.events;
+    ca.link_traversals += cb.link_traversals;
+    ca.pkts_created += cb.pkts_created;
+    ca.pkts_delivered += cb.pkts_delivered;
+    ca.pkts_stale += cb.pkts_stale;
+    for (x, y) in ca.drops.iter_mut().zip(&cb.drops) {
+        *x += y;
+    }
+    ca.ecn_marks += cb.ecn_marks;
+    ca.timeouts += cb.timeouts;
+    ca.spurious_timeouts += cb.spurious_timeouts;
+    ca.retransmits += cb.retransmits;
+    ca.flows_started += cb.flows_started;
+    ca.flows_completed += cb.flows_completed;
+    ca.pfc_pause_frames += cb.pfc_pause_frames;
+    ca.pfc_pauses += cb.pfc_pauses;
+    // (an upper bound: the parts' peaks need not coincide)
+    ca.max_packets_in_flight += cb.max_packets_in_flight;
+    ca.lossless_drops += cb.lossless_drops;
+    ca.lossless_exempt_drops += cb.lossless_exempt_drops;
+    ca.detours += cb.detours;
+    ca.nic_blocked += cb.nic_blocked;
+    if ca.detour_histogram.len() < cb.detour_histogram.len() {
+        ca.detour_histogram.resize(cb.detour_histogram.len(), 0);
+    }
+    for (x, y) in ca.detour_histogram.iter_mut().zip(&cb.detour_histogram) {
+        *x += y;
+    }
+    a.active_measured = a.active_measured.wrapping_add(b.active_measured);
+    for p in 0..a.ports.len() {
+        if half[a.ports[p].node as usize] == 1 {
+            a.ports[p] = b.ports[p].clone();
+            a.tx_count[p] = b.tx_count[p];
+            a.port_ctr[p] = b.port_ctr[p];
+        }
+    }
+    // rows of part 1's table follow part 0's
+    let base = a.flows.len() as u32;
+    let fb = std::mem::take(&mut b.flows);
+    let fa = &mut a.flows;
+    fa.id.extend(fb.id);
+    fa.class.extend(fb.class);
+    fa.src.extend(fb.src);
+    fa.dst.extend(fb.dst);
+    fa.size.extend(fb.size);
+    fa.priority.extend(fb.priority);
+    fa.start_ps.extend(fb.start_ps);
+    fa.end_ps.extend(fb.end_ps);
+    fa.timeouts.extend(fb.timeouts);
+    fa.retransmits.extend(fb.retransmits);
+    fa.ideal_ps.extend(fb.ideal_ps);
+    fa.bytes_delivered.extend(fb.bytes_delivered);
+    fa.window_bytes.extend(fb.window_bytes);
+    // transfers: the owner's copy, with the receiver's fields from the receiver's part
+    let n = a.transfers.slots().len().max(b.transfers.slots().len());
+    for i in 0..n {
+        let (own, other) = if i % 2 == 0 { (&a.transfers, &b.transfers) } else { (&b.transfers, &a.transfers) };
+        let Some(mut t) = own.slots().get(i).cloned() else { continue };
+        if t.alive {
+            let rcv_part = half[t.dst as usize] as usize;
+            if rcv_part != i % 2 {
+                if let Some(r) = other.slots().get(i).filter(|r| r.uid == t.uid) {
+                    t.rcv = r.rcv.clone();
+                    (t.rcv_done, t.rcv_open, t.del_token, t.del_event_at) = (r.rcv_done, r.rcv_open, r.del_token, r.del_event_at);
+                }
+            }
+            if t.row != NO && half[t.flow_receiver() as usize] == 1 {
+                t.row += base;
+            }
+        }
+        let dead = Transfer { alive: false, uid: 0, ..t.clone() };
+        a.transfers.put(i as u32, t, || dead.clone());
+    }
+    let n = a.apps.slots().len().max(b.apps.slots().len());
+    for i in (1..n).step_by(2) {
+        if let Some(x) = b.apps.slots().get(i).cloned() {
+            let dead = App { alive: false, uid: 0, ..x.clone() };
+            a.apps.put(i as u32, x, || dead.clone());
+        }
+    }
+    for f in b.workflows.slots().iter().filter(|f| f.alive && f.measured) {
+        a.workflows.alloc(f.clone());
+    }
+    a.in_flight_elsewhere = b.pkts.live() as u64;
+    a.now = now;
+    a.finished = true;
+    a.finalize();
+    // flow ids in the order of the rows' start times (then source, destination, size, end)
+    let f = &a.flows;
+    let mut order: Vec<usize> = (0..f.len()).collect();
+    order.sort_by_key(|&i| (f.start_ps[i], f.src[i], f.dst[i], f.size[i], f.end_ps[i], f.class[i]));
+    let mut ids = vec![0u64; order.len()];
+    for (k, &i) in order.iter().enumerate() {
+        ids[i] = k as u64;
+    }
+    a.flows.id = ids;
+    a
+}
