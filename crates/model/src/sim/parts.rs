@@ -56,6 +56,8 @@ pub(crate) struct Part {
     /// Per node, its half.
     pub half: Vec<u8>,
     pub me: u8,
+    /// Per port, whether its node is in this half (read by every push of a packet event).
+    pub port_here: Vec<bool>,
     /// Messages for the other part, sent at the next barrier.
     pub out: Vec<Msg>,
     /// The end (exclusive) of the window being run: nothing sent to the other part may be due before.
@@ -122,9 +124,24 @@ impl Sim {
 
     /// A push in a part: events of this half go to its queue, the others' to the outbox with this queue's
     /// key (a packet arriving there leaves this part's store with it).
+    #[inline]
+    pub(crate) fn part_push(&mut self, at: Time, ev: Ev, timer: bool) {
+        let here = match ev {
+            // a port's own events (and timers, which go through the general path)
+            Ev::TxDone { .. } | Ev::XbarDone { .. } | Ev::XbarOutFree { .. } => true,
+            Ev::Arrive { port, .. } | Ev::PfcFrame { port, .. } => self.part.as_ref().expect("a part").port_here[port as usize],
+            _ => return self.part_push_other(at, ev, timer),
+        };
+        if here && !timer {
+            self.q.push(at, ev);
+        } else {
+            self.part_push_other(at, ev, timer);
+        }
+    }
+
     #[cold]
     #[inline(never)]
-    pub(crate) fn part_push(&mut self, at: Time, ev: Ev, timer: bool) {
+    fn part_push_other(&mut self, at: Time, ev: Ev, timer: bool) {
         let node = self.event_node(ev);
         if node.is_none_or(|n| self.owns(n)) {
             if timer {
@@ -247,7 +264,8 @@ impl Sim {
     pub(crate) fn make_part(&mut self, sc: &Scenario, me: u8) -> Result<(), ConfigError> {
         self.refuse_in_parts(sc)?;
         let half = self.halves().map_err(|m| ConfigError { field: "topology".into(), msg: m })?;
-        self.part = Some(Box::new(Part { half, me, out: Vec::new(), window_end: self.grid }));
+        let port_here = self.ports.iter().map(|p| half[p.node as usize] == me).collect();
+        self.part = Some(Box::new(Part { half, me, port_here, out: Vec::new(), window_end: self.grid }));
         self.divert = true;
         Ok(())
     }
