@@ -45,6 +45,22 @@ pub struct FlowColumns {
 }
 
 impl FlowColumns {
+    /// Append `o`'s rows after these.
+    pub fn append(&mut self, o: FlowColumns) {
+        self.id.extend(o.id);
+        self.class.extend(o.class);
+        self.src.extend(o.src);
+        self.dst.extend(o.dst);
+        self.size.extend(o.size);
+        self.priority.extend(o.priority);
+        self.start_ps.extend(o.start_ps);
+        self.end_ps.extend(o.end_ps);
+        self.timeouts.extend(o.timeouts);
+        self.retransmits.extend(o.retransmits);
+        self.ideal_ps.extend(o.ideal_ps);
+        self.bytes_delivered.extend(o.bytes_delivered);
+        self.window_bytes.extend(o.window_bytes);
+    }
     pub fn push(&mut self, r: &FlowRecord) {
         self.ideal_ps.push(r.ideal);
         self.id.push(r.id);
@@ -157,6 +173,41 @@ pub struct Counters {
     pub detour_histogram: Vec<u64>,
 }
 impl Counters {
+    /// Add another part's counts (a split run); `max_packets_in_flight` adds up the peaks, an upper bound.
+    pub fn add(&mut self, o: &Counters) {
+        let Counters { events, link_traversals, pkts_created, pkts_delivered, pkts_stale, drops, ecn_marks, timeouts, spurious_timeouts, retransmits, flows_started, flows_completed, pfc_pause_frames, pfc_pauses, max_packets_in_flight, lossless_drops, lossless_exempt_drops, detours, nic_blocked, detour_histogram } = o;
+        for (x, y) in [
+            (&mut self.events, events),
+            (&mut self.link_traversals, link_traversals),
+            (&mut self.pkts_created, pkts_created),
+            (&mut self.pkts_delivered, pkts_delivered),
+            (&mut self.pkts_stale, pkts_stale),
+            (&mut self.ecn_marks, ecn_marks),
+            (&mut self.timeouts, timeouts),
+            (&mut self.spurious_timeouts, spurious_timeouts),
+            (&mut self.retransmits, retransmits),
+            (&mut self.flows_started, flows_started),
+            (&mut self.flows_completed, flows_completed),
+            (&mut self.pfc_pause_frames, pfc_pause_frames),
+            (&mut self.pfc_pauses, pfc_pauses),
+            (&mut self.max_packets_in_flight, max_packets_in_flight),
+            (&mut self.lossless_drops, lossless_drops),
+            (&mut self.lossless_exempt_drops, lossless_exempt_drops),
+            (&mut self.detours, detours),
+            (&mut self.nic_blocked, nic_blocked),
+        ] {
+            *x += y;
+        }
+        for (x, y) in self.drops.iter_mut().zip(drops) {
+            *x += y;
+        }
+        if self.detour_histogram.len() < detour_histogram.len() {
+            self.detour_histogram.resize(detour_histogram.len(), 0);
+        }
+        for (x, y) in self.detour_histogram.iter_mut().zip(detour_histogram) {
+            *x += y;
+        }
+    }
     pub fn drop(&mut self, c: DropCause) {
         self.drops[c as usize] += 1;
     }

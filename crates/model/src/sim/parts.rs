@@ -422,35 +422,7 @@ pub fn run_in_parts(json: &str, threads: bool) -> Result<Sim, ConfigError> {
 fn merge(mut a: Sim, mut b: Sim, now: Time) -> Sim {
     let half = a.part.take().expect("a part").half;
     let _ = b.part.take();
-    let (ca, cb) = (&mut a.counters, &b.counters);
-    ca.events += cb.events;
-    ca.link_traversals += cb.link_traversals;
-    ca.pkts_created += cb.pkts_created;
-    ca.pkts_delivered += cb.pkts_delivered;
-    ca.pkts_stale += cb.pkts_stale;
-    for (x, y) in ca.drops.iter_mut().zip(&cb.drops) {
-        *x += y;
-    }
-    ca.ecn_marks += cb.ecn_marks;
-    ca.timeouts += cb.timeouts;
-    ca.spurious_timeouts += cb.spurious_timeouts;
-    ca.retransmits += cb.retransmits;
-    ca.flows_started += cb.flows_started;
-    ca.flows_completed += cb.flows_completed;
-    ca.pfc_pause_frames += cb.pfc_pause_frames;
-    ca.pfc_pauses += cb.pfc_pauses;
-    // (an upper bound: the parts' peaks need not coincide)
-    ca.max_packets_in_flight += cb.max_packets_in_flight;
-    ca.lossless_drops += cb.lossless_drops;
-    ca.lossless_exempt_drops += cb.lossless_exempt_drops;
-    ca.detours += cb.detours;
-    ca.nic_blocked += cb.nic_blocked;
-    if ca.detour_histogram.len() < cb.detour_histogram.len() {
-        ca.detour_histogram.resize(cb.detour_histogram.len(), 0);
-    }
-    for (x, y) in ca.detour_histogram.iter_mut().zip(&cb.detour_histogram) {
-        *x += y;
-    }
+    a.counters.add(&b.counters);
     a.active_measured = a.active_measured.wrapping_add(b.active_measured);
     for p in 0..a.ports.len() {
         if half[a.ports[p].node as usize] == 1 {
@@ -461,21 +433,7 @@ fn merge(mut a: Sim, mut b: Sim, now: Time) -> Sim {
     }
     // rows of part 1's table follow part 0's
     let base = a.flows.len() as u32;
-    let fb = std::mem::take(&mut b.flows);
-    let fa = &mut a.flows;
-    fa.id.extend(fb.id);
-    fa.class.extend(fb.class);
-    fa.src.extend(fb.src);
-    fa.dst.extend(fb.dst);
-    fa.size.extend(fb.size);
-    fa.priority.extend(fb.priority);
-    fa.start_ps.extend(fb.start_ps);
-    fa.end_ps.extend(fb.end_ps);
-    fa.timeouts.extend(fb.timeouts);
-    fa.retransmits.extend(fb.retransmits);
-    fa.ideal_ps.extend(fb.ideal_ps);
-    fa.bytes_delivered.extend(fb.bytes_delivered);
-    fa.window_bytes.extend(fb.window_bytes);
+    a.flows.append(std::mem::take(&mut b.flows));
     // transfers: the owner's copy, with the receiver's fields from the receiver's part
     let n = a.transfers.slots().len().max(b.transfers.slots().len());
     for i in 0..n {
