@@ -81,3 +81,43 @@ fn what_a_split_run_does_not_support_yet_is_refused_naming_the_field() {
     assert_eq!(field(&scenario(r#"{"preset": "fh"}"#, MIXED, r#", "measure_from": "1ms""#)).as_deref(), Some("run.measure_from"));
     assert_eq!(field(&scenario(r#"{"preset": "fh"}"#, MIXED, r#", "max_events": 1000"#)).as_deref(), Some("run.max_events"));
 }
+
+fn flows(rows: &[(u32, u32, u64, f64)]) -> String {
+    let rows: Vec<String> =
+        rows.iter().map(|&(s, d, b, t)| format!(r#"{{"src": {s}, "dst": {d}, "size_bytes": {b}, "start_s": {t}}}"#)).collect();
+    format!(
+        r#"{{"run": {{"duration": "2ms", "seed": 3, "event_order": "node"}},
+            "topology": {{"kind": "fattree", "k": 4, "buffer": "128KB"}},
+            "scheme": {{"preset": "fh"}},
+            "workload": [{{"kind": "flows", "rows": [{}]}}]}}"#,
+        rows.join(",")
+    )
+}
+
+fn same_as_ordinary(json: &str) -> Sim {
+    let a = ordinary(json);
+    for threads in [false, true] {
+        let b = run_in_parts(json, threads).unwrap();
+        assert_eq!((a.outcome_digest(), a.now, a.counters.events > 0), (b.outcome_digest(), b.now, b.counters.events > 0), "threads {threads}");
+        assert_eq!(a.counters.pkts_delivered, b.counters.pkts_delivered);
+    }
+    a
+}
+
+#[test]
+fn a_part_with_nothing_to_do_holds_while_the_other_runs_to_the_end() {
+    // hosts 0-7 are the first half of k = 4: the second part is done when arrivals end, the first runs on
+    // for milliseconds (its last flow ends well after the arrivals)
+    let a = same_as_ordinary(&flows(&[(0, 1, 2_000_000, 0.0), (2, 5, 50_000, 0.0019)]));
+    assert!(a.now.0 > 10_000_000_000, "the run goes on well past the arrivals: {}", a.now);
+}
+
+#[test]
+fn a_part_that_held_runs_on_when_a_flow_that_completes_in_it_arrives() {
+    // one-way flows from the first half into the second start just before the arrivals end: when the
+    // arrivals end the second part has counted none of them yet (their copies arrive at the next barrier),
+    // so it holds, and then runs on when they arrive; the run ends when the last of them completes
+    let rows: Vec<(u32, u32, u64, f64)> = (0..8).map(|i| (i, 8 + i, 30_000 + 1_000 * i as u64, 0.001999 + 1e-7 * i as f64)).collect();
+    let a = same_as_ordinary(&flows(&rows));
+    assert_eq!(a.counters.flows_completed, 8);
+}

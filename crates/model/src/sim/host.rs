@@ -738,7 +738,11 @@ impl Sim {
             win_end: None,
         };
         if measured {
-            self.active_measured += 1;
+            // a part of a split run counts the flows that complete in it (the other end's part counts
+            // this one when its copy arrives)
+            if self.owns(dst) {
+                self.active_measured += 1;
+            }
             self.counters.flows_started += 1;
         }
         self.alloc_app(a)
@@ -751,7 +755,7 @@ impl Sim {
             let r = self.app_record(&a, self.now.0);
             self.flows.push(&r);
             self.counters.flows_completed += 1;
-            self.active_measured = self.active_measured.wrapping_sub(1);
+            self.active_measured -= 1;
         }
         // detach live transfers so their later counts go nowhere (with the node order: to the flow's row,
         // when their senders close)

@@ -1226,14 +1226,16 @@ impl Sim {
     }
 
     pub(crate) fn check_finished(&mut self) {
-        if self.part.is_some() {
-            // a part knows only its own count: the run's end is decided at a barrier from both
-            return;
-        }
         if self.arrivals_over && self.active_measured == 0 {
-            if self.by_node {
+            let at = self.grid_end(self.now);
+            if let Some(p) = self.part.as_mut() {
+                // a part of a split run holds at the end of this grid interval (unless it held already); the
+                // run's end is decided at a barrier from both parts
+                let h = *p.hold.get_or_insert(at);
+                self.end_limit = self.end_limit.min(h);
+            } else if self.by_node {
                 // the run ends with the grid interval this event lies in (what a split run can stop at)
-                self.end_limit = self.end_limit.min(self.grid_end(self.now));
+                self.end_limit = self.end_limit.min(at);
             } else {
                 self.finished = true;
             }

@@ -62,6 +62,16 @@ pub(crate) struct Part {
     pub out: Vec<Msg>,
     /// The end (exclusive) of the window being run: nothing sent to the other part may be due before.
     pub window_end: Time,
+    /// The shortest delay with which a node of one half can cause an event at a node of the other (a link
+    /// across the cut, with the forwarding delay behind it; with PFC, a PAUSE across it): the longest a
+    /// window can be.
+    pub lookahead: Time,
+    /// The run's end.
+    pub end_limit: Time,
+    /// Arrivals are over and no measured flow that completes in this part runs: the end of the grid
+    /// interval in which that came to be, where the ordinary run ends if the whole fabric is done by then
+    /// (`Sim::check_finished`). The part stops there unless told to run on (`run_window`).
+    pub hold: Option<Time>,
 }
 
 impl Sim {
@@ -196,6 +206,10 @@ impl Sim {
                     }
                 }
                 Msg::App { app, a } => {
+                    // a flow that completes here is counted here (see `open_app`)
+                    if a.measured && a.alive && self.owns(a.dst) {
+                        self.active_measured += 1;
+                    }
                     let dead = App { alive: false, uid: 0, ..(*a).clone() };
                     self.apps.put(app, *a, || dead.clone());
                 }
@@ -265,55 +279,125 @@ impl Sim {
         self.refuse_in_parts(sc)?;
         let half = self.halves().map_err(|m| ConfigError { field: "topology".into(), msg: m })?;
         let port_here = self.ports.iter().map(|p| half[p.node as usize] == me).collect();
-        self.part = Some(Box::new(Part { half, me, port_here, out: Vec::new(), window_end: self.grid }));
+        let mut lookahead = u64::MAX;
+        for (i, p) in self.ports.iter().enumerate() {
+            if half[p.node as usize] != half[p.peer_node as usize] {
+                lookahead = lookahead.min(p.arrive_after.0);
+                if self.pfc_on() && self.nodes[p.node as usize].is_switch {
+                    lookahead = lookahead.min(self.pfc[i].ingress.stop_delay.0);
+                }
+            }
+        }
+        let lookahead = Time(lookahead.max(self.grid.0));
+        self.part = Some(Box::new(Part { half, me, port_here, out: Vec::new(), window_end: lookahead, lookahead, end_limit: self.end_limit, hold: None }));
         self.divert = true;
         Ok(())
     }
 }
 
-/// What each part reports at a barrier, and what both then decide from the two reports alike.
+/// What each part reports at a barrier.
 #[derive(Debug, Clone, Copy, Default)]
 struct Report {
     next: Option<Time>,
-    arrivals_over: bool,
-    /// Flows measured and still running, as this part counts them (a flow may start in one part and
-    /// complete in the other: only the sum means anything).
-    active: u64,
+    /// `Part::hold`: the part is done (its end, if the other is done by then).
+    hold: Option<Time>,
     now: Time,
 }
 
 impl Report {
     fn of(sim: &Sim) -> Report {
-        Report { next: sim.q.peek_time(), arrivals_over: sim.arrivals_over, active: sim.active_measured, now: sim.now }
+        Report { next: sim.q.peek_time(), hold: sim.part.as_ref().expect("a part").hold, now: sim.now }
     }
 }
 
-/// The next window, or the end of the run, from both reports: the same decision as the ordinary loop's
-/// with the node order (a run ends with the grid interval in which arrivals are over and no measured flow
-/// runs, when no event is left, or at its end).
+/// After a barrier: a part that held at its end but is not done after all (a flow that completes here
+/// arrived with the other part's messages) is not done.
+fn release(sim: &mut Sim) {
+    if !(sim.arrivals_over && sim.active_measured == 0) {
+        sim.part.as_mut().expect("a part").hold = None;
+    }
+}
+
+/// What both parts know alike about the run's progress: each part has run every event before `ran[i]`,
+/// and `last` is what each ran to in the last round.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    ran: [Time; 2],
+    last: [Option<Time>; 2],
+    /// Whether the last round told the parts to stop at their holds.
+    held: bool,
+    lookahead: Time,
+    grid: Time,
+    end_limit: Time,
+}
+
+/// A round: the parts named run their events up to and including `limit[i]` (or their hold, if `hold`);
+/// what they send must not be due before `window_end`.
 enum Step {
-    Window { end: Time },
+    Run { limit: [Option<Time>; 2], window_end: Time, hold: bool },
     End { now: Time },
 }
 
-fn decide(r: [Report; 2], from: Time, grid: Time, end_limit: Time) -> Step {
-    let g = grid.0;
-    if r[0].arrivals_over && r[1].arrivals_over && r[0].active.wrapping_add(r[1].active) == 0 && from > Time::ZERO {
-        return Step::End { now: Time(from.0 - 1).min(end_limit) };
+/// The next round, from both parts' reports (both threads decide alike). The ordinary run with the node
+/// order ends with the grid interval in which arrivals are over and no measured flow runs, when no event
+/// is left, or at its end. So: while neither part is done both run windows of the lookahead; a part that
+/// is done holds at its end, and runs after the other, never ahead of it (the other may end the run in
+/// the window it runs); when both are done, the one behind runs to the later hold and the run ends there.
+#[allow(clippy::needless_range_loop)] // (each loop reads part i and the other, 1 - i)
+fn decide(r: [Report; 2], p: &mut Plan) -> Step {
+    for i in 0..2 {
+        if let Some(l) = p.last[i].take() {
+            // it ran every event up to the limit, or (told to hold) to its hold
+            let l = if p.held { r[i].hold.map_or(l, |h| h.min(l)) } else { l };
+            p.ran[i] = p.ran[i].max(Time(l.0 + 1));
+        }
+    }
+    // part i has events left before `upto` that it has not run
+    let behind = |i: usize, upto: Time, ran: [Time; 2]| r[i].next.is_some_and(|t| t < upto) && ran[i] < upto;
+    let alone = |i: usize, limit: Time, window_end: Time, hold: bool, p: &mut Plan| {
+        let mut l = [None, None];
+        l[i] = Some(limit);
+        (p.last, p.held) = (l, hold);
+        Step::Run { limit: l, window_end, hold }
+    };
+    if let (Some(h0), Some(h1)) = (r[0].hold, r[1].hold) {
+        let end = h0.max(h1);
+        for i in 0..2 {
+            if behind(i, Time(end.0 + 1), p.ran) {
+                return alone(i, end, p.ran[1 - i], false, p);
+            }
+        }
+        return Step::End { now: end };
+    }
+    // a part behind the other (it held, or runs after it) catches up first, alone: the other is not done,
+    // so the run goes on past where it held
+    for i in 0..2 {
+        if p.ran[i] < p.ran[1 - i] && r[1 - i].hold.is_none() {
+            if behind(i, p.ran[1 - i], p.ran) {
+                return alone(i, Time(p.ran[1 - i].0 - 1), p.ran[1 - i], false, p);
+            }
+            p.ran[i] = p.ran[1 - i];
+        }
     }
     let earliest = [r[0].next, r[1].next].into_iter().flatten().min();
-    match earliest {
-        None => {
-            let now = r[0].now.max(r[1].now);
-            Step::End { now: Time((now.0 / g).saturating_add(1).saturating_mul(g).saturating_sub(1).max(now.0)).min(end_limit) }
+    let Some(e) = earliest.filter(|&e| e <= p.end_limit) else {
+        if earliest.is_some() {
+            return Step::End { now: p.end_limit };
         }
-        Some(e) if e > end_limit => Step::End { now: end_limit },
-        Some(e) => {
-            let start = from.max(Time(e.0 / g * g));
-            let end = Time((start.0 / g + 1) * g).min(Time(end_limit.0.saturating_add(1)));
-            Step::Window { end }
+        let (now, g) = (r[0].now.max(r[1].now), p.grid.0);
+        return Step::End { now: Time((now.0 / g).saturating_add(1).saturating_mul(g).saturating_sub(1).max(now.0)).min(p.end_limit) };
+    };
+    let start = e.max(p.ran[0].min(p.ran[1]));
+    let end = Time(start.0.saturating_add(p.lookahead.0)).min(Time(p.end_limit.0.saturating_add(1)));
+    let last = Time(end.0 - 1);
+    for i in 0..2 {
+        if r[i].hold.is_some() {
+            // the other runs this window first (it may end the run in it)
+            return alone(1 - i, last, end, true, p);
         }
     }
+    (p.last, p.held) = ([Some(last), Some(last)], true);
+    Step::Run { limit: p.last, window_end: end, hold: true }
 }
 
 /// A barrier for two threads that spin (a window holds tens of microseconds of work; a futex wake-up would
@@ -338,42 +422,53 @@ impl SpinBarrier {
     }
 }
 
-/// Run one part, window by window, meeting the other at barriers: `mine` receives what the other part
-/// sends, `theirs` what this one sends; `reports` holds both parts' reports.
-fn drive(sim: &mut Sim, me: usize, mine: &Mutex<Vec<Msg>>, theirs: &Mutex<Vec<Msg>>, reports: &Mutex<[Report; 2]>, barrier: &SpinBarrier) -> Time {
-    let (grid, end_limit) = (sim.grid, sim.end_limit);
-    let (mut from, mut arrivals) = (Time::ZERO, 0u64);
-    let mut round = || {
+/// Run a part's events up to and including `limit` (and no further than its hold, if `hold`), sending
+/// nothing due before `window_end`.
+fn run_window(sim: &mut Sim, limit: Time, window_end: Time, hold: bool) {
+    let p = sim.part.as_mut().expect("a part");
+    p.window_end = window_end;
+    // (a part that becomes done while it runs holds there: `check_finished`)
+    sim.end_limit = if hold { p.hold.map_or(p.end_limit, |h| h.min(p.end_limit)) } else { p.end_limit };
+    sim.in_window = true;
+    sim.run_until(limit);
+    sim.in_window = false;
+}
+
+fn plan(sim: &Sim) -> Plan {
+    Plan { ran: [Time::ZERO; 2], last: [None, None], held: true, lookahead: sim.part.as_ref().expect("a part").lookahead, grid: sim.grid, end_limit: sim.end_limit }
+}
+
+/// Run part `me` round by round, meeting the other thread twice a round: after running (then each
+/// takes what the other sent, applies it and reports) and after reporting (then both decide the next
+/// round alike). `mine` receives what the other part sends, `theirs` what this one sends; the reports
+/// alternate between two slots so that one round's are read while the next round's are written.
+fn drive(sim: &mut Sim, me: usize, mine: &Mutex<Vec<Msg>>, theirs: &Mutex<Vec<Msg>>, reports: &[Mutex<[Report; 2]>; 2], barrier: &SpinBarrier) -> Time {
+    let mut p = plan(sim);
+    let mut arrivals = 0u64;
+    let mut meet = || {
         arrivals += 1;
         barrier.wait(arrivals);
     };
-    reports.lock().expect("reports")[me] = Report::of(sim);
-    round();
-    loop {
-        let r = *reports.lock().expect("reports");
-        let end = match decide(r, from, grid, end_limit) {
+    reports[0].lock().expect("reports")[me] = Report::of(sim);
+    meet();
+    for k in 0.. {
+        let r = *reports[k % 2].lock().expect("reports");
+        let (limit, window_end, hold) = match decide(r, &mut p) {
             Step::End { now } => return now,
-            Step::Window { end } => end,
+            Step::Run { limit, window_end, hold } => (limit, window_end, hold),
         };
-        // both have read the reports before either writes the next
-        round();
-        run_window(sim, end);
-        std::mem::swap(&mut *theirs.lock().expect("outbox"), &mut sim.part.as_mut().expect("a part").out);
-        round();
+        if let Some(l) = limit[me] {
+            run_window(sim, l, window_end, hold);
+            std::mem::swap(&mut *theirs.lock().expect("outbox"), &mut sim.part.as_mut().expect("a part").out);
+        }
+        meet();
         let msgs = std::mem::take(&mut *mine.lock().expect("inbox"));
         sim.receive(msgs);
-        reports.lock().expect("reports")[me] = Report::of(sim);
-        from = end;
-        round();
+        release(sim);
+        reports[(k + 1) % 2].lock().expect("reports")[me] = Report::of(sim);
+        meet();
     }
-}
-
-/// Run a part's events of the window that ends (exclusive) at `end`.
-fn run_window(sim: &mut Sim, end: Time) {
-    sim.part.as_mut().expect("a part").window_end = end;
-    sim.in_window = true;
-    sim.run_until(Time(end.0 - 1));
-    sim.in_window = false;
+    unreachable!()
 }
 
 /// Run a scenario (JSON, with `run.event_order = "node"`) split in two parts, on two threads or
@@ -385,7 +480,7 @@ pub fn run_in_parts(json: &str, threads: bool) -> Result<Sim, ConfigError> {
     let mut b = Sim::build(&sc, Some(1))?;
     let now = if threads {
         let (to_a, to_b) = (Mutex::new(Vec::new()), Mutex::new(Vec::new()));
-        let reports = Mutex::new([Report::default(); 2]);
+        let reports = [Mutex::new([Report::default(); 2]), Mutex::new([Report::default(); 2])];
         let barrier = SpinBarrier { arrived: AtomicU64::new(0) };
         std::thread::scope(|s| {
             let other = s.spawn(|| drive(&mut b, 1, &to_b, &to_a, &reports, &barrier));
@@ -395,18 +490,21 @@ pub fn run_in_parts(json: &str, threads: bool) -> Result<Sim, ConfigError> {
             now
         })
     } else {
-        let (grid, end_limit) = (a.grid, a.end_limit);
-        let mut from = Time::ZERO;
+        let mut p = plan(&a);
         loop {
-            match decide([Report::of(&a), Report::of(&b)], from, grid, end_limit) {
+            match decide([Report::of(&a), Report::of(&b)], &mut p) {
                 Step::End { now } => break now,
-                Step::Window { end } => {
-                    run_window(&mut a, end);
-                    run_window(&mut b, end);
+                Step::Run { limit, window_end, hold } => {
+                    for (sim, l) in [(&mut a, limit[0]), (&mut b, limit[1])] {
+                        if let Some(l) = l {
+                            run_window(sim, l, window_end, hold);
+                        }
+                    }
                     let (ma, mb) = (std::mem::take(&mut a.part.as_mut().expect("a part").out), std::mem::take(&mut b.part.as_mut().expect("a part").out));
                     a.receive(mb);
                     b.receive(ma);
-                    from = end;
+                    release(&mut a);
+                    release(&mut b);
                 }
             }
         }
@@ -423,7 +521,7 @@ fn merge(mut a: Sim, mut b: Sim, now: Time) -> Sim {
     let half = a.part.take().expect("a part").half;
     let _ = b.part.take();
     a.counters.add(&b.counters);
-    a.active_measured = a.active_measured.wrapping_add(b.active_measured);
+    a.active_measured += b.active_measured;
     for p in 0..a.ports.len() {
         if half[a.ports[p].node as usize] == 1 {
             a.ports[p] = b.ports[p].clone();

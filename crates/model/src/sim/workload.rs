@@ -790,7 +790,7 @@ impl Sim {
             let fe = self.host_index(f.frontend);
             self.flows.push(&f.record(fe, self.now.0));
             self.counters.flows_completed += 1;
-            self.active_measured = self.active_measured.wrapping_sub(1);
+            self.active_measured -= 1;
         }
         self.workflows.get_mut(wf.0).alive = false;
         self.workflows.release(wf.0);
