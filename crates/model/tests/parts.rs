@@ -76,7 +76,7 @@ fn what_a_split_run_does_not_support_yet_is_refused_naming_the_field() {
     let base = scenario(r#"{"preset": "fh"}"#, MIXED, "");
     assert_eq!(field(&base), None);
     assert_eq!(field(&base.replace(r#""event_order": "node""#, r#""event_order": "push""#)).as_deref(), Some("run.event_order"));
-    assert_eq!(field(&scenario(r#"{"preset": "detail"}"#, MIXED, "")).as_deref(), Some("scheme"), "PFC");
+    assert_eq!(field(&scenario(r#"{"preset": "detail", "pfc": {"watchdog_action": "shutdown"}}"#, MIXED, "")).as_deref(), Some("scheme.pfc.watchdog_action"));
     assert_eq!(field(&scenario(r#"{"preset": "fh"}"#, MIXED, r#", "sample": "1ms""#)).as_deref(), Some("run.sample"));
     assert_eq!(field(&scenario(r#"{"preset": "fh"}"#, MIXED, r#", "measure_from": "1ms""#)).as_deref(), Some("run.measure_from"));
     assert_eq!(field(&scenario(r#"{"preset": "fh"}"#, MIXED, r#", "max_events": 1000"#)).as_deref(), Some("run.max_events"));
@@ -120,4 +120,31 @@ fn a_part_that_held_runs_on_when_a_flow_that_completes_in_it_arrives() {
     let rows: Vec<(u32, u32, u64, f64)> = (0..8).map(|i| (i, 8 + i, 30_000 + 1_000 * i as u64, 0.001999 + 1e-7 * i as f64)).collect();
     let a = same_as_ordinary(&flows(&rows));
     assert_eq!(a.counters.flows_completed, 8);
+}
+
+#[test]
+fn pfc_pauses_across_the_cut_and_the_sweep_sees_the_whole_fabric() {
+    // DeTail on small buffers: PAUSE frames on links across the cut, the watchdog and the deadlock check
+    // run while ports are paused (the sweep every 50 us, windows ending there)
+    let heavy = r#"{"kind": "retrieval", "rate": 6000, "sizes": ["64KB", "128KB"]},
+        {"kind": "background", "flows_per_server": 2, "size": "200KB", "priority": 1}"#;
+    let json = scenario(r#"{"preset": "detail", "pfc": {"watchdog_timeout": "100us", "deadlock_check": "50us"}}"#, heavy, "")
+        .replace(r#""buffer": "128KB""#, r#""buffer": "96KB""#);
+    let a = ordinary(&json);
+    assert!(a.counters.pfc_pause_frames > 100, "pauses: {}", a.counters.pfc_pause_frames);
+    assert!(a.lossless_ok());
+    let summary = |s: &Sim| {
+        let v: serde_json::Value = serde_json::from_str(&s.summary_json()).unwrap();
+        v["pfc"].to_string()
+    };
+    assert!(summary(&a).contains("paused_too_long"), "the watchdog reported: {}", summary(&a));
+    for threads in [false, true] {
+        let b = run_in_parts(&json, threads).unwrap();
+        assert_eq!(a.outcome_digest(), b.outcome_digest(), "threads {threads}");
+        assert_eq!((a.now, a.counters.pfc_pause_frames, a.counters.pfc_pauses), (b.now, b.counters.pfc_pause_frames, b.counters.pfc_pauses));
+        assert_eq!(summary(&a), summary(&b), "PFC frames, paused time, watchdog and deadlock reports");
+        for (x, y) in a.port_stats().iter().zip(&b.port_stats()) {
+            assert_eq!((x.pfc_frames_sent, x.pfc_frames_received, x.pfc_paused_s), (y.pfc_frames_sent, y.pfc_frames_received, y.pfc_paused_s));
+        }
+    }
 }

@@ -20,8 +20,13 @@
 //! sender's copy of a transfer is the one its sender fields live in, the receiver's copy the one its
 //! receiver fields live in. A copy's release goes back to its owner as a message.
 //!
-//! Not yet supported (refused when the scenario uses them, naming the field): PFC (the sweep is fabric-wide),
-//! faults after time zero, the measurement window, samples, run guards, incast repeats. Flow ids are
+//! Windows are as long as the cut's lookahead and end at PFC sweeps: at that barrier each part hands over
+//! its pieces of the pause graph, and both find the same cycle for their sweep (the watchdog judges each
+//! part's own ports). A part whose measured flows are done holds at the end of that grid interval and
+//! runs after the other, so the run ends where the ordinary run does.
+//!
+//! Not yet supported (refused when the scenario uses them, naming the field): the PFC watchdog's
+//! `shutdown` action, faults after time zero, the measurement window, samples, run guards, incast repeats. Flow ids are
 //! numbered at the end in the order of the rows' start times (ids count flows fabric-wide as they start,
 //! which neither part knows), so they and the rows' order may differ from the ordinary run's.
 
@@ -72,6 +77,17 @@ pub(crate) struct Part {
     /// interval in which that came to be, where the ordinary run ends if the whole fabric is done by then
     /// (`Sim::check_finished`). The part stops there unless told to run on (`run_window`).
     pub hold: Option<Time>,
+    /// With PFC: the time of the next sweep, and what the barrier before it found of the whole fabric.
+    pub next_sweep: Time,
+    pub sweep: Option<Sweep>,
+}
+
+/// What a part's PFC sweep needs of the whole fabric (`Sim::pfc_sweep`): (port, priority) pairs paused,
+/// and the cycle of pauses (`pfc::pause_cycle`) when the deadlock check is on and something is paused.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    pub paused: u64,
+    pub cycle: Option<Vec<u32>>,
 }
 
 impl Sim {
@@ -250,8 +266,8 @@ impl Sim {
         if !self.by_node {
             return crate::config::err("run.event_order", "a run split in two parts needs \"node\"");
         }
-        if self.pfc_on() {
-            return no("scheme", "PFC (its sweep is fabric-wide)");
+        if self.pfc_on() && self.scheme.pfc.watchdog_action == crate::config::WatchdogAction::Shutdown {
+            return no("scheme.pfc.watchdog_action", "\"shutdown\" (a link shut down changes both parts' routes)");
         }
         if self.faults.iter().any(|f| f.at > Time::ZERO) {
             return no("fault", "a fault after time zero");
@@ -289,24 +305,33 @@ impl Sim {
             }
         }
         let lookahead = Time(lookahead.max(self.grid.0));
-        self.part = Some(Box::new(Part { half, me, port_here, out: Vec::new(), window_end: lookahead, lookahead, end_limit: self.end_limit, hold: None }));
+        self.part = Some(Box::new(Part { half, me, port_here, out: Vec::new(), window_end: lookahead, lookahead, end_limit: self.end_limit, hold: None, next_sweep: self.pfc_sweep_interval(), sweep: None }));
         self.divert = true;
         Ok(())
     }
 }
 
 /// What each part reports at a barrier.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct Report {
     next: Option<Time>,
     /// `Part::hold`: the part is done (its end, if the other is done by then).
     hold: Option<Time>,
     now: Time,
+    /// With PFC, when the next event is the sweep: its time, this part's pauses and its pieces of the
+    /// pause graph (only while something is paused).
+    graph: Option<(Time, u64, crate::sim::pfc::PauseGraph)>,
 }
 
 impl Report {
     fn of(sim: &Sim) -> Report {
-        Report { next: sim.q.peek_time(), hold: sim.part.as_ref().expect("a part").hold, now: sim.now }
+        let p = sim.part.as_ref().expect("a part");
+        let next = sim.q.peek_time();
+        let graph = (sim.pfc_on() && next == Some(p.next_sweep)).then(|| {
+            let g = if sim.pfc_paused > 0 { sim.pause_graph(|i| p.port_here[i as usize]) } else { Default::default() };
+            (p.next_sweep, sim.pfc_paused, g)
+        });
+        Report { next, hold: p.hold, now: sim.now, graph }
     }
 }
 
@@ -326,15 +351,20 @@ struct Plan {
     last: [Option<Time>; 2],
     /// Whether the last round told the parts to stop at their holds.
     held: bool,
+    /// With PFC: the sweep's interval (sweeps come at its multiples; windows end there), whether the
+    /// deadlock check is on, and the fabric's port count.
+    sweep_every: Option<Time>,
+    deadlock_check: bool,
+    ports: usize,
     lookahead: Time,
     grid: Time,
     end_limit: Time,
 }
 
 /// A round: the parts named run their events up to and including `limit[i]` (or their hold, if `hold`);
-/// what they send must not be due before `window_end`.
+/// what they send must not be due before `window_end`; both keep `sweep` for their next PFC sweep.
 enum Step {
-    Run { limit: [Option<Time>; 2], window_end: Time, hold: bool },
+    Run { limit: [Option<Time>; 2], window_end: Time, hold: bool, sweep: Option<Sweep> },
     End { now: Time },
 }
 
@@ -343,8 +373,33 @@ enum Step {
 /// is left, or at its end. So: while neither part is done both run windows of the lookahead; a part that
 /// is done holds at its end, and runs after the other, never ahead of it (the other may end the run in
 /// the window it runs); when both are done, the one behind runs to the later hold and the run ends there.
+fn decide(r: &[Report; 2], p: &mut Plan) -> Step {
+    let sweep = sweep(r, p);
+    let step = decide_run(r, p);
+    match step {
+        Step::Run { limit, window_end, hold, .. } => Step::Run { limit, window_end, hold, sweep },
+        end => end,
+    }
+}
+
+/// Both parts have run every event before their next PFC sweep, at the same time: what it needs of the
+/// whole fabric.
+fn sweep(r: &[Report; 2], p: &Plan) -> Option<Sweep> {
+    let (Some((t0, p0, g0)), Some((t1, p1, g1))) = (&r[0].graph, &r[1].graph) else { return None };
+    if t0 != t1 {
+        return None;
+    }
+    let paused = p0 + p1;
+    let cycle = (paused > 0 && p.deadlock_check).then(|| {
+        let mut g = g0.clone();
+        g.join(g1);
+        crate::sim::pfc::pause_cycle(p.ports, &g)
+    });
+    Some(Sweep { paused, cycle: cycle.flatten() })
+}
+
 #[allow(clippy::needless_range_loop)] // (each loop reads part i and the other, 1 - i)
-fn decide(r: [Report; 2], p: &mut Plan) -> Step {
+fn decide_run(r: &[Report; 2], p: &mut Plan) -> Step {
     for i in 0..2 {
         if let Some(l) = p.last[i].take() {
             // it ran every event up to the limit, or (told to hold) to its hold
@@ -358,7 +413,7 @@ fn decide(r: [Report; 2], p: &mut Plan) -> Step {
         let mut l = [None, None];
         l[i] = Some(limit);
         (p.last, p.held) = (l, hold);
-        Step::Run { limit: l, window_end, hold }
+        Step::Run { limit: l, window_end, hold, sweep: None }
     };
     if let (Some(h0), Some(h1)) = (r[0].hold, r[1].hold) {
         let end = h0.max(h1);
@@ -388,7 +443,11 @@ fn decide(r: [Report; 2], p: &mut Plan) -> Step {
         return Step::End { now: Time((now.0 / g).saturating_add(1).saturating_mul(g).saturating_sub(1).max(now.0)).min(p.end_limit) };
     };
     let start = e.max(p.ran[0].min(p.ran[1]));
-    let end = Time(start.0.saturating_add(p.lookahead.0)).min(Time(p.end_limit.0.saturating_add(1)));
+    let mut end = Time(start.0.saturating_add(p.lookahead.0)).min(Time(p.end_limit.0.saturating_add(1)));
+    if let Some(dt) = p.sweep_every {
+        // a window ends at the next PFC sweep: its barrier sees the whole fabric as the sweep does
+        end = end.min(Time((start.0 / dt.0 + 1) * dt.0));
+    }
     let last = Time(end.0 - 1);
     for i in 0..2 {
         if r[i].hold.is_some() {
@@ -397,7 +456,7 @@ fn decide(r: [Report; 2], p: &mut Plan) -> Step {
         }
     }
     (p.last, p.held) = ([Some(last), Some(last)], true);
-    Step::Run { limit: p.last, window_end: end, hold: true }
+    Step::Run { limit: p.last, window_end: end, hold: true, sweep: None }
 }
 
 /// A barrier for two threads that spin (a window holds tens of microseconds of work; a futex wake-up would
@@ -435,7 +494,14 @@ fn run_window(sim: &mut Sim, limit: Time, window_end: Time, hold: bool) {
 }
 
 fn plan(sim: &Sim) -> Plan {
-    Plan { ran: [Time::ZERO; 2], last: [None, None], held: true, lookahead: sim.part.as_ref().expect("a part").lookahead, grid: sim.grid, end_limit: sim.end_limit }
+    Plan {
+        sweep_every: sim.pfc_on().then(|| sim.pfc_sweep_interval()),
+        deadlock_check: sim.scheme.pfc.deadlock_check > Time::ZERO,
+        ports: sim.ports.len(),
+        ran: [Time::ZERO; 2],
+        last: [None, None],
+        held: true,
+        lookahead: sim.part.as_ref().expect("a part").lookahead, grid: sim.grid, end_limit: sim.end_limit }
 }
 
 /// Run part `me` round by round, meeting the other thread twice a round: after running (then each
@@ -452,10 +518,15 @@ fn drive(sim: &mut Sim, me: usize, mine: &Mutex<Vec<Msg>>, theirs: &Mutex<Vec<Ms
     reports[0].lock().expect("reports")[me] = Report::of(sim);
     meet();
     for k in 0.. {
-        let r = *reports[k % 2].lock().expect("reports");
-        let (limit, window_end, hold) = match decide(r, &mut p) {
+        let r = reports[k % 2].lock().expect("reports").clone();
+        let (limit, window_end, hold) = match decide(&r, &mut p) {
             Step::End { now } => return now,
-            Step::Run { limit, window_end, hold } => (limit, window_end, hold),
+            Step::Run { limit, window_end, hold, sweep } => {
+                if sweep.is_some() {
+                    sim.part.as_mut().expect("a part").sweep = sweep;
+                }
+                (limit, window_end, hold)
+            }
         };
         if let Some(l) = limit[me] {
             run_window(sim, l, window_end, hold);
@@ -480,7 +551,7 @@ pub fn run_in_parts(json: &str, threads: bool) -> Result<Sim, ConfigError> {
     let mut b = Sim::build(&sc, Some(1))?;
     let now = if threads {
         let (to_a, to_b) = (Mutex::new(Vec::new()), Mutex::new(Vec::new()));
-        let reports = [Mutex::new([Report::default(); 2]), Mutex::new([Report::default(); 2])];
+        let reports = [Mutex::new([Report::default(), Report::default()]), Mutex::new([Report::default(), Report::default()])];
         let barrier = SpinBarrier { arrived: AtomicU64::new(0) };
         std::thread::scope(|s| {
             let other = s.spawn(|| drive(&mut b, 1, &to_b, &to_a, &reports, &barrier));
@@ -492,9 +563,13 @@ pub fn run_in_parts(json: &str, threads: bool) -> Result<Sim, ConfigError> {
     } else {
         let mut p = plan(&a);
         loop {
-            match decide([Report::of(&a), Report::of(&b)], &mut p) {
+            match decide(&[Report::of(&a), Report::of(&b)], &mut p) {
                 Step::End { now } => break now,
-                Step::Run { limit, window_end, hold } => {
+                Step::Run { limit, window_end, hold, sweep } => {
+                    if sweep.is_some() {
+                        a.part.as_mut().expect("a part").sweep = sweep.clone();
+                        b.part.as_mut().expect("a part").sweep = sweep;
+                    }
                     for (sim, l) in [(&mut a, limit[0]), (&mut b, limit[1])] {
                         if let Some(l) = l {
                             run_window(sim, l, window_end, hold);
@@ -527,8 +602,16 @@ fn merge(mut a: Sim, mut b: Sim, now: Time) -> Sim {
             a.ports[p] = b.ports[p].clone();
             a.tx_count[p] = b.tx_count[p];
             a.port_ctr[p] = b.port_ctr[p];
+            if let Some(f) = b.pfc.get(p) {
+                a.pfc[p] = f.clone();
+            }
         }
     }
+    // the PFC reports in the order the ordinary run makes them (each sweep's by port, then its deadlock
+    // report; a packet's after the sweep of its time)
+    let mut events = std::mem::take(&mut b.pfc_events);
+    a.pfc_events.append(&mut events);
+    a.pfc_events.sort_by_key(|e| e.order);
     // rows of part 1's table follow part 0's
     let base = a.flows.len() as u32;
     a.flows.append(std::mem::take(&mut b.flows));

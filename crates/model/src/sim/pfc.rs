@@ -34,6 +34,10 @@ pub struct PfcEvent {
     pub priority: Option<u8>,
     /// `report` or `shutdown`.
     pub action: &'static str,
+    /// Where the report stands in the run (time in ps, 0 for the sweep's watchdog, 1 for its deadlock
+    /// check, 2 for a packet's; the port): the order a split run's reports are joined in.
+    #[serde(skip)]
+    pub(crate) order: (u64, u8, u32),
 }
 
 #[derive(Debug, Clone, Default)]
@@ -162,6 +166,7 @@ impl Sim {
             ports: vec![self.link_name(egress)],
             priority: Some(prio),
             action: if action == WatchdogAction::Shutdown { "shutdown" } else { "report" },
+            order: (self.now.0, if kind == "paused_too_long" { 0 } else { 2 }, egress),
         });
         if action == WatchdogAction::Shutdown {
             let link = self.ports[egress as usize].link;
@@ -245,76 +250,129 @@ impl Sim {
     /// Egress ports in a cycle of pauses, if any: an edge E → E' when E is paused, its peer's ingress holds
     /// a head packet bound for E', and E' is paused for that packet's priority.
     pub fn find_pause_cycle(&self) -> Option<Vec<u32>> {
-        let n = self.ports.len();
-        let mut next: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let mut any = false;
-        for (e, pt) in self.ports.iter().enumerate() {
-            if pt.paused == 0 || !pt.up {
+        let g = self.pause_graph(|_| true);
+        pause_cycle(self.ports.len(), &g)
+    }
+
+    /// The pause graph's pieces at the ports `mine` picks: the paused egresses (up, some priority paused),
+    /// and for each ingress its candidate edges (E → E', E its peer egress: its head of priority p is bound
+    /// for E', paused for p), in priority order. A part of a split run has each piece of its own ports.
+    pub(crate) fn pause_graph(&self, mine: impl Fn(u32) -> bool) -> PauseGraph {
+        let mut g = PauseGraph::default();
+        for (i, pt) in self.ports.iter().enumerate() {
+            if !mine(i as u32) {
                 continue;
             }
-            let d = &self.ports[pt.peer as usize];
-            let mut mask = d.ing.nonempty;
+            if pt.paused != 0 && pt.up {
+                g.paused.push(i as u32);
+            }
+            let mut mask = pt.ing.nonempty;
             while mask != 0 {
                 let p = mask.trailing_zeros() as u8;
                 mask &= mask - 1;
-                let head = d.ing.head(p).expect("non-empty priority");
+                let head = pt.ing.head(p).expect("non-empty priority");
                 let e2 = self.pkts.get(head).out_port;
-                if e2 != crate::sim::NO && self.ports[e2 as usize].paused & (1 << p) != 0 && !next[e].contains(&e2) {
-                    next[e].push(e2);
-                    any = true;
+                if e2 != crate::sim::NO && self.ports[e2 as usize].paused & (1 << p) != 0 {
+                    g.edges.push((pt.peer, e2));
                 }
             }
         }
-        if !any {
-            return None;
-        }
-        // iterative DFS with colours
-        let mut colour = vec![0u8; n];
-        let mut parent = vec![u32::MAX; n];
-        for s in 0..n {
-            if colour[s] != 0 || next[s].is_empty() {
-                continue;
-            }
-            let mut stack: Vec<(u32, usize)> = vec![(s as u32, 0)];
-            colour[s] = 1;
-            while let Some(&mut (u, ref mut i)) = stack.last_mut() {
-                if *i < next[u as usize].len() {
-                    let v = next[u as usize][*i];
-                    *i += 1;
-                    match colour[v as usize] {
-                        0 => {
-                            colour[v as usize] = 1;
-                            parent[v as usize] = u;
-                            stack.push((v, 0));
-                        }
-                        1 => {
-                            let mut cyc = vec![v];
-                            let mut w = u;
-                            while w != v {
-                                cyc.push(w);
-                                w = parent[w as usize];
-                            }
-                            cyc.reverse();
-                            return Some(cyc);
-                        }
-                        _ => {}
-                    }
-                } else {
-                    colour[u as usize] = 2;
-                    stack.pop();
-                }
-            }
-        }
-        None
+        g
     }
+}
 
+/// Pieces of the pause graph (`Sim::pause_graph`).
+#[derive(Debug, Clone, Default)]
+pub struct PauseGraph {
+    pub paused: Vec<u32>,
+    pub edges: Vec<(u32, u32)>,
+}
+
+impl PauseGraph {
+    pub fn join(&mut self, o: &PauseGraph) {
+        self.paused.extend(&o.paused);
+        self.edges.extend(&o.edges);
+    }
+}
+
+/// A cycle of egress ports each paused by the next, from the pause graph of `n` ports: an edge E → E' when
+/// E is paused and its peer's ingress holds a head bound for E', paused for that head's priority.
+pub fn pause_cycle(n: usize, g: &PauseGraph) -> Option<Vec<u32>> {
+    let mut paused = vec![false; n];
+    for &e in &g.paused {
+        paused[e as usize] = true;
+    }
+    let mut next: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut any = false;
+    for &(e, e2) in &g.edges {
+        if paused[e as usize] && !next[e as usize].contains(&e2) {
+            next[e as usize].push(e2);
+            any = true;
+        }
+    }
+    if !any {
+        return None;
+    }
+    // iterative DFS with colours
+    let mut colour = vec![0u8; n];
+    let mut parent = vec![u32::MAX; n];
+    for s in 0..n {
+        if colour[s] != 0 || next[s].is_empty() {
+            continue;
+        }
+        let mut stack: Vec<(u32, usize)> = vec![(s as u32, 0)];
+        colour[s] = 1;
+        while let Some(&mut (u, ref mut i)) = stack.last_mut() {
+            if *i < next[u as usize].len() {
+                let v = next[u as usize][*i];
+                *i += 1;
+                match colour[v as usize] {
+                    0 => {
+                        colour[v as usize] = 1;
+                        parent[v as usize] = u;
+                        stack.push((v, 0));
+                    }
+                    1 => {
+                        let mut cyc = vec![v];
+                        let mut w = u;
+                        while w != v {
+                            cyc.push(w);
+                            w = parent[w as usize];
+                        }
+                        cyc.reverse();
+                        return Some(cyc);
+                    }
+                    _ => {}
+                }
+            } else {
+                colour[u as usize] = 2;
+                stack.pop();
+            }
+        }
+    }
+    None
+}
+
+impl Sim {
     /// Periodic PFC sweep: the watchdog, then the deadlock check. Costs nothing while no port is paused.
+    /// (In a part of a split run: the fabric's pauses and its cycle come from the barrier before the sweep,
+    /// `parts::Sweep`; the watchdog judges this part's ports.)
     #[inline(never)]
     pub(crate) fn pfc_sweep(&mut self) {
-        if self.pfc_paused > 0 {
+        let dt = self.pfc_sweep_interval();
+        let sweep = self.part.as_mut().map(|p| {
+            p.next_sweep = self.now + dt;
+            p.sweep.take().expect("a split run's PFC sweep comes after a barrier")
+        });
+        let paused = sweep.as_ref().map_or(self.pfc_paused, |s| s.paused);
+        if paused > 0 {
             self.pfc_watchdog_sweep();
             if self.scheme.pfc.deadlock_check > Time::ZERO {
-                self.deadlock_check();
+                let cycle = match sweep {
+                    Some(s) => s.cycle,
+                    None => self.find_pause_cycle(),
+                };
+                self.deadlock_check(cycle);
             }
         } else {
             self.deadlock.last.clear();
@@ -331,13 +389,15 @@ impl Sim {
         if p.deadlock_check > Time::ZERO { p.deadlock_check.min(w) } else { w }
     }
 
-    fn deadlock_check(&mut self) {
-        let cyc = self.find_pause_cycle();
+    fn deadlock_check(&mut self, cyc: Option<Vec<u32>>) {
         let mut key = cyc.clone().unwrap_or_default();
         key.sort_unstable();
         if !key.is_empty() && key == self.deadlock.last && !self.deadlock.reported.contains(&key) {
-            let ports = cyc.unwrap().iter().map(|&e| self.link_name(e)).collect();
-            self.pfc_events.push(PfcEvent { time_s: self.now.as_secs_f64(), kind: "deadlock", ports, priority: None, action: "report" });
+            // (both parts of a split run keep this state; the first reports)
+            if self.part.as_ref().is_none_or(|p| p.me == 0) {
+                let ports = cyc.unwrap().iter().map(|&e| self.link_name(e)).collect();
+                self.pfc_events.push(PfcEvent { time_s: self.now.as_secs_f64(), kind: "deadlock", ports, priority: None, action: "report", order: (self.now.0, 1, 0) });
+            }
             self.deadlock.reported.push(key.clone());
         }
         self.deadlock.last = key;
