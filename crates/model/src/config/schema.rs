@@ -73,6 +73,14 @@ pub struct RunConfig {
     /// How events due at the same picosecond are ordered (see `EventOrder`).
     #[serde(default)]
     pub event_order: EventOrder,
+    /// 1, or 2: the run split in two parts, one per half of the fabric, each on its own thread
+    /// (`sim::parts`; needs `event_order = "node"`, whose results it gives exactly).
+    #[serde(default = "d_threads")]
+    pub threads: u32,
+}
+
+pub(crate) fn d_threads() -> u32 {
+    1
 }
 
 /// The order of simultaneous events (same picosecond), and with it whether nodes act on each other only
@@ -107,6 +115,7 @@ impl Default for RunConfig {
             max_events: None,
             max_wall: None,
             event_order: EventOrder::Push,
+            threads: 1,
         }
     }
 }

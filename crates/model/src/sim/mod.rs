@@ -398,6 +398,8 @@ pub struct Sim {
     split: Option<Box<SplitEmulation>>,
     /// A part of a run split in two (`parts::run_in_parts`).
     pub(crate) part: Option<Box<parts::Part>>,
+    /// `run.threads = 2`: this is the first part, and this the second with what drives both.
+    pair: Option<Box<parts::Pair>>,
     /// `split` or `part` is set: pushes go through them.
     divert: bool,
     /// Packets in flight in the other part of a split run (for the conservation check at the end).
@@ -447,6 +449,9 @@ impl Sim {
     }
 
     pub fn new(sc: &Scenario) -> Result<Sim, ConfigError> {
+        if sc.run.threads == 2 {
+            return parts::split(sc, true);
+        }
         Sim::build(sc, None)
     }
 
@@ -576,6 +581,7 @@ impl Sim {
             by_node: sc.run.event_order == EventOrder::Node,
             split: None,
             part: None,
+            pair: None,
             divert: false,
             in_flight_elsewhere: 0,
             in_window: false,
@@ -850,6 +856,9 @@ impl Sim {
 
     /// Run until simulated time `limit` or the end of the run; returns whether the run has ended.
     pub fn run_until(&mut self, limit: Time) -> bool {
+        if self.pair.is_some() {
+            return self.run_pair_until(limit);
+        }
         if self.split.is_some() && !self.in_window {
             return self.run_until_split(limit);
         }
@@ -1083,6 +1092,9 @@ impl Sim {
     /// the run stop with a message naming it. Call before the run starts.
     pub fn emulate_split(&mut self) -> Result<u64, String> {
         assert!(self.counters.events == 0, "emulate_split before the run");
+        if self.pair.is_some() {
+            return Err("run.threads: this run is split in two parts already".into());
+        }
         let half = self.halves()?;
         // what set-up scheduled, with its keys, into the halves' queues and the fabric-wide one
         let (pending, seq) = (self.q.drain_keyed(), self.q.pushed());

@@ -356,9 +356,50 @@ struct Plan {
     sweep_every: Option<Time>,
     deadlock_check: bool,
     ports: usize,
+    /// This call of `run_until` runs no window that starts after this.
+    limit: Time,
     lookahead: Time,
     grid: Time,
     end_limit: Time,
+}
+
+/// `run.threads = 2`: the second part, and what drives both, kept in the first between calls of `run_until`.
+pub(crate) struct Pair {
+    other: Sim,
+    plan: Plan,
+    threads: bool,
+}
+
+/// A simulation split in two parts (`run.threads = 2`; `threads` false: the parts take turns on this
+/// thread): the first part, holding the second. `Sim::run_until` drives both; when the run ends the first
+/// takes the second's results.
+pub(crate) fn split(sc: &Scenario, threads: bool) -> Result<Sim, ConfigError> {
+    let mut a = Sim::build(sc, Some(0))?;
+    let other = Sim::build(sc, Some(1))?;
+    let plan = plan(&a);
+    a.pair = Some(Box::new(Pair { other, plan, threads }));
+    Ok(a)
+}
+
+impl Sim {
+    /// `run_until` of a split run: rounds until the run ends (the parts' results joined here) or the next
+    /// window starts after `limit`.
+    pub(crate) fn run_pair_until(&mut self, limit: Time) -> bool {
+        let mut pair = self.pair.take().expect("a split run");
+        pair.plan.limit = limit;
+        let Pair { other, plan, threads } = &mut *pair;
+        let ended = if *threads { on_two_threads(self, other, plan) } else { taking_turns(self, other, plan) };
+        match ended {
+            Some(now) => {
+                merge(self, pair.other, now);
+                true
+            }
+            None => {
+                self.pair = Some(pair);
+                false
+            }
+        }
+    }
 }
 
 /// A round: the parts named run their events up to and including `limit[i]` (or their hold, if `hold`);
@@ -366,6 +407,8 @@ struct Plan {
 enum Step {
     Run { limit: [Option<Time>; 2], window_end: Time, hold: bool, sweep: Option<Sweep> },
     End { now: Time },
+    /// The next window starts after the limit of this call of `run_until`.
+    Pause,
 }
 
 /// The next round, from both parts' reports (both threads decide alike). The ordinary run with the node
@@ -443,6 +486,9 @@ fn decide_run(r: &[Report; 2], p: &mut Plan) -> Step {
         return Step::End { now: Time((now.0 / g).saturating_add(1).saturating_mul(g).saturating_sub(1).max(now.0)).min(p.end_limit) };
     };
     let start = e.max(p.ran[0].min(p.ran[1]));
+    if start > p.limit {
+        return Step::Pause;
+    }
     let mut end = Time(start.0.saturating_add(p.lookahead.0)).min(Time(p.end_limit.0.saturating_add(1)));
     if let Some(dt) = p.sweep_every {
         // a window ends at the next PFC sweep: its barrier sees the whole fabric as the sweep does
@@ -501,6 +547,7 @@ fn plan(sim: &Sim) -> Plan {
         ran: [Time::ZERO; 2],
         last: [None, None],
         held: true,
+        limit: Time::MAX,
         lookahead: sim.part.as_ref().expect("a part").lookahead, grid: sim.grid, end_limit: sim.end_limit }
 }
 
@@ -508,8 +555,8 @@ fn plan(sim: &Sim) -> Plan {
 /// takes what the other sent, applies it and reports) and after reporting (then both decide the next
 /// round alike). `mine` receives what the other part sends, `theirs` what this one sends; the reports
 /// alternate between two slots so that one round's are read while the next round's are written.
-fn drive(sim: &mut Sim, me: usize, mine: &Mutex<Vec<Msg>>, theirs: &Mutex<Vec<Msg>>, reports: &[Mutex<[Report; 2]>; 2], barrier: &SpinBarrier) -> Time {
-    let mut p = plan(sim);
+#[allow(clippy::too_many_arguments)]
+fn drive(sim: &mut Sim, me: usize, mut p: Plan, mine: &Mutex<Vec<Msg>>, theirs: &Mutex<Vec<Msg>>, reports: &[Mutex<[Report; 2]>; 2], barrier: &SpinBarrier) -> (Option<Time>, Plan) {
     let mut arrivals = 0u64;
     let mut meet = || {
         arrivals += 1;
@@ -520,7 +567,8 @@ fn drive(sim: &mut Sim, me: usize, mine: &Mutex<Vec<Msg>>, theirs: &Mutex<Vec<Ms
     for k in 0.. {
         let r = reports[k % 2].lock().expect("reports").clone();
         let (limit, window_end, hold) = match decide(&r, &mut p) {
-            Step::End { now } => return now,
+            Step::End { now } => return (Some(now), p),
+            Step::Pause => return (None, p),
             Step::Run { limit, window_end, hold, sweep } => {
                 if sweep.is_some() {
                     sim.part.as_mut().expect("a part").sweep = sweep;
@@ -542,49 +590,58 @@ fn drive(sim: &mut Sim, me: usize, mine: &Mutex<Vec<Msg>>, theirs: &Mutex<Vec<Ms
     unreachable!()
 }
 
-/// Run a scenario (JSON, with `run.event_order = "node"`) split in two parts, on two threads or
-/// (`threads` false) interleaved on this one; returns a simulation holding the whole run's results (flow
-/// table, counters, ports, summary) as the ordinary run would.
-pub fn run_in_parts(json: &str, threads: bool) -> Result<Sim, ConfigError> {
-    let sc = crate::config::parse_scenario(json)?;
-    let mut a = Sim::build(&sc, Some(0))?;
-    let mut b = Sim::build(&sc, Some(1))?;
-    let now = if threads {
-        let (to_a, to_b) = (Mutex::new(Vec::new()), Mutex::new(Vec::new()));
-        let reports = [Mutex::new([Report::default(), Report::default()]), Mutex::new([Report::default(), Report::default()])];
-        let barrier = SpinBarrier { arrived: AtomicU64::new(0) };
-        std::thread::scope(|s| {
-            let other = s.spawn(|| drive(&mut b, 1, &to_b, &to_a, &reports, &barrier));
-            let now = drive(&mut a, 0, &to_a, &to_b, &reports, &barrier);
-            let other_now = other.join().expect("part 1");
-            debug_assert_eq!(now, other_now);
-            now
-        })
-    } else {
-        let mut p = plan(&a);
-        loop {
-            match decide(&[Report::of(&a), Report::of(&b)], &mut p) {
-                Step::End { now } => break now,
-                Step::Run { limit, window_end, hold, sweep } => {
-                    if sweep.is_some() {
-                        a.part.as_mut().expect("a part").sweep = sweep.clone();
-                        b.part.as_mut().expect("a part").sweep = sweep;
-                    }
-                    for (sim, l) in [(&mut a, limit[0]), (&mut b, limit[1])] {
-                        if let Some(l) = l {
-                            run_window(sim, l, window_end, hold);
-                        }
-                    }
-                    let (ma, mb) = (std::mem::take(&mut a.part.as_mut().expect("a part").out), std::mem::take(&mut b.part.as_mut().expect("a part").out));
-                    a.receive(mb);
-                    b.receive(ma);
-                    release(&mut a);
-                    release(&mut b);
+/// Rounds on two threads (the second part's on a scoped thread for this call) until the run ends (its
+/// end time) or pauses (None).
+fn on_two_threads(a: &mut Sim, b: &mut Sim, plan: &mut Plan) -> Option<Time> {
+    let (to_a, to_b) = (Mutex::new(Vec::new()), Mutex::new(Vec::new()));
+    let reports = [Mutex::new([Report::default(), Report::default()]), Mutex::new([Report::default(), Report::default()])];
+    let barrier = SpinBarrier { arrived: AtomicU64::new(0) };
+    let p = *plan;
+    let (ended, p) = std::thread::scope(|s| {
+        let other = s.spawn(|| drive(b, 1, p, &to_b, &to_a, &reports, &barrier));
+        let mine = drive(a, 0, p, &to_a, &to_b, &reports, &barrier);
+        let theirs = other.join().expect("part 1");
+        debug_assert_eq!(mine.0, theirs.0);
+        mine
+    });
+    *plan = p;
+    ended
+}
+
+/// Rounds with the parts taking turns on this thread, until the run ends or pauses.
+fn taking_turns(a: &mut Sim, b: &mut Sim, p: &mut Plan) -> Option<Time> {
+    loop {
+        match decide(&[Report::of(a), Report::of(b)], p) {
+            Step::End { now } => return Some(now),
+            Step::Pause => return None,
+            Step::Run { limit, window_end, hold, sweep } => {
+                if sweep.is_some() {
+                    a.part.as_mut().expect("a part").sweep = sweep.clone();
+                    b.part.as_mut().expect("a part").sweep = sweep;
                 }
+                for (sim, l) in [(&mut *a, limit[0]), (&mut *b, limit[1])] {
+                    if let Some(l) = l {
+                        run_window(sim, l, window_end, hold);
+                    }
+                }
+                let (ma, mb) = (std::mem::take(&mut a.part.as_mut().expect("a part").out), std::mem::take(&mut b.part.as_mut().expect("a part").out));
+                a.receive(mb);
+                b.receive(ma);
+                release(a);
+                release(b);
             }
         }
-    };
-    Ok(merge(a, b, now))
+    }
+}
+
+/// Run a scenario (JSON, with `run.event_order = "node"`) split in two parts, on two threads or
+/// (`threads` false) taking turns on this one, whatever its `run.threads`; returns a simulation holding
+/// the whole run's results (flow table, counters, ports, summary) as the ordinary run would.
+pub fn run_in_parts(json: &str, threads: bool) -> Result<Sim, ConfigError> {
+    let sc = crate::config::parse_scenario(json)?;
+    let mut sim = split(&sc, threads)?;
+    sim.run();
+    Ok(sim)
 }
 
 /// Join the two parts' results into `a`: counters added up, each port's state from its half's part, each
@@ -592,7 +649,7 @@ pub fn run_in_parts(json: &str, threads: bool) -> Result<Sim, ConfigError> {
 /// record from its owner, both flow tables and the unfinished workflows; then the end of the run (rows
 /// of unfinished flows, packet conservation over both parts) and flow ids in the order of the rows'
 /// start times.
-fn merge(mut a: Sim, mut b: Sim, now: Time) -> Sim {
+fn merge(a: &mut Sim, mut b: Sim, now: Time) {
     let half = a.part.take().expect("a part").half;
     let _ = b.part.take();
     a.counters.add(&b.counters);
@@ -658,5 +715,4 @@ fn merge(mut a: Sim, mut b: Sim, now: Time) -> Sim {
         ids[i] = k as u64;
     }
     a.flows.id = ids;
-    a
 }

@@ -55,6 +55,9 @@ pub struct Trace {
 impl Sim {
     /// Start capturing what `spec` selects. Unknown names are an error naming them.
     pub fn set_trace(&mut self, spec: &TraceSpec) -> Result<(), String> {
+        if self.part.is_some() {
+            return Err("run.threads: a packet trace is not supported in a run split in two parts yet (set run.threads = 1)".into());
+        }
         let find = |name: &str| {
             self.topo.nodes.iter().position(|n| n.name == name).ok_or_else(|| format!("no node named {name:?}"))
         };
