@@ -19,6 +19,20 @@ fn scenario(scheme: &str, workload: &str, extra_run: &str) -> String {
 const MIXED: &str = r#"{"kind": "retrieval", "rate": 2000, "sizes": ["2KB", "8KB", "32KB"]},
     {"kind": "background", "flows_per_server": 1, "size": "50KB", "priority": 1}"#;
 
+/// The flow tables are the same, column by column, row by row (ids and order included).
+fn same_table(a: &Sim, b: &Sim, what: &str) {
+    let (x, y) = (&a.flows, &b.flows);
+    assert_eq!(x.len(), y.len(), "{what}: rows");
+    assert_eq!(x.id, y.id, "{what}: ids");
+    assert_eq!((&x.start_ps, &x.end_ps, &x.src, &x.dst, &x.size), (&y.start_ps, &y.end_ps, &y.src, &y.dst, &y.size), "{what}");
+    assert_eq!((&x.class, &x.priority, &x.timeouts, &x.retransmits), (&y.class, &y.priority, &y.timeouts, &y.retransmits), "{what}");
+    assert_eq!((&x.ideal_ps, &x.bytes_delivered, &x.window_bytes), (&y.ideal_ps, &y.bytes_delivered, &y.window_bytes), "{what}");
+    let mut ids = x.id.clone();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), x.len(), "{what}: every row its own id");
+}
+
 fn ordinary(json: &str) -> Sim {
     let mut sim = Sim::from_json(json).unwrap();
     sim.run();
@@ -46,10 +60,7 @@ fn a_run_in_two_parts_ends_as_the_ordinary_run_does() {
             for (x, y) in pa.iter().zip(&pb) {
                 assert_eq!((x.tx_bytes, x.tx_packets, x.max_egress_bytes, x.drops), (y.tx_bytes, y.tx_packets, y.max_egress_bytes, y.drops), "{what}: port {}:{}", x.node, x.port);
             }
-            // flow ids: every row numbered once
-            let mut ids = b.flows.id.clone();
-            ids.sort_unstable();
-            assert!(ids.iter().enumerate().all(|(i, &id)| id == i as u64), "{what}: ids 0..n");
+            same_table(&a, &b, &what);
         }
     }
 }
@@ -66,7 +77,7 @@ fn unfinished_flows_and_their_counts_are_joined_from_both_parts() {
     for threads in [false, true] {
         let b = run_in_parts(&json, threads).unwrap();
         assert_eq!(a.outcome_digest(), b.outcome_digest(), "threads {threads}");
-        assert_eq!(b.flows.end_ps.iter().filter(|&&e| e == u64::MAX).count(), unfinished);
+        same_table(&a, &b, "unfinished flows");
     }
 }
 
@@ -100,6 +111,7 @@ fn same_as_ordinary(json: &str) -> Sim {
         let b = run_in_parts(json, threads).unwrap();
         assert_eq!((a.outcome_digest(), a.now, a.counters.events > 0), (b.outcome_digest(), b.now, b.counters.events > 0), "threads {threads}");
         assert_eq!(a.counters.pkts_delivered, b.counters.pkts_delivered);
+        same_table(&a, &b, "flows");
     }
     a
 }
@@ -141,6 +153,7 @@ fn pfc_pauses_across_the_cut_and_the_sweep_sees_the_whole_fabric() {
     for threads in [false, true] {
         let b = run_in_parts(&json, threads).unwrap();
         assert_eq!(a.outcome_digest(), b.outcome_digest(), "threads {threads}");
+        same_table(&a, &b, "pfc");
         assert_eq!((a.now, a.counters.pfc_pause_frames, a.counters.pfc_pauses), (b.now, b.counters.pfc_pause_frames, b.counters.pfc_pauses));
         assert_eq!(summary(&a), summary(&b), "PFC frames, paused time, watchdog and deadlock reports");
         for (x, y) in a.port_stats().iter().zip(&b.port_stats()) {
@@ -167,7 +180,8 @@ fn run_threads_2_splits_the_run_and_stepping_it_changes_nothing() {
     }
     assert!(steps > 100 && c.finished);
     assert_eq!((a.outcome_digest(), a.now, a.counters.events > 0), (c.outcome_digest(), c.now, true));
-    assert_eq!(b.flows.id, c.flows.id);
+    same_table(&a, &b, "run.threads = 2");
+    same_table(&a, &c, "in steps");
 }
 
 #[test]

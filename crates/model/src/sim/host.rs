@@ -753,7 +753,7 @@ impl Sim {
         let (to, rtx) = self.app_counts(&a);
         if a.measured {
             let r = self.app_record(&a, self.now.0);
-            self.flows.push(&r);
+            self.push_row(&r);
             self.counters.flows_completed += 1;
             self.active_measured -= 1;
         }

@@ -382,6 +382,15 @@ pub struct Sim {
     uid: u32,
     /// `run.event_order = "node"`: transfers counted per sending host (`transfer_uid`).
     transfer_count: Vec<u32>,
+    /// `run.event_order = "node"`: the node whose event is being handled, plus one (0: none; during set-up,
+    /// the host whose flows start), and per node the flows it opened and the rows it completed so far;
+    /// per flow id, where it was opened, and per row of the flow table, where it completed (time, node,
+    /// that node's count): the order the flow table is put in at the end (`canonical_flows`), the same
+    /// however the run is split.
+    acting: u32,
+    node_counts: Vec<[u32; 2]>,
+    pub(crate) open_keys: Vec<(u64, u32, u32)>,
+    pub(crate) row_keys: Vec<(u64, u32, u32)>,
     token: u32,
     /// Compact the timer lane when it holds more events than this (see `Sim::compact_timers`), and never
     /// below `timer_compact_min`.
@@ -575,6 +584,10 @@ impl Sim {
             finished: false,
             uid: 0,
             transfer_count: Vec::new(),
+            acting: 0,
+            node_counts: Vec::new(),
+            open_keys: Vec::new(),
+            row_keys: Vec::new(),
             token: 0,
             next_app_id: 0,
             next_port: vec![1024; if sc.run.event_order == EventOrder::Node { n } else { 1 }],
@@ -797,8 +810,77 @@ impl Sim {
         self.token
     }
     pub(crate) fn next_app_id(&mut self) -> u64 {
+        if self.by_node {
+            let k = self.node_count(0);
+            self.open_keys.push(k);
+        }
         self.next_app_id += 1;
-        self.next_app_id - 1
+        match &self.part {
+            // a part of a split run: even ids the first part's, odd the second's, until `canonical_ids`
+            Some(p) => 2 * (self.next_app_id - 1) + p.me as u64,
+            None => self.next_app_id - 1,
+        }
+    }
+
+    /// The acting node's next count of kind `i` (0: flows opened, 1: rows completed), as (now, node, count).
+    fn node_count(&mut self, i: usize) -> (u64, u32, u32) {
+        if self.node_counts.is_empty() {
+            self.node_counts = vec![[0; 2]; self.nodes.len() + 1];
+        }
+        let c = &mut self.node_counts[self.acting as usize][i];
+        *c += 1;
+        (self.now.0, self.acting, *c - 1)
+    }
+
+    /// Add a completed flow's row to the flow table (with the node order, noting where it completed).
+    pub(crate) fn push_row(&mut self, r: &crate::stats::FlowRecord) {
+        if self.by_node {
+            let k = self.node_count(1);
+            self.row_keys.push(k);
+        }
+        self.flows.push(r);
+    }
+
+    /// Set the acting node during set-up (a host starting its flows), plus one; 0: none.
+    pub(crate) fn set_acting(&mut self, node_plus_one: u32) {
+        self.acting = node_plus_one;
+    }
+
+    /// The node order's flow table at the end: flow ids by where the flows were opened (time, node, that
+    /// node's count; `rank` maps each id to its place) and rows by where they completed, then the unfinished
+    /// ones (flows, then workflows, each by id; `unfinished` rows from `first_unfinished`, the first
+    /// `workflows_from` of them flows). A run split in two parts ends with the same table as one that is not.
+    pub(crate) fn canonical_flows(&mut self, rank: &[u64], first_unfinished: usize, workflows_from: usize) {
+        let f = &mut self.flows;
+        for id in f.id.iter_mut() {
+            *id = rank[*id as usize];
+        }
+        let key = |i: usize| -> (u64, u32, u64) {
+            if i < first_unfinished {
+                let (t, n, c) = self.row_keys[i];
+                (t, n, c as u64)
+            } else {
+                (u64::MAX, (i >= first_unfinished + workflows_from) as u32, f.id[i])
+            }
+        };
+        let mut order: Vec<usize> = (0..f.len()).collect();
+        order.sort_by_key(|&i| key(i));
+        fn permute<T: Copy>(v: &mut Vec<T>, order: &[usize]) {
+            *v = order.iter().map(|&i| v[i]).collect();
+        }
+        permute(&mut f.id, &order);
+        permute(&mut f.class, &order);
+        permute(&mut f.src, &order);
+        permute(&mut f.dst, &order);
+        permute(&mut f.size, &order);
+        permute(&mut f.priority, &order);
+        permute(&mut f.start_ps, &order);
+        permute(&mut f.end_ps, &order);
+        permute(&mut f.timeouts, &order);
+        permute(&mut f.retransmits, &order);
+        permute(&mut f.ideal_ps, &order);
+        permute(&mut f.bytes_delivered, &order);
+        permute(&mut f.window_bytes, &order);
     }
 
     #[inline]
@@ -1017,6 +1099,7 @@ impl Sim {
             _ => self.event_source(ev),
         };
         self.q.set_source(s);
+        self.acting = s;
     }
 
     #[inline(never)]
@@ -1299,8 +1382,10 @@ impl Sim {
                 }
             }
         }
+        let first_unfinished = self.flows.len();
         let mut rows: Vec<App> = self.apps.slots().iter().filter(|a| a.alive && a.measured).cloned().collect();
         rows.sort_by_key(|a| a.id);
+        let apps = rows.len();
         for a in rows {
             let r = self.app_record(&a, u64::MAX);
             self.flows.push(&r);
@@ -1308,6 +1393,15 @@ impl Sim {
         for f in self.open_workflows() {
             let fe = self.host_index(f.frontend);
             self.flows.push(&f.record(fe, u64::MAX));
+        }
+        if self.by_node {
+            let mut order: Vec<u32> = (0..self.open_keys.len() as u32).collect();
+            order.sort_by_key(|&i| self.open_keys[i as usize]);
+            let mut rank = vec![0u64; order.len()];
+            for (k, &i) in order.iter().enumerate() {
+                rank[i as usize] = k as u64;
+            }
+            self.canonical_flows(&rank, first_unfinished, apps);
         }
         self.check_conservation().expect("packet conservation");
     }

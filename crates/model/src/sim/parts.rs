@@ -652,6 +652,9 @@ pub fn run_in_parts(json: &str, threads: bool) -> Result<Sim, ConfigError> {
 fn merge(a: &mut Sim, mut b: Sim, now: Time) {
     let half = a.part.take().expect("a part").half;
     let _ = b.part.take();
+    canonical_ids(a, &mut b);
+    let mut rk = std::mem::take(&mut b.row_keys);
+    a.row_keys.append(&mut rk);
     a.counters.add(&b.counters);
     a.active_measured += b.active_measured;
     for p in 0..a.ports.len() {
@@ -706,13 +709,29 @@ fn merge(a: &mut Sim, mut b: Sim, now: Time) {
     a.now = now;
     a.finished = true;
     a.finalize();
-    // flow ids in the order of the rows' start times (then source, destination, size, end)
-    let f = &a.flows;
-    let mut order: Vec<usize> = (0..f.len()).collect();
-    order.sort_by_key(|&i| (f.start_ps[i], f.src[i], f.dst[i], f.size[i], f.end_ps[i], f.class[i]));
-    let mut ids = vec![0u64; order.len()];
-    for (k, &i) in order.iter().enumerate() {
-        ids[i] = k as u64;
+}
+
+/// Flow ids as the ordinary run with the node order gives them at its end (`Sim::canonical_flows`): each
+/// part's ids (its own count) mapped to their place among both parts' flows by where they were opened;
+/// `a` keeps the joined keys in that order, so that its `finalize` keeps the ids.
+fn canonical_ids(a: &mut Sim, b: &mut Sim) {
+    let mut all: Vec<((u64, u32, u32), usize, usize)> = Vec::with_capacity(a.open_keys.len() + b.open_keys.len());
+    for (part, keys) in [&a.open_keys, &b.open_keys].into_iter().enumerate() {
+        all.extend(keys.iter().enumerate().map(|(i, &k)| (k, part, i)));
     }
-    a.flows.id = ids;
+    all.sort_unstable();
+    let mut rank = [vec![0u64; a.open_keys.len()], vec![0u64; b.open_keys.len()]];
+    for (k, &(_, part, i)) in all.iter().enumerate() {
+        rank[part][i] = k as u64;
+    }
+    // a part's id is even (the first part's) or odd (the second's): its count twice, plus the part
+    let canon = |id: &mut u64| *id = rank[(*id % 2) as usize][(*id / 2) as usize];
+    for sim in [&mut *a, &mut *b] {
+        sim.flows.id.iter_mut().for_each(canon);
+        sim.workflows.slots_mut().iter_mut().filter(|w| w.alive).for_each(|w| canon(&mut w.id));
+    }
+    // a flow's record is its owner's: an even slot part 0's, an odd one part 1's
+    a.apps.slots_mut().iter_mut().step_by(2).filter(|x| x.alive).for_each(|x| canon(&mut x.id));
+    b.apps.slots_mut().iter_mut().skip(1).step_by(2).filter(|x| x.alive).for_each(|x| canon(&mut x.id));
+    a.open_keys = all.into_iter().map(|(k, _, _)| k).collect();
 }

@@ -58,6 +58,9 @@ impl Sim {
         if self.part.is_some() {
             return Err("run.threads: a packet trace is not supported in a run split in two parts yet (set run.threads = 1)".into());
         }
+        if self.by_node && !spec.flows.is_empty() {
+            return Err("flow: with run.event_order = \"node\" flow ids are given at the end of the run (by where flows start); select packets by node or port".into());
+        }
         let find = |name: &str| {
             self.topo.nodes.iter().position(|n| n.name == name).ok_or_else(|| format!("no node named {name:?}"))
         };

@@ -554,10 +554,13 @@ impl Sim {
                     if !self.owns(h) {
                         continue;
                     }
+                    // (the host acts: its flows count as its own, as they would in its events)
+                    self.set_acting(h + 1);
                     for _ in 0..n {
                         self.start_background(w, h);
                     }
                 }
+                self.set_acting(0);
             }
             Workload::Flows { rows, .. } => {
                 if self.by_node {
@@ -788,7 +791,8 @@ impl Sim {
         let f = self.workflows.get(wf.0).clone();
         if f.measured {
             let fe = self.host_index(f.frontend);
-            self.flows.push(&f.record(fe, self.now.0));
+            let r = f.record(fe, self.now.0);
+            self.push_row(&r);
             self.counters.flows_completed += 1;
             self.active_measured -= 1;
         }
