@@ -40,6 +40,11 @@ CASES: dict[str, dict] = {
     "fattree16_fh_5ms": {"scenario": "paper/steady", "scheme": "fh", "duration": "5ms", "set": FATTREE | {"topology.k": 16}},
     "fattree16_detail_5ms": {"scenario": "paper/steady", "scheme": "detail", "duration": "5ms", "set": FATTREE | {"topology.k": 16}},
 }
+# the same cases split in two parts on two threads (run.threads = 2, with the node order it keeps): the
+# traversals per wall second of the two threads together
+TWO = {"run.event_order": "node", "run.threads": 2}
+for _name in ["steady_fh_0.2s", "steady_detail_0.2s", "fattree8_fh_5ms", "fattree8_detail_5ms", "fattree16_fh_5ms", "fattree16_detail_5ms"]:
+    CASES[_name + "_2t"] = {**CASES[_name], "set": CASES[_name].get("set", {}) | TWO}
 # 3,456 hosts: minutes per case, so only on request (`--case fattree24_fh_5ms`)
 EXTRA: dict[str, dict] = {
     "fattree24_fh_5ms": {"scenario": "paper/steady", "scheme": "fh", "duration": "5ms", "set": FATTREE | {"topology.k": 24}},

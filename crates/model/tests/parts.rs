@@ -55,6 +55,7 @@ fn a_run_in_two_parts_ends_as_the_ordinary_run_does() {
             assert_eq!(a.counters.pkts_delivered, b.counters.pkts_delivered, "{what}");
             assert_eq!(a.counters.link_traversals, b.counters.link_traversals, "{what}");
             assert_eq!(a.counters.dropped(), b.counters.dropped(), "{what}");
+            assert_eq!(a.packets_in_flight(), b.packets_in_flight(), "{what}: packets left in the network");
             // each port's state comes from the part that ran it
             let (pa, pb) = (a.port_stats(), b.port_stats());
             for (x, y) in pa.iter().zip(&pb) {

@@ -1406,10 +1406,15 @@ impl Sim {
         self.check_conservation().expect("packet conservation");
     }
 
+    /// Packets still in the network (in both parts of a split run).
+    pub fn packets_in_flight(&self) -> u64 {
+        self.pkts.live() as u64 + self.in_flight_elsewhere
+    }
+
     /// Packets created = delivered + dropped + still in the network.
     pub fn check_conservation(&self) -> Result<(), String> {
         let c = &self.counters;
-        let in_flight = self.pkts.live() as u64 + self.in_flight_elsewhere;
+        let in_flight = self.packets_in_flight();
         if c.pkts_created != c.pkts_delivered + c.dropped() + in_flight {
             return Err(format!(
                 "packet conservation violated at {}: created {} != delivered {} + dropped {} + in flight {}",
@@ -1569,7 +1574,7 @@ impl Sim {
                 "delivered": c.pkts_delivered,
                 "stale": c.pkts_stale,
                 "dropped": c.dropped(),
-                "in_flight": self.pkts.live(),
+                "in_flight": self.packets_in_flight(),
                 "max_in_flight": c.max_packets_in_flight,
             },
             "invariants": {
