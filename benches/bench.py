@@ -50,6 +50,8 @@ EXTRA: dict[str, dict] = {
     "fattree24_fh_5ms": {"scenario": "paper/steady", "scheme": "fh", "duration": "5ms", "set": FATTREE | {"topology.k": 24}},
     "fattree24_detail_5ms": {"scenario": "paper/steady", "scheme": "detail", "duration": "5ms", "set": FATTREE | {"topology.k": 24}},
 }
+for _name in list(EXTRA):
+    EXTRA[_name + "_2t"] = {**EXTRA[_name], "set": EXTRA[_name]["set"] | TWO}
 
 
 def run_case(name: str) -> dict:
