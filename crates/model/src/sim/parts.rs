@@ -1,34 +1,36 @@
-//! A run split in two parts (`run_in_parts`): two simulators, one per half of the fabric's nodes
-//! (`Sim::halves`), each holding only its half's state live, exchanging what crosses the cut as messages at
-//! a barrier after every window of simulated time. The parts run one after the other on one thread, or
-//! each on its own thread; either way the outcome is the same (`Sim::outcome_digest`) as the ordinary run
-//! with `run.event_order = "node"`, which `Sim::emulate_split` checks serially for a scenario.
+//! A run split in two parts (`run.threads = 2`; `run_in_parts`): two simulators, one per half of the
+//! fabric's nodes (`Sim::halves`), each holding only its half's state live, exchanging what crosses the cut
+//! as messages at a barrier after every window of simulated time. The parts run each on its own thread, or
+//! taking turns on one; either way the results are those of the ordinary run with
+//! `run.event_order = "node"`: the same flow table, row by row, and the same counters but the event count
+//! and the peak of packets in flight.
 //!
 //! ```text
 //!   part 0 (hosts 0..n/2, their switches)        part 1 (the rest)
-//!   ── window [kg, (k+1)g): own events ──        ── window [kg, (k+1)g): own events ──
+//!   ── window [t, t + lookahead): own events ──  ── window [t, t + lookahead): own events ──
 //!            │ outbox                                     │ outbox
 //!            └──────────────► barrier ◄───────────────────┘
 //!      events for the other half (a packet crossing the cut travels with its Arrive), copies of transfers
-//!      and flows whose other end is there, rows, credits, releases: applied before the next window
+//!      and flows whose other end is there, rows, credits, releases: applied, then both report and decide
+//!      the next round alike
 //! ```
 //!
-//! Windows are no longer than the grid (`Sim::grid`): no node affects another sooner, so nothing a part
-//! sends is due before the barrier that delivers it (a push that would be is a bug, and panics naming it).
-//! Records that two ends share are striped: a part allocates transfer and flow slots of its own parity
-//! (`Arena::alloc_in`) and holds copies of the other part's at the same indices (`Arena::put`); the
-//! sender's copy of a transfer is the one its sender fields live in, the receiver's copy the one its
-//! receiver fields live in. A copy's release goes back to its owner as a message.
-//!
-//! Windows are as long as the cut's lookahead and end at PFC sweeps: at that barrier each part hands over
-//! its pieces of the pause graph, and both find the same cycle for their sweep (the watchdog judges each
-//! part's own ports). A part whose measured flows are done holds at the end of that grid interval and
-//! runs after the other, so the run ends where the ordinary run does.
+//! Windows are no longer than the cut's lookahead (the shortest delay across it) and end at PFC sweeps, so
+//! nothing a part sends is due before the barrier that delivers it (a push that would be is a bug, and
+//! panics naming it). Records that two ends share are striped: a part allocates transfer and flow slots
+//! of its own parity (`Arena::alloc_in`) and holds copies of the other part's at the same indices
+//! (`Arena::put`); the sender's copy of a transfer is the one its sender fields live in, the receiver's
+//! copy the one its receiver fields live in. A copy's release goes back to its owner as a message. At a
+//! sweep's barrier each part hands over its pieces of the pause graph, and both find the same cycle (the
+//! watchdog judges each part's own ports). A flow's active count is kept by the part it completes in; a
+//! part whose measured flows are done holds at the end of that grid interval and runs after the other,
+//! never ahead of it, so the run ends where the ordinary run does. At the end the first part takes the
+//! second's results (`merge`), and flow ids and rows take the node order's canonical order
+//! (`Sim::canonical_flows`).
 //!
 //! Not yet supported (refused when the scenario uses them, naming the field): the PFC watchdog's
-//! `shutdown` action, faults after time zero, the measurement window, samples, run guards, incast repeats. Flow ids are
-//! numbered at the end in the order of the rows' start times (ids count flows fabric-wide as they start,
-//! which neither part knows), so they and the rows' order may differ from the ordinary run's.
+//! `shutdown` action, faults after time zero, the measurement window, samples, run guards, incast
+//! repeats, packet traces.
 
 use crate::config::{ConfigError, Scenario};
 use crate::packet::Packet;
@@ -646,9 +648,9 @@ pub fn run_in_parts(json: &str, threads: bool) -> Result<Sim, ConfigError> {
 
 /// Join the two parts' results into `a`: counters added up, each port's state from its half's part, each
 /// transfer's sender fields from its owner and receiver fields from its receiver's part, each flow's
-/// record from its owner, both flow tables and the unfinished workflows; then the end of the run (rows
-/// of unfinished flows, packet conservation over both parts) and flow ids in the order of the rows'
-/// start times.
+/// record from its owner, both flow tables (ids made canonical first: `canonical_ids`), the unfinished
+/// workflows and the PFC reports; then the end of the run (rows of unfinished flows, packet conservation
+/// over both parts, the table's canonical order).
 fn merge(a: &mut Sim, mut b: Sim, now: Time) {
     let half = a.part.take().expect("a part").half;
     let _ = b.part.take();
