@@ -827,7 +827,11 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let t0 = mono_ns() + 200_000_000;
-        std::fs::write(&go, json!({"t0_ns": t0, "end_ns": t0 + 10_000_000_000u64}).to_string()).unwrap();
+        // written whole and then renamed into place, as detailsim.live does: an agent polling for the go file
+        // must never read it half written (it did, now and then, on a loaded machine)
+        let tmp = dir.join("go.tmp");
+        std::fs::write(&tmp, json!({"t0_ns": t0, "end_ns": t0 + 10_000_000_000u64}).to_string()).unwrap();
+        std::fs::rename(&tmp, &go).unwrap();
         let give_up = mono_ns() + 10_000_000_000;
         while !dir.join("agent0.jsonl.done").exists() && mono_ns() < give_up {
             std::thread::sleep(std::time::Duration::from_millis(5));
