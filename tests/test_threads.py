@@ -27,10 +27,14 @@ def _strip(d, drop):
     ("paper/steady", "detail"),  # PFC: sweeps at barriers
     ("paper/partition_aggregate", None),  # workflows
     ("examples/leaf_spine", "pfabric"),  # rank ties
+    ("paper/degraded", None),  # a link degraded
+    ("paper/disconnected", None),  # a link down (at 1 ms: during the run)
 ])
 def test_two_threads_give_the_one_thread_results(scenario, scheme):
-    one = detailsim.run(scenario, scheme=scheme, duration="3ms", set=NODE)
-    two = detailsim.run(scenario, scheme=scheme, duration="3ms", set=NODE | {"run.threads": 2})
+    sets = NODE | ({"fault.0.at": "1ms"} if scenario == "paper/disconnected" else {})
+    sets |= {"run.measure_from": "1ms", "run.measure_to": "2.5ms"} if scenario == "paper/steady" else {}
+    one = detailsim.run(scenario, scheme=scheme, duration="3ms", set=sets)
+    two = detailsim.run(scenario, scheme=scheme, duration="3ms", set=sets | {"run.threads": 2})
     assert one.flows.height > 50
     assert one.flows.equals(two.flows), "the same flow table, ids and row order included"
     assert _strip(one.summary, SAME_BUT) == _strip(two.summary, SAME_BUT)

@@ -90,7 +90,6 @@ fn what_a_split_run_does_not_support_yet_is_refused_naming_the_field() {
     assert_eq!(field(&base.replace(r#""event_order": "node""#, r#""event_order": "push""#)).as_deref(), Some("run.event_order"));
     assert_eq!(field(&scenario(r#"{"preset": "detail", "pfc": {"watchdog_action": "shutdown"}}"#, MIXED, "")).as_deref(), Some("scheme.pfc.watchdog_action"));
     assert_eq!(field(&scenario(r#"{"preset": "fh"}"#, MIXED, r#", "sample": "1ms""#)).as_deref(), Some("run.sample"));
-    assert_eq!(field(&scenario(r#"{"preset": "fh"}"#, MIXED, r#", "measure_from": "1ms""#)).as_deref(), Some("run.measure_from"));
     assert_eq!(field(&scenario(r#"{"preset": "fh"}"#, MIXED, r#", "max_events": 1000"#)).as_deref(), Some("run.max_events"));
 }
 
@@ -197,4 +196,26 @@ fn run_threads_is_checked() {
     assert!(m.contains("event_order"), "{m}");
     let (f, _) = err(base.replace(r#""event_order": "node""#, r#""event_order": "node", "threads": 2, "sample": "1ms""#)).unwrap();
     assert_eq!(f, "run.sample");
+}
+
+#[test]
+fn faults_during_the_run_and_the_measurement_window_end_as_one_thread_does() {
+    // a link down 5 ms in (routes change in both parts, packets queued on it dropped in its part), a link
+    // across the cut down 6 ms in (its ends in different parts; the cores alternate between the halves), an
+    // edge link degraded to 100 Mbps 8 ms in (PFC thresholds re-derived), a measurement window across all
+    let faults = r#""fault": [{"kind": "link_down", "link": ["tor2_1", "agg2_1"], "at": "5ms"},
+        {"kind": "link_down", "link": ["agg0_0", "core1"], "at": "6ms"},
+        {"kind": "degrade", "link": ["h9", "tor2_0"], "rate": "100Mbps", "at": "8ms"}],"#;
+    for scheme in [r#"{"preset": "fh"}"#, r#"{"preset": "detail"}"#] {
+        let json = scenario(scheme, MIXED, r#", "measure_from": "3ms", "measure_to": "12ms""#).replace(r#""workload""#, &format!(r#"{faults} "workload""#));
+        let a = ordinary(&json);
+        assert!(a.counters.drops[detailsim_model::stats::DropCause::LinkDown as usize] > 0, "{scheme}: the fault dropped packets");
+        assert!(a.flows.window_bytes.iter().any(|&b| b > 0), "{scheme}: window goodput");
+        for threads in [false, true] {
+            let b = run_in_parts(&json, threads).unwrap();
+            assert_eq!(a.outcome_digest(), b.outcome_digest(), "{scheme}, threads {threads}");
+            same_table(&a, &b, scheme);
+            assert_eq!(a.counters.dropped(), b.counters.dropped());
+        }
+    }
 }

@@ -83,16 +83,34 @@ impl Sim {
                     if self.pfc[p as usize].ingress.enabled {
                         let d = self.pfc_derive(p, rate).expect("checked when the scenario was built");
                         self.pfc_install(p, d);
-                        self.pfc_check(p);
+                        if self.act_at(p) {
+                            self.pfc_check(p);
+                        }
                     }
                 }
             }
             FaultKind::IgnorePause(egress) => {
                 self.pfc[egress as usize].egress.ignores_pause = true;
                 // it forgets any pause in force
-                self.pfc_apply(egress, 0, 0xff);
+                if self.act_at(egress) {
+                    self.pfc_apply(egress, 0, 0xff);
+                }
             }
         }
+    }
+
+    /// Whether a fault acts at port `p` here (always, but in a part of a split run the ports of the other
+    /// half are the other part's: there the fault only changes what both keep, rates, flags and routes);
+    /// with the node order the events it schedules there come from the port's node.
+    fn act_at(&mut self, p: u32) -> bool {
+        let node = self.ports[p as usize].node;
+        if !self.owns(node) {
+            return false;
+        }
+        if self.by_node {
+            self.act_as(node);
+        }
+        true
     }
 
     pub(crate) fn link_ports(&self, link: u32) -> [u32; 2] {
@@ -129,11 +147,13 @@ impl Sim {
         for &p in &ends {
             let ws = self.ports[p as usize].drain_waiters();
             for (_, w) in ws {
-                self.xbar_try(w);
+                if self.act_at(w) {
+                    self.xbar_try(w);
+                }
             }
         }
         for p in 0..self.ports.len() as u32 {
-            if self.nodes[self.ports[p as usize].node as usize].is_switch && self.ports[p as usize].ing.nonempty != 0 {
+            if self.nodes[self.ports[p as usize].node as usize].is_switch && self.ports[p as usize].ing.nonempty != 0 && self.act_at(p) {
                 self.xbar_try(p);
             }
         }

@@ -841,6 +841,13 @@ impl Sim {
         self.flows.push(r);
     }
 
+    /// Act as node `node` (the node order: the events scheduled next come from it), as a fabric-wide event
+    /// does where it touches a node's state.
+    pub(crate) fn act_as(&mut self, node: u32) {
+        self.q.set_source(node + 1);
+        self.acting = node + 1;
+    }
+
     /// Set the acting node during set-up (a host starting its flows), plus one; 0: none.
     pub(crate) fn set_acting(&mut self, node_plus_one: u32) {
         self.acting = node_plus_one;
@@ -1283,7 +1290,8 @@ impl Sim {
     /// The measurement window opens or closes: record each live measured flow's delivered bytes.
     #[inline(never)]
     fn window_edge(&mut self, close: bool) {
-        let live: Vec<u32> = (0..self.apps.slots().len() as u32).filter(|&i| { let a = &self.apps.slots()[i as usize]; a.alive && a.measured }).collect();
+        // (a part of a split run: the flows whose data it receives)
+        let live: Vec<u32> = (0..self.apps.slots().len() as u32).filter(|&i| { let a = &self.apps.slots()[i as usize]; a.alive && a.measured && self.owns(a.dst) }).collect();
         for i in live {
             let d = self.app_delivered(self.apps.get(i));
             let a = self.apps.get_mut(i);

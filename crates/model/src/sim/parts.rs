@@ -28,9 +28,12 @@
 //! second's results (`merge`), and flow ids and rows take the node order's canonical order
 //! (`Sim::canonical_flows`).
 //!
+//! A fault changes what both parts keep (link flags, rates, routes) in both, and acts at a port (retries,
+//! PFC checks) only in the port's part. The measurement window snapshots each flow in the part that
+//! receives its data.
+//!
 //! Not yet supported (refused when the scenario uses them, naming the field): the PFC watchdog's
-//! `shutdown` action, faults after time zero, the measurement window, samples, run guards, incast
-//! repeats, packet traces.
+//! `shutdown` action (a link shut by one part), samples, run guards, incast repeats, packet traces.
 
 use crate::config::{ConfigError, Scenario};
 use crate::packet::Packet;
@@ -270,12 +273,6 @@ impl Sim {
         }
         if self.pfc_on() && self.scheme.pfc.watchdog_action == crate::config::WatchdogAction::Shutdown {
             return no("scheme.pfc.watchdog_action", "\"shutdown\" (a link shut down changes both parts' routes)");
-        }
-        if self.faults.iter().any(|f| f.at > Time::ZERO) {
-            return no("fault", "a fault after time zero");
-        }
-        if sc.run.measure_from.is_some() || sc.run.measure_to.is_some() {
-            return no("run.measure_from", "a measurement window");
         }
         if sc.run.sample.is_some() {
             return no("run.sample", "sampling");
@@ -697,12 +694,19 @@ fn merge(a: &mut Sim, mut b: Sim, now: Time) {
         let dead = Transfer { alive: false, uid: 0, ..t.clone() };
         a.transfers.put(i as u32, t, || dead.clone());
     }
+    // flows: the owner's record (an odd slot part 1's), with the measurement window's snapshots from the
+    // part that receives its data
     let n = a.apps.slots().len().max(b.apps.slots().len());
-    for i in (1..n).step_by(2) {
-        if let Some(x) = b.apps.slots().get(i).cloned() {
-            let dead = App { alive: false, uid: 0, ..x.clone() };
-            a.apps.put(i as u32, x, || dead.clone());
+    for i in 0..n {
+        let (own, other) = if i % 2 == 0 { (&a.apps, &b.apps) } else { (&b.apps, &a.apps) };
+        let Some(mut x) = own.slots().get(i).cloned() else { continue };
+        if x.alive && half[x.dst as usize] as usize != i % 2 {
+            if let Some(r) = other.slots().get(i).filter(|r| r.uid == x.uid) {
+                (x.win_base, x.win_end) = (r.win_base, r.win_end);
+            }
         }
+        let dead = App { alive: false, uid: 0, ..x.clone() };
+        a.apps.put(i as u32, x, || dead.clone());
     }
     for f in b.workflows.slots().iter().filter(|f| f.alive && f.measured) {
         a.workflows.alloc(f.clone());
