@@ -49,7 +49,16 @@ def test_threads_are_checked_with_a_clear_error():
     assert res.exit_code != 0
     assert "run.threads" in res.output and "1 or 2" in res.output, res.output
     res = CliRunner().invoke(
-        main, ["run", "paper/steady", "--duration", "1ms", "--set", "run.threads=2", "--set", "run.event_order=node", "--set", "run.sample=100us"]
+        main, ["run", "paper/steady", "--duration", "1ms", "--set", "run.threads=2", "--set", "run.event_order=node", "--set", "run.max_events=1000"]
     )
     assert res.exit_code != 0
-    assert "run.sample" in res.output and "not supported in a run split in two parts" in res.output, res.output
+    assert "run.max_events" in res.output and "not supported in a run split in two parts" in res.output, res.output
+
+
+def test_two_threads_sample_what_one_thread_samples():
+    sets = NODE | {"run.sample": "200us"}
+    one = detailsim.run("paper/steady", scheme="detail", duration="3ms", set=sets)
+    two = detailsim.run("paper/steady", scheme="detail", duration="3ms", set=sets | {"run.threads": 2})
+    assert one.timeseries is not None and one.timeseries.height > 1000
+    assert one.timeseries.equals(two.timeseries)
+    assert one.flows.equals(two.flows)

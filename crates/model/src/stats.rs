@@ -96,6 +96,34 @@ pub struct Samples {
     pub delivered: Vec<u64>,
 }
 
+impl Samples {
+    /// Append `o`'s samples after these.
+    pub fn append(&mut self, o: Samples) {
+        self.port_t.extend(o.port_t);
+        self.port.extend(o.port);
+        self.ingress.extend(o.ingress);
+        self.egress.extend(o.egress);
+        self.flow_t.extend(o.flow_t);
+        self.flow.extend(o.flow);
+        self.delivered.extend(o.delivered);
+    }
+
+    /// Port samples by time, then port; flow samples by time, then flow id.
+    pub fn sort(&mut self) {
+        let mut o: Vec<usize> = (0..self.port_t.len()).collect();
+        o.sort_by_key(|&i| (self.port_t[i], self.port[i]));
+        self.port_t = o.iter().map(|&i| self.port_t[i]).collect();
+        self.port = o.iter().map(|&i| self.port[i]).collect();
+        self.ingress = o.iter().map(|&i| self.ingress[i]).collect();
+        self.egress = o.iter().map(|&i| self.egress[i]).collect();
+        let mut o: Vec<usize> = (0..self.flow_t.len()).collect();
+        o.sort_by_key(|&i| (self.flow_t[i], self.flow[i]));
+        self.flow_t = o.iter().map(|&i| self.flow_t[i]).collect();
+        self.flow = o.iter().map(|&i| self.flow[i]).collect();
+        self.delivered = o.iter().map(|&i| self.delivered[i]).collect();
+    }
+}
+
 /// Why a packet was dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DropCause {

@@ -89,7 +89,6 @@ fn what_a_split_run_does_not_support_yet_is_refused_naming_the_field() {
     assert_eq!(field(&base), None);
     assert_eq!(field(&base.replace(r#""event_order": "node""#, r#""event_order": "push""#)).as_deref(), Some("run.event_order"));
     assert_eq!(field(&scenario(r#"{"preset": "detail", "pfc": {"watchdog_action": "shutdown"}}"#, MIXED, "")).as_deref(), Some("scheme.pfc.watchdog_action"));
-    assert_eq!(field(&scenario(r#"{"preset": "fh"}"#, MIXED, r#", "sample": "1ms""#)).as_deref(), Some("run.sample"));
     assert_eq!(field(&scenario(r#"{"preset": "fh"}"#, MIXED, r#", "max_events": 1000"#)).as_deref(), Some("run.max_events"));
 }
 
@@ -194,8 +193,8 @@ fn run_threads_is_checked() {
     let (f, m) = err(base.replace(r#""event_order": "node""#, r#""threads": 2"#)).unwrap();
     assert_eq!(f, "run.threads");
     assert!(m.contains("event_order"), "{m}");
-    let (f, _) = err(base.replace(r#""event_order": "node""#, r#""event_order": "node", "threads": 2, "sample": "1ms""#)).unwrap();
-    assert_eq!(f, "run.sample");
+    let (f, _) = err(base.replace(r#""event_order": "node""#, r#""event_order": "node", "threads": 2, "max_events": 1000"#)).unwrap();
+    assert_eq!(f, "run.max_events");
 }
 
 #[test]
@@ -216,6 +215,24 @@ fn faults_during_the_run_and_the_measurement_window_end_as_one_thread_does() {
             assert_eq!(a.outcome_digest(), b.outcome_digest(), "{scheme}, threads {threads}");
             same_table(&a, &b, scheme);
             assert_eq!(a.counters.dropped(), b.counters.dropped());
+        }
+    }
+}
+
+#[test]
+fn samples_are_the_one_thread_run_s() {
+    // every 50 us: each port's bytes and each measured flow's delivered bytes, also flows a moment old
+    // whose copy has not reached the receiver's part yet
+    for scheme in [r#"{"preset": "fh"}"#, r#"{"preset": "detail"}"#] {
+        let json = scenario(scheme, MIXED, r#", "sample": "50us""#);
+        let a = ordinary(&json);
+        assert!(a.samples.flow.len() > 10_000 && a.samples.port.len() > 10_000);
+        for threads in [false, true] {
+            let b = run_in_parts(&json, threads).unwrap();
+            same_table(&a, &b, scheme);
+            let (x, y) = (&a.samples, &b.samples);
+            assert_eq!((&x.port_t, &x.port, &x.ingress, &x.egress), (&y.port_t, &y.port, &y.ingress, &y.egress), "{scheme}: port samples");
+            assert_eq!((&x.flow_t, &x.flow, &x.delivered), (&y.flow_t, &y.flow, &y.delivered), "{scheme}: flow samples");
         }
     }
 }

@@ -858,6 +858,10 @@ impl Sim {
     /// ones (flows, then workflows, each by id; `unfinished` rows from `first_unfinished`, the first
     /// `workflows_from` of them flows). A run split in two parts ends with the same table as one that is not.
     pub(crate) fn canonical_flows(&mut self, rank: &[u64], first_unfinished: usize, workflows_from: usize) {
+        for id in self.samples.flow.iter_mut() {
+            *id = rank[*id as usize];
+        }
+        self.samples.sort();
         let f = &mut self.flows;
         for id in f.id.iter_mut() {
             *id = rank[*id as usize];
@@ -1310,16 +1314,37 @@ impl Sim {
         let t = self.now.0;
         let s = &mut self.samples;
         for (i, p) in self.ports.iter().enumerate() {
+            // (a part of a split run: its own ports, and below the flows whose data it receives)
+            if self.part.as_ref().is_some_and(|pt| !pt.port_here[i]) {
+                continue;
+            }
             s.port_t.push(t);
             s.port.push(i as u32);
             s.ingress.push(p.ing.total);
             s.egress.push(p.eg.total);
         }
-        for a in self.apps.slots().iter().filter(|a| a.alive && a.measured) {
-            let d = self.app_delivered(a);
-            let s = &mut self.samples;
+        // A part of a split run samples the flows whose data it receives, but a flow the other part opened
+        // less than a lookahead ago may have no copy here yet: the part that opened it samples it (none of
+        // its data can have arrived)
+        let mine = |i: usize, a: &App| match self.part.as_ref() {
+            None => true,
+            Some(p) => {
+                let (own, recent) = (i % 2 == p.me as usize, a.start + p.lookahead > self.now);
+                if self.owns(a.dst) { own || !recent } else { own && recent }
+            }
+        };
+        let rows: Vec<(u64, u64)> = self
+            .apps
+            .slots()
+            .iter()
+            .enumerate()
+            .filter(|&(i, a)| a.alive && a.measured && mine(i, a))
+            .map(|(_, a)| (a.id, self.app_delivered(a)))
+            .collect();
+        let s = &mut self.samples;
+        for (id, d) in rows {
             s.flow_t.push(t);
-            s.flow.push(a.id);
+            s.flow.push(id);
             s.delivered.push(d);
         }
         if !self.finished {

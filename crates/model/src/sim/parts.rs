@@ -274,9 +274,6 @@ impl Sim {
         if self.pfc_on() && self.scheme.pfc.watchdog_action == crate::config::WatchdogAction::Shutdown {
             return no("scheme.pfc.watchdog_action", "\"shutdown\" (a link shut down changes both parts' routes)");
         }
-        if sc.run.sample.is_some() {
-            return no("run.sample", "sampling");
-        }
         if sc.run.max_events.is_some() || sc.run.max_wall.is_some() {
             return no("run.max_events", "a run guard");
         }
@@ -654,6 +651,7 @@ fn merge(a: &mut Sim, mut b: Sim, now: Time) {
     canonical_ids(a, &mut b);
     let mut rk = std::mem::take(&mut b.row_keys);
     a.row_keys.append(&mut rk);
+    a.samples.append(std::mem::take(&mut b.samples));
     a.counters.add(&b.counters);
     a.active_measured += b.active_measured;
     for p in 0..a.ports.len() {
@@ -734,6 +732,7 @@ fn canonical_ids(a: &mut Sim, b: &mut Sim) {
     let canon = |id: &mut u64| *id = rank[(*id % 2) as usize][(*id / 2) as usize];
     for sim in [&mut *a, &mut *b] {
         sim.flows.id.iter_mut().for_each(canon);
+        sim.samples.flow.iter_mut().for_each(canon);
         sim.workflows.slots_mut().iter_mut().filter(|w| w.alive).for_each(|w| canon(&mut w.id));
     }
     // a flow's record is its owner's: an even slot part 0's, an odd one part 1's
