@@ -46,3 +46,19 @@ def test_partition_bound_on_a_small_fat_tree(tmp_path):
     assert list(side[:16]) == [0] * 8 + [1] * 8
     assert list(side[16:24]) == [0] * 4 + [1] * 4
     assert list(side[24:28]) == [0, 0, 1, 1]
+
+
+def test_threads_campaign_counts_same_and_refused(monkeypatch, capsys):
+    sys.path.insert(0, str(ROOT / "benches"))
+    try:
+        import threads_campaign
+    finally:
+        sys.path.pop(0)
+    # one scenario that splits (leaf-spine) and one the split run refuses (paper/incast repeats)
+    monkeypatch.setattr(threads_campaign, "bundled_scenarios", lambda: {"examples/leaf_spine": "", "paper/incast": ""})
+    monkeypatch.setattr(threads_campaign, "SCHEMES", [None])
+    monkeypatch.setattr(sys, "argv", ["threads_campaign.py", "--duration", "1ms"])
+    assert threads_campaign.main() == 0
+    out = capsys.readouterr().out
+    assert json.loads(out.strip().splitlines()[-1]) == {"same": 1, "refused": 1, "different": 0}
+    assert "refused paper/incast" in out
