@@ -61,6 +61,25 @@ impl FlowColumns {
         self.bytes_delivered.extend(o.bytes_delivered);
         self.window_bytes.extend(o.window_bytes);
     }
+    /// Put the rows in `order` (row `order[k]` becomes row `k`).
+    pub fn reorder(&mut self, order: &[usize]) {
+        fn by<T: Copy>(v: &mut Vec<T>, order: &[usize]) {
+            *v = order.iter().map(|&i| v[i]).collect();
+        }
+        by(&mut self.id, order);
+        by(&mut self.class, order);
+        by(&mut self.src, order);
+        by(&mut self.dst, order);
+        by(&mut self.size, order);
+        by(&mut self.priority, order);
+        by(&mut self.start_ps, order);
+        by(&mut self.end_ps, order);
+        by(&mut self.timeouts, order);
+        by(&mut self.retransmits, order);
+        by(&mut self.ideal_ps, order);
+        by(&mut self.bytes_delivered, order);
+        by(&mut self.window_bytes, order);
+    }
     pub fn push(&mut self, r: &FlowRecord) {
         self.ideal_ps.push(r.ideal);
         self.id.push(r.id);

@@ -876,22 +876,7 @@ impl Sim {
         };
         let mut order: Vec<usize> = (0..f.len()).collect();
         order.sort_by_key(|&i| key(i));
-        fn permute<T: Copy>(v: &mut Vec<T>, order: &[usize]) {
-            *v = order.iter().map(|&i| v[i]).collect();
-        }
-        permute(&mut f.id, &order);
-        permute(&mut f.class, &order);
-        permute(&mut f.src, &order);
-        permute(&mut f.dst, &order);
-        permute(&mut f.size, &order);
-        permute(&mut f.priority, &order);
-        permute(&mut f.start_ps, &order);
-        permute(&mut f.end_ps, &order);
-        permute(&mut f.timeouts, &order);
-        permute(&mut f.retransmits, &order);
-        permute(&mut f.ideal_ps, &order);
-        permute(&mut f.bytes_delivered, &order);
-        permute(&mut f.window_bytes, &order);
+        f.reorder(&order);
     }
 
     #[inline]
