@@ -171,3 +171,36 @@ def test_issue10_before_after_table_is_generated_from_its_snapshot():
     text = (root / "docs" / "validation.md").read_text()
     src = "docs/validation/issue10_reproductions.json by `python benches/compare_models.py repro-table`"
     assert block_of(text, "issue10-reproductions", src) == repro_table(snap)
+
+
+def _two_host_retrievals(handshake: bool, workload: dict) -> pl.DataFrame:
+    sc = {
+        "run": {"duration": "0.5s", "drain": "0.1s", "seed": 3},
+        "topology": {"kind": "single_switch", "hosts": 2},
+        "scheme": {"preset": "fh", "tcp": {"handshake": handshake, "initial_window": 3}},
+        "workload": [workload],
+    }
+    r = detailsim.run(sc)
+    assert r.summary["drops"]["ingress_buffer"] == 0 and r.summary["retransmits"] == 0
+    return r.flows
+
+
+@pytest.mark.parametrize("workload", [
+    # DeTail's retrievals: a 10 B request, then the response
+    {"kind": "retrieval", "rate": 20, "sizes": ["2KB", "8KB", "32KB"], "request_size": "10B"},
+    # the PIAS testbed's client/server pattern: host 0 asks, the other host answers
+    # (responses of 1-100 KB: each done long before the next request)
+    {"kind": "cdf", "points": [[1000, 0.0], [100000, 1.0]], "rate": 40, "client": 0, "request_size": "10B"},
+])
+def test_a_retrieval_is_one_connection(workload):
+    """A retrieval opens one connection: the request's SYN / SYN-ACK, then the response travels back on it.
+    In an idle fabric (two hosts on one switch, retrievals tens of milliseconds apart) each FCT with the
+    handshake is the FCT without it plus exactly one SYN round trip (16.436 us each way: two 70 B frames,
+    two 5.476 us links, the switch's forwarding and crossbar), not two."""
+    a = _two_host_retrievals(False, workload).sort("id")
+    b = _two_host_retrievals(True, workload).sort("id")
+    assert a.height >= 10 and a.select("size", "start").equals(b.select("size", "start"))
+    syn_rtt = 2 * one_way(SMALL, 2, 5.476e-6)
+    assert abs(syn_rtt - 32.872e-6) < 1e-9
+    extra = (b["fct"] - a["fct"]).to_numpy()
+    assert np.abs(extra - syn_rtt).max() < 1e-9, f"handshake adds {extra.min() * 1e6:.3f}-{extra.max() * 1e6:.3f} us"

@@ -122,7 +122,11 @@ impl Sim {
     }
 
     /// Create a transfer of `size` bytes from `src` to `dst` for application flow `app`, and start it.
-    pub(crate) fn start_transfer(&mut self, app: u32, role: Role, src: u32, dst: u32, size: u64, prio: u8) -> u32 {
+    /// `conn`: the source and destination ports of a connection that is already open (a retrieval's
+    /// response travels back on its request's connection): the transfer uses them and sends no SYN;
+    /// `None` opens a connection (a new source port, and SYN / SYN-ACK when `tcp.handshake` is on).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn start_transfer(&mut self, app: u32, role: Role, src: u32, dst: u32, size: u64, prio: u8, conn: Option<(u16, u16)>) -> u32 {
         let uid = self.transfer_uid(src);
         let (app_uid, slot_in_app, app_id) = {
             let a = self.apps.get(app);
@@ -130,10 +134,15 @@ impl Sim {
         };
         // source ports count fabric-wide, or per host (`run.event_order = "node"`: a host's ports then do
         // not depend on when other hosts start flows)
-        let np = &mut self.next_port[if self.by_node { src as usize } else { 0 }];
-        let sport = *np;
-        *np = if *np >= 65535 { 1024 } else { *np + 1 };
-        let dport = 80;
+        let (sport, dport) = match conn {
+            Some((s, d)) => (s as u32, d as u32),
+            None => {
+                let np = &mut self.next_port[if self.by_node { src as usize } else { 0 }];
+                let sport = *np;
+                *np = if *np >= 65535 { 1024 } else { *np + 1 };
+                (sport, 80)
+            }
+        };
         let p = &self.scheme.tcp;
         let t = Transfer {
             uid,
@@ -149,7 +158,7 @@ impl Sim {
             sport: sport as u16,
             dport: dport as u16,
             app_id,
-            snd: TcpSender::new(size, p),
+            snd: TcpSender::new(size, p, p.handshake && conn.is_none()),
             rcv: TcpReceiver::new(size),
             rtx_token: 0,
             rtx_event_at: None,
@@ -481,16 +490,17 @@ impl Sim {
 
     /// All bytes of transfer `tr` have reached its receiver.
     fn transfer_received(&mut self, tr: u32) {
-        let (role, app, app_uid) = {
+        let (role, app, app_uid, ports) = {
             let t = self.transfers.get(tr);
-            (t.role, t.app, t.app_uid)
+            (t.role, t.app, t.app_uid, (t.dport, t.sport))
         };
         if app != NO && self.apps.get(app).alive && self.apps.get(app).uid == app_uid {
             match role {
                 Role::Request => {
                     let a = self.apps.get(app);
                     let (src, dst, size, prio) = (a.src, a.dst, a.size, a.prio);
-                    self.start_transfer(app, Role::Response, src, dst, size, prio);
+                    // the response travels back on the request's connection: no second handshake
+                    self.start_transfer(app, Role::Response, src, dst, size, prio, Some(ports));
                 }
                 Role::Response | Role::OneWay => self.app_complete(app),
             }

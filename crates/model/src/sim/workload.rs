@@ -597,7 +597,7 @@ impl Sim {
         let size = sizes[mix.pick(r)];
         let (class, prio) = (*class, *prio);
         let app = self.open_app(w, class, h, dst, size, prio);
-        self.start_transfer(app, Role::OneWay, h, dst, size, prio);
+        self.start_transfer(app, Role::OneWay, h, dst, size, prio, None);
     }
 
     /// Issue one retrieval: a request from `requester` to `responder`, then the response.
@@ -617,7 +617,7 @@ impl Sim {
             a.request = req;
             a.measured |= inherit;
         }
-        self.start_transfer(app, Role::Request, requester, responder, req, prio);
+        self.start_transfer(app, Role::Request, requester, responder, req, prio, None);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -707,7 +707,7 @@ impl Sim {
                 let size = cdf_sample(points, r.uniform());
                 let (class, prio) = (classes[size_bucket(size)], *prio);
                 let app = self.open_app(w, class, src, dst, size, prio);
-                self.start_transfer(app, Role::OneWay, src, dst, size, prio);
+                self.start_transfer(app, Role::OneWay, src, dst, size, prio, None);
             }
             Workload::Flows { class, rows, next_same_src } => {
                 let (_, src, dst, size, prio) = rows[i as usize];
@@ -719,7 +719,7 @@ impl Sim {
                     }
                 }
                 let app = self.open_app(w, class, src, dst, size, prio);
-                self.start_transfer(app, Role::OneWay, src, dst, size, prio);
+                self.start_transfer(app, Role::OneWay, src, dst, size, prio, None);
             }
             Workload::Background { .. } => {}
         }

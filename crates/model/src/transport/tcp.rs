@@ -117,10 +117,12 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
-    pub fn new(size: u64, p: &TcpParams) -> Self {
+    /// A sender of `size` bytes; `handshake`: it opens its connection with SYN / SYN-ACK first (otherwise
+    /// the connection is open and data goes at once).
+    pub fn new(size: u64, p: &TcpParams, handshake: bool) -> Self {
         TcpSender {
             size,
-            state: if p.handshake { State::SynSent } else { State::Established },
+            state: if handshake { State::SynSent } else { State::Established },
             una: 0,
             nxt: 0,
             max_sent: 0,
@@ -663,7 +665,7 @@ mod tests {
     #[test]
     fn initial_window_then_slow_start() {
         let p = params();
-        let mut s = TcpSender::new(100 * 1460, &p);
+        let mut s = TcpSender::new(100 * 1460, &p, p.handshake);
         let mut out = Vec::new();
         s.start(Time::ZERO, &p, &mut out);
         assert_eq!(out.len(), 10);
@@ -679,7 +681,7 @@ mod tests {
     fn receive_window_caps_the_flight() {
         let mut p = params();
         p.rwnd = 8 * 1460;
-        let mut s = TcpSender::new(100 * 1460, &p);
+        let mut s = TcpSender::new(100 * 1460, &p, p.handshake);
         let mut out = Vec::new();
         s.start(Time::ZERO, &p, &mut out);
         assert_eq!(out.len(), 8, "initial window of 10 capped by an 8-segment receive window");
@@ -691,7 +693,7 @@ mod tests {
     #[test]
     fn three_dupacks_fast_retransmit_then_full_ack() {
         let p = params();
-        let mut s = TcpSender::new(20 * 1460, &p);
+        let mut s = TcpSender::new(20 * 1460, &p, p.handshake);
         let mut out = Vec::new();
         s.start(Time::ZERO, &p, &mut out);
         out.clear();
@@ -711,7 +713,7 @@ mod tests {
     fn no_fast_retransmit_when_disabled() {
         let mut p = params();
         p.fast_retransmit = false;
-        let mut s = TcpSender::new(20 * 1460, &p);
+        let mut s = TcpSender::new(20 * 1460, &p, p.handshake);
         let mut out = Vec::new();
         s.start(Time::ZERO, &p, &mut out);
         out.clear();
@@ -724,7 +726,7 @@ mod tests {
     #[test]
     fn timeout_goes_back_to_una_and_backs_off() {
         let p = params();
-        let mut s = TcpSender::new(20 * 1460, &p);
+        let mut s = TcpSender::new(20 * 1460, &p, p.handshake);
         let mut out = Vec::new();
         s.start(Time::ZERO, &p, &mut out);
         assert_eq!(s.deadline, Some(Time::from_ms(10)));
@@ -782,7 +784,7 @@ mod tests {
         let mut p = params();
         p.cc = CongestionControl::Dctcp;
         p.ecn = true;
-        let mut s = TcpSender::new(10_000 * 1460, &p);
+        let mut s = TcpSender::new(10_000 * 1460, &p, p.handshake);
         let mut out = Vec::new();
         s.start(Time::ZERO, &p, &mut out);
         // many windows with every other segment marked: alpha converges to 1/2
@@ -808,7 +810,7 @@ mod tests {
         p.mlfq = vec![10 * 1460, 20 * 1460];
         p.initial_window = 40;
         p.rwnd = 1 << 30;
-        let mut s = TcpSender::new(30 * 1460, &p);
+        let mut s = TcpSender::new(30 * 1460, &p, p.handshake);
         let mut out = Vec::new();
         s.start(Time::ZERO, &p, &mut out);
         let levels: Vec<u8> = out.iter().map(|x| x.level).collect();
@@ -823,7 +825,7 @@ mod tests {
         p.mlfq = vec![10 * 1460, 20 * 1460];
         p.initial_window = 40;
         p.rwnd = 1 << 30;
-        let mut s = TcpSender::new(60 * 1460, &p);
+        let mut s = TcpSender::new(60 * 1460, &p, p.handshake);
         let mut out = Vec::new();
         s.start(Time::ZERO, &p, &mut out);
         out.clear();
@@ -853,7 +855,7 @@ mod tests {
     fn ecn_halves_once_per_window() {
         let mut p = params();
         p.ecn = true;
-        let mut s = TcpSender::new(100 * 1460, &p);
+        let mut s = TcpSender::new(100 * 1460, &p, p.handshake);
         let mut out = Vec::new();
         s.start(Time::ZERO, &p, &mut out);
         let before = s.cwnd;
@@ -872,7 +874,7 @@ mod tests {
         let mut p = params();
         p.cc = cc;
         p.ecn = true;
-        let mut s = TcpSender::new(1000 * 1460, &p);
+        let mut s = TcpSender::new(1000 * 1460, &p, p.handshake);
         let mut out = Vec::new();
         s.start(Time::ZERO, &p, &mut out);
         assert_eq!(out.len(), 10);
@@ -936,7 +938,7 @@ mod tests {
     fn timed_out(undo: bool) -> (TcpSender, TcpParams, Vec<SegOut>) {
         let mut p = params();
         p.spurious_rto_undo = undo;
-        let mut s = TcpSender::new(100 * 1460, &p);
+        let mut s = TcpSender::new(100 * 1460, &p, p.handshake);
         let mut out = Vec::new();
         s.start(Time::ZERO, &p, &mut out);
         out.clear();
@@ -985,7 +987,7 @@ mod tests {
     #[test]
     fn repeated_timeouts_hold_ssthresh() {
         let p = params();
-        let mut s = TcpSender::new(100 * 1460, &p);
+        let mut s = TcpSender::new(100 * 1460, &p, p.handshake);
         let mut out = Vec::new();
         s.start(Time::ZERO, &p, &mut out);
         out.clear();
@@ -1009,7 +1011,7 @@ mod tests {
     #[test]
     fn nic_room_limits_what_is_sent_and_resume_continues() {
         let p = params();
-        let mut s = TcpSender::new(100 * 1460, &p);
+        let mut s = TcpSender::new(100 * 1460, &p, p.handshake);
         let mut out = Vec::new();
         s.nic_room = 4;
         s.start(Time::ZERO, &p, &mut out);
@@ -1039,7 +1041,7 @@ mod tests {
         p.cc = CongestionControl::L2dct;
         p.ecn = true;
         p.rwnd = 1 << 40;
-        let mut s = TcpSender::new(1 << 40, &p);
+        let mut s = TcpSender::new(1 << 40, &p, p.handshake);
         s.max_sent = sent_segs * 1460;
         s.nxt = s.max_sent;
         s.una = s.max_sent - 10 * 1460;
@@ -1078,7 +1080,7 @@ mod tests {
         p.line_rate_start = true;
         p.rto_rtts = 3.0;
         p.rwnd = 1 << 30;
-        let mut s = TcpSender::new(200 * 1460, &p);
+        let mut s = TcpSender::new(200 * 1460, &p, p.handshake);
         // 10 Gbps x 80 us = 100,000 B: 69 segments
         s.fit_path(&p, Time::from_us(80), 100_000);
         assert_eq!(s.rto(&p), Time::from_us(240));
