@@ -22,7 +22,8 @@ class Result:
 
     - ``summary``: the dict that ``detailsim run --json`` prints (FCT percentiles per class, drops, …).
     - ``flows``: one row per measured flow: id, class, src, dst (host indices), size (bytes), priority,
-      start, end, fct (seconds; null if unfinished), timeouts, retransmits.
+      start, end, fct (seconds; null if unfinished), fct_lower (the FCT, or for an unfinished flow its age when
+      the run ended: a lower bound), timeouts, retransmits.
     - ``ports``: one row per port: node, port, peer, tier, rate, bytes sent, utilisation (the share of the run the link spent sending; a frame still on the wire at the end counts up to the end), maximum
       ingress / egress occupancy, drops, ECN marks.
     - ``scenario``: the resolved scenario that ran.
@@ -97,7 +98,7 @@ def execute(
             progress(min(sim.now_s, dur), dur)
     wall = time.perf_counter() - t0
     core = json.loads(sim.summary_json())
-    flows = flows_frame(sim.flow_columns(), core["classes"], sim.window_s)
+    flows = flows_frame(sim.flow_columns(), core["classes"], sim.window_s, core["sim_time_s"])
     seed = int(sc.get("run", {}).get("seed", 1))
     summary = summarize(core, flows, name, seed, wall)
     ports = pl.DataFrame(core["ports"]) if core["ports"] else pl.DataFrame()

@@ -14,6 +14,7 @@ import click
 from . import _core
 from .api import Result, execute
 from .scenario import bundled_scenarios, prepare
+from .results import fct_table, fmt_ms
 
 DEMO_SCENARIO = "paper/steady"
 DEMO_DURATION = "0.1s"
@@ -50,15 +51,7 @@ def _run(sc: dict[str, Any], name: str, quiet: bool) -> Result:
 
 
 def format_table(summary: dict[str, Any]) -> str:
-    rows = [f"{'class':<22}{'count':>8}{'mean':>10}{'p50':>10}{'p99':>10}{'p99.9':>10}{'max':>10}   (ms)"]
-    for cls, s in summary["fct"].items():
-        if s["count"] == 0:
-            rows.append(f"{cls:<22}{0:>8}")
-            continue
-        rows.append(
-            f"{cls:<22}{s['count']:>8}{s['mean_ms']:>10.3f}{s['p50_ms']:>10.3f}{s['p99_ms']:>10.3f}"
-            f"{s['p999_ms']:>10.3f}{s['max_ms']:>10.3f}"
-        )
+    rows = fct_table(summary["fct"])
     drops = ", ".join(f"{k} {v}" for k, v in summary["drops"].items() if v) or "none"
     f = summary["flows"]
     rows.append(
@@ -558,15 +551,18 @@ def format_comparison(results: dict[str, dict[str, Any]], baseline: str = "fh", 
     """Median / p99 / p99.9 per retrieval size for each scheme, and `target`'s reduction over `baseline`."""
     base = results[baseline]
     classes = [c for c in base["fct"] if c.startswith("retrieval/")]
-    head = f"{'class':<16}{'scheme':<9}{'p50':>9}{'p99':>9}{'p99.9':>9}   (ms; cut = {target}'s reduction over {baseline})"
+    head = f"{'class':<16}{'scheme':<9}{'p50':>12}{'p99':>12}{'p99.9':>12}   (ms; cut = {target}'s reduction over {baseline}; >=: a bound)"
     rows = [head]
     for cls in classes:
         for name, s in results.items():
             st = s["fct"][cls]
-            rows.append(f"{cls:<16}{name:<9}{st['p50_ms']:>9.3f}{st['p99_ms']:>9.3f}{st['p999_ms']:>9.3f}")
+            rows.append(f"{cls:<16}{name:<9}" + "".join(f"{fmt_ms(st[f'{m}_ms'], st.get(f'{m}_lb', False)):>12}" for m in ("p50", "p99", "p999")))
         a, b = base["fct"][cls], results[target]["fct"][cls]
-        red = [(a[k] - b[k]) / a[k] * 100 for k in ("p50_ms", "p99_ms", "p999_ms")]
-        rows.append(f"{'':<16}{'cut':<9}{red[0]:>8.0f}%{red[1]:>8.0f}%{red[2]:>8.0f}%")
+        cuts = []
+        for m in ("p50", "p99", "p999"):
+            bound = {(True, False): ">= ", (False, True): "<= ", (True, True): "? "}.get((bool(a.get(f"{m}_lb")), bool(b.get(f"{m}_lb"))), "")
+            cuts.append(f"{bound}{(a[f'{m}_ms'] - b[f'{m}_ms']) / a[f'{m}_ms'] * 100:.0f}%")
+        rows.append(f"{'':<16}{'cut':<9}" + "".join(f"{c:>12}" for c in cuts))
     rows.append("")
     for name, s in results.items():
         rows.append(

@@ -187,12 +187,11 @@ def run_live(sc: dict[str, Any], name: str, drain_s: float = 2.0, say: Any = pri
     scenario and seed: `.summary`, `.flows`). With `pcap`, tshark captures what `pcap_filter` (a BPF capture filter; default: MAC control, i.e.
     PFC frames) selects on every fabric port into that pcapng file. Raises LiveError (code 2 without
     privileges). Everything it creates is gone when it returns."""
-    import numpy as np
     import polars as pl
 
     from . import _core
     from .api import execute
-    from .results import fct_stats
+    from .results import class_stats_of
 
     if not has_net_admin():
         raise LiveError("detailsim live needs CAP_NET_ADMIN (run as root) to create network namespaces", code=2)
@@ -353,10 +352,14 @@ def run_live(sc: dict[str, Any], name: str, drain_s: float = 2.0, say: Any = pri
                              pl.when(pl.col("end").is_not_null()).then(pl.col("size")).otherwise(0).cast(pl.UInt64).alias("bytes_delivered"))
     fct: dict[str, Any] = {}
     done = live.filter(pl.col("fct").is_not_null())
+    # an unfinished flow had run at least until the last completion seen (a lower bound on its FCT)
+    last = float(done["end"].max()) if done.height else 0.0
+    live = live.with_columns(pl.when(pl.col("fct").is_not_null()).then(pl.col("fct"))
+                             .otherwise((last - pl.col("start").fill_null(last)).clip(lower_bound=0.0)).alias("fct_lower"))
     for cls in flows["class"].unique(maintain_order=True).to_list():
-        v = done.filter(pl.col("class") == cls)["fct"].to_numpy()
-        if len(v):
-            fct[str(cls)] = fct_stats(np.sort(v))
+        g = live.filter(pl.col("class") == cls)
+        if g.height:
+            fct[str(cls)] = class_stats_of(g)
     c = report["counters"]
     lossless_drops = c["ingress_drops_lossless"]
     summary = {
@@ -411,9 +414,9 @@ def problems(summary: dict[str, Any]) -> list[str]:
 
 
 def format_summary(s: dict[str, Any]) -> str:
-    lines = [f"{'class':<22} {'count':>6} {'mean':>9} {'p50':>9} {'p99':>9} {'p99.9':>9} {'max':>9}   (ms, live)"]
-    for cls, v in s["fct"].items():
-        lines.append(f"{cls:<22} {v['count']:>6} {v['mean_ms']:>9.3f} {v['p50_ms']:>9.3f} {v['p99_ms']:>9.3f} {v['p999_ms']:>9.3f} {v['max_ms']:>9.3f}")
+    from .results import fct_table
+
+    lines = fct_table(s["fct"], "ms, live")
     e = s["emulator"]
     lines.append(f"scheme {s['scheme']}, seed {s['seed']}: {s['flows']['completed']}/{s['flows']['planned']} flows completed; "
                  f"PFC frames {s['pfc']['pause_frames']}, ECN marks {s['ecn_marks']}, retransmits {s['retransmits']}")

@@ -7,14 +7,19 @@
 - ``reduction_<metric>``: the reduction of each scheme over a baseline scheme, (base − x) / base, bars per
   class -- the DeTail paper's kind of figure.
 
-Percentiles are exact nearest-rank values over the pooled flows of all seeds of a series. With more than
-one seed, the percentile and reduction plots carry error bars: the half-width of the 95% Student-t
-interval of the same value computed on each seed alone.
+Percentiles are nearest-rank values over all measured flows of all seeds of a series, unfinished ones
+included and ranked by how long they had run when the run ended (`results.censored_stats`): a value that
+is only a lower bound (its rank falls on an unfinished flow) is drawn as an open upward triangle, a
+reduction that is only a bound as a hatched bar, and a CDF counts unfinished flows in its denominator, so
+it stops below 1 (its legend says how many did not finish). With more than one seed, the percentile and
+reduction plots carry error bars: the half-width of the 95% Student-t interval of the same value computed
+on each seed alone.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +30,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
-from .results import nearest_rank  # noqa: E402
+from .results import class_stats_of  # noqa: E402
 from .sweep import read_store  # noqa: E402
 
 METRICS = {"p50": 0.5, "p99": 0.99, "p999": 0.999}
@@ -46,14 +51,15 @@ def _label(keys: list[str], values: tuple[Any, ...]) -> str:
 
 
 def pooled_percentiles(flows: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """Nearest-rank p50 / p99 / p99.9 and the mean (ms) of completed flows per (keys, class), seeds pooled."""
+    """Per (keys, class), seeds pooled: `censored_stats` over all measured flows (nearest-rank p50 / p99 /
+    p99.9 and max in ms, each with its `<metric>_lb` lower-bound flag; the mean over finished flows),
+    `count` finished, `unfinished` and `measured` flows."""
     rows = []
-    done = flows.filter(pl.col("fct").is_not_null()).with_columns(pl.col("class").cast(pl.String))
-    for key, g in done.group_by([*keys, "class"], maintain_order=True):
-        x = np.sort(g["fct"].to_numpy()) * 1e3
-        rows.append({**dict(zip([*keys, "class"], key)), "count": len(x),
-                     **{f"{m}_ms": nearest_rank(x, q) for m, q in METRICS.items()}, "mean_ms": float(x.mean())})
-    return pl.DataFrame(rows)
+    allf = flows.with_columns(pl.col("class").cast(pl.String))
+    for key, g in allf.group_by([*keys, "class"], maintain_order=True):
+        st = class_stats_of(g)
+        rows.append({**dict(zip([*keys, "class"], key)), **st, "measured": st["count"] + st["unfinished"]})
+    return pl.DataFrame(rows, infer_schema_length=None)
 
 
 def seed_ci(flows: pl.DataFrame, keys: list[str], metrics: tuple[str, ...] = ("mean", "p50", "p99", "p999")) -> pl.DataFrame | None:
@@ -108,17 +114,21 @@ def _safe(s: str) -> str:
 
 def plot_cdfs(flows: pl.DataFrame, keys: list[str], d: Path, max_series: int = 12) -> list[Path]:
     out: list[Path] = []
-    done = flows.filter(pl.col("fct").is_not_null()).with_columns(pl.col("class").cast(pl.String))
+    allf = flows.with_columns(pl.col("class").cast(pl.String))
+    done = allf.filter(pl.col("fct").is_not_null())
     for cls in sorted(done["class"].unique().to_list()):
         fig, ax = plt.subplots(figsize=(6.4, 4.2))
-        g = done.filter(pl.col("class") == cls)
+        g = allf.filter(pl.col("class") == cls)
         series = g.group_by(keys, maintain_order=True) if keys else [((), g)]
         for i, (key, s) in enumerate(sorted(series, key=lambda kv: tuple((str(type(x)), x) for x in kv[0]))):
             if i >= max_series:
                 break
-            x = np.sort(s["fct"].to_numpy()) * 1e3
-            y = np.arange(1, len(x) + 1) / len(x)
-            ax.step(x, y, where="post", label=_label(keys, key if isinstance(key, tuple) else (key,)))
+            # over all measured flows: unfinished ones are above every time shown, so the curve stops below 1
+            x = np.sort(s["fct"].drop_nulls().to_numpy()) * 1e3
+            y = np.arange(1, len(x) + 1) / s.height
+            left = s.height - len(x)
+            label = _label(keys, key if isinstance(key, tuple) else (key,)) + (f" ({left} unfinished)" if left else "")
+            ax.step(x, y, where="post", label=label)
         ax.set_xscale("log")
         ax.set_xlabel("flow completion time (ms)")
         ax.set_ylabel("CDF")
@@ -141,9 +151,14 @@ def plot_percentile_vs(stats: pl.DataFrame, x: str, keys: list[str], metric: str
             label = _label(others, key if isinstance(key, tuple) else (key,))
             err = [ci_of(ci, f"{metric}_ci", {k: r[k] for k in [*keys, "class"]}) for r in s.iter_rows(named=True)]
             if ci is not None and any(np.isfinite(err)):
-                ax.errorbar(s[x].to_list(), s[f"{metric}_ms"].to_list(), yerr=np.nan_to_num(err), marker="o", capsize=3, label=label)
+                line = ax.errorbar(s[x].to_list(), s[f"{metric}_ms"].to_list(), yerr=np.nan_to_num(err), marker="o", capsize=3, label=label).lines[0]
             else:
-                ax.plot(s[x].to_list(), s[f"{metric}_ms"].to_list(), marker="o", label=label)
+                (line,) = ax.plot(s[x].to_list(), s[f"{metric}_ms"].to_list(), marker="o", label=label)
+            lb = s.filter(pl.col(f"{metric}_lb")) if f"{metric}_lb" in s.columns else s.clear()
+            if lb.height:
+                # lower bounds: the rank falls on an unfinished flow
+                ax.plot(lb[x].to_list(), lb[f"{metric}_ms"].to_list(), linestyle="none", marker="^", markersize=11,
+                        markerfacecolor="white", color=line.get_color(), label=f"{label}: lower bound (unfinished flows)")
         ax.set_title(cls)
         ax.set_xlabel(x)
         ax.set_ylabel(f"{LABELS[metric]} FCT (ms)")
@@ -153,10 +168,27 @@ def plot_percentile_vs(stats: pl.DataFrame, x: str, keys: list[str], metric: str
 
 
 def reduction_table(stats: pl.DataFrame, keys: list[str], baseline: str, metric: str) -> pl.DataFrame:
+    """The reduction of `metric` over the baseline scheme, (base - x) / base in percent, per (keys, class),
+    with `reduction_bound`: null when both are exact, "lower" when only the baseline's value is a lower
+    bound (the true reduction is at least this), "upper" when only the scheme's is (at most this),
+    "unknown" when both are."""
     others = [k for k in keys if k != "scheme"]
-    base = stats.filter(pl.col("scheme") == baseline).select([*others, "class", pl.col(f"{metric}_ms").alias("base")])
+    lb = f"{metric}_lb"
+    has_lb = lb in stats.columns
+    base = stats.filter(pl.col("scheme") == baseline).select(
+        [*others, "class", pl.col(f"{metric}_ms").alias("base"), (pl.col(lb) if has_lb else pl.lit(False)).alias("_blb")])
     joined = stats.filter(pl.col("scheme") != baseline).join(base, on=[*others, "class"], how="inner")
-    return joined.with_columns(((pl.col("base") - pl.col(f"{metric}_ms")) / pl.col("base") * 100).alias("reduction_pct"))
+    xlb = pl.col(lb) if has_lb else pl.lit(False)
+    bound = (pl.when(pl.col("_blb") & xlb).then(pl.lit("unknown")).when(pl.col("_blb")).then(pl.lit("lower"))
+             .when(xlb).then(pl.lit("upper")).otherwise(pl.lit(None, dtype=pl.String)))
+    return joined.with_columns(((pl.col("base") - pl.col(f"{metric}_ms")) / pl.col("base") * 100).alias("reduction_pct"),
+                               bound.alias("reduction_bound")).drop("_blb")
+
+
+def fmt_reduction(v: float, bound: str | None, ci: float = float("nan")) -> str:
+    """A reduction in a table: 45 ± 3%, >= 45% (a lower bound), <= 45% (an upper bound), ? 45% (both ends bounds)."""
+    pre = {"lower": ">= ", "upper": "<= ", "unknown": "? "}.get(bound or "", "")
+    return pre + f"{v:.0f}" + (f" ± {ci:.0f}" if math.isfinite(ci) else "") + "%"
 
 
 def plot_reduction(stats: pl.DataFrame, keys: list[str], baseline: str, metric: str, d: Path, ci: pl.DataFrame | None = None) -> list[Path]:
@@ -175,12 +207,15 @@ def plot_reduction(stats: pl.DataFrame, keys: list[str], baseline: str, metric: 
         ys = [r["reduction_pct"][0] if r.height else np.nan for r in rows]
         err = [ci_of(ci, "reduction_ci", {k: r[k][0] for k in ["scheme", *others, "class"]}) if r.height else np.nan for r in rows]
         has = ci is not None and any(np.isfinite(err))
-        ax.bar(np.arange(len(classes)) + i * width - 0.4 + width / 2, ys, width, label=s,
-               yerr=np.nan_to_num(err) if has else None, capsize=3 if has else 0)
+        bars = ax.bar(np.arange(len(classes)) + i * width - 0.4 + width / 2, ys, width, label=s,
+                      yerr=np.nan_to_num(err) if has else None, capsize=3 if has else 0)
+        for b, r in zip(bars, rows):
+            if r.height and r["reduction_bound"][0] is not None:
+                b.set_hatch("//")  # only a bound: a percentile it compares is a lower bound
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(np.arange(len(classes)), classes, rotation=15)
     ax.set_ylabel(f"reduction of {LABELS[metric]} over {baseline} (%)")
-    ax.set_title(f"{LABELS[metric]} FCT: reduction over {baseline}")
+    ax.set_title(f"{LABELS[metric]} FCT: reduction over {baseline}" + (" (hatched: a bound)" if red["reduction_bound"].is_not_null().any() else ""))
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8)
     return _save(fig, d, f"reduction_{metric}_over_{_safe(baseline)}")

@@ -86,6 +86,23 @@ def html_table(df: pl.DataFrame, float_fmt: str = "{:.3f}") -> str:
     return f"<table><tr>{head}</tr>\n{body}</table>"
 
 
+BOUNDS_NOTE = ("<p>Percentiles over all measured flows; <code>unfinished</code>: flows still running when the run ended "
+               "(the mean leaves them out); &ge; X: a lower bound, the percentile's rank falls on an unfinished flow.</p>")
+
+
+def bounds_shown(f: pl.DataFrame) -> pl.DataFrame:
+    """FCT statistics for display: each statistic with a lower-bound flag (`<m>_lb`) as text, ">= X" where
+    it is a bound, the flags dropped."""
+    from .results import BOUNDED
+
+    for m in BOUNDED:
+        v, lb = f"{m}_ms", f"{m}_lb"
+        if v in f.columns and lb in f.columns:
+            f = f.with_columns(pl.when(pl.col(lb)).then(pl.lit("≥ ") + pl.col(v).round(3).cast(pl.String))
+                               .otherwise(pl.col(v).round(3).cast(pl.String)).alias(v)).drop(lb)
+    return f
+
+
 def build_report(out: str | Path, html_path: str | Path, baseline: str = "fh", metric: str = "p999") -> Path:
     from . import __version__
 
@@ -110,8 +127,8 @@ def build_report(out: str | Path, html_path: str | Path, baseline: str = "fh", m
         runs_table = "<p>No finished runs.</p>"
     f = t["fct"]
     if f.height:
-        fcols = [c for c in [*params, "class", "count", "mean_ms", "p50_ms", "p99_ms", "p999_ms", "max_ms"] if c in f.columns]
-        fct_table = html_table(f.select(fcols).sort([c for c in [*params, "class"] if c in f.columns]))
+        fcols = [c for c in [*params, "class", "count", "unfinished", "mean_ms", "p50_ms", "p99_ms", "p999_ms", "max_ms"] if c in f.columns]
+        fct_table = html_table(bounds_shown(f).select(fcols).sort([c for c in [*params, "class"] if c in f.columns])) + BOUNDS_NOTE
     else:
         fct_table = ""
     failed = list((out / "failed").glob("*.json")) if (out / "failed").is_dir() else []
@@ -168,7 +185,7 @@ def build_run_report(run_dir: str | Path, html_path: str | Path) -> Path:
     facts["flows_started"] = summary["flows"]["started"]
     runs_table = html_table(pl.DataFrame([facts]))
     fct = pl.DataFrame([{"class": c, **{k: v for k, v in s.items() if k != "mean_slowdown"}} for c, s in summary["fct"].items()])
-    fct_table = html_table(fct) if fct.height else ""
+    fct_table = html_table(bounds_shown(fct)) + BOUNDS_NOTE if fct.height else ""
     if "goodput" in summary:
         g = pl.DataFrame([{"class": c, "flows": v["flows"], "total_Mbps": v["total_bps"] / 1e6,
                            "mean_Mbps": (v["mean_bps"] or 0) / 1e6, "jain": v["jain"]} for c, v in summary["goodput"].items()])

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import polars as pl
 
-from .plots import ci_of, pooled_percentiles, reduction_ci, reduction_table, seed_ci
+from .plots import ci_of, fmt_reduction, pooled_percentiles, reduction_ci, reduction_table, seed_ci
 from .grading import Claim, Value, fmt_measured, fmt_value, glance_table, measure
 from .sweep import load_sweep, read_store, run_sweep
 
@@ -759,8 +759,9 @@ def _pm(v: float, ci: float, fmt: str = "{:.3f}") -> str:
 
 
 def markdown_table(stats: pl.DataFrame, keys: list[str], classes: list[str], baseline: str = "fh", flows: pl.DataFrame | None = None) -> str:
-    """Pooled mean, p50 / p99 / p99.9 per series and class (over completed flows; `unfinished` counts the
-    measured flows still running when the run's drain time ran out), with the reduction over FH; given the
+    """Pooled mean (over finished flows), p50 / p99 / p99.9 (over all measured flows, ">=" where a value is
+    only a lower bound) per series and class (`unfinished` counts the measured flows still running when the
+    run's drain time ran out), with the reduction over FH (">=" / "<=": a bound); given the
     flows of several seeds, each value with the half-width of its 95% t-interval over seeds (the same
     value computed on each seed alone)."""
     has_fh = "scheme" in keys and baseline in stats["scheme"].to_list()
@@ -777,25 +778,25 @@ def markdown_table(stats: pl.DataFrame, keys: list[str], classes: list[str], bas
     for r in rows.iter_rows(named=True):
         where = {k: r[k] for k in [*keys, "class"]}
         cells = [str(r[k]) for k in keys] + [r["class"], str(r["count"]), str(r.get("unfinished") or 0)]
-        cells += [_pm(r[f"{m}_ms"], ci_of(ci, f"{m}_ci", where)) for m in ("mean", "p50", "p99", "p999")]
+        cells += [(">= " if r.get(f"{m}_lb") else "") + _pm(r[f"{m}_ms"], ci_of(ci, f"{m}_ci", where)) for m in ("mean", "p50", "p99", "p999")]
         if has_fh:
             def find(t: pl.DataFrame, m: str) -> str:
                 q = t.filter(pl.col("class") == r["class"])
                 for k in keys:
                     q = q.filter(pl.col(k) == r[k])
-                return _pm(q["reduction_pct"][0], ci_of(rci.get(m), "reduction_ci", where), "{:.0f}") + "%" if q.height else ""
+                return fmt_reduction(q["reduction_pct"][0], q["reduction_bound"][0], ci_of(rci.get(m), "reduction_ci", where)) if q.height else ""
             cells += [find(red99, "p99"), find(red, "p999")]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def class_stats(flows: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """Pooled percentiles per (keys, class) of finished flows, with `unfinished`, `measured` (all measured
-    flows) and `timed_out` (flows with at least one timeout)."""
+    """Pooled statistics per (keys, class) over all measured flows (`plots.pooled_percentiles`: percentiles
+    with their lower-bound flags, `count` finished, `unfinished`, `measured`), with `timed_out` (flows with
+    at least one timeout)."""
     stats = pooled_percentiles(flows, keys)
     allf = flows.with_columns(pl.col("class").cast(pl.String))
-    extra = allf.group_by([*keys, "class"]).agg(pl.col("fct").is_null().sum().alias("unfinished"), pl.len().alias("measured"),
-                                                (pl.col("timeouts") > 0).sum().alias("timed_out"))
+    extra = allf.group_by([*keys, "class"]).agg((pl.col("timeouts") > 0).sum().alias("timed_out"))
     return stats.join(extra, on=[*keys, "class"], how="left")
 
 

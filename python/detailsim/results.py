@@ -24,9 +24,12 @@ COLUMN_TYPES = {
 }
 
 
-def flows_frame(raw: dict[str, bytes], classes: list[str], window: tuple[float, float] | None = None) -> pl.DataFrame:
+def flows_frame(raw: dict[str, bytes], classes: list[str], window: tuple[float, float] | None = None,
+                end_s: float | None = None) -> pl.DataFrame:
     """Build the flow table from the core's column buffers. Times are in seconds; `end` and `fct` are
-    null for flows that had not finished when the run ended. `bytes_delivered`: bytes the receiving
+    null for flows that had not finished when the run ended. `fct_lower`: the FCT of a finished flow; for
+    an unfinished one, how long it had run when the run ended at `end_s` (a lower bound on its FCT; 0
+    when `end_s` is not given). `bytes_delivered`: bytes the receiving
     application got (all of them for a finished flow). With a measurement window (from_s, to_s):
     `window_bytes` delivered inside it and `window_goodput_bps` = window_bytes x 8 / window length
     (iperf-style); null without one."""
@@ -48,6 +51,7 @@ def flows_frame(raw: dict[str, bytes], classes: list[str], window: tuple[float, 
             "start": start,
             "end": pl.Series(end, nan_to_null=True),
             "fct": pl.Series(fct, nan_to_null=True),
+            "fct_lower": np.where(done, fct, 0.0 if end_s is None else np.maximum(0.0, end_s - start)),
             "timeouts": cols["timeouts"],
             "retransmits": cols["retransmits"],
             "ideal": pl.Series(np.where(cols["ideal_ps"] > 0, cols["ideal_ps"].astype(np.float64) * PS, np.nan), nan_to_null=True),
@@ -73,27 +77,55 @@ def nearest_rank(sorted_values: np.ndarray, q: float) -> float:
     return float(sorted_values[k - 1])
 
 
-def fct_stats(fct_s: np.ndarray) -> dict[str, float | int]:
-    x = np.sort(fct_s) * 1e3
-    if len(x) == 0:
-        return {"count": 0, "mean_ms": None, "p50_ms": None, "p99_ms": None, "p999_ms": None, "max_ms": None}  # type: ignore[dict-item]
-    return {
-        "count": int(len(x)),
-        "mean_ms": float(x.mean()),
-        "p50_ms": nearest_rank(x, 0.5),
-        "p99_ms": nearest_rank(x, 0.99),
-        "p999_ms": nearest_rank(x, 0.999),
-        "max_ms": float(x[-1]),
-    }
+QUANTILES = {"p50": 0.5, "p99": 0.99, "p999": 0.999}
+# the statistics that may be lower bounds (a `<metric>_lb` flag beside each)
+BOUNDED = ("p50", "p99", "p999", "max")
+
+
+def censored_stats(fct_s: np.ndarray, age_s: np.ndarray | None = None) -> dict[str, Any]:
+    """FCT statistics (ms) of one class over all its measured flows, finished or not.
+
+    `fct_s`: the finished flows' FCTs; `age_s`: how long each unfinished flow had run when the run ended
+    (seconds), a lower bound on its FCT. Percentiles are nearest-rank over all N measured flows, each ranked
+    by what is known of it: a finished flow by its FCT, an unfinished one by its age, so the k-th value is a
+    lower bound on the true k-th FCT. It is exact (flag `<metric>_lb` false) when at least k finished flows
+    are no slower than the youngest unfinished flow (every unfinished flow then ranks after them, whatever
+    its FCT); otherwise the rank falls, or may fall, on an unfinished flow and the value is only a lower
+    bound (`<metric>_lb` true, shown as ">= X"). `max` is a lower bound whenever a flow is unfinished.
+    `mean_ms` is over the finished flows only; `unfinished` says how many it leaves out. `count` is the
+    finished flows."""
+    f = np.sort(np.asarray(fct_s, dtype=np.float64)) * 1e3
+    c = np.sort(np.asarray(age_s if age_s is not None else [], dtype=np.float64)) * 1e3
+    n, m = len(f), len(c)
+    out: dict[str, Any] = {"count": int(n), "unfinished": int(m), "mean_ms": float(f.mean()) if n else None}
+    if n + m == 0:
+        out.update({f"{k}_ms": None for k in BOUNDED})
+        out.update({f"{k}_lb": False for k in BOUNDED})
+        return out
+    every = np.sort(np.concatenate([f, c]))
+    exact = int(np.searchsorted(f, c[0], side="right")) if m else n
+    for name, q in QUANTILES.items():
+        k = max(1, math.ceil(q * (n + m) - 1e-9))
+        out[f"{name}_ms"] = float(every[k - 1])
+        out[f"{name}_lb"] = bool(k > exact)
+    out["max_ms"] = float(every[-1])
+    out["max_lb"] = bool(m > 0)
+    return {k: out[k] for k in ["count", "unfinished", "mean_ms", *(f"{b}_ms" for b in BOUNDED), *(f"{b}_lb" for b in BOUNDED)]}
+
+
+def fmt_ms(v: float | None, lb: bool = False, fmt: str = "{:.3f}") -> str:
+    """A statistic in a table: the value, with ">= " when it is only a lower bound."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    return (">= " if lb else "") + fmt.format(v)
 
 
 def summarize(core: dict[str, Any], flows: pl.DataFrame, scenario: str, seed: int, wall_s: float) -> dict[str, Any]:
     """The run summary, in the documented key order."""
     fct: dict[str, Any] = {}
-    done = flows.filter(pl.col("fct").is_not_null())
     for cls in core["classes"]:
-        g = done.filter(pl.col("class") == cls)
-        fct[cls] = fct_stats(g["fct"].to_numpy())
+        g = flows.filter(pl.col("class") == cls)
+        fct[cls] = class_stats_of(g)
         sd = g["slowdown"].drop_nulls()
         if sd.len():
             fct[cls]["mean_slowdown"] = float(sd.mean())
@@ -101,8 +133,7 @@ def summarize(core: dict[str, Any], flows: pl.DataFrame, scenario: str, seed: in
     # partition-aggregate workflows: per fan-out classes, and all fan-outs together
     pa = [c for c in core["classes"] if c.startswith("workflow/partition-aggregate/")]
     if pa:
-        x = done.filter(pl.col("class").cast(pl.String).is_in(pa))["fct"].to_numpy()
-        fct["workflow/partition-aggregate"] = fct_stats(x)
+        fct["workflow/partition-aggregate"] = class_stats_of(flows.filter(pl.col("class").cast(pl.String).is_in(pa)))
     return {
         "scenario": scenario,
         "scheme": core["scheme"],
@@ -134,6 +165,24 @@ def summarize(core: dict[str, Any], flows: pl.DataFrame, scenario: str, seed: in
         "invariants": core["invariants"],
         **({"goodput": goodput} if goodput is not None else {}),
     }
+
+
+def fct_table(fct: dict[str, dict[str, Any]], unit: str = "ms") -> list[str]:
+    """The per-class FCT table `detailsim run` and `detailsim live` print: finished and unfinished flows,
+    the mean over finished flows, and percentiles over all measured flows (">=": a lower bound)."""
+    rows = [f"{'class':<22}{'count':>8}{'unfin.':>8}{'mean':>10}{'p50':>12}{'p99':>12}{'p99.9':>12}{'max':>12}   ({unit})"]
+    for cls, s in fct.items():
+        cells = [fmt_ms(s.get(f"{m}_ms"), bool(s.get(f"{m}_lb"))) for m in BOUNDED]
+        rows.append(f"{cls:<22}{s['count']:>8}{s.get('unfinished', 0):>8}{fmt_ms(s['mean_ms']):>10}" + "".join(f"{c:>12}" for c in cells))
+    if any(s.get("unfinished") for s in fct.values()):
+        rows.append("unfin.: flows still running at the end (the mean leaves them out); >= X: a lower bound, the rank falls on an unfinished flow")
+    return rows
+
+
+def class_stats_of(g: pl.DataFrame) -> dict[str, Any]:
+    """`censored_stats` of the flows of `g` (a flow table's rows, finished or not)."""
+    done = g["fct"].is_not_null()
+    return censored_stats(g.filter(done)["fct"].to_numpy(), g.filter(~done)["fct_lower"].to_numpy() if "fct_lower" in g.columns else None)
 
 
 def jain(x: np.ndarray) -> float | None:
