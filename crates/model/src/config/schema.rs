@@ -262,6 +262,17 @@ pub enum CongestionControl {
     Pfabric,
 }
 
+/// How the retransmission timeout is computed from the RTT estimate (SRTT, RTTVAR).
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoFormula {
+    /// RFC 6298 (and ns-3): RTO = max(rto_min, SRTT + 4 RTTVAR).
+    #[default]
+    Rfc6298,
+    /// Linux (`tcp_set_rto`): RTO = SRTT + max(rto_min, 4 RTTVAR), the floor on the variance term.
+    Linux,
+}
+
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum WatchdogAction {
@@ -305,6 +316,7 @@ pub struct TcpOverrides {
     pub rto_min: Option<Dur>,
     pub rto_initial: Option<Dur>,
     pub rto_max: Option<Dur>,
+    pub rto_formula: Option<RtoFormula>,
     pub delayed_ack: Option<bool>,
     pub delayed_ack_timeout: Option<Dur>,
     pub ecn: Option<bool>,

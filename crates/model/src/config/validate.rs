@@ -285,7 +285,7 @@ impl SchemeConfig {
         macro_rules! set {
             ($($f:ident),*) => { $( if let Some(v) = o.$f { t.$f = v.into_inner(); } )* };
         }
-        set!(handshake, fast_retransmit, dupack_threshold, rto_min, rto_initial, rto_max, delayed_ack,
+        set!(handshake, fast_retransmit, dupack_threshold, rto_min, rto_initial, rto_max, rto_formula, delayed_ack,
              delayed_ack_timeout, ecn, retransmissions, spurious_rto_undo);
         if let Some(v) = o.congestion_control {
             t.cc = v;
@@ -338,6 +338,12 @@ pub(crate) trait IntoInner<T> {
 
 impl IntoInner<bool> for bool {
     fn into_inner(self) -> bool {
+        self
+    }
+}
+
+impl IntoInner<RtoFormula> for RtoFormula {
+    fn into_inner(self) -> RtoFormula {
         self
     }
 }

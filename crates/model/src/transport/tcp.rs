@@ -7,7 +7,7 @@
 //! until the sender signals CWR. RTT samples use echoed send timestamps (RFC 7323), so retransmitted
 //! segments give valid samples.
 
-use crate::config::{CongestionControl, TcpParams};
+use crate::config::{CongestionControl, RtoFormula, TcpParams};
 use detailsim_engine::Time;
 
 impl CongestionControl {
@@ -198,8 +198,11 @@ impl TcpSender {
     /// Current retransmission timeout, including back-off.
     pub fn rto(&self, p: &TcpParams) -> Time {
         let base = if self.have_rtt {
-            let v = self.srtt + (4.0 * self.rttvar).max(1.0);
-            Time(v as u64).max(self.rto_min)
+            let var = (4.0 * self.rttvar).max(1.0);
+            match p.rto_formula {
+                RtoFormula::Rfc6298 => Time((self.srtt + var) as u64).max(self.rto_min),
+                RtoFormula::Linux => Time((self.srtt + var.max(self.rto_min.0 as f64)) as u64),
+            }
         } else {
             self.rto_initial
         };
@@ -735,6 +738,23 @@ mod tests {
         assert_eq!(segs(&mut out), vec![(0, 1460)]);
         assert_eq!(s.deadline, Some(Time::from_ms(30)), "RTO doubled");
         assert_eq!(s.timeouts, 1);
+    }
+
+    #[test]
+    fn the_rto_floor_is_on_the_whole_timeout_or_on_the_variance_term() {
+        // one RTT sample of 1 ms: SRTT 1 ms, RTTVAR 0.5 ms; the ACK at 1 ms re-arms the timer
+        let rto_after_one_sample = |formula| {
+            let mut p = params();
+            p.rto_formula = formula;
+            let mut s = TcpSender::new(20 * 1460, &p, false);
+            let mut out = Vec::new();
+            s.start(Time::ZERO, &p, &mut out);
+            s.on_ack(Time::from_ms(1), &p, SegKind::Ack, 1460, false, Time::ZERO, &mut out);
+            s.deadline.expect("armed") - Time::from_ms(1)
+        };
+        // RFC 6298: max(10 ms, 1 + 4 x 0.5 ms) = 10 ms; Linux: 1 ms + max(10 ms, 2 ms) = 11 ms
+        assert_eq!(rto_after_one_sample(RtoFormula::Rfc6298), Time::from_ms(10));
+        assert_eq!(rto_after_one_sample(RtoFormula::Linux), Time::from_ms(11));
     }
 
     #[test]
