@@ -405,11 +405,12 @@ def report_cmd(store: str, output: str, baseline: str, metric: str) -> None:
 @click.option("--workers", type=click.IntRange(min=1), help="Worker processes of the embedded cluster.")
 @click.option("--scheduler", metavar="ADDRESS", help="Run on an existing Dask cluster.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--regrade", is_flag=True, help="Run nothing: grade the claims again from the runs OUT already holds (no plots).")
 @click.option("--update-docs", "update_docs_", is_flag=True,
               help="After `all`: copy OUT/claims.json to docs/reproduction/claims.json and regenerate the verdict tables "
                    "and counts in docs/reproduction.md and README.md (run from the project root).")
 def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers: int | None, scheduler: str | None, quiet: bool,
-                  update_docs_: bool) -> None:
+                  regrade: bool, update_docs_: bool) -> None:
     """Reproduce an evaluation of the DeTail, DIBS or PIAS papers (NAME, or `all`): sweep, plots, table, claims."""
     from .reproduce import REPROS, collect_claims, reproduce, update_docs
 
@@ -424,6 +425,8 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
         # checked before anything runs
         if name != "all" or quick:
             _fail("reproduce: --update-docs takes the full `all` run (not --quick), whose numbers the docs quote")
+    if regrade and quick:
+        _fail("reproduce: --regrade grades what the store holds (quick or not); leave out --quick")
         if not Path("docs/reproduction.md").exists():
             _fail("reproduce: --update-docs must run from the project root (no docs/reproduction.md here)")
     names = list(REPROS) if name == "all" else [name]
@@ -434,8 +437,10 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
     parts = []
     for n in names:
         try:
-            md = reproduce(n, outp, quick=quick, workers=workers, scheduler=scheduler, progress=not quiet and sys.stderr.isatty())
+            md = reproduce(n, outp, quick=quick, workers=workers, scheduler=scheduler, progress=not quiet and sys.stderr.isatty(), regrade=regrade)
         except _core.ScenarioError as e:
+            _fail(str(e))
+        except FileNotFoundError as e:
             _fail(str(e))
         click.echo(md)
         parts.append(md)

@@ -28,6 +28,9 @@ THE RULE (docs/reproduction.md quotes it):
   a lower bound (its rank falls on a flow unfinished at the end) and the verdict with that statistic at
   its bound differs from the verdict with it unbounded. An inconclusive claim says what would resolve it:
   how many seeds would narrow the interval enough, or a longer drain.
+* **Converged.** Each value is also computed on the first half of the seeds (or at half the run length);
+  when the two lie further apart than the graded value's 95% half-width, the value has not converged and
+  the claim is inconclusive (a longer run would resolve it).
 """
 
 from __future__ import annotations
@@ -168,30 +171,54 @@ def seeds_to_decide(paper: Value, measured: Value, ci: Any, seeds: int) -> int |
     return need or None
 
 
+def converged(measured: Value, check: Value, ci: Any) -> bool | None:
+    """Whether the graded value and its check (the value on half the seeds, or at half the run length) are
+    no further apart than the graded value's 95% half-width, end by end (None: no interval, or no check)."""
+    if check is None or ci is None:
+        return None
+    ms = measured if isinstance(measured, list) else [measured]
+    cs = check if isinstance(check, list) else [check]
+    hs = ci if isinstance(ci, list) else [ci] * len(ms)
+    if len(cs) != len(ms) or len(hs) != len(ms):
+        return None
+    out = True
+    for m, c, h in zip(ms, cs, hs):
+        if not (_finite(m) and _finite(c) and _finite(h)):
+            return None
+        out &= abs(m - c) <= h
+    return out
+
+
 def grade(paper: Value, unit: str, measured: Value, direction: bool | None, ci: Any = 0.0,
-          unbounded: Value = None) -> str:
+          unbounded: Value = None, check: Value = None) -> str:
     """The one rule (`unit` is kept for the record: every unit has the same tolerance). `direction`: whether
     the sign or ordering the claim states holds (None: a bare level or bound with no direction of its own).
     `ci`: the 95% half-width (a list per end for a range; None: one seed, no interval). `unbounded`: the
     measured value with every lower-bound statistic it reads taken as unbounded (None: no statistic it
-    reads is a bound)."""
+    reads is a bound). `check`: the value on half the seeds or at half the run length; one that lies further
+    from the graded value than its interval has not converged, and the claim is inconclusive."""
     v = _verdict(paper, measured, ci, direction)
     if unbounded is not None and _verdict(paper, unbounded, ci, direction) != v:
+        return "inconclusive"
+    if converged(measured, check, ci) is False:
         return "inconclusive"
     return v
 
 
-def resolution(paper: Value, measured: Value, ci: Any, direction: bool | None, seeds: int, unbounded: Value = None) -> str | None:
+def resolution(paper: Value, measured: Value, ci: Any, direction: bool | None, seeds: int, unbounded: Value = None,
+               check: Value = None) -> str | None:
     """What would resolve an inconclusive claim (None for a decided one)."""
-    if grade(paper, "", measured, direction, ci, unbounded) != "inconclusive":
+    if grade(paper, "", measured, direction, ci, unbounded, check) != "inconclusive":
         return None
     if unbounded is not None and _verdict(paper, unbounded, ci, direction) != _verdict(paper, measured, ci, direction):
-        return "a statistic it reads is a lower bound (flows unfinished at the end): a longer drain (run.drain)"
+        return "a longer drain (run.drain): a statistic it reads is only a lower bound (flows unfinished at the end)"
+    if converged(measured, check, ci) is False:
+        return "a longer run: the value moved by more than its interval between the check and the graded run"
     if seeds < 2:
-        return "one seed has no interval: at least 2 seeds"
+        return "at least 2 seeds or runs (one has no interval)"
     n = seeds_to_decide(paper, measured, ci, seeds)
     if n is None:
-        return "the point estimate sits on the bound: more seeds cannot decide it"
+        return "more than more seeds: the point estimate sits on the bound"
     if n > MAX_SEEDS:
         return f"more than {MAX_SEEDS} seeds at this spread"
     return f"{n} seeds at this spread"
@@ -215,6 +242,8 @@ class Claim:
     label: str = "held out"
     label_note: str = ""
     unbounded: Value = None
+    check: Value = None
+    check_how: str = ""
     verdict: str = field(init=False)
     resolve: str | None = field(init=False)
 
@@ -224,8 +253,16 @@ class Claim:
         self.measured_value, self.ci95, self.unbounded = _rounded(self.measured_value), _rounded(self.ci95), _rounded(self.unbounded)
         if self.unbounded == self.measured_value:
             self.unbounded = None
-        self.verdict = grade(self.paper_value, self.unit, self.measured_value, self.direction, self.ci95, self.unbounded)
-        self.resolve = resolution(self.paper_value, self.measured_value, self.ci95, self.direction, self.seeds, self.unbounded)
+        self._grade()
+
+    def set_check(self, value: Value, how: str) -> None:
+        """The convergence check: the claim's value on half the seeds, or at half the run length."""
+        self.check, self.check_how = _rounded(value), how
+        self._grade()
+
+    def _grade(self) -> None:
+        self.verdict = grade(self.paper_value, self.unit, self.measured_value, self.direction, self.ci95, self.unbounded, self.check)
+        self.resolve = resolution(self.paper_value, self.measured_value, self.ci95, self.direction, self.seeds, self.unbounded, self.check)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "experiment": self.experiment, "claim": self.claim,
@@ -233,13 +270,15 @@ class Claim:
                 "paper": {"value": self.paper_value, "unit": self.unit, "where": self.where},
                 "measured": {"value": self.measured_value, "ci95": self.ci95, "seeds": self.seeds,
                              "unbounded": self.unbounded, "detail": self.detail},
+                "check": ({"value": self.check, "how": self.check_how, "converged": converged(self.measured_value, self.check, self.ci95)}
+                          if self.check_how else None),
                 "direction_matches": self.direction, "verdict": self.verdict, "resolve": self.resolve}
 
 
 def regrade(c: dict[str, Any]) -> str:
     """The verdict of a claim of claims.json, from its own numbers."""
-    m = c["measured"]
-    return grade(c["paper"]["value"], c["paper"]["unit"], m["value"], c["direction_matches"], m["ci95"], m.get("unbounded"))
+    m, chk = c["measured"], c.get("check") or {}
+    return grade(c["paper"]["value"], c["paper"]["unit"], m["value"], c["direction_matches"], m["ci95"], m.get("unbounded"), chk.get("value"))
 
 
 def _round(v: Any) -> Any:
@@ -264,7 +303,7 @@ def fmt_value(v: Any, unit: str) -> str:
     def one(x: float | None) -> str:
         if x is None:
             return "?"
-        return f"{x:.3g}" if abs(x) < 10 else f"{x:.0f}"
+        return f"{x:.3g}" if abs(x) < 1000 else f"{x:.0f}"
     if v is None:
         return "no number"
     if isinstance(v, list):
