@@ -118,6 +118,14 @@ def test_update_docs_refuses_a_partial_or_quick_run_before_running(tmp_path):
         r = run_cli("reproduce", *args, "--update-docs", "--out", str(tmp_path))
         assert r.returncode == 2 and "--update-docs takes the full `all` run" in r.stderr
     assert not list(tmp_path.iterdir()), "nothing ran"
+    # the docs it rewrites are the project's: from anywhere else it says so before running
+    import subprocess
+
+    from conftest import CLI
+
+    out = tmp_path / "out"
+    r = subprocess.run([*CLI, "reproduce", "all", "--update-docs", "--out", str(out)], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert r.returncode == 2 and "must run from the project root" in r.stderr and not out.exists()
 
 
 def test_the_length_check_runs_half_the_arrival_window(tmp_path, monkeypatch):

@@ -425,10 +425,10 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
         # checked before anything runs
         if name != "all" or quick:
             _fail("reproduce: --update-docs takes the full `all` run (not --quick), whose numbers the docs quote")
-    if regrade and quick:
-        _fail("reproduce: --regrade grades what the store holds (quick or not); leave out --quick")
         if not Path("docs/reproduction.md").exists():
             _fail("reproduce: --update-docs must run from the project root (no docs/reproduction.md here)")
+    if regrade and quick:
+        _fail("reproduce: --regrade grades what the store holds (quick or not); leave out --quick")
     names = list(REPROS) if name == "all" else [name]
     for n in names:
         if n not in REPROS:

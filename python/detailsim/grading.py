@@ -30,7 +30,7 @@ THE RULE (docs/reproduction.md quotes it):
   how many seeds would narrow the interval enough, or a longer drain.
 * **Converged.** Each value is also computed on the first half of the seeds (or at half the run length);
   when the two lie further apart than the graded value's 95% half-width, the value has not converged and
-  the claim is inconclusive (a longer run would resolve it).
+  the claim is inconclusive (more seeds or a longer run would resolve it).
 """
 
 from __future__ import annotations
@@ -213,7 +213,7 @@ def resolution(paper: Value, measured: Value, ci: Any, direction: bool | None, s
     if unbounded is not None and _verdict(paper, unbounded, ci, direction) != _verdict(paper, measured, ci, direction):
         return "a longer drain (run.drain): a statistic it reads is only a lower bound (flows unfinished at the end)"
     if converged(measured, check, ci) is False:
-        return "a longer run: the value moved by more than its interval between the check and the graded run"
+        return "more seeds or a longer run: the value moved by more than its interval between the check and the graded run"
     if seeds < 2:
         return "at least 2 seeds or runs (one has no interval)"
     n = seeds_to_decide(paper, measured, ci, seeds)
