@@ -305,7 +305,9 @@ def run_sweep(
         cluster = None
     else:
         n = workers or os.cpu_count() or 1
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
+        # dashboard on a free port (":0"): None means dask's default 8787, which a second sweep on the machine
+        # finds taken (a warning, and an error where warnings are errors)
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0")
         client = Client(cluster)
     bar = tqdm(total=len(sw.runs), initial=counts["skipped"], unit="run", disable=not progress, dynamic_ncols=True)
     by_id = {r.run_id: r for r in todo}
