@@ -141,3 +141,26 @@ def test_the_length_check_runs_half_the_arrival_window(tmp_path, monkeypatch):
     full = rp.read_store(tmp_path / "tiny")["summary"]
     assert check.height == full.height == 8
     assert 0.4 < check["flows_started"].sum() / full["flows_started"].sum() < 0.6, "half the arrival window, about half the flows"
+
+
+def test_a_store_another_reproduction_grades_gets_its_length_check(tmp_path, monkeypatch):
+    """A store with no claims of its own whose claims another reproduction grades (`uses`, as pias_leafspine
+    reads pias_websearch and pias_datamining) runs its convergence check too, and the grader's claims carry
+    it (without it they had no check at all)."""
+    from detailsim import reproduce as rp
+
+    run = rp.Repro("tinyrun", "a short steady run", "paper/steady", {"scheme": ["fh"]}, seeds=2,
+                   set={"run.duration": "0.01s", **rp.NO_ECN}, converge="length")
+
+    def claims(d):
+        return [d.claim("p50", "FH's 8 KB median", 1.0, "ms", "Figure 9", lambda st, su: rp.pct(st, "retrieval/8KB", "p50", scheme="fh"),
+                        q=rp.Q("detail", 414, "Even the median completion time improved"))]
+
+    use = rp.Repro("tinyuse", "its claims", "", {}, uses=["tinyrun"], claims=claims, converge="length")
+    monkeypatch.setitem(rp.REPROS, "tinyrun", run)
+    monkeypatch.setitem(rp.REPROS, "tinyuse", use)
+    rp.reproduce("tinyrun", tmp_path, progress=False)
+    assert (tmp_path / "tinyrun" / "check" / "sweep.json").exists()
+    rp.reproduce("tinyuse", tmp_path, progress=False)
+    [c] = json.loads((tmp_path / "tinyuse" / "claims.json").read_text())
+    assert c["check"]["how"] == "half the arrival window of tinyrun" and c["check"]["value"] is not None

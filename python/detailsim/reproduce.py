@@ -1243,7 +1243,9 @@ def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = N
         keys = [k for k in sweep_axes(d, t["summary"]) if k not in r.hide]
         data = _data(name, t["flows"], t["summary"], ckeys)
         stats = data.stats if ckeys == keys else class_stats(t["flows"], keys)
-        cdata, how = (None, "") if quick or not r.claims else _check_data(name, r, d, t, ckeys, workers, scheduler, progress, regrade)
+        # the check also runs for a store whose claims another reproduction grades (`uses`)
+        graded = bool(r.claims) or any(name in o.uses and o.claims for o in REPROS.values())
+        cdata, how = (None, "") if quick or not graded else _check_data(name, r, d, t, ckeys, workers, scheduler, progress, regrade)
     claims = r.claims(data) if r.claims else []
     if cdata is not None and claims:
         for c, cc in zip(claims, r.claims(cdata)):
