@@ -73,6 +73,11 @@ def test_a_claim_on_a_lower_bound_is_reproduced_only_when_the_bound_decides_it()
     assert grade(50, "%", 60, True, 5, unbounded=100) == "inconclusive"
     assert "longer drain" in resolution(50, 60, 5, True, 6, unbounded=100)
     assert grade(50, "%", 90, True, 5, unbounded=100) == "direction only", "both ends outside the band"
+    # at least 29% (a mean over the flows that finished) against 50 +- 12.5%, 100% unbounded: below the band at
+    # the bound and above it unbounded, the same verdict at both ends, but the true value may lie in the band
+    assert grade(50, "%", 29, True, 5, unbounded=100) == "inconclusive"
+    assert "longer drain" in resolution(50, 29, 5, True, 6, unbounded=100)
+    assert grade(50, "%", 29, True, 5, unbounded=35) == "direction only", "bound and unbounded both below the band"
 
 
 def test_seeds_to_decide_and_the_resolution_note():

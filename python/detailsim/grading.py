@@ -198,11 +198,26 @@ def grade(paper: Value, unit: str, measured: Value, direction: bool | None, ci: 
     reads is a bound). `check`: the value on half the seeds or at half the run length; one that lies further
     from the graded value than its interval has not converged, and the claim is inconclusive."""
     v = _verdict(paper, measured, ci, direction)
-    if unbounded is not None and _verdict(paper, unbounded, ci, direction) != v:
+    if unbounded is not None and (_verdict(paper, unbounded, ci, direction) != v or _straddles(paper, measured, unbounded)):
         return "inconclusive"
     if converged(measured, check, ci) is False:
         return "inconclusive"
     return v
+
+
+def _straddles(paper: Value, measured: Value, unbounded: Value) -> bool:
+    """Whether the true value, somewhere between the bound and the unbounded value, could lie in a band the
+    two put it on either side of (below at the bound, above unbounded: the same verdict at both ends, but
+    not decided by the bound)."""
+    for (b, m, _), (_, u, _) in zip(_ends(paper, measured, None), _ends(paper, unbounded, None)):
+        m = m if _finite(m) else None
+        u = u if isinstance(u, (int, float)) and not math.isnan(u) else None
+        if m is None or u is None:
+            continue
+        lo, hi = min(m, u), max(m, u)
+        if not b.contains(m) and not b.contains(u) and lo < b.lo and hi > b.hi:
+            return True
+    return False
 
 
 def resolution(paper: Value, measured: Value, ci: Any, direction: bool | None, seeds: int, unbounded: Value = None,
@@ -210,7 +225,8 @@ def resolution(paper: Value, measured: Value, ci: Any, direction: bool | None, s
     """What would resolve an inconclusive claim (None for a decided one)."""
     if grade(paper, "", measured, direction, ci, unbounded, check) != "inconclusive":
         return None
-    if unbounded is not None and _verdict(paper, unbounded, ci, direction) != _verdict(paper, measured, ci, direction):
+    if unbounded is not None and (_verdict(paper, unbounded, ci, direction) != _verdict(paper, measured, ci, direction)
+                                  or _straddles(paper, measured, unbounded)):
         return "a longer drain (run.drain): a statistic it reads is only a lower bound (flows unfinished at the end)"
     if converged(measured, check, ci) is False:
         return "more seeds or a longer run: the value moved by more than its interval between the check and the graded run"

@@ -594,7 +594,8 @@ def leafspine_claims(d: Data) -> list[Claim]:
                 lambda st, su: cut_between(st, "all", {"scheme": "las", **at8, **ws}, {"scheme": "pias", **at8, **ws}), positive,
                 "all flows, load 0.8, web search",
                 q=Q("pias", 361, "significantly outperforms LAS by 28% (at 0.8 load) in the web search workload")),
-        d.claim("pfabric_gap", "PIAS's short flows are within 4.9% of pFabric's mean FCT (data mining)", 4.9, "%", NS2,
+        # "within 4.9%" is a bound, read as the steady workload's "within 3.6 ms" and the bursty one's "within 10 ms"
+        d.claim("pfabric_gap", "PIAS's short flows are within 4.9% of pFabric's mean FCT (data mining)", [None, 4.9], "%", NS2,
                 lambda st, su: max((mean_of(st, "small", scheme="pias", **{"workload.load": ld}, **dm)
                                     / mean_of(st, "small", scheme="pfabric", **{"workload.load": ld}, **dm) - 1) * 100 for ld in loads), None,
                 "largest gap over loads, data mining",
