@@ -58,7 +58,9 @@ def test_flow_capture_follows_one_flow_over_every_hop(tmp_path):
     lines = tshark("-r", str(pcap), "-T", "fields", "-e", "tcp.srcport", "-e", "tcp.dstport", "-e", "tcp.len", "-e", "ip.src")
     assert len(lines) == summary["pcap"]["frames"] > 0
     conns = {frozenset(line.split("\t")[:2]) for line in lines}
-    assert len(conns) == 2  # the request's connection and the response's
+    assert len(conns) == 1  # one connection: the response travels back on the request's ports
+    # opened once: a SYN and a SYN-ACK, each seen at every hop
+    assert len(tshark("-r", str(pcap), "-Y", "tcp.flags.syn == 1")) == 2 * hops
     data = [line.split("\t") for line in lines if int(line.split("\t")[2]) > 0]
     response = [d for d in data if d[3] == f"10.0.0.{src}"]
     request = [d for d in data if d[3] == f"10.0.0.{dst}"]
