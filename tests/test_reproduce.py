@@ -164,3 +164,29 @@ def test_a_store_another_reproduction_grades_gets_its_length_check(tmp_path, mon
     rp.reproduce("tinyuse", tmp_path, progress=False)
     [c] = json.loads((tmp_path / "tinyuse" / "claims.json").read_text())
     assert c["check"]["how"] == "half the arrival window of tinyrun" and c["check"]["value"] is not None
+
+
+def test_the_figure_8_claim_reads_every_live_run(tmp_path, monkeypatch):
+    """verification.sim_vs_implementation: the largest |simulated - live| cut per live-validate run
+    (validation.json and the validation-seedN.json beside it), their mean, and an interval over runs."""
+    import pytest
+
+    from detailsim import reproduce as rp
+
+    def run(live_detail_ms: float) -> dict:
+        def cls(run_ms: float, live_ms: float) -> dict:
+            return {m: {"run_ms": run_ms, "live": {"ms": live_ms}} for m in ("p99", "p999")}
+        sizes = ("retrieval/2KB", "retrieval/8KB")
+        return {"cases": [{"scheme": "fh", "rate": 50, "classes": {c: cls(10.0, 10.0) for c in sizes}},
+                          {"scheme": "detail", "rate": 50, "classes": {c: cls(5.0, live_detail_ms) for c in sizes}}]}
+
+    (tmp_path / "validation.json").write_text(json.dumps(run(7.0)))  # simulated cut 50%, live 30%: 20 points
+    monkeypatch.setattr(rp, "LIVE_VALIDATION", tmp_path / "validation.json")
+    d = rp.Data("verification", pl.DataFrame(), pl.DataFrame(), [])
+    [one] = rp.verification_claims(d)
+    assert one.measured_value == pytest.approx(20.0) and one.ci95 is None and one.verdict == "inconclusive"
+    (tmp_path / "validation-seed2.json").write_text(json.dumps(run(6.0)))  # 10 points
+    (tmp_path / "validation-seed3.json").write_text(json.dumps(run(6.0)))
+    [three] = rp.verification_claims(d)
+    assert three.seeds == 3 and three.measured_value == pytest.approx(40 / 3, rel=1e-3)
+    assert three.ci95 == pytest.approx(4.303 * 5.7735 / 3 ** 0.5, rel=1e-3)

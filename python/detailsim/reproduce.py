@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import polars as pl
 
-from .grading import Claim, Value, fmt_measured, fmt_value, glance_table, measure
+from .grading import Claim, Value, ci95, fmt_measured, fmt_value, glance_table, measure
 from .plots import ci_of, fmt_reduction, pooled_percentiles, reduction_ci, reduction_table, seed_ci
 from .sweep import _manifest, load_sweep, read_store, run_sweep
 
@@ -471,17 +471,13 @@ def pfc_alone_claims(d: Data) -> list[Claim]:
 
 
 LIVE_VALIDATION = Path("docs/live/validation.json")
+# further live runs with other seeds (`detailsim live-validate --seed N --out DIR`, DIR/validation.json copied
+# here as validation-seedN.json): with two or more, the claim has an interval over runs
+LIVE_VALIDATION_MORE = "validation-seed*.json"
 
 
-def verification_claims(d: Data) -> list[Claim]:
-    """Figure 8: the simulator's reduction against the implementation's. Our implementation is live mode
-    (docs/live.md): `detailsim live-validate` ran FH and DeTail on the 16-server testbed at a tenth of the
-    rates, under the simulator and live; the claim reads its committed results (one live run: no interval)."""
-    q8 = Q("detail", 396, "the reduction in completion time predicted by the simulator is closely matched by implementation measurements, with the difference in the percentage being within 8%")
-    path = LIVE_VALIDATION
-    if not path.exists():
-        return []
-    v = json.loads(path.read_text())
+def _live_cut_diffs(v: dict[str, Any]) -> tuple[list[float], list[str]]:
+    """|simulated - live| DeTail cut over FH per rate, size (2 and 8 KB) and percentile, of one live-validate run."""
     cases = {(c["scheme"], c["rate"]): c["classes"] for c in v["cases"]}
     diffs, parts = [], []
     for rate in sorted({r for _, r in cases}):
@@ -494,13 +490,35 @@ def verification_claims(d: Data) -> list[Claim]:
                 live = (f["live"]["ms"] - t["live"]["ms"]) / f["live"]["ms"] * 100
                 diffs.append(abs(sim - live))
                 parts.append(f"{rate:g}/s {cls.split('/')[1]} {m}: {sim:.0f}% vs {live:.0f}%")
-    if not diffs:
+    return diffs, parts
+
+
+def verification_claims(d: Data) -> list[Claim]:
+    """Figure 8: the simulator's reduction against the implementation's. Our implementation is live mode
+    (docs/live.md): `detailsim live-validate` ran FH and DeTail on the 16-server testbed at a tenth of the
+    rates, under the simulator and live; the claim reads its committed results, docs/live/validation.json
+    and any further runs beside it (validation-seedN.json): the largest difference per run, its mean over
+    runs and, with two or more, their 95% interval."""
+    q8 = Q("detail", 396, "the reduction in completion time predicted by the simulator is closely matched by implementation measurements, with the difference in the percentage being within 8%")
+    if not LIVE_VALIDATION.exists():
         return []
+    paths = [LIVE_VALIDATION, *sorted(LIVE_VALIDATION.parent.glob(LIVE_VALIDATION_MORE))]
+    worst, first_parts = [], []
+    for p in paths:
+        diffs, parts = _live_cut_diffs(json.loads(p.read_text()))
+        if diffs:
+            worst.append(max(diffs))
+            first_parts = first_parts or parts
+    if not worst:
+        return []
+    ci = ci95(worst)
+    runs = (f"{len(worst)} live runs ({', '.join(str(p) for p in paths)}): largest per run " + ", ".join(f"{w:.1f}" for w in worst)
+            if len(worst) > 1 else f"{paths[0]} (one live run, so no interval)")
     return [Claim(f"{d.experiment}.sim_vs_implementation", d.experiment,
                   "the simulator's reduction over FH matches the implementation's within 8 percentage points", [None, 8], "points", "Figure 8",
-                  max(diffs), None, True, "largest |simulated - live| DeTail cut over FH, 2 and 8 KB, p99 and p99.9, rates 50-150/s "
-                  f"(the paper's 500-1500/s at a tenth of the link rates); {path} (one live run, so no interval): " + "; ".join(parts),
-                  1, quote=q8.text, source=q8.source)]
+                  sum(worst) / len(worst), ci, True, "largest |simulated - live| DeTail cut over FH, 2 and 8 KB, p99 and p99.9, rates 50-150/s "
+                  f"(the paper's 500-1500/s at a tenth of the link rates), mean over runs; {runs}; the first run: " + "; ".join(first_parts),
+                  len(worst), quote=q8.text, source=q8.source)]
 
 
 # ---------------------------------------------------------------- DIBS
