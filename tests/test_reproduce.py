@@ -190,3 +190,4 @@ def test_the_figure_8_claim_reads_every_live_run(tmp_path, monkeypatch):
     [three] = rp.verification_claims(d)
     assert three.seeds == 3 and three.measured_value == pytest.approx(40 / 3, rel=1e-3)
     assert three.ci95 == pytest.approx(4.303 * 5.7735 / 3 ** 0.5, rel=1e-3)
+    assert three.to_json()["check"] == {"value": 20.0, "how": "live runs 1-1 of 3", "converged": True}
