@@ -18,13 +18,12 @@ from typing import Any, Callable
 import numpy as np
 
 from .reproduce import block_of, render_block
-from .results import nearest_rank
+from .results import QUANTILES, nearest_rank
 
 DEFAULT_SCENARIO = "live/verification"
 DEFAULT_SCHEMES = ("fh", "detail")
 #: The paper's 500, 1000 and 1500 retrievals/s per front-end, divided by 10 with the link rates.
 DEFAULT_RATES = (50, 100, 150)
-QUANTILES = {"p50": 0.5, "p99": 0.99, "p999": 0.999}
 DOC = "docs/live.md"
 DOC_JSON = "docs/live/validation.json"
 SOURCE = f"{DOC_JSON} by `detailsim live-validate --update-docs`"

@@ -68,13 +68,17 @@ def flows_frame(raw: dict[str, bytes], classes: list[str], window: tuple[float, 
     return df.sort("id")
 
 
+def rank_of(n: int, q: float) -> int:
+    """The 1-based nearest rank of the q-quantile among n values."""
+    return max(1, math.ceil(q * n - 1e-9))
+
+
 def nearest_rank(sorted_values: np.ndarray, q: float) -> float:
     """The q-quantile by the nearest-rank method: the smallest value with at least q of the data at or below it."""
     n = len(sorted_values)
     if n == 0:
         return float("nan")
-    k = max(1, math.ceil(q * n - 1e-9))
-    return float(sorted_values[k - 1])
+    return float(sorted_values[rank_of(n, q) - 1])
 
 
 QUANTILES = {"p50": 0.5, "p99": 0.99, "p999": 0.999}
@@ -105,7 +109,7 @@ def censored_stats(fct_s: np.ndarray, age_s: np.ndarray | None = None) -> dict[s
     every = np.sort(np.concatenate([f, c]))
     exact = int(np.searchsorted(f, c[0], side="right")) if m else n
     for name, q in QUANTILES.items():
-        k = max(1, math.ceil(q * (n + m) - 1e-9))
+        k = rank_of(n + m, q)
         out[f"{name}_ms"] = float(every[k - 1])
         out[f"{name}_lb"] = bool(k > exact)
     out["max_ms"] = float(every[-1])
