@@ -2,7 +2,8 @@
 or library version enters it) and its main counters, for every scheme preset and a few paper scenarios.
 
 A refactor of the core must keep every hash (issue 13: "a refactor keeps results byte-identical");
-`tests/test_golden.py` checks them in every `make test`. A change that is meant to move results updates
+`tests/test_golden.py` checks them in every `make test`, and every bundled scenario x scheme preset
+(`matrix_cases`, in the node order). A change that is meant to move results updates
 them, in the same commit, with
 
     .venv/bin/python tests/golden.py --update
@@ -20,6 +21,12 @@ from pathlib import Path
 from typing import Any
 
 GOLDEN = Path(__file__).parent / "data" / "golden_flows.json"
+# every bundled scenario x every scheme preset, short, in the node order (issue 35: the redesign of the
+# fabric keeps these; the only allowed change of results is the switch of the default order)
+MATRIX = Path(__file__).parent / "data" / "golden_matrix.json"
+MATRIX_RUN = {"duration": "2ms", "drain": "20ms", "event_order": "node"}
+# scenarios whose arrivals are too sparse to start a flow in 2 ms
+MATRIX_DURATION = {"paper/pias_memcached": "20ms", "paper/pias_testbed": "20ms"}
 
 SMALL = {"run": {"duration": "3ms", "drain": "50ms", "seed": 7}, "topology": {"kind": "fattree", "k": 4, "buffer": "128KB"},
          "workload": [{"kind": "retrieval", "rate": 4000, "sizes": ["2KB", "8KB", "64KB"]},
@@ -49,13 +56,24 @@ def cases() -> dict[str, tuple[Any, dict[str, Any]]]:
     return out
 
 
+def matrix_cases() -> dict[str, tuple[Any, dict[str, Any]]]:
+    """name -> (scenario, overrides): every bundled scenario with every scheme preset (`MATRIX_RUN`)."""
+    from detailsim import _core
+    from detailsim.scenario import bundled_scenarios
+
+    def run(sc: str) -> dict[str, Any]:
+        return {f"run.{k}": v for k, v in {**MATRIX_RUN, "duration": MATRIX_DURATION.get(sc, MATRIX_RUN["duration"])}.items()}
+
+    return {f"{sc}:{scheme}": (sc, {"scheme": scheme, "overrides": run(sc)}) for sc in sorted(bundled_scenarios()) for scheme, _ in _core.presets()}
+
+
 def fingerprint(scenario: Any, overrides: dict[str, Any]) -> dict[str, Any]:
     """The hash of one run's raw flow columns, with counters that make a mismatch easy to read."""
     from detailsim import _core
     from detailsim.scenario import prepare
 
     kw = dict(overrides)
-    sc, _ = prepare(scenario, scheme=kw.pop("scheme", None), duration=kw.pop("duration", None))
+    sc, _ = prepare(scenario, scheme=kw.pop("scheme", None), duration=kw.pop("duration", None), overrides=kw.pop("overrides", None))
     sim = _core.Simulation(json.dumps(sc))
     sim.run_until(float("inf"))
     cols = sim.flow_columns()
@@ -72,19 +90,25 @@ def compute() -> dict[str, dict[str, Any]]:
     return {name: fingerprint(sc, ov) for name, (sc, ov) in cases().items()}
 
 
+def compute_matrix() -> dict[str, dict[str, Any]]:
+    return {name: fingerprint(sc, ov) for name, (sc, ov) in matrix_cases().items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--update", action="store_true", help="rewrite tests/data/golden_flows.json")
+    ap.add_argument("--update", action="store_true", help="rewrite tests/data/golden_flows.json and golden_matrix.json")
     a = ap.parse_args()
-    now = compute()
-    if a.update:
-        GOLDEN.write_text(json.dumps(now, indent=1, sort_keys=True) + "\n")
-        print(f"wrote {len(now)} fingerprints to {GOLDEN}")
-        return
-    old = json.loads(GOLDEN.read_text())
-    bad = [k for k in sorted(set(old) | set(now)) if old.get(k) != now.get(k)]
-    for k in bad:
-        print(f"{k}: was {old.get(k)}, now {now.get(k)}")
+    bad = []
+    for path, now in ((GOLDEN, compute()), (MATRIX, compute_matrix())):
+        if a.update:
+            path.write_text(json.dumps(now, indent=1, sort_keys=True) + "\n")
+            print(f"wrote {len(now)} fingerprints to {path}")
+            continue
+        old = json.loads(path.read_text())
+        for k in sorted(set(old) | set(now)):
+            if old.get(k) != now.get(k):
+                bad.append(k)
+                print(f"{k}: was {old.get(k)}, now {now.get(k)}")
     sys.exit(1 if bad else 0)
 
 
