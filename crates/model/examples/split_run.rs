@@ -28,7 +28,7 @@ fn main() {
                 s.run();
                 s
             }
-            k => detailsim_model::sim::parts::run_in_parts(&text, k == "parts2").unwrap_or_else(|e| fail(e)),
+            k => detailsim_model::sim::parts::run_in_parts(&text, if k == "parts2" { detailsim_model::sim::parts::Drive::Threads } else { detailsim_model::sim::parts::Drive::Turns }).unwrap_or_else(|e| fail(e)),
         };
         let d = table_hash(&sim);
         println!(

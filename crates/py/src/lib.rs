@@ -21,10 +21,9 @@ fn le<T: Copy, const N: usize>(v: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
 create_exception!(_core, ScenarioError, PyValueError, "A scenario failed validation; the message names the field.");
 create_exception!(_core, InternalError, PyRuntimeError, "The simulator core failed (a bug): the message says where.");
 
-thread_local! {
-    /// Where the last panic happened (file:line), recorded by the hook installed at import.
-    static PANIC_AT: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-}
+/// Where the last panic happened (file:line), recorded by the hook installed at import (in whichever
+/// thread: a split run's part may fail on a thread of its own; the part that stops for it is not recorded).
+static PANIC_AT: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
 
 /// Run `f`, turning a panic of the core into InternalError (never a PanicException traceback).
 fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
@@ -34,7 +33,7 @@ fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
             .cloned()
             .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
             .unwrap_or_else(|| "unknown panic".into());
-        let at = PANIC_AT.with(|p| p.borrow().clone());
+        let at = std::mem::take(&mut *PANIC_AT.lock().unwrap_or_else(|e| e.into_inner()));
         Err(InternalError::new_err(if at.is_empty() { msg } else { format!("{msg} (at {at})") }))
     })
 }
@@ -319,7 +318,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let verbose = std::env::var_os("DETAILSIM_PANIC_TRACE").is_some();
     std::panic::set_hook(Box::new(move |info| {
         let at = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
-        PANIC_AT.with(|p| *p.borrow_mut() = at);
+        if !info.payload().is::<detailsim_model::sim::parts::OtherPartFailed>() {
+            *PANIC_AT.lock().unwrap_or_else(|e| e.into_inner()) = at;
+        }
         if verbose {
             prev(info);
         }

@@ -459,7 +459,7 @@ impl Sim {
 
     pub fn new(sc: &Scenario) -> Result<Sim, ConfigError> {
         if sc.run.threads == 2 {
-            return parts::split(sc, true);
+            return parts::split(sc, parts::Drive::Paced);
         }
         Sim::build(sc, None)
     }
@@ -1358,15 +1358,27 @@ impl Sim {
     /// The shortest delay with which one node can cause an event at another (`grid`): over every port,
     /// the link and forwarding delay to its peer, and with PFC the delay before a PAUSE takes effect.
     fn fabric_grid(&self) -> Time {
-        let mut g = u64::MAX;
-        for (p, pt) in self.ports.iter().enumerate() {
-            g = g.min(pt.arrive_after.0);
-            // switch ingresses send PAUSE frames (hosts do not)
-            if self.pfc_on() && self.nodes[pt.node as usize].is_switch {
-                g = g.min(self.pfc[p].ingress.stop_delay.0);
+        let g = (0..self.ports.len() as u32).map(|p| self.least_reach(p).0).min().unwrap_or(u64::MAX);
+        Time(g.max(1))
+    }
+
+    /// The shortest delay with which port `p`'s node can cause an event at its peer, over the whole run:
+    /// the link and forwarding delay, and with PFC (switch ingresses send PAUSE frames, hosts do not) the
+    /// delay before a PAUSE takes effect, as it is now and after every fault that changes the link's rate
+    /// (a faster link reacts sooner), so that the grid and a split run's lookahead hold after a fault too.
+    pub(crate) fn least_reach(&self, p: u32) -> Time {
+        let pt = &self.ports[p as usize];
+        let mut g = pt.arrive_after;
+        if self.pfc_on() && self.nodes[pt.node as usize].is_switch {
+            g = g.min(self.pfc[p as usize].ingress.stop_delay);
+            for f in self.faults.iter().filter(|f| f.link == pt.link) {
+                if let crate::sim::faults::FaultKind::Degrade(rate) = f.kind {
+                    let d = self.pfc_derive(p, rate).expect("checked when the scenario was built");
+                    g = g.min(d.stop_delay);
+                }
             }
         }
-        Time(g.max(1))
+        g
     }
 
     /// The last picosecond of the `grid` interval that holds `t`.

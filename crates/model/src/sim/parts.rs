@@ -39,8 +39,8 @@ use crate::config::{ConfigError, Scenario};
 use crate::packet::Packet;
 use crate::sim::{App, Ev, Sim, Transfer, NO};
 use detailsim_engine::Time;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
 
 /// What one part tells the other at a barrier.
 #[derive(Debug, Clone)]
@@ -85,6 +85,9 @@ pub(crate) struct Part {
     /// With PFC: the time of the next sweep, and what the barrier before it found of the whole fabric.
     pub next_sweep: Time,
     pub sweep: Option<Sweep>,
+    /// The tests' way to check that a part that panics ends the run (`DETAILSIM_TEST_PANIC_PART` names
+    /// the part): it panics in its first window.
+    pub fail_for_test: bool,
 }
 
 /// What a part's PFC sweep needs of the whole fabric (`Sim::pfc_sweep`): (port, priority) pairs paused,
@@ -294,14 +297,12 @@ impl Sim {
         let mut lookahead = u64::MAX;
         for (i, p) in self.ports.iter().enumerate() {
             if half[p.node as usize] != half[p.peer_node as usize] {
-                lookahead = lookahead.min(p.arrive_after.0);
-                if self.pfc_on() && self.nodes[p.node as usize].is_switch {
-                    lookahead = lookahead.min(self.pfc[i].ingress.stop_delay.0);
-                }
+                lookahead = lookahead.min(self.least_reach(i as u32).0);
             }
         }
         let lookahead = Time(lookahead.max(self.grid.0));
-        self.part = Some(Box::new(Part { half, me, port_here, out: Vec::new(), window_end: lookahead, lookahead, end_limit: self.end_limit, hold: None, next_sweep: self.pfc_sweep_interval(), sweep: None }));
+        let fail_for_test = std::env::var("DETAILSIM_TEST_PANIC_PART").is_ok_and(|v| v == me.to_string());
+        self.part = Some(Box::new(Part { half, me, port_here, out: Vec::new(), window_end: lookahead, lookahead, end_limit: self.end_limit, hold: None, next_sweep: self.pfc_sweep_interval(), sweep: None, fail_for_test }));
         self.divert = true;
         Ok(())
     }
@@ -363,17 +364,110 @@ struct Plan {
 pub(crate) struct Pair {
     other: Sim,
     plan: Plan,
-    threads: bool,
+    drive: Drive,
+    pace: Pace,
+}
+
+/// Who runs the parts' rounds. Whichever does, the results are the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Drive {
+    /// Taking turns on the calling thread.
+    Turns,
+    /// Two threads, always.
+    Threads,
+    /// Two threads or one, whichever is faster now (`Pace`; `run.threads = 2`).
+    Paced,
+    /// For tests of the hand-over: this many rounds on two threads, then as many taking turns, and so on.
+    Alternate(u64),
+}
+
+/// Two threads or one, whichever is faster now, judged by throughput (both parts' events per wall-clock
+/// nanosecond: what a round does varies, an event's cost much less). The rounds run on two threads in
+/// blocks of about `BLOCK_NS` of wall-clock time (counted over calls of `run_until`); a block whose
+/// throughput is below the parts' taking turns on this thread by more than `LOSS` (a busy machine: a
+/// part waits for its core) hands the next `SERIAL_FIRST_NS` of wall-clock time to one thread, twice as
+/// long after each further loss, up to `SERIAL_MAX_NS` (a win resets it). The one-thread figure comes
+/// from `PROBE_NS` of taking turns before the first judgement and after every `PROBE_EVERY` blocks on two
+/// threads, and from every stretch handed to one thread. Which thread runs a round never changes its
+/// results.
+#[derive(Debug, Clone)]
+struct Pace {
+    /// Wall-clock nanoseconds left to take turns on one thread, and how long the next loss gives.
+    serial_left: u64,
+    serial_next: u64,
+    /// Events per wall-clock nanosecond on one thread (the latest measure), and blocks on two threads since.
+    serial_rate: Option<f64>,
+    blocks_since: u32,
+    /// Wall-clock nanoseconds per round on two threads (to size a block in rounds).
+    round_ns: f64,
+    /// Events and wall-clock nanoseconds so far in the stretch being measured.
+    events: u64,
+    ns: u64,
+}
+
+const BLOCK_NS: u64 = 10_000_000;
+const PROBE_NS: u64 = 2_000_000;
+const PROBE_EVERY: u32 = 20;
+const LOSS: f64 = 1.1;
+const SERIAL_FIRST_NS: u64 = 40_000_000;
+const SERIAL_MAX_NS: u64 = 2_560_000_000;
+
+impl Pace {
+    fn new() -> Pace {
+        Pace { serial_left: 0, serial_next: SERIAL_FIRST_NS, serial_rate: None, blocks_since: 0, round_ns: 1e6, events: 0, ns: 0 }
+    }
+
+    /// Whether the next rounds run on one thread.
+    fn one(&self) -> bool {
+        self.serial_left > 0 || self.serial_rate.is_none() || self.blocks_since >= PROBE_EVERY
+    }
+
+    /// Count a stretch of `rounds` rounds (`one`: on one thread) that ran `events` events in `ns`.
+    fn count(&mut self, one: bool, rounds: u64, events: u64, ns: u64) {
+        (self.events, self.ns) = (self.events + events, self.ns + ns);
+        if one {
+            self.serial_left = self.serial_left.saturating_sub(ns);
+            if self.serial_left == 0 && self.ns >= PROBE_NS {
+                (self.serial_rate, self.blocks_since) = (Some(self.events as f64 / self.ns as f64), 0);
+                (self.events, self.ns) = (0, 0);
+            }
+            return;
+        }
+        if rounds > 0 {
+            self.round_ns = ns as f64 / rounds as f64;
+        }
+        if self.ns >= BLOCK_NS {
+            let rate = self.events as f64 / self.ns as f64;
+            if rate * LOSS < self.serial_rate.expect("measured first") {
+                self.serial_left = self.serial_next;
+                self.serial_next = (self.serial_next * 2).min(SERIAL_MAX_NS);
+            } else {
+                self.serial_next = SERIAL_FIRST_NS;
+                self.blocks_since += 1;
+            }
+            (self.events, self.ns) = (0, 0);
+        }
+    }
+}
+
+/// How a run of rounds ended.
+enum Ended {
+    /// The run ended at this time.
+    End(Time),
+    /// The next window starts after the limit of this call of `run_until`.
+    Pause,
+    /// The rounds asked for are over.
+    Rounds,
 }
 
 /// A simulation split in two parts (`run.threads = 2`; `threads` false: the parts take turns on this
 /// thread): the first part, holding the second. `Sim::run_until` drives both; when the run ends the first
 /// takes the second's results.
-pub(crate) fn split(sc: &Scenario, threads: bool) -> Result<Sim, ConfigError> {
+pub(crate) fn split(sc: &Scenario, drive: Drive) -> Result<Sim, ConfigError> {
     let mut a = Sim::build(sc, Some(0))?;
     let other = Sim::build(sc, Some(1))?;
     let plan = plan(&a);
-    a.pair = Some(Box::new(Pair { other, plan, threads }));
+    a.pair = Some(Box::new(Pair { other, plan, drive, pace: Pace::new() }));
     Ok(a)
 }
 
@@ -383,16 +477,45 @@ impl Sim {
     pub(crate) fn run_pair_until(&mut self, limit: Time) -> bool {
         let mut pair = self.pair.take().expect("a split run");
         pair.plan.limit = limit;
-        let Pair { other, plan, threads } = &mut *pair;
-        let ended = if *threads { on_two_threads(self, other, plan) } else { taking_turns(self, other, plan) };
-        match ended {
-            Some(now) => {
-                merge(self, pair.other, now);
-                true
-            }
-            None => {
-                self.pair = Some(pair);
-                false
+        loop {
+            let Pair { other, plan, drive, pace } = &mut *pair;
+            let (ended, _) = match *drive {
+                Drive::Turns => taking_turns(self, other, plan, Until::End),
+                Drive::Threads => on_two_threads(self, other, plan, u64::MAX),
+                Drive::Alternate(n) => {
+                    // (`pace.blocks_since` counts the stretches)
+                    pace.blocks_since += 1;
+                    if pace.blocks_since.is_multiple_of(2) {
+                        taking_turns(self, other, plan, Until::Rounds(n))
+                    } else {
+                        on_two_threads(self, other, plan, n)
+                    }
+                }
+                Drive::Paced => {
+                let one = pace.one();
+                let (t0, events) = (std::time::Instant::now(), self.counters.events + other.counters.events);
+                let (ended, rounds) = if one {
+                    // one thread: a stretch handed to it, or a probe to measure it by
+                    let ns = if pace.serial_left > 0 { pace.serial_left } else { PROBE_NS.saturating_sub(pace.ns) };
+                    taking_turns(self, other, plan, Until::Wall(t0 + std::time::Duration::from_nanos(ns)))
+                } else {
+                    let rounds = (BLOCK_NS.saturating_sub(pace.ns) as f64 / pace.round_ns).clamp(1.0, 65_536.0) as u64;
+                    on_two_threads(self, other, plan, rounds)
+                };
+                pace.count(one, rounds, self.counters.events + other.counters.events - events, t0.elapsed().as_nanos() as u64);
+                (ended, rounds)
+                }
+            };
+            match ended {
+                Ended::End(now) => {
+                    merge(self, pair.other, now);
+                    return true;
+                }
+                Ended::Pause => {
+                    self.pair = Some(pair);
+                    return false;
+                }
+                Ended::Rounds => {}
             }
         }
     }
@@ -501,24 +624,79 @@ fn decide_run(r: &[Report; 2], p: &mut Plan) -> Step {
     Step::Run { limit: p.last, window_end: end, hold: true, sweep: None }
 }
 
-/// A barrier for two threads that spin (a window holds tens of microseconds of work; a futex wake-up would
-/// cost as much as the window), yielding after a while in case the other thread's core is taken.
-struct SpinBarrier {
+/// How long a part waits at a barrier spinning before it sleeps: a window holds tens of microseconds of
+/// work, so the other part usually arrives within this; when it does not (its core is taken by another
+/// process), sleeping leaves the core to it instead of competing for it.
+const SPIN: std::time::Duration = std::time::Duration::from_micros(50);
+
+/// The panic payload of a part that stops because the other part failed (the other's panic is the run's).
+#[derive(Debug)]
+pub struct OtherPartFailed;
+
+/// A barrier for the parts' threads: spin briefly, then sleep until the last one arrives or a part fails
+/// (a part that panics marks the barrier failed while it unwinds: `FailOnUnwind`), so that a part never
+/// waits for one that will not come.
+struct Barrier {
+    parties: u64,
     arrived: AtomicU64,
+    failed: AtomicBool,
+    sleeping: AtomicU64,
+    lock: Mutex<()>,
+    wake: Condvar,
 }
 
-impl SpinBarrier {
-    /// Wait for the other thread's arrival number `round` (both count their arrivals from 1).
+impl Barrier {
+    fn new(parties: u64) -> Barrier {
+        Barrier { parties, arrived: AtomicU64::new(0), failed: AtomicBool::new(false), sleeping: AtomicU64::new(0), lock: Mutex::new(()), wake: Condvar::new() }
+    }
+
+    /// Wait for every part's arrival number `round` (each counts its arrivals from 1); panics with
+    /// `OtherPartFailed` if a part failed instead.
     fn wait(&self, round: u64) {
-        self.arrived.fetch_add(1, Ordering::AcqRel);
-        let mut spins = 0u32;
-        while self.arrived.load(Ordering::Acquire) < 2 * round {
-            spins += 1;
-            if spins < 1 << 14 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
+        let goal = self.parties * round;
+        if self.arrived.fetch_add(1, Ordering::SeqCst) + 1 >= goal {
+            // the last to arrive wakes those asleep (a sleeper counts itself before it checks `arrived`)
+            if self.sleeping.load(Ordering::SeqCst) > 0 {
+                let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+                self.wake.notify_all();
             }
+            return;
+        }
+        let start = std::time::Instant::now();
+        let mut spins = 0u32;
+        while self.arrived.load(Ordering::Acquire) < goal {
+            if self.failed.load(Ordering::Relaxed) {
+                std::panic::panic_any(OtherPartFailed);
+            }
+            spins += 1;
+            if !spins.is_multiple_of(64) || start.elapsed() < SPIN {
+                std::hint::spin_loop();
+                continue;
+            }
+            let mut g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+            self.sleeping.fetch_add(1, Ordering::SeqCst);
+            while self.arrived.load(Ordering::SeqCst) < goal && !self.failed.load(Ordering::SeqCst) {
+                // (the timeout only bounds a wake-up that never comes: there is none)
+                g = self.wake.wait_timeout(g, std::time::Duration::from_millis(100)).unwrap_or_else(|e| e.into_inner()).0;
+            }
+            self.sleeping.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    fn fail(&self) {
+        self.failed.store(true, Ordering::SeqCst);
+        let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.wake.notify_all();
+    }
+}
+
+/// Marks the barrier failed if the part holding it unwinds (a panic), so that the others stop waiting.
+struct FailOnUnwind<'a>(&'a Barrier);
+
+impl Drop for FailOnUnwind<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.fail();
         }
     }
 }
@@ -527,6 +705,7 @@ impl SpinBarrier {
 /// nothing due before `window_end`.
 fn run_window(sim: &mut Sim, limit: Time, window_end: Time, hold: bool) {
     let p = sim.part.as_mut().expect("a part");
+    assert!(!p.fail_for_test, "DETAILSIM_TEST_PANIC_PART={} is set", p.me);
     p.window_end = window_end;
     // (a part that becomes done while it runs holds there: `check_finished`)
     sim.end_limit = if hold { p.hold.map_or(p.end_limit, |h| h.min(p.end_limit)) } else { p.end_limit };
@@ -547,12 +726,14 @@ fn plan(sim: &Sim) -> Plan {
         lookahead: sim.part.as_ref().expect("a part").lookahead, grid: sim.grid, end_limit: sim.end_limit }
 }
 
-/// Run part `me` round by round, meeting the other thread twice a round: after running (then each
-/// takes what the other sent, applies it and reports) and after reporting (then both decide the next
-/// round alike). `mine` receives what the other part sends, `theirs` what this one sends; the reports
-/// alternate between two slots so that one round's are read while the next round's are written.
+/// Run part `me` for `rounds` rounds (or until the run ends or pauses), meeting the other thread twice a
+/// round: after running (then each takes what the other sent, applies it and reports) and after reporting
+/// (then both decide the next round alike). `mine` receives what the other part sends, `theirs` what this
+/// one sends; the reports alternate between two slots so that one round's are read while the next
+/// round's are written.
 #[allow(clippy::too_many_arguments)]
-fn drive(sim: &mut Sim, me: usize, mut p: Plan, mine: &Mutex<Vec<Msg>>, theirs: &Mutex<Vec<Msg>>, reports: &[Mutex<[Report; 2]>; 2], barrier: &SpinBarrier) -> (Option<Time>, Plan) {
+fn drive(sim: &mut Sim, me: usize, mut p: Plan, rounds: u64, mine: &Mutex<Vec<Msg>>, theirs: &Mutex<Vec<Msg>>, reports: &[Mutex<[Report; 2]>; 2], barrier: &Barrier) -> ((Ended, u64), Plan) {
+    let _fail = FailOnUnwind(barrier);
     let mut arrivals = 0u64;
     let mut meet = || {
         arrivals += 1;
@@ -560,11 +741,11 @@ fn drive(sim: &mut Sim, me: usize, mut p: Plan, mine: &Mutex<Vec<Msg>>, theirs: 
     };
     reports[0].lock().expect("reports")[me] = Report::of(sim);
     meet();
-    for k in 0.. {
+    for k in 0..rounds as usize {
         let r = reports[k % 2].lock().expect("reports").clone();
         let (limit, window_end, hold) = match decide(&r, &mut p) {
-            Step::End { now } => return (Some(now), p),
-            Step::Pause => return (None, p),
+            Step::End { now } => return ((Ended::End(now), k as u64), p),
+            Step::Pause => return ((Ended::Pause, k as u64), p),
             Step::Run { limit, window_end, hold, sweep } => {
                 if sweep.is_some() {
                     sim.part.as_mut().expect("a part").sweep = sweep;
@@ -583,33 +764,53 @@ fn drive(sim: &mut Sim, me: usize, mut p: Plan, mine: &Mutex<Vec<Msg>>, theirs: 
         reports[(k + 1) % 2].lock().expect("reports")[me] = Report::of(sim);
         meet();
     }
-    unreachable!()
+    ((Ended::Rounds, rounds), p)
 }
 
-/// Rounds on two threads (the second part's on a scoped thread for this call) until the run ends (its
-/// end time) or pauses (None).
-fn on_two_threads(a: &mut Sim, b: &mut Sim, plan: &mut Plan) -> Option<Time> {
+/// `rounds` rounds on two threads (the second part's on a scoped thread for this call), or fewer if the
+/// run ends or pauses; how it ended and the rounds run.
+fn on_two_threads(a: &mut Sim, b: &mut Sim, plan: &mut Plan, rounds: u64) -> (Ended, u64) {
     let (to_a, to_b) = (Mutex::new(Vec::new()), Mutex::new(Vec::new()));
     let reports = [Mutex::new([Report::default(), Report::default()]), Mutex::new([Report::default(), Report::default()])];
-    let barrier = SpinBarrier { arrived: AtomicU64::new(0) };
+    let barrier = Barrier::new(2);
     let p = *plan;
     let (ended, p) = std::thread::scope(|s| {
-        let other = s.spawn(|| drive(b, 1, p, &to_b, &to_a, &reports, &barrier));
-        let mine = drive(a, 0, p, &to_a, &to_b, &reports, &barrier);
-        let theirs = other.join().expect("part 1");
-        debug_assert_eq!(mine.0, theirs.0);
-        mine
+        let other = s.spawn(|| drive(b, 1, p, rounds, &to_b, &to_a, &reports, &barrier));
+        let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drive(a, 0, p, rounds, &to_a, &to_b, &reports, &barrier)));
+        let theirs = other.join();
+        match (mine, theirs) {
+            (Ok(mine), Ok(_)) => mine,
+            // the run's failure is the part's that failed first (the other stopped for it)
+            (Err(e), Ok(_)) | (Ok(_), Err(e)) => std::panic::resume_unwind(e),
+            (Err(e0), Err(e1)) => std::panic::resume_unwind(if e0.is::<OtherPartFailed>() { e1 } else { e0 }),
+        }
     });
     *plan = p;
     ended
 }
 
-/// Rounds with the parts taking turns on this thread, until the run ends or pauses.
-fn taking_turns(a: &mut Sim, b: &mut Sim, p: &mut Plan) -> Option<Time> {
-    loop {
+/// Rounds with the parts taking turns on this thread, until the run ends or pauses or `until` says;
+/// how it ended and the rounds run.
+/// How long the parts take turns.
+enum Until {
+    End,
+    Rounds(u64),
+    Wall(std::time::Instant),
+}
+
+fn taking_turns(a: &mut Sim, b: &mut Sim, p: &mut Plan, until: Until) -> (Ended, u64) {
+    for k in 0.. {
+        let over = match until {
+            Until::End => false,
+            Until::Rounds(n) => k >= n,
+            Until::Wall(t) => std::time::Instant::now() >= t,
+        };
+        if over {
+            return (Ended::Rounds, k);
+        }
         match decide(&[Report::of(a), Report::of(b)], p) {
-            Step::End { now } => return Some(now),
-            Step::Pause => return None,
+            Step::End { now } => return (Ended::End(now), k),
+            Step::Pause => return (Ended::Pause, k),
             Step::Run { limit, window_end, hold, sweep } => {
                 if sweep.is_some() {
                     a.part.as_mut().expect("a part").sweep = sweep.clone();
@@ -628,14 +829,15 @@ fn taking_turns(a: &mut Sim, b: &mut Sim, p: &mut Plan) -> Option<Time> {
             }
         }
     }
+    unreachable!()
 }
 
 /// Run a scenario (JSON, with `run.event_order = "node"`) split in two parts, on two threads or
 /// (`threads` false) taking turns on this one, whatever its `run.threads`; returns a simulation holding
 /// the whole run's results (flow table, counters, ports, summary) as the ordinary run would.
-pub fn run_in_parts(json: &str, threads: bool) -> Result<Sim, ConfigError> {
+pub fn run_in_parts(json: &str, drive: Drive) -> Result<Sim, ConfigError> {
     let sc = crate::config::parse_scenario(json)?;
-    let mut sim = split(&sc, threads)?;
+    let mut sim = split(&sc, drive)?;
     sim.run();
     Ok(sim)
 }
@@ -739,4 +941,39 @@ fn canonical_ids(a: &mut Sim, b: &mut Sim) {
     a.apps.slots_mut().iter_mut().step_by(2).filter(|x| x.alive).for_each(|x| canon(&mut x.id));
     b.apps.slots_mut().iter_mut().skip(1).step_by(2).filter(|x| x.alive).for_each(|x| canon(&mut x.id));
     a.open_keys = all.into_iter().map(|(k, _, _)| k).collect();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pace_hands_rounds_to_one_thread_while_two_lose_and_takes_them_back() {
+        let mut p = Pace::new();
+        assert!(p.one(), "one thread is measured first");
+        p.count(true, 10, 1_000_000, PROBE_NS / 2);
+        assert!(p.one() && p.serial_rate.is_none(), "the probe lasts PROBE_NS");
+        p.count(true, 10, 1_000_000, PROBE_NS / 2);
+        assert_eq!(p.serial_rate, Some(1.0));
+        assert!(!p.one());
+        // two threads at 0.95 events/ns: within LOSS of one thread's 1.0, they keep the rounds
+        p.count(false, 100, 95 * BLOCK_NS / 100, BLOCK_NS);
+        assert!(!p.one() && p.blocks_since == 1);
+        assert_eq!(p.round_ns, (BLOCK_NS / 100) as f64);
+        // at 0.5 events/ns they lose: one thread for SERIAL_FIRST_NS, then twice as long after a second loss
+        p.count(false, 100, BLOCK_NS / 2, BLOCK_NS);
+        assert!(p.one() && p.serial_left == SERIAL_FIRST_NS);
+        p.count(true, 1000, SERIAL_FIRST_NS, SERIAL_FIRST_NS);
+        assert!(!p.one(), "the stretch is over");
+        p.count(false, 100, BLOCK_NS / 2, BLOCK_NS);
+        assert_eq!(p.serial_left, 2 * SERIAL_FIRST_NS);
+        p.count(true, 1000, 2 * SERIAL_FIRST_NS, 2 * SERIAL_FIRST_NS);
+        // a win resets the stretch; after PROBE_EVERY wins one thread is measured again
+        for _ in 0..PROBE_EVERY {
+            assert!(!p.one());
+            p.count(false, 100, 2 * BLOCK_NS, BLOCK_NS);
+        }
+        assert_eq!(p.serial_next, SERIAL_FIRST_NS);
+        assert!(p.one() && p.serial_left == 0, "a probe");
+    }
 }
