@@ -110,19 +110,6 @@ impl<E: Copy> EventQueue<E> {
             self.main.push(Entry { key, ev });
         }
     }
-    /// Every pending event with its key and whether it is in the timer lane, in key order; the queue is
-    /// left empty.
-    pub fn drain_keyed(&mut self) -> Vec<(u128, E, bool)> {
-        let mut out = Vec::with_capacity(self.len());
-        loop {
-            let (key, main) = self.next_key_lane();
-            if key == NO_KEY {
-                return out;
-            }
-            let Entry { ev, .. } = self.pop_lane(main);
-            out.push((key, ev, !main));
-        }
-    }
     /// The time of the earliest event (None: empty).
     pub fn peek_time(&self) -> Option<Time> {
         let (key, _) = self.next_key_lane();
@@ -216,15 +203,6 @@ impl<E: Copy> EventQueue<E> {
     }
     pub fn is_empty(&self) -> bool {
         self.main.len() == 0 && self.timers.is_empty()
-    }
-    /// Number of events ever pushed.
-    pub fn pushed(&self) -> u64 {
-        self.seq
-    }
-    /// Go on numbering from `seq` (if beyond this queue's own count): queues that take turns making keys
-    /// for each other share one sequence this way, so each one's events of a source stay in push order.
-    pub fn continue_seq(&mut self, seq: u64) {
-        self.seq = self.seq.max(seq);
     }
 }
 

@@ -58,13 +58,22 @@ impl Simulation {
         })
     }
 
-    /// Run the rest on the schedule of two threads, serially (`Sim::emulate_split`); returns the window
-    /// in seconds. An interaction between the halves faster than the window raises InternalError naming it.
-    fn emulate_split(&mut self) -> PyResult<f64> {
+    /// The scenario built split in two parts that take turns on the calling thread (what two threads do,
+    /// on one: `detailsim check-split`); an interaction between the halves faster than the window raises
+    /// InternalError naming it when the run gets there.
+    #[staticmethod]
+    fn in_parts(scenario_json: &str) -> PyResult<Self> {
         guarded(|| {
-            let w = self.sim.emulate_split().map_err(ScenarioError::new_err)?;
-            Ok(w as f64 * 1e-12)
+            let sim = detailsim_model::sim::parts::build_in_parts(scenario_json, detailsim_model::sim::parts::Drive::Turns)
+                .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+            Ok(Simulation { sim })
         })
+    }
+
+    /// A split run's window in seconds (the cut's lookahead), None if the run is not split.
+    #[getter]
+    fn split_window_s(&self) -> Option<f64> {
+        self.sim.split_window().map(|w| w.0 as f64 * 1e-12)
     }
 
     /// A digest of the run's outcome without flow ids (`Sim::outcome_digest`).

@@ -97,7 +97,7 @@ pub enum EventOrder {
     /// later (`Sim::grid`): TCP source ports per host, a transfer's ends closed separately (`Ev::Fin`),
     /// counts credited as senders close, background sources restarted by their sender, flow lists walked
     /// per sender, runs ended on a grid boundary. A run split between threads keeps this order exactly
-    /// (`Sim::emulate_split`).
+    /// (`sim::parts`).
     Node,
 }
 

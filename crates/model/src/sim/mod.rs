@@ -292,27 +292,6 @@ fn wheel_shape(ports: &[Port]) -> (u32, u32) {
     (shift, buckets.trailing_zeros())
 }
 
-/// A serial emulation of a run split between two threads (`Sim::emulate_split`): the nodes fall into two
-/// halves with a queue each, the fabric-wide events into a third, and simulated time into windows no
-/// longer than the grid (the shortest delay with which one node can cause an event at another), cut at
-/// grid boundaries and at fabric-wide events. In each window the first half runs, then the second: the
-/// schedule of two threads meeting at a barrier after every window; the fabric-wide events run at a
-/// barrier at their time. A push keeps the pusher's order (its queue makes the key) and goes to the queue
-/// of the half whose node the event is about.
-pub(crate) struct SplitEmulation {
-    half: Vec<u8>,
-    /// The event being handled (for the message when one breaks the window).
-    current: Option<Ev>,
-    /// The first half's queue, the second's, the fabric-wide events'; the one `running` names is in
-    /// `Sim::q` (its slot here holds an empty queue meanwhile).
-    queues: [EventQueue<Ev>; 3],
-    running: usize,
-    /// The end (exclusive) of the window being run: a push into the other half must not be due before.
-    window_end: Time,
-    /// Where the next window starts.
-    from: Time,
-}
-
 pub const NO: u32 = u32::MAX;
 /// Fabrics with this many ports (a k = 16 fat tree has 6,144; k = 8 768) prefetch in two stages (`prefetch_next`): their
 /// ports, packets and transfers no longer fit in the L2 cache, and fetching the lines the next event's
@@ -402,17 +381,15 @@ pub struct Sim {
     /// `run.event_order = "node"`: simultaneous events are ordered by the node that scheduled them (each
     /// event's handler sets its node as the queue's source; see `event_source`).
     pub(crate) by_node: bool,
-    /// A serial emulation of a run split between two threads (see `emulate_split`), and whether the loop
-    /// runs one of its parts (`split_part`).
-    split: Option<Box<SplitEmulation>>,
     /// A part of a run split in two (`parts::run_in_parts`).
     pub(crate) part: Option<Box<parts::Part>>,
     /// `run.threads = 2`: this is the first part, and this the second with what drives both.
     pair: Option<Box<parts::Pair>>,
-    /// `split` or `part` is set: pushes go through them.
+    /// `part` is set: pushes go through it.
     divert: bool,
     /// Packets in flight in the other part of a split run (for the conservation check at the end).
     in_flight_elsewhere: u64,
+    /// A part is running a window (`run_until` stops when the window's events are done).
     in_window: bool,
     /// The fabric's shortest delay from a node acting to another node feeling it (link plus forwarding
     /// delay, or a PFC frame's): no node can affect another sooner. With the node order a run ends at the
@@ -592,7 +569,6 @@ impl Sim {
             next_app_id: 0,
             next_port: vec![1024; if sc.run.event_order == EventOrder::Node { n } else { 1 }],
             by_node: sc.run.event_order == EventOrder::Node,
-            split: None,
             part: None,
             pair: None,
             divert: false,
@@ -883,10 +859,8 @@ impl Sim {
     pub(crate) fn schedule(&mut self, at: Time, ev: Ev) {
         if !self.divert {
             self.q.push(at, ev);
-        } else if self.part.is_some() {
-            self.part_push(at, ev, false);
         } else {
-            self.split_push(at, ev, false);
+            self.part_push(at, ev, false);
         }
     }
 
@@ -894,51 +868,15 @@ impl Sim {
     pub(crate) fn schedule_timer(&mut self, at: Time, ev: Ev) {
         if !self.divert {
             self.q.push_timer(at, ev);
-        } else if self.part.is_some() {
-            self.part_push(at, ev, true);
         } else {
-            self.split_push(at, ev, true);
+            self.part_push(at, ev, true);
         }
-    }
-
-    /// The split emulation's push: keyed by the running half's queue (the pusher's order), put in the queue
-    /// of the half whose node the event is about, or with the fabric-wide events. An event for the other
-    /// half due within the window being run would be an interaction faster than the window: the run stops
-    /// naming it.
-    #[cold]
-    #[inline(never)]
-    fn split_push(&mut self, at: Time, ev: Ev, timer: bool) {
-        let node = self.event_node(ev);
-        let key = self.q.next_key(at);
-        let s = self.split.as_mut().expect("split emulation");
-        let to = node.map_or(2, |n| s.half[n as usize] as usize);
-        if to == s.running {
-            self.q.push_keyed(key, ev, timer);
-            return;
-        }
-        if to < 2 && s.running < 2 && at < s.window_end {
-            let (cur, wend) = (s.current, s.window_end);
-            panic!(
-                "split emulation: {ev:?} (node {:?}) due at {} ps, scheduled at {} ps by {:?} (node {:?}), reaches the other half within the window (which ends at {} ps): nodes in different halves interact faster than the grid ({} ps)",
-                node,
-                at.0,
-                self.now.0,
-                cur,
-                cur.and_then(|c| self.event_node(c)),
-                wend.0,
-                self.grid.0
-            );
-        }
-        s.queues[to].push_keyed(key, ev, timer);
     }
 
     /// Run until simulated time `limit` or the end of the run; returns whether the run has ended.
     pub fn run_until(&mut self, limit: Time) -> bool {
         if self.pair.is_some() {
             return self.run_pair_until(limit);
-        }
-        if self.split.is_some() && !self.in_window {
-            return self.run_until_split(limit);
         }
         while !self.finished {
             if self.counters.events >= self.next_guard && self.guard_hit() {
@@ -947,16 +885,13 @@ impl Sim {
             }
             let Some((t, ev)) = self.q.pop_until(limit.min(self.end_limit)) else {
                 if self.in_window {
-                    // the split emulation's window of one half (or its barrier) is done
+                    // a part's window is done
                     break;
                 }
                 self.out_of_events(self.q.is_empty(), limit);
                 break;
             };
-            debug_assert!(t >= self.now || self.split.is_some());
-            if self.split.is_some() {
-                self.split_current(ev);
-            }
+            debug_assert!(t >= self.now);
             self.now = t;
             self.counters.events += 1;
             self.prefetch_next();
@@ -1018,70 +953,6 @@ impl Sim {
             self.now = self.end_limit;
             self.finished = true;
         }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn split_current(&mut self, ev: Ev) {
-        self.split.as_mut().expect("split emulation").current = Some(ev);
-    }
-
-    /// `run_until` on the split schedule (`emulate_split`): windows that end at the next grid boundary, the
-    /// next fabric-wide event or `limit`, whichever comes first; in each, the first half's events, then the
-    /// second's; the fabric-wide events at a barrier at their time, before the nodes' events of that time.
-    /// Each part runs through `run_until`'s own loop (`in_window`).
-    fn run_until_split(&mut self, limit: Time) -> bool {
-        let g = self.grid.0;
-        while !self.finished {
-            let until = limit.min(self.end_limit);
-            let s = self.split.as_ref().expect("split emulation");
-            let peek = |i: usize| if i == s.running { self.q.peek_time() } else { s.queues[i].peek_time() };
-            let global = peek(2);
-            let earliest = [peek(0), peek(1), global].into_iter().flatten().min();
-            let Some(earliest) = earliest.filter(|&e| e <= until) else {
-                self.out_of_events(earliest.is_none(), limit);
-                break;
-            };
-            // empty windows are skipped
-            let from = s.from.max(Time(earliest.0 / g * g));
-            if global == Some(from) {
-                // a barrier: both halves have run everything before `from`
-                self.split_part(2, from, from);
-                continue;
-            }
-            let mut end = Time((from.0 / g + 1) * g);
-            if let Some(t) = global {
-                end = end.min(t);
-            }
-            let end = end.min(Time(until.0.saturating_add(1)));
-            for h in 0..2 {
-                if !self.finished {
-                    self.split_part(h, end, Time(end.0 - 1));
-                }
-            }
-            self.split.as_mut().expect("split emulation").from = end;
-        }
-        if self.finished {
-            self.finalize();
-        }
-        self.finished
-    }
-
-    /// Run queue `i` (a half's, or the fabric-wide one) up to `last` through `run_until`'s loop, in a window
-    /// that ends (exclusive) at `end`.
-    fn split_part(&mut self, i: usize, end: Time, last: Time) {
-        let s = self.split.as_mut().expect("split emulation");
-        if s.running != i {
-            let seq = self.q.pushed();
-            std::mem::swap(&mut self.q, &mut s.queues[s.running]);
-            std::mem::swap(&mut self.q, &mut s.queues[i]);
-            self.q.continue_seq(seq);
-            s.running = i;
-        }
-        s.window_end = end;
-        self.in_window = true;
-        self.run_until(last);
-        self.in_window = false;
     }
 
     /// The source of the events `ev`'s handler schedules (`run.event_order = "node"`): its node, counted
@@ -1162,44 +1033,6 @@ impl Sim {
             return Err("the fabric has no link between the halves to split at".into());
         }
         Ok(half)
-    }
-
-    /// Run the rest of this simulation in the order two threads would run it with the nodes split in two
-    /// halves (`SplitEmulation`), serially. Returns the longest window (ps): the grid. With
-    /// `run.event_order = "node"` the results must be those of the ordinary run, as long as no node acts
-    /// on another's state other than through an event at least a window later; an event that would has
-    /// the run stop with a message naming it. Call before the run starts.
-    pub fn emulate_split(&mut self) -> Result<u64, String> {
-        assert!(self.counters.events == 0, "emulate_split before the run");
-        if self.pair.is_some() {
-            return Err("run.threads: this run is split in two parts already".into());
-        }
-        let half = self.halves()?;
-        // what set-up scheduled, with its keys, into the halves' queues and the fabric-wide one
-        let (pending, seq) = (self.q.drain_keyed(), self.q.pushed());
-        let (shift, bits) = wheel_shape(&self.ports);
-        let (mut q0, mut q1, mut global) = (EventQueue::with_wheel(shift, bits), EventQueue::with_wheel(shift, bits), EventQueue::new());
-        for (key, ev, timer) in pending {
-            match self.event_node(ev).map(|n| half[n as usize]) {
-                None => global.push_keyed(key, ev, timer),
-                Some(0) => q0.push_keyed(key, ev, timer),
-                Some(_) => q1.push_keyed(key, ev, timer),
-            }
-        }
-        q0.continue_seq(seq);
-        self.q = q0;
-        self.divert = true;
-        self.split = Some(Box::new(SplitEmulation {
-            half,
-            current: None,
-            queues: [EventQueue::new(), q1, global],
-            running: 0,
-            window_end: Time::ZERO,
-            from: Time::ZERO,
-        }));
-        // the windows are no longer than the grid (no node can affect another sooner) and end on its
-        // boundaries, where a run with the node order may end (`grid_end`)
-        Ok(self.grid.0)
     }
 
     /// Start bringing into the cache what the next event will read (its packet, its port's lines, its PFC

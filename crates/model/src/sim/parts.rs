@@ -836,10 +836,23 @@ fn taking_turns(a: &mut Sim, b: &mut Sim, p: &mut Plan, until: Until) -> (Ended,
 /// (`threads` false) taking turns on this one, whatever its `run.threads`; returns a simulation holding
 /// the whole run's results (flow table, counters, ports, summary) as the ordinary run would.
 pub fn run_in_parts(json: &str, drive: Drive) -> Result<Sim, ConfigError> {
-    let sc = crate::config::parse_scenario(json)?;
-    let mut sim = split(&sc, drive)?;
+    let mut sim = build_in_parts(json, drive)?;
     sim.run();
     Ok(sim)
+}
+
+/// A scenario (JSON, with `run.event_order = "node"`) built split in two parts, driven by `drive`, not run
+/// yet (`detailsim check-split` runs it taking turns: what two threads do, on one).
+pub fn build_in_parts(json: &str, drive: Drive) -> Result<Sim, ConfigError> {
+    let sc = crate::config::parse_scenario(json)?;
+    split(&sc, drive)
+}
+
+impl Sim {
+    /// A split run's window: the cut's lookahead (None if the run is not split).
+    pub fn split_window(&self) -> Option<Time> {
+        self.pair.as_ref().map(|p| p.plan.lookahead)
+    }
 }
 
 /// Join the two parts' results into `a`: counters added up, each port's state from its half's part, each
