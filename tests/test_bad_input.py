@@ -298,3 +298,20 @@ def test_flow_rows_after_the_window_are_reported_not_dropped_silently(tmp_path, 
     assert json.loads(r.stdout)["flow_rows_not_started"] == [{"workload": 0, "rows": 2}]
     assert "warning: workload[0]: 2 flow row(s) start at or after run.duration and never start" in r.stderr
     assert detailsim.run(str(sc), duration="1s").summary["flow_rows_not_started"] == []
+
+
+def test_both_cdf_readers_are_one_reader(tmp_path):
+    """A flow-size CDF (workload cdf) and an FCT CDF (analyze --fct-from) are read by one reader
+    (cdf.numeric_rows): the same damaged line gets the same message, naming the file and the line."""
+    from detailsim._core import ScenarioError
+    from detailsim.analyze import load_cdf
+    from detailsim.cdf import load_points
+
+    bad = tmp_path / "sizes.cdf"
+    bad.write_text("# size p\n100 0.5\n200 x\n")
+    msgs = []
+    for read, field in ((lambda: load_points(str(bad), field="cdf"), "cdf"), (lambda: load_cdf(bad, "ms"), "--fct-from")):
+        with pytest.raises(ScenarioError) as e:
+            read()
+        msgs.append(str(e.value).removeprefix(f"{field}: "))
+    assert msgs[0].split(" (expected")[0] == msgs[1].split(" (expected")[0] == "sizes.cdf:3: not numbers", msgs

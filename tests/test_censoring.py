@@ -92,3 +92,22 @@ def test_a_reduction_over_a_bound_is_a_bound():
     assert red["reduction_pct"].to_list() == [60.0, 60.0]
     # FH's tail is at least 10 ms: DeTail's cut is at least 60%; DeTail's is at least 4 ms: at most 60%
     assert red["reduction_bound"].to_list() == ["lower", "upper"]
+
+
+def test_nearest_rank_is_the_rule_where_numpy_inverted_cdf_rounds_up():
+    """The nearest rank (the smallest value with at least q of the data at or below it) is computed by
+    `results.rank_of`, not by np.quantile(method="inverted_cdf"): numpy takes q * n - 1 in floating point,
+    so where q * n lands a hair above an integer (0.07 * 100 = 7.000000000000001) it returns the next
+    value. Ours gives the 7th of 100 values; numpy the 8th."""
+    import numpy as np
+
+    from detailsim.results import QUANTILES, nearest_rank
+
+    v = np.arange(1.0, 101.0)
+    assert nearest_rank(v, 0.07) == 7.0
+    assert float(np.quantile(v, 0.07, method="inverted_cdf")) == 8.0
+    # for the quantiles the tables use, both agree at every n up to 5,000
+    for q in QUANTILES.values():
+        for n in range(1, 5001):
+            x = np.arange(float(n))
+            assert nearest_rank(x, q) == float(np.quantile(x, q, method="inverted_cdf")), (q, n)

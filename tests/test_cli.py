@@ -92,3 +92,19 @@ def test_malformed_toml(tmp_path):
     p.write_text("[topology\nkind = 'single_switch'\n")
     r = run_cli("run", str(p))
     assert r.returncode == 2 and "not valid TOML" in r.stderr
+
+
+def test_every_command_that_runs_a_scenario_declares_its_options_once():
+    """run, live and check-split take SCENARIO, --scheme, --set, --seed and --duration from one declaration
+    (cli._scenario_options): the same names and help (live adds what its seed means)."""
+    from detailsim.cli import main as cli_main
+
+    def opts(name):
+        cmd = cli_main.commands[name]
+        return {p.name: (p.opts, getattr(p, "help", None)) for p in cmd.params if p.name in ("scheme", "sets", "seed", "duration")}
+
+    run, live, check = opts("run"), opts("live"), opts("check-split")
+    assert set(run) == set(live) == set(check) == {"scheme", "sets", "seed", "duration"}
+    assert run["scheme"] == live["scheme"] == check["scheme"]
+    assert run["sets"] == live["sets"] and check["sets"][1].startswith(run["sets"][1].rstrip("."))
+    assert live["seed"][1].startswith(run["seed"][1].rstrip("."))

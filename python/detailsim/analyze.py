@@ -48,21 +48,10 @@ class Dist:
 
 
 def load_cdf(path: Path, unit: str) -> Dist:
-    from .cdf import read_text
+    from .cdf import numeric_rows
 
-    rows = []
-    text = read_text(path, "--fct-from", "a CDF: lines of '<fct> <cumulative probability>'")
-    for i, line in enumerate(text.splitlines(), 1):
-        line = line.split("#")[0].replace(",", " ").strip()
-        if not line:
-            continue
-        parts = line.split()
-        try:
-            rows.append((float(parts[0]), float(parts[-1])))
-        except (ValueError, IndexError):
-            raise ScenarioError(f"--fct-from: {path}:{i}: expected '<fct> <cumulative probability>', got {line!r}") from None
-        if not all(np.isfinite(rows[-1])) or rows[-1][0] < 0 or rows[-1][1] < 0:
-            raise ScenarioError(f"--fct-from: {path}:{i}: values must be finite and non-negative, got {line!r}")
+    # (the first column is the FCT, the last the cumulative probability)
+    rows = [(nums[0], nums[-1]) for _, nums in numeric_rows(path, "--fct-from", "a CDF: lines of '<fct> <cumulative probability>'")]
     if len(rows) < 1:
         raise ScenarioError(f"--fct-from: {path}: no points")
     x = np.array([r[0] for r in rows]) * UNITS[unit]

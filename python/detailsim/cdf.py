@@ -35,6 +35,25 @@ def read_text(path: Path, field: str, what: str) -> str:
         raise ScenarioError(f"{field}: cannot read {str(path)!r}: {e.strerror}") from None
 
 
+def numeric_rows(path: Path, field: str, what: str) -> list[tuple[int, list[float]]]:
+    """The one reader of the CDF text files (a flow-size CDF, an FCT CDF): per line that holds anything
+    before a `#`, its number and its numbers (separated by spaces or commas), each finite and
+    non-negative; anything else is a ScenarioError naming `field`, the file and the line."""
+    rows: list[tuple[int, list[float]]] = []
+    for i, line in enumerate(read_text(path, field, what).splitlines(), 1):
+        parts = line.split("#")[0].replace(",", " ").split()
+        if not parts:
+            continue
+        try:
+            nums = [float(x) for x in parts]
+        except ValueError:
+            raise ScenarioError(f"{field}: {path.name}:{i}: not numbers (expected {what}): {line!r}") from None
+        if not all(math.isfinite(x) and x >= 0 for x in nums):
+            raise ScenarioError(f"{field}: {path.name}:{i}: values must be finite and non-negative: {line!r}")
+        rows.append((i, nums))
+    return rows
+
+
 def load_points(spec: str, base: Path | None = None, field: str = "cdf") -> list[list[float]]:
     """(bytes, cumulative probability 0..1) points of a bundled name or a file."""
     if not isinstance(spec, str) or not spec:
@@ -47,18 +66,8 @@ def load_points(spec: str, base: Path | None = None, field: str = "cdf") -> list
             path = base / path
         if not path.is_file():
             raise ScenarioError(f"{field}: {spec!r} is neither a bundled CDF ({', '.join(BUNDLED)}) nor a file")
-    text = read_text(path, field, "lines of numbers")
     rows: list[list[float]] = []
-    for i, line in enumerate(text.splitlines(), 1):
-        parts = line.split("#")[0].replace(",", " ").split()
-        if not parts:
-            continue
-        try:
-            nums = [float(x) for x in parts]
-        except ValueError:
-            raise ScenarioError(f"{field}: {path.name}:{i}: not numbers: {line!r}") from None
-        if not all(math.isfinite(x) and x >= 0 for x in nums):
-            raise ScenarioError(f"{field}: {path.name}:{i}: values must be finite and non-negative: {line!r}")
+    for i, nums in numeric_rows(path, field, "lines of numbers"):
         if len(nums) == 3:
             rows.append([nums[0] * NS2_PACKET, nums[2]])
         elif len(nums) == 2:

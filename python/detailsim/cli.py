@@ -102,16 +102,18 @@ def main() -> None:
     """detailsim: packet-level datacenter network simulator for flow-completion-time tails."""
 
 
-def _scenario_options(duration_example: str, set_note: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """SCENARIO and the options that change it: --scheme, --set, --seed, --duration."""
+def _scenario_options(duration_example: str, set_note: str = "", seed_note: str = "",
+                      required: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """SCENARIO and the options that change it: --scheme, --set, --seed, --duration (declared here once
+    for every command that runs a scenario)."""
 
     def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
         for option in reversed([
-            click.argument("scenario"),
+            click.argument("scenario", required=required),
             click.option("--scheme", help="Scheme preset (see `detailsim schemes`); replaces the scenario's scheme.preset."),
             click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
                          help=f"Override any key by dotted path, e.g. topology.link_rate=10Gbps (repeatable){set_note}."),
-            click.option("--seed", type=int, help="Master random seed (run.seed)."),
+            click.option("--seed", type=int, help=f"Master random seed (run.seed){seed_note}."),
             click.option("--duration", help=f'Arrival window (run.duration), e.g. "{duration_example}".'),
         ]):
             f = option(f)
@@ -214,11 +216,7 @@ def _live_errors() -> Iterator[None]:
 
 
 @main.command("live")
-@click.argument("scenario", required=False)
-@click.option("--scheme", help="Scheme preset; replaces the scenario's scheme.preset.")
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override any key by dotted path (repeatable).")
-@click.option("--seed", type=int, help="Master random seed (run.seed): the flows replayed are the simulator's for this seed.")
-@click.option("--duration", help='Arrival window (run.duration), e.g. "0.5s".')
+@_scenario_options("0.5s", seed_note=": the flows replayed are the simulator's for this seed", required=False)
 @click.option("--out", "out", type=click.Path(file_okay=False), help="Write flows.parquet, ports.parquet, summary.json, scenario.json here.")
 @click.option("--drain", default="2s", show_default=True, help="Time after the last arrival for flows to finish.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")

@@ -23,12 +23,21 @@ fn split_num(s: &str) -> Option<(f64, &str)> {
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
     let help = "a positive rate such as \"1Gbps\" (units bps, Kbps, Mbps, Gbps, Tbps)";
     let (v, u) = split_num(s).ok_or_else(|| format!("expected {help}, got {s:?}"))?;
-    let mult = match u.to_ascii_lowercase().as_str() {
-        "bps" => 1.0,
-        "kbps" => 1e3,
-        "mbps" => 1e6,
-        "gbps" => 1e9,
-        "tbps" => 1e12,
+    // the prefix's case does not matter; the b of bps must be a small one: "GBps" is bytes per second,
+    // which a rate in bits must not silently take for 1/8 of itself
+    let (prefix, per_s) = u.split_at(u.len().saturating_sub(3));
+    if per_s.len() == 3 && per_s.starts_with('B') && per_s[1..].eq_ignore_ascii_case("ps") {
+        return Err(format!("expected {help}, got {s:?}: rates are in bits per second (a capital B is bytes; 1GBps is 8Gbps)"));
+    }
+    if per_s != "bps" {
+        return Err(format!("expected {help}, got {s:?}"));
+    }
+    let mult = match prefix.to_ascii_lowercase().as_str() {
+        "" => 1.0,
+        "k" => 1e3,
+        "m" => 1e6,
+        "g" => 1e9,
+        "t" => 1e12,
         _ => return Err(format!("expected {help}, got {s:?}")),
     };
     let bps = v * mult;
@@ -175,6 +184,14 @@ mod tests {
         assert_eq!(parse_rate("2.5Gbps").unwrap(), Rate(2_500_000_000));
         assert!(parse_rate("-1Gbps").is_err());
         assert!(parse_rate("1Gb").is_err());
+        // the prefix in either case, but bytes per second refused, naming the mistake
+        assert_eq!(parse_rate("1gbps").unwrap(), Rate::gbps(1));
+        assert_eq!(parse_rate("10KBPS".replace("KBPS", "kbps").as_str()).unwrap(), Rate(10_000));
+        for bytes in ["1GBps", "1GBPS", "1Bps", "100MBps"] {
+            let e = parse_rate(bytes).unwrap_err();
+            assert!(e.contains("bits per second") && e.contains("1GBps is 8Gbps"), "{bytes}: {e}");
+        }
+        assert!(parse_rate("1GbPS").is_err());
         assert!(parse_rate("fast").is_err());
     }
     #[test]
