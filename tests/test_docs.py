@@ -62,3 +62,14 @@ def test_every_schema_key_is_documented(path, base):
 def test_every_preset_is_documented():
     for name, _ in _core.presets():
         assert f"`{name}`" in DOC
+
+
+def test_live_does_not_import_the_simulator():
+    """The live forwarder builds on the scenario's network (crate::fabric), not on a simulation (issue 35)."""
+    import re
+    from pathlib import Path
+
+    live = Path(__file__).parents[1] / "crates" / "model" / "src" / "live"
+    for f in sorted(live.glob("*.rs")):
+        uses = [ln for ln in f.read_text().splitlines() if re.search(r"crate::sim\b|\bSim::|use crate::sim", ln)]
+        assert not uses, f"{f.name}: {uses}"

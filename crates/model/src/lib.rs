@@ -20,6 +20,7 @@
 //! ```
 
 pub mod config;
+pub mod fabric;
 pub mod live;
 pub mod mechanisms;
 pub mod packet;
@@ -29,6 +30,14 @@ pub mod stats;
 pub mod topology;
 pub mod transport;
 pub mod units;
+
+/// RNG purposes (the second half of a stream's seed, the first being the component: a node, a workload).
+pub mod purpose {
+    pub const SALT: u64 = 1;
+    pub const SCATTER: u64 = 2;
+    pub const ARRIVALS: u64 = 3;
+    pub const BACKGROUND: u64 = 4;
+}
 
 pub use config::{parse_scenario, ConfigError, Scenario, PRESETS};
 pub use sim::Sim;

@@ -189,8 +189,8 @@ impl Simulation {
         d.set_item("prio", PyBytes::new(py, &t.prio))?;
         d.set_item("pause", PyBytes::new(py, &t.pause))?;
         d.set_item("unpause", PyBytes::new(py, &t.unpause))?;
-        d.set_item("nodes", self.sim.topo.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>())?;
-        d.set_item("is_host", self.sim.topo.nodes.iter().map(|n| n.kind == detailsim_model::topology::NodeKind::Host).collect::<Vec<_>>())?;
+        d.set_item("nodes", self.sim.fab.topo.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>())?;
+        d.set_item("is_host", self.sim.fab.topo.nodes.iter().map(|n| n.kind == detailsim_model::topology::NodeKind::Host).collect::<Vec<_>>())?;
         Ok(Some(d))
     }
 }
@@ -233,30 +233,36 @@ fn pias_fractions_of(points: Vec<[f64; 2]>, alphas: Vec<u64>) -> Vec<f64> {
     detailsim_model::mechanisms::pias::fractions_of(&points, &alphas)
 }
 
+/// A scenario's network and scheme as a run builds them (`Sim::network`).
+fn network(scenario_json: &str) -> PyResult<(detailsim_model::fabric::Fabric, detailsim_model::config::Scheme)> {
+    let sc = detailsim_model::parse_scenario(scenario_json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    Sim::network(&sc).map_err(|e| ScenarioError::new_err(e.to_string()))
+}
+
 /// Live mode: the fabric of a scenario as the namespaces need it (JSON): hosts (index, node name, its port,
 /// IPv4 address, MAC) and ports (index, node name, peer port, host index or null).
 #[pyfunction]
 fn live_layout(scenario_json: &str) -> PyResult<String> {
     use detailsim_model::live::frame;
     guarded(|| {
-        let sim = Sim::from_json(scenario_json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
-        if let Some(why) = detailsim_model::live::Fabric::unsupported(&sim) {
+        let (net, scheme) = network(scenario_json)?;
+        if let Some(why) = detailsim_model::live::Fabric::unsupported(&scheme) {
             return Err(ScenarioError::new_err(why));
         }
-        let fab = detailsim_model::live::Fabric::from_sim(&sim);
+        let fab = detailsim_model::live::Fabric::new(&net, &scheme);
         let ip = |i: u32| std::net::Ipv4Addr::from(frame::host_ip(i)).to_string();
         let mac = |m: [u8; 6]| m.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":");
         let hosts: Vec<serde_json::Value> = (0..fab.hosts.len() as u32)
-            .map(|h| serde_json::json!({"index": h, "name": sim.topo.nodes[fab.hosts[h as usize] as usize].name, "port": fab.host_port[h as usize], "ip": ip(h), "mac": mac(frame::host_mac(h))}))
+            .map(|h| serde_json::json!({"index": h, "name": net.node_name(fab.hosts[h as usize]), "port": fab.host_port[h as usize], "ip": ip(h), "mac": mac(frame::host_mac(h))}))
             .collect();
         let ports: Vec<serde_json::Value> = fab.ports.iter().enumerate()
-            .map(|(p, pt)| serde_json::json!({"index": p, "node": sim.topo.nodes[pt.node as usize].name, "peer": pt.peer, "host": pt.host, "rate_bps": pt.rate.0, "mac": mac(frame::port_mac(p as u32))}))
+            .map(|(p, pt)| serde_json::json!({"index": p, "node": net.node_name(pt.node), "peer": pt.peer, "host": pt.host, "rate_bps": pt.rate.0, "mac": mac(frame::port_mac(p as u32))}))
             .collect();
         // the hosts' kernel TCP is set as close to the scheme's TCP as Linux allows (docs/live.md)
-        let t = &sim.scheme.tcp;
+        let t = &scheme.tcp;
         let tcp = serde_json::json!({"rto_min_ms": t.rto_min.0 as f64 / 1e9, "initial_window": t.initial_window,
             "fast_retransmit": t.fast_retransmit, "delayed_ack": t.delayed_ack, "ecn": t.ecn});
-        Ok(serde_json::json!({"hosts": hosts, "ports": ports, "scheme": sim.scheme.name, "tcp": tcp}).to_string())
+        Ok(serde_json::json!({"hosts": hosts, "ports": ports, "scheme": scheme.name, "tcp": tcp}).to_string())
     })
 }
 
@@ -266,13 +272,13 @@ fn live_layout(scenario_json: &str) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(signature = (scenario_json, deadline_s, stop_file, ready_file = None))]
 fn live_forward(py: Python<'_>, scenario_json: &str, deadline_s: f64, stop_file: &str, ready_file: Option<&str>) -> PyResult<String> {
-    let sim = Sim::from_json(scenario_json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
-    let mut fab = detailsim_model::live::Fabric::from_sim(&sim);
+    let (net, scheme) = network(scenario_json)?;
+    let mut fab = detailsim_model::live::Fabric::new(&net, &scheme);
     let stop = std::path::PathBuf::from(stop_file);
     let ready = ready_file.map(std::path::PathBuf::from);
     let res = py.detach(|| live_io::forward(&mut fab, std::time::Duration::from_secs_f64(deadline_s.max(0.0)), &stop, ready.as_deref()));
     let st = res.map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
-    let name = |n: u32| sim.topo.nodes[n as usize].name.clone();
+    let name = |n: u32| net.node_name(n).to_string();
     let mut late = detailsim_model::live::fabric::LateHist::default();
     for p in &fab.ports {
         late.merge(&p.stats.late_ns);

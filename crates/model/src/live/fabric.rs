@@ -12,8 +12,8 @@
 //!
 //! Like every component it takes `now` and an input and pushes what to do (`Out`: a frame to write to a
 //! port's or a host's interface) to a buffer; the caller owns the sockets and the clock. Everything is
-//! built from a `Sim` of the same scenario, so topology, routes, thresholds, markers and random streams are
-//! exactly the simulator's. Differences from the simulator, on purpose: the crossbar moves a frame at once
+//! built from the scenario's network as the simulator builds it (`crate::fabric::Fabric`), so topology, routes,
+//! thresholds, markers and random streams are exactly the simulator's. Differences from the simulator, on purpose: the crossbar moves a frame at once
 //! (a software switch has no fabric bottleneck; it still waits while the egress is full, which is what backs
 //! pressure up into the ingress and PFC); a PFC frame leaves at once and takes effect when it arrives
 //! (the stop delay is the real one); propagation is whatever the veth and the forwarding loop take.
@@ -27,7 +27,7 @@ use crate::mechanisms::pfc::{DataCheck, PfcFrame, PfcPort, PFC_FRAME_WIRE};
 use crate::mechanisms::queue::{Fifo, IngressQueue, PrioQueue, NIL};
 use crate::packet::{PacketId, ECN_CE};
 use crate::routing::Routes;
-use crate::sim::Sim;
+use crate::config::Scheme;
 use crate::topology::Framing;
 use detailsim_engine::{Rate, Stream, Time};
 
@@ -240,8 +240,7 @@ const CATCH_UP_BYTES: u64 = 1538;
 impl Fabric {
     /// Why a scheme cannot run live (the field and what live mode supports), if it cannot: the live
     /// queues are strict priority and FIFO, and a switch neither detours (DIBS) nor evicts.
-    pub fn unsupported(sim: &Sim) -> Option<String> {
-        let s = &sim.scheme;
+    pub fn unsupported(s: &Scheme) -> Option<String> {
         if s.scheduling != crate::config::Scheduling::StrictPriority {
             return Some(format!("scheme.scheduling: live mode runs strict_priority only (the scheme {} uses {:?})", s.name, s.scheduling));
         }
@@ -258,16 +257,16 @@ impl Fabric {
         None
     }
 
-    /// The live fabric of a scenario: the simulator's ports, queues, thresholds, markers and streams (check
-    /// `unsupported` first).
-    pub fn from_sim(sim: &Sim) -> Fabric {
-        let pfc_on = sim.scheme.flow_control == crate::config::FlowControl::Pfc;
-        let mut ports = Vec::with_capacity(sim.ports.len());
-        let mut host_of_node = vec![None; sim.nodes.len()];
-        for (i, &n) in sim.hosts.iter().enumerate() {
+    /// The live fabric of a scenario's network (`crate::fabric::Fabric`, as the simulator builds it): its
+    /// ports, queues, thresholds, markers and streams (check `unsupported` first).
+    pub fn new(net: &crate::fabric::Fabric, scheme: &Scheme) -> Fabric {
+        let pfc_on = scheme.flow_control == crate::config::FlowControl::Pfc;
+        let mut ports = Vec::with_capacity(net.ports.len());
+        let mut host_of_node = vec![None; net.nodes.len()];
+        for (i, &n) in net.hosts.iter().enumerate() {
             host_of_node[n as usize] = Some(i as u32);
         }
-        for (p, sp) in sim.ports.iter().enumerate() {
+        for (p, sp) in net.ports.iter().enumerate() {
             let eg = PrioQueue::<Fifo>::new(sp.eg.cap).per_priority(sp.eg.per_prio);
             ports.push(LivePort {
                 node: sp.node,
@@ -276,8 +275,8 @@ impl Fabric {
                 rate: sp.rate,
                 ing: IngressQueue::new(sp.ing.cap),
                 eg,
-                pfc: PfcPort { ingress: sim.pfc.get(p).map(|x| x.ingress.clone()).unwrap_or_default(), egress: Default::default() },
-                marker: sim.markers.get(p).cloned().unwrap_or(Marker::Off),
+                pfc: PfcPort { ingress: net.pfc.get(p).map(|x| x.ingress.clone()).unwrap_or_default(), egress: Default::default() },
+                marker: net.markers.get(p).cloned().unwrap_or(Marker::Off),
                 xbar: Crossbar::default(),
                 xbar_rate: sp.xbar_rate,
                 xbar_done: Time::ZERO,
@@ -288,20 +287,20 @@ impl Fabric {
                 stats: PortStats::default(),
             });
         }
-        let nodes = sim.nodes.iter().map(|n| LiveNode { is_switch: n.is_switch, port_base: n.port_base, fwd: n.fwd, rng: n.rng.clone() }).collect();
-        let host_port = sim.hosts.iter().map(|&n| sim.nodes[n as usize].port_base).collect();
+        let nodes = net.nodes.iter().map(|n| LiveNode { is_switch: n.is_switch, port_base: n.port_base, fwd: n.fwd, rng: n.rng.clone() }).collect();
+        let host_port = net.hosts.iter().map(|&n| net.nodes[n as usize].port_base).collect();
         Fabric {
             ports,
             nodes,
-            routes: sim.routes.clone(),
-            hosts: sim.hosts.clone(),
+            routes: net.routes.clone(),
+            hosts: net.hosts.clone(),
             host_port,
-            lb: sim.scheme.load_balancing,
-            alb: sim.scheme.alb.clone(),
+            lb: scheme.load_balancing,
+            alb: scheme.alb.clone(),
             pfc_on,
-            pfc_mask: sim.scheme.pfc.priorities,
-            ignore_limit: sim.scheme.pfc.ignore_limit,
-            framing: sim.framing,
+            pfc_mask: scheme.pfc.priorities,
+            ignore_limit: scheme.pfc.ignore_limit,
+            framing: net.framing,
             frames: Vec::new(),
             meta: Vec::new(),
             free: Vec::new(),
@@ -668,7 +667,18 @@ mod tests {
             r#"{{"run": {{"duration": "1ms"}}, "topology": {{"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"}},
                "scheme": {{"preset": "{preset}"}}, "workload": []}}"#
         );
-        Fabric::from_sim(&Sim::from_json(&json).expect("scenario"))
+        let (net, scheme) = network(&json);
+        Fabric::new(&net, &scheme)
+    }
+
+    /// A scenario's network and scheme as the simulator builds them (these scenarios have no queue limit
+    /// and no fault).
+    fn network(json: &str) -> (crate::fabric::Fabric, Scheme) {
+        let sc = crate::config::parse_scenario(json).expect("scenario");
+        let scheme = sc.scheme.resolve().expect("scheme");
+        let mut net = crate::fabric::Fabric::build(&sc, &scheme, &detailsim_engine::RngStreams::new(sc.run.seed)).expect("network");
+        net.pfc_setup(&scheme, &[]).expect("pfc");
+        (net, scheme)
     }
 
     fn outs(f: &mut Fabric) -> Vec<Out> {
@@ -852,17 +862,17 @@ mod tests {
 
     #[test]
     fn schemes_live_mode_does_not_model_are_refused_by_name() {
-        let sim = |preset: &str| {
+        let scheme_of = |preset: &str| {
             let json = format!(r#"{{"topology": {{"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"}}, "scheme": {{"preset": "{preset}"}}, "workload": []}}"#);
-            Sim::from_json(&json).expect("scenario")
+            network(&json).1
         };
         for ok in ["fh", "detail", "dctcp"] {
-            assert_eq!(Fabric::unsupported(&sim(ok)), None, "{ok}");
+            assert_eq!(Fabric::unsupported(&scheme_of(ok)), None, "{ok}");
         }
-        assert!(Fabric::unsupported(&sim("pfabric")).expect("refused").starts_with("scheme.scheduling"));
-        assert!(Fabric::unsupported(&sim("dibs")).expect("refused").starts_with("scheme.dibs"));
-        let pias = Sim::from_json(r#"{"topology": {"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"},
-            "scheme": {"preset": "pias", "tcp": {"mlfq_thresholds": ["10KB", "100KB"]}}, "workload": []}"#).expect("scenario");
+        assert!(Fabric::unsupported(&scheme_of("pfabric")).expect("refused").starts_with("scheme.scheduling"));
+        assert!(Fabric::unsupported(&scheme_of("dibs")).expect("refused").starts_with("scheme.dibs"));
+        let pias = network(r#"{"topology": {"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"},
+            "scheme": {"preset": "pias", "tcp": {"mlfq_thresholds": ["10KB", "100KB"]}}, "workload": []}"#).1;
         assert!(Fabric::unsupported(&pias).expect("refused").starts_with("scheme.tcp.mlfq_thresholds"));
     }
 

@@ -31,9 +31,9 @@ impl Sim {
     /// enqueue, against the NIC queue), and its buffer is bounded: senders send no more data than it takes
     /// (`prep_sender`), and a control segment that does not fit is a `host_buffer` drop.
     pub(crate) fn host_send(&mut self, node: u32, mut pkt: Packet) {
-        let port = self.nodes[node as usize].port_base;
+        let port = self.fab.nodes[node as usize].port_base;
         self.counters.pkts_created += 1;
-        let e = &mut self.ports[port as usize];
+        let e = &mut self.fab.ports[port as usize];
         let wire = pkt.wire as u64;
         if self.scheme.source_ecn && source_mark(pkt.ecn, || e.eg.drain_bytes(pkt.prio), self.scheme.source_ecn_threshold) {
             pkt.ecn = ECN_CE;
@@ -55,11 +55,11 @@ impl Sim {
             return;
         }
         let now = self.now;
-        let e = &mut self.ports[port as usize].eg;
+        let e = &mut self.fab.ports[port as usize].eg;
         e.advance(now);
         e.reserve(pkt.prio, wire);
         self.mark_ecn(port, pid, wire); // a NIC marks, never drops
-        self.ports[port as usize].eg.enlist_packet(pid, &mut self.pkts);
+        self.fab.ports[port as usize].eg.enlist_packet(pid, &mut self.pkts);
         self.tx_try(port);
     }
 
@@ -68,7 +68,7 @@ impl Sim {
     #[inline]
     fn prep_sender(&mut self, tr: u32) {
         let src = self.transfers.get(tr).src;
-        let room = self.nic.room(&self.ports[self.nodes[src as usize].port_base as usize].eg);
+        let room = self.nic.room(&self.fab.ports[self.fab.nodes[src as usize].port_base as usize].eg);
         let snd = &mut self.transfers.get_mut(tr).snd;
         snd.nic_room = room.min(u32::MAX as u64) as u32;
         snd.nic_limited = false;
@@ -85,23 +85,23 @@ impl Sim {
     }
 
     fn nic_block(&mut self, src: u32, tr: u32, prio: u8, uid: u32) {
-        let port = self.nodes[src as usize].port_base;
+        let port = self.fab.nodes[src as usize].port_base;
         if self.nic_waiting[src as usize].block(prio, tr, uid) {
             self.counters.nic_blocked += 1;
         }
-        self.ports[port as usize].nic_blocked = true;
+        self.fab.ports[port as usize].nic_blocked = true;
     }
 
     /// Whether host `node`'s NIC takes `wire` bytes of data now (it keeps headroom for control).
     #[inline]
     fn nic_admits(&self, node: u32, wire: u64) -> bool {
-        self.nic.admits(&self.ports[self.nodes[node as usize].port_base as usize].eg, wire)
+        self.nic.admits(&self.fab.ports[self.fab.nodes[node as usize].port_base as usize].eg, wire)
     }
 
     /// The NIC of host port `port` sent a frame and transfers wait for room: resume them, highest priority
     /// first, while a full data frame fits.
     pub(crate) fn nic_wake(&mut self, port: u32) {
-        let node = self.ports[port as usize].node;
+        let node = self.fab.ports[port as usize].node;
         while !self.nic_waiting[node as usize].is_empty() && self.nic_admits(node, self.nic.frame) {
             let (tr, uid) = self.nic_waiting[node as usize].take_next().expect("non-empty");
             let t = self.transfers.get(tr);
@@ -118,7 +118,7 @@ impl Sim {
             self.scratch = out;
             self.sync_rtx_timer(tr);
         }
-        self.ports[port as usize].nic_blocked = !self.nic_waiting[node as usize].is_empty();
+        self.fab.ports[port as usize].nic_blocked = !self.nic_waiting[node as usize].is_empty();
     }
 
     /// Create a transfer of `size` bytes from `src` to `dst` for application flow `app`, and start it.
@@ -242,7 +242,7 @@ impl Sim {
             p.kind = s.kind;
             p.seq = s.seq;
             p.len = s.len;
-            p.wire = self.framing.wire(s.len + HEADERS);
+            p.wire = self.fab.framing.wire(s.len + HEADERS);
             p.retx = s.retx;
             p.prio = (p.prio + s.level).min(7);
             p.rank = if s.kind == SegKind::Data { remaining.unwrap_or(s.seq) } else { 0 };
@@ -275,7 +275,7 @@ impl Sim {
             dst: t.src,
             seq: a.ack,
             len: 0,
-            wire: self.framing.wire(HEADERS),
+            wire: self.fab.framing.wire(HEADERS),
             ts: self.now.0,
             ts_echo: a.ts_echo.0,
             hash: t.hash_rev,
@@ -604,21 +604,21 @@ impl Sim {
     /// sender's NIC, then each switch's first acceptable port. Empty when there is no path.
     pub(crate) fn path_ports(&self, src: u32, dst: u32, out: &mut Vec<u32>) {
         out.clear();
-        let mut port = self.nodes[src as usize].port_base;
-        for _ in 0..=self.nodes.len() {
+        let mut port = self.fab.nodes[src as usize].port_base;
+        for _ in 0..=self.fab.nodes.len() {
             out.push(port);
-            let node = self.ports[port as usize].peer_node;
-            let nd = &self.nodes[node as usize];
+            let node = self.fab.ports[port as usize].peer_node;
+            let nd = &self.fab.nodes[node as usize];
             if !nd.is_switch {
                 if node != dst {
                     out.clear();
                 }
                 return;
             }
-            port = if self.routes.edge[dst as usize] == node {
-                self.routes.edge_port[dst as usize]
+            port = if self.fab.routes.edge[dst as usize] == node {
+                self.fab.routes.edge_port[dst as usize]
             } else {
-                let row = self.routes.row(node, dst);
+                let row = self.fab.routes.row(node, dst);
                 if crate::routing::count(row) == 0 {
                     break;
                 }
@@ -632,17 +632,17 @@ impl Sim {
     /// `src` to host `dst` in an idle fabric (every link's own rate and delay, each switch's forwarding
     /// delay and crossbar time), and the path's bottleneck rate; None when there is no path.
     fn one_way(&self, src: u32, dst: u32, bytes: u64) -> Option<(u64, detailsim_engine::Rate)> {
-        let w = self.framing.wire(bytes as u32 + HEADERS) as u64;
+        let w = self.fab.framing.wire(bytes as u32 + HEADERS) as u64;
         let mut path = Vec::with_capacity(8);
         self.path_ports(src, dst, &mut path);
         let (mut t, mut bottleneck) = (0u64, u64::MAX);
         for (i, &port) in path.iter().enumerate() {
-            let pt = &self.ports[port as usize];
+            let pt = &self.fab.ports[port as usize];
             t += pt.rate.tx_time(w).0 + pt.delay.0;
             bottleneck = bottleneck.min(pt.rate.0);
             if i > 0 {
-                let inp = self.ports[path[i - 1] as usize].peer;
-                t += self.topo.forwarding_delay.0 + self.xbar_time(inp, w).0;
+                let inp = self.fab.ports[path[i - 1] as usize].peer;
+                t += self.fab.topo.forwarding_delay.0 + self.xbar_time(inp, w).0;
             }
         }
         (!path.is_empty()).then_some((t, detailsim_engine::Rate(bottleneck)))
@@ -664,10 +664,10 @@ impl Sim {
         let mss = self.scheme.tcp.mss as u64;
         let Some((mut t, rate)) = self.one_way(a.src, a.dst, a.size.min(mss)) else { return 0 };
         let n = a.size.div_ceil(mss).max(1);
-        let full = self.framing.wire(mss as u32 + HEADERS) as u64;
+        let full = self.fab.framing.wire(mss as u32 + HEADERS) as u64;
         if n >= 2 {
             // the rest back to back at the bottleneck rate: n - 2 full frames and the last, partial one
-            let last = self.framing.wire((a.size - mss * (n - 1)) as u32 + HEADERS) as u64;
+            let last = self.fab.framing.wire((a.size - mss * (n - 1)) as u32 + HEADERS) as u64;
             t += (n - 2) * rate.tx_time(full).0 + rate.tx_time(last).0;
         }
         if a.request > 0 {

@@ -21,27 +21,17 @@ pub mod switch;
 pub mod trace;
 pub mod workload;
 
-use crate::mechanisms::crossbar::{Crossbar, Waiters};
-use crate::mechanisms::ecn::Marker;
-use crate::mechanisms::forwarding::Forwarder;
-use crate::mechanisms::queue::{EgressQueue, IngressQueue};
+pub use crate::fabric::{Fabric, Node, Port};
 use crate::config::{parse_scenario, ConfigError, EventOrder, Scenario, Scheme};
 use std::collections::BTreeMap;
 use crate::packet::{Packet, PacketId};
-use crate::routing::Routes;
 use crate::stats::{Classes, Counters, DropCause, FlowColumns, PortStats};
-use crate::topology::{self, Framing, NodeKind, Topology};
+use crate::topology;
 use crate::transport::tcp::{SegOut, TcpReceiver, TcpSender};
 use crate::sim::workload::Workload;
-use detailsim_engine::{Arena, EventQueue, Rate, RngStreams, Stream, Time};
+use detailsim_engine::{Arena, EventQueue, RngStreams, Time};
 
-/// RNG purposes (the second half of a stream's seed).
-pub mod purpose {
-    pub const SALT: u64 = 1;
-    pub const SCATTER: u64 = 2;
-    pub const ARRIVALS: u64 = 3;
-    pub const BACKGROUND: u64 = 4;
-}
+pub use crate::purpose;
 
 #[derive(Debug, Clone, Copy)]
 pub enum Ev {
@@ -78,118 +68,12 @@ pub enum Ev {
     Fin { tr: u32, uid: u32 },
 }
 
-#[derive(Debug, Clone)]
-#[repr(C, align(64))]
-pub struct Port {
-    // Field order is the memory layout (repr(C), cache-line aligned): what every packet touches comes
-    // first (one cache line), then the egress and ingress queues (each starts with its per-packet line),
-    // then what only set-up, slow paths and reports read.
-    /// The transmitter is busy until this time (the end of the frame on the wire).
-    pub tx_busy_until: Time,
-    /// Link delay plus the receiving switch's forwarding delay.
-    pub arrive_after: Time,
-    /// `rate.ps_per_byte()` and `xbar_rate.ps_per_byte()` (kept by `set_rate`; 0, the exact division's
-    /// path, when that does not fit 32 bits).
-    pub tx_ppb: u32,
-    pub xbar_ppb: u32,
-    /// This port's crossbar sides: the transfer out of its ingress, the transfers into its egress (each
-    /// occupies the egress side for frame / `xbar_rate`, so at most speedup x its line rate enters it).
-    pub xbar: Crossbar,
-    pub peer: u32,
-    /// The node this port belongs to (read by every arrival).
-    pub node: u32,
-    /// Priorities the peer has paused (bit p).
-    pub paused: u8,
-    pub up: bool,
-    /// A `TxDone` event is pending (only scheduled when a frame waits for the transmitter).
-    pub tx_event: bool,
-    /// Host NIC: transfers are waiting for room in this queue (back-pressure).
-    pub nic_blocked: bool,
-    /// `waiters` is not empty (kept with it, so that the transmitter and the crossbar test it here instead
-    /// of reading the list's line).
-    pub waiting: bool,
-    /// Time the transmitter has spent serializing frames (each at the rate it was sent at), the frame
-    /// still on the wire included; `port_stats` takes off what lies beyond `now`. In the first cache line,
-    /// which every transmission writes anyway.
-    pub tx_busy_ps: u64,
-    pub eg: EgressQueue,
-    pub ing: IngressQueue,
-    /// Ingress ports of the same switch waiting for this egress (room in its queue, or its crossbar side),
-    /// with the priority of their highest head blocked on it. Changed only through `Port::wait`,
-    /// `Port::take_round`, `Port::end_round` and `Port::drain_waiters`, which keep `waiting`.
-    waiters: Waiters,
-    /// Line rate (set with `set_rate`).
-    pub rate: Rate,
-    /// Crossbar rate of this port's side of the switch fabric: speedup x its line rate.
-    pub xbar_rate: Rate,
-    pub peer_node: u32,
-    pub link: u32,
-    pub delay: Time,
-}
-
 /// Frames and bytes a port has sent (kept beside the ports, four to a cache line, rather than in a line of
 /// `Port` that nothing else on the packet path reads).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TxCount {
     pub bytes: u64,
     pub packets: u64,
-}
-
-// what every transmission touches stays in the port's first cache line
-const _: () = assert!(std::mem::offset_of!(Port, tx_busy_ps) + 8 <= 64 && std::mem::offset_of!(Port, node) < 64 && std::mem::offset_of!(Port, waiting) < 64);
-
-impl Port {
-    /// Set the line rate and what derives from it here: the crossbar rate at `speedup` and both per-byte times.
-    pub fn set_rate(&mut self, rate: Rate, speedup: f64) {
-        self.rate = rate;
-        self.xbar_rate = topology::xbar_rate(rate, speedup);
-        self.tx_ppb = rate.ps_per_byte().try_into().unwrap_or(0);
-        self.xbar_ppb = self.xbar_rate.ps_per_byte().try_into().unwrap_or(0);
-    }
-    /// Ingress `inp` waits for this egress with a head of priority `prio`.
-    #[inline]
-    pub fn wait(&mut self, prio: u8, inp: u32) {
-        self.waiters.add(prio, inp);
-        self.waiting = true;
-    }
-    /// The waiters in wake-up order, moved into `round` (see `Waiters::take_round`).
-    #[inline]
-    pub fn take_round(&mut self, round: &mut Vec<(u8, u32)>) {
-        self.waiters.take_round(round);
-        self.waiting = !self.waiters.is_empty();
-    }
-    /// Those of `round` still waiting go back (see `Waiters::end_round`).
-    #[inline]
-    pub fn end_round(&mut self, round: &mut Vec<(u8, u32)>) {
-        self.waiters.end_round(round);
-        self.waiting = !self.waiters.is_empty();
-    }
-    /// Every waiter, removed.
-    pub fn drain_waiters(&mut self) -> Vec<(u8, u32)> {
-        let w = self.waiters.drain();
-        self.waiting = false;
-        w
-    }
-    /// Serialization time of `wire` bytes on the link.
-    #[inline(always)]
-    pub fn ser(&self, wire: u64) -> Time {
-        self.rate.tx_time_pb(self.tx_ppb as u64, wire)
-    }
-    /// Crossbar time of `wire` bytes on this port's side of the switch fabric.
-    #[inline(always)]
-    pub fn xbar_time(&self, wire: u64) -> Time {
-        self.xbar_rate.tx_time_pb(self.xbar_ppb as u64, wire)
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct Node {
-    pub is_switch: bool,
-    pub port_base: u32,
-    pub nports: u32,
-    /// The switch's forwarding state (hash salt, ALB round-robin pointer).
-    pub fwd: Forwarder,
-    pub rng: Stream,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -307,15 +191,8 @@ pub struct Sim {
     pub now: Time,
     pub(crate) q: EventQueue<Ev>,
     pub scheme: Scheme,
-    pub topo: Topology,
-    pub framing: Framing,
-    pub nodes: Vec<Node>,
-    pub ports: Vec<Port>,
-    /// Node ids of the hosts, in host order.
-    pub hosts: Vec<u32>,
-    pub routes: Routes,
-    /// PFC state per port (both the ingress side that sends PAUSE and the egress side that obeys it).
-    pub pfc: Vec<crate::mechanisms::pfc::PfcPort>,
+    /// The network: topology, ports, nodes, routes, PFC state and markers (`crate::fabric`).
+    pub fab: Fabric,
     pub pfc_events: Vec<crate::sim::pfc::PfcEvent>,
     /// (port, priority) pairs currently paused.
     pub(crate) pfc_paused: u64,
@@ -333,9 +210,6 @@ pub struct Sim {
     /// highest priority first, in order of blocking within a priority. Kept out of `Node`, which stays one
     /// cache line.
     pub nic_waiting: Vec<crate::mechanisms::nic::Backlog>,
-    /// The ECN marker of every port's egress queue (step or RED, with RED's state); empty when the scheme
-    /// does not mark.
-    pub markers: Vec<crate::mechanisms::ecn::Marker>,
     /// Packet trace (pcap export), when asked for.
     pub trace: Option<crate::sim::trace::Trace>,
     pub pkts: Arena<Packet>,
@@ -441,92 +315,26 @@ impl Sim {
         Sim::build(sc, None)
     }
 
+    /// A scenario's network and scheme as a run builds them at its start (queue limits and faults at
+    /// t = 0 applied): what the live forwarder runs (`live::Fabric::new`).
+    pub fn network(sc: &Scenario) -> Result<(Fabric, Scheme), ConfigError> {
+        let sim = Sim::build(sc, None)?;
+        Ok((sim.fab, sim.scheme))
+    }
+
     /// Build a simulation, or (`part`) one part of a run split in two (`parts::run_in_parts`).
     pub(crate) fn build(sc: &Scenario, part: Option<u8>) -> Result<Sim, ConfigError> {
         let scheme = sc.scheme.resolve()?;
         let tcp = std::sync::Arc::new(scheme.tcp.clone());
-        let topo = topology::build(&sc.topology)?;
         let rng = RngStreams::new(sc.run.seed);
-        let n = topo.nodes.len();
-        // ports grouped by node
-        let mut by_node: Vec<Vec<(usize, bool)>> = vec![Vec::new(); n];
-        for (li, l) in topo.links.iter().enumerate() {
-            by_node[l.a].push((li, true));
-            by_node[l.b].push((li, false));
-        }
-        let mut port_base = vec![0u32; n];
-        let mut nports = vec![0u32; n];
-        let mut port_of: Vec<[u32; 2]> = vec![[0, 0]; topo.links.len()];
-        let mut plist: Vec<(usize, usize, bool)> = Vec::new(); // (node, link, is_a)
-        for (node, ls) in by_node.iter().enumerate() {
-            port_base[node] = plist.len() as u32;
-            nports[node] = ls.len() as u32;
-            for &(li, is_a) in ls {
-                port_of[li][if is_a { 0 } else { 1 }] = plist.len() as u32;
-                plist.push((node, li, is_a));
-            }
-        }
-        let is_switch: Vec<bool> = topo.nodes.iter().map(|x| x.kind == NodeKind::Switch).collect();
-        let mut ports = Vec::with_capacity(plist.len());
-        for &(node, li, is_a) in &plist {
-            let l = &topo.links[li];
-            let peer = port_of[li][if is_a { 1 } else { 0 }];
-            let peer_node = if is_a { l.b } else { l.a };
-            let (ing_cap, eg_cap) = if is_switch[node] { (l.ingress_buffer, l.egress_buffer) } else { (0, topo.host_buffer) };
-            let fwd = if is_switch[peer_node] { topo.forwarding_delay } else { Time::ZERO };
-            let mut port = Port {
-                node: node as u32,
-                peer,
-                peer_node: peer_node as u32,
-                link: li as u32,
-                rate: l.rate,
-                tx_ppb: 0,
-                xbar_ppb: 0,
-                delay: l.delay,
-                arrive_after: l.delay + fwd,
-                eg: EgressQueue::new(eg_cap, scheme.scheduling).per_priority(is_switch[node] && scheme.egress_per_priority),
-                ing: IngressQueue::new(ing_cap),
-                tx_busy_until: Time::ZERO,
-                tx_event: false,
-                waiting: false,
-                xbar: Crossbar::default(),
-                xbar_rate: topology::xbar_rate(l.rate, topo.speedup),
-                waiters: Waiters::default(),
-                nic_blocked: false,
-                paused: 0,
-                up: true,
-                tx_busy_ps: 0,
-            };
-            port.set_rate(l.rate, topo.speedup);
-            ports.push(port);
-        }
-        let nodes: Vec<Node> = (0..n)
-            .map(|i| {
-                Node {
-                    is_switch: is_switch[i],
-                    port_base: port_base[i],
-                    nports: nports[i],
-                    fwd: Forwarder::new(rng.stream(i as u64, purpose::SALT).next_u64()),
-                    rng: rng.stream(i as u64, purpose::SCATTER),
-                }
-            })
-            .collect();
-        let peer_node: Vec<u32> = ports.iter().map(|p| p.peer_node).collect();
-        let up: Vec<bool> = ports.iter().map(|p| p.up).collect();
-        let routes = Routes::compute(&is_switch, &port_base, &nports, &peer_node, &up);
-        let hosts: Vec<u32> = topo.hosts().map(|h| h as u32).collect();
+        let fab = Fabric::build(sc, &scheme, &rng)?;
+        let n = fab.nodes.len();
         let duration = sc.run.duration.0;
         let mut sim = Sim {
             now: Time::ZERO,
             q: EventQueue::new(),
-            framing: topo.framing,
             scheme,
-            topo,
-            nodes,
-            ports,
-            hosts,
-            routes,
-            pfc: Vec::new(),
+            fab,
             pfc_events: Vec::new(),
             pfc_paused: 0,
             deadlock: Default::default(),
@@ -537,7 +345,6 @@ impl Sim {
             port_ctr: Vec::new(),
             tx_count: Vec::new(),
             nic_waiting: Vec::new(),
-            markers: Vec::new(),
             trace: None,
             pkts: Arena::new(),
             transfers: Arena::new(),
@@ -591,37 +398,22 @@ impl Sim {
             next_guard: if sc.run.max_wall.is_some() { 0 } else { sc.run.max_events.unwrap_or(u64::MAX) },
             rows_not_started: Vec::new(),
         };
-        let frame = sim.framing.wire(sim.framing.mtu) as u64;
-        if 2 * frame > sim.topo.host_buffer {
+        let frame = sim.fab.framing.wire(sim.fab.framing.mtu) as u64;
+        if 2 * frame > sim.fab.topo.host_buffer {
             return crate::config::err("topology.host_buffer", format!("must hold at least two full frames ({} B)", 2 * frame));
         }
         // the NIC keeps room for control segments (ACKs, SYNs): data is admitted up to this much below the cap
-        sim.nic = crate::mechanisms::nic::Admission { headroom: (8 * frame).min(sim.topo.host_buffer / 4), frame };
-        if sim.scheme.tcp.mss + 40 > sim.framing.mtu {
-            return crate::config::err("scheme.tcp.mss", format!("MSS + 40B of headers must fit the MTU ({}B)", sim.framing.mtu));
+        sim.nic = crate::mechanisms::nic::Admission { headroom: (8 * frame).min(sim.fab.topo.host_buffer / 4), frame };
+        if sim.scheme.tcp.mss + 40 > sim.fab.framing.mtu {
+            return crate::config::err("scheme.tcp.mss", format!("MSS + 40B of headers must fit the MTU ({}B)", sim.fab.framing.mtu));
         }
-        if sim.scheme.ecn_marking == crate::config::EcnMarking::Red {
-            let tiers: Vec<&str> = sim.topo.links.iter().map(|l| l.tier).collect();
-            for (name, _) in &sim.scheme.red.tiers {
-                if !tiers.contains(&name.as_str()) {
-                    let mut names = tiers.clone();
-                    names.sort_unstable();
-                    names.dedup();
-                    return crate::config::err(format!("scheme.red.tiers.{name}"), format!("no tier of that name in this topology; its tiers: {}", names.join(", ")));
-                }
-            }
-        }
-        if sim.scheme.ecn_marking != crate::config::EcnMarking::None {
-            let s = &sim.scheme;
-            sim.markers = sim.ports.iter().map(|p| Marker::new(s.ecn_marking, s.ecn_threshold, s.red.for_tier(sim.topo.links[p.link as usize].tier))).collect();
-        }
-        sim.nic_waiting = vec![Default::default(); sim.nodes.len()];
-        sim.port_ctr = vec![Default::default(); sim.ports.len()];
-        sim.tx_count = vec![TxCount::default(); sim.ports.len()];
+        sim.nic_waiting = vec![Default::default(); sim.fab.nodes.len()];
+        sim.port_ctr = vec![Default::default(); sim.fab.ports.len()];
+        sim.tx_count = vec![TxCount::default(); sim.fab.ports.len()];
         debug_assert!(sim.q.is_empty());
-        let (shift, bits) = wheel_shape(&sim.ports);
+        let (shift, bits) = wheel_shape(&sim.fab.ports);
         sim.q = EventQueue::with_wheel(shift, bits);
-        sim.deep_prefetch = sim.ports.len() >= DEEP_PREFETCH_PORTS;
+        sim.deep_prefetch = sim.fab.ports.len() >= DEEP_PREFETCH_PORTS;
         sim.fabric = sim.fabric_bdp();
         sim.apply_queue_limit()?;
         sim.faults = crate::sim::faults::Fault::resolve(&sim, &sc.fault)?;
@@ -673,7 +465,7 @@ impl Sim {
         if let Some(d) = sc.run.sample {
             // the interval is at least 1us (parse_scenario); port samples over the arrival window (flow
             // samples and the drain come on top) must fit in memory
-            let rows = (sim.duration.0 / d.0.0) as f64 * sim.ports.len() as f64;
+            let rows = (sim.duration.0 / d.0.0) as f64 * sim.fab.ports.len() as f64;
             if rows > 200e6 {
                 return crate::config::err(
                     "run.sample",
@@ -689,31 +481,31 @@ impl Sim {
     /// The fabric's bandwidth-delay product: the largest of the paths from the first host to the others
     /// (bottleneck rate x base RTT; bytes, and that path's RTT).
     pub fn fabric_bdp(&self) -> (u64, Time) {
-        let Some(&h0) = self.hosts.first() else { return (0, Time::ZERO) };
-        self.hosts[1..].iter().filter_map(|&h| self.path_bdp(h0, h)).map(|(rtt, bdp)| (bdp, rtt)).max().unwrap_or((0, Time::ZERO))
+        let Some(&h0) = self.fab.hosts.first() else { return (0, Time::ZERO) };
+        self.fab.hosts[1..].iter().filter_map(|&h| self.path_bdp(h0, h)).map(|(rtt, bdp)| (bdp, rtt)).max().unwrap_or((0, Time::ZERO))
     }
 
     /// For a load on a named tier: the mean number of that tier's links a flow between two distinct random
     /// hosts crosses (shortest-path routing), and the tier's capacity in bits/s (both directions).
     pub fn tier_crossings(&self, tier: &str) -> Result<(f64, f64), String> {
-        let links: Vec<&topology::LinkSpec> = self.topo.links.iter().filter(|l| l.tier == tier).collect();
+        let links: Vec<&topology::LinkSpec> = self.fab.topo.links.iter().filter(|l| l.tier == tier).collect();
         if links.is_empty() {
-            let mut names: Vec<&str> = self.topo.links.iter().map(|l| l.tier).collect();
+            let mut names: Vec<&str> = self.fab.topo.links.iter().map(|l| l.tier).collect();
             names.sort_unstable();
             names.dedup();
             return Err(format!("no tier named {tier:?} in this topology; tiers: {}", names.join(", ")));
         }
         let capacity: f64 = links.iter().map(|l| 2.0 * l.rate.0 as f64).sum();
-        let on_tier = |p: u32| self.topo.links[self.ports[p as usize].link as usize].tier == tier;
+        let on_tier = |p: u32| self.fab.topo.links[self.fab.ports[p as usize].link as usize].tier == tier;
         // Hosts behind one edge switch share the switch part of every path: count it once per ordered pair
         // of edge switches (between representative hosts), the hosts' own links separately.
         let mut groups: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-        for &h in &self.hosts {
-            groups.entry(self.routes.edge[h as usize]).or_default().push(h);
+        for &h in &self.fab.hosts {
+            groups.entry(self.fab.routes.edge[h as usize]).or_default().push(h);
         }
-        let own = |h: u32| on_tier(self.nodes[h as usize].port_base) as u64;
-        let nh = self.hosts.len() as u64;
-        let mut crossed: u64 = self.hosts.iter().map(|&h| 2 * (nh - 1) * own(h)).sum();
+        let own = |h: u32| on_tier(self.fab.nodes[h as usize].port_base) as u64;
+        let nh = self.fab.hosts.len() as u64;
+        let mut crossed: u64 = self.fab.hosts.iter().map(|&h| 2 * (nh - 1) * own(h)).sum();
         let pairs = nh * (nh - 1);
         let mut path = Vec::new();
         for a in groups.values() {
@@ -742,12 +534,12 @@ impl Sim {
             (None, Some(k)) => ("scheme.queue_limit_bdp", (self.fabric.0 as f64 * k).round() as u64),
             (None, None) => return Ok(()),
         };
-        let frame = self.framing.wire(self.framing.mtu) as u64;
+        let frame = self.fab.framing.wire(self.fab.framing.mtu) as u64;
         if limit < frame {
             return crate::config::err(key, format!("the queue limit ({limit}B) must hold at least one full frame ({frame}B)"));
         }
-        for p in &mut self.ports {
-            if self.nodes[p.node as usize].is_switch {
+        for p in &mut self.fab.ports {
+            if self.fab.nodes[p.node as usize].is_switch {
                 p.eg.cap = p.eg.cap.min(limit);
             }
         }
@@ -772,7 +564,7 @@ impl Sim {
         if !self.by_node {
             return self.next_uid();
         }
-        let n = self.nodes.len();
+        let n = self.fab.nodes.len();
         if self.transfer_count.len() != n {
             self.transfer_count = vec![0; n];
         }
@@ -801,7 +593,7 @@ impl Sim {
     /// The acting node's next count of kind `i` (0: flows opened, 1: rows completed), as (now, node, count).
     fn node_count(&mut self, i: usize) -> (u64, u32, u32) {
         if self.node_counts.is_empty() {
-            self.node_counts = vec![[0; 2]; self.nodes.len() + 1];
+            self.node_counts = vec![[0; 2]; self.fab.nodes.len() + 1];
         }
         let c = &mut self.node_counts[self.acting as usize][i];
         *c += 1;
@@ -900,21 +692,21 @@ impl Sim {
             }
             match ev {
                 Ev::Arrive { port, pkt } => {
-                    let node = self.ports[port as usize].node;
-                    if self.nodes[node as usize].is_switch {
+                    let node = self.fab.ports[port as usize].node;
+                    if self.fab.nodes[node as usize].is_switch {
                         self.switch_arrive(port, pkt);
                     } else {
                         self.host_receive(pkt);
                     }
                 }
                 Ev::TxDone { port, .. } => {
-                    self.ports[port as usize].tx_event = false;
+                    self.fab.ports[port as usize].tx_event = false;
                     self.tx_try(port);
                 }
                 Ev::XbarDone { port, .. } => self.xbar_done(port),
                 Ev::XbarOutFree { port } => {
-                    self.ports[port as usize].xbar.woken();
-                    if self.ports[port as usize].waiting {
+                    self.fab.ports[port as usize].xbar.woken();
+                    if self.fab.ports[port as usize].waiting {
                         self.wake_waiters(port);
                     }
                 }
@@ -962,7 +754,7 @@ impl Sim {
     fn set_source(&mut self, ev: Ev) {
         // packet events (nearly all) read the port's node, which their handler reads next anyway
         let s = match ev {
-            Ev::Arrive { port, .. } | Ev::TxDone { port, .. } | Ev::XbarDone { port, .. } => self.ports[port as usize].node + 1,
+            Ev::Arrive { port, .. } | Ev::TxDone { port, .. } | Ev::XbarDone { port, .. } => self.fab.ports[port as usize].node + 1,
             _ => self.event_source(ev),
         };
         self.q.set_source(s);
@@ -979,12 +771,12 @@ impl Sim {
     fn event_node(&self, ev: Ev) -> Option<u32> {
         Some(match ev {
             Ev::Arrive { port, .. } | Ev::TxDone { port, .. } | Ev::XbarDone { port, .. } | Ev::XbarOutFree { port } | Ev::PfcFrame { port, .. } => {
-                self.ports[port as usize].node
+                self.fab.ports[port as usize].node
             }
             // a stale timer (its transfer ended, the slot maybe reused) does nothing
             Ev::RtxTimer { tr, .. } => self.transfers.get(tr).src,
             Ev::DelAckTimer { tr, .. } | Ev::Fin { tr, .. } => self.transfers.get(tr).dst,
-            Ev::Workload { w, i } => self.workloads[w as usize].source_host(i, &self.hosts),
+            Ev::Workload { w, i } => self.workloads[w as usize].source_host(i, &self.fab.hosts),
             Ev::ArrivalsEnd | Ev::PfcSweep | Ev::Fault { .. } | Ev::Window { .. } | Ev::Sample => return None,
         })
     }
@@ -993,10 +785,10 @@ impl Sim {
     /// switch in the half its neighbours agree on (edge switches, then aggregation switches), the rest (cores)
     /// alternating. An error when no link joins the halves.
     pub(crate) fn halves(&self) -> Result<Vec<u8>, String> {
-        let n = self.nodes.len();
+        let n = self.fab.nodes.len();
         let mut half = vec![u8::MAX; n];
-        let nh = self.hosts.len();
-        for (i, &h) in self.hosts.iter().enumerate() {
+        let nh = self.fab.hosts.len();
+        for (i, &h) in self.fab.hosts.iter().enumerate() {
             half[h as usize] = (2 * i >= nh) as u8;
         }
         // a switch joins the half of its neighbours when they agree (edge, then aggregation switches), the
@@ -1007,10 +799,10 @@ impl Sim {
                 if half[s] != u8::MAX {
                     continue;
                 }
-                let nd = &self.nodes[s];
+                let nd = &self.fab.nodes[s];
                 let mut seen = [false; 2];
                 for p in nd.port_base..nd.port_base + nd.nports {
-                    let h = half[self.ports[p as usize].peer_node as usize];
+                    let h = half[self.fab.ports[p as usize].peer_node as usize];
                     if h != u8::MAX {
                         seen[h as usize] = true;
                     }
@@ -1029,7 +821,7 @@ impl Sim {
             *h = next;
             next ^= 1;
         }
-        if !self.ports.iter().any(|pt| half[pt.node as usize] != half[pt.peer_node as usize]) {
+        if !self.fab.ports.iter().any(|pt| half[pt.node as usize] != half[pt.peer_node as usize]) {
             return Err("the fabric has no link between the halves to split at".into());
         }
         Ok(half)
@@ -1056,17 +848,17 @@ impl Sim {
         let Some(&ev) = self.q.peek() else { return };
         match ev {
             Ev::Arrive { port, pkt } => {
-                let (Some(pt), Some(p)) = (self.ports.get(port as usize), self.pkts.slots().get(pkt as usize)) else { return };
+                let (Some(pt), Some(p)) = (self.fab.ports.get(port as usize), self.pkts.slots().get(pkt as usize)) else { return };
                 let node = pt.node as usize;
-                let Some(nd) = self.nodes.get(node) else { return };
+                let Some(nd) = self.fab.nodes.get(node) else { return };
                 if nd.is_switch {
                     prefetch(nd);
                     let dst = p.dst as usize;
-                    if self.routes.edge.get(dst) == Some(&(node as u32)) {
-                        if let Some(ep) = self.routes.edge_port.get(dst).and_then(|&e| self.ports.get(e as usize)) {
+                    if self.fab.routes.edge.get(dst) == Some(&(node as u32)) {
+                        if let Some(ep) = self.fab.routes.edge_port.get(dst).and_then(|&e| self.fab.ports.get(e as usize)) {
                             prefetch(ep);
                         }
-                    } else if let Some(r) = self.routes.row(node as u32, p.dst).first() {
+                    } else if let Some(r) = self.fab.routes.row(node as u32, p.dst).first() {
                         prefetch(r);
                     }
                 } else if let Some(t) = self.transfers.slots().get(p.tr as usize) {
@@ -1075,7 +867,7 @@ impl Sim {
             }
             Ev::XbarDone { pkt, .. } => {
                 let Some(p) = self.pkts.slots().get(pkt as usize) else { return };
-                if let Some(o) = self.ports.get(p.out_port as usize) {
+                if let Some(o) = self.fab.ports.get(p.out_port as usize) {
                     prefetch(&o.tx_busy_until);
                     prefetch(&o.eg);
                 }
@@ -1094,7 +886,7 @@ impl Sim {
             Ev::Arrive { port, pkt } | Ev::TxDone { port, pkt } | Ev::XbarDone { port, pkt } => (port, pkt),
             _ => return,
         };
-        let Some(pt) = self.ports.get(port as usize) else { return };
+        let Some(pt) = self.fab.ports.get(port as usize) else { return };
         let pkts = self.pkts.slots();
         if let Some(p) = pkts.get(pkt as usize) {
             prefetch(p);
@@ -1103,7 +895,7 @@ impl Sim {
         prefetch(&pt.ing);
         prefetch(&pt.eg);
         if self.pfc_on() {
-            if let Some(f) = self.pfc.get(port as usize) {
+            if let Some(f) = self.fab.pfc.get(port as usize) {
                 prefetch(f);
             }
         }
@@ -1131,7 +923,7 @@ impl Sim {
     fn take_sample(&mut self) {
         let t = self.now.0;
         let s = &mut self.samples;
-        for (i, p) in self.ports.iter().enumerate() {
+        for (i, p) in self.fab.ports.iter().enumerate() {
             // (a part of a split run: its own ports, and below the flows whose data it receives)
             if self.part.as_ref().is_some_and(|pt| !pt.port_here[i]) {
                 continue;
@@ -1191,7 +983,7 @@ impl Sim {
     /// The shortest delay with which one node can cause an event at another (`grid`): over every port,
     /// the link and forwarding delay to its peer, and with PFC the delay before a PAUSE takes effect.
     fn fabric_grid(&self) -> Time {
-        let g = (0..self.ports.len() as u32).map(|p| self.least_reach(p).0).min().unwrap_or(u64::MAX);
+        let g = (0..self.fab.ports.len() as u32).map(|p| self.least_reach(p).0).min().unwrap_or(u64::MAX);
         Time(g.max(1))
     }
 
@@ -1200,10 +992,10 @@ impl Sim {
     /// delay before a PAUSE takes effect, as it is now and after every fault that changes the link's rate
     /// (a faster link reacts sooner), so that the grid and a split run's lookahead hold after a fault too.
     pub(crate) fn least_reach(&self, p: u32) -> Time {
-        let pt = &self.ports[p as usize];
+        let pt = &self.fab.ports[p as usize];
         let mut g = pt.arrive_after;
-        if self.pfc_on() && self.nodes[pt.node as usize].is_switch {
-            g = g.min(self.pfc[p as usize].ingress.stop_delay);
+        if self.pfc_on() && self.fab.nodes[pt.node as usize].is_switch {
+            g = g.min(self.fab.pfc[p as usize].ingress.stop_delay);
             for f in self.faults.iter().filter(|f| f.link == pt.link) {
                 if let crate::sim::faults::FaultKind::Degrade(rate) = f.kind {
                     let d = self.pfc_derive(p, rate).expect("checked when the scenario was built");
@@ -1288,26 +1080,26 @@ impl Sim {
     }
 
     pub fn node_name(&self, n: u32) -> &str {
-        &self.topo.nodes[n as usize].name
+        &self.fab.topo.nodes[n as usize].name
     }
 
     /// Host index (position in `hosts`) of a host node, for output.
     pub fn host_index(&self, node: u32) -> u32 {
-        self.hosts.binary_search(&node).map(|i| i as u32).unwrap_or(u32::MAX)
+        self.fab.hosts.binary_search(&node).map(|i| i as u32).unwrap_or(u32::MAX)
     }
 
     pub fn port_stats(&self) -> Vec<PortStats> {
         let t = self.now.as_secs_f64().max(1e-12);
-        self.ports
+        self.fab.ports
             .iter()
             .enumerate()
             .map(|(i, p)| {
-                let n = &self.nodes[p.node as usize];
+                let n = &self.fab.nodes[p.node as usize];
                 PortStats {
                     node: self.node_name(p.node).to_string(),
                     port: i as u32 - n.port_base,
                     peer: self.node_name(p.peer_node).to_string(),
-                    tier: self.topo.links[p.link as usize].tier,
+                    tier: self.fab.topo.links[p.link as usize].tier,
                     rate_bps: p.rate.0,
                     tx_bytes: self.tx_count[i].bytes,
                     tx_packets: self.tx_count[i].packets,
@@ -1320,11 +1112,11 @@ impl Sim {
                     lossless_drops: self.port_ctr[i].lossless_drops,
                     ecn_marks: self.port_ctr[i].ecn_marks,
                     up: p.up,
-                    pfc_frames_sent: self.pfc.get(i).map_or(0, |f| f.ingress.frames_sent),
-                    pfc_frames_received: self.pfc.get(i).map_or(0, |f| f.egress.frames_received),
-                    pfc_paused_s: self.pfc.get(i).map_or(0.0, |f| f.egress.paused_total(self.now).0 as f64 / 1e12),
-                    pfc_paused_s_by_priority: self.pfc.get(i).map_or(vec![0.0; 8], |f| f.egress.paused_by_prio(self.now).iter().map(|t| t.0 as f64 / 1e12).collect()),
-                    pfc_pauses_sent_by_priority: self.pfc.get(i).map_or(vec![0; 8], |f| f.ingress.pauses_sent.to_vec()),
+                    pfc_frames_sent: self.fab.pfc.get(i).map_or(0, |f| f.ingress.frames_sent),
+                    pfc_frames_received: self.fab.pfc.get(i).map_or(0, |f| f.egress.frames_received),
+                    pfc_paused_s: self.fab.pfc.get(i).map_or(0.0, |f| f.egress.paused_total(self.now).0 as f64 / 1e12),
+                    pfc_paused_s_by_priority: self.fab.pfc.get(i).map_or(vec![0.0; 8], |f| f.egress.paused_by_prio(self.now).iter().map(|t| t.0 as f64 / 1e12).collect()),
+                    pfc_pauses_sent_by_priority: self.fab.pfc.get(i).map_or(vec![0; 8], |f| f.ingress.pauses_sent.to_vec()),
                 }
             })
             .collect()
@@ -1424,7 +1216,7 @@ impl Sim {
             "pfc": {
                 "pause_frames": c.pfc_pause_frames,
                 "pauses": c.pfc_pauses,
-                "paused_time_s": self.pfc.iter().map(|f| f.egress.paused_total(self.now).0).sum::<u64>() as f64 / 1e12,
+                "paused_time_s": self.fab.pfc.iter().map(|f| f.egress.paused_total(self.now).0).sum::<u64>() as f64 / 1e12,
                 "watchdog": self.pfc_events.iter().filter(|e| e.kind != "deadlock").collect::<Vec<_>>(),
                 "deadlocks": self.pfc_events.iter().filter(|e| e.kind == "deadlock").collect::<Vec<_>>(),
             },
@@ -1448,7 +1240,7 @@ impl Sim {
                 "lossless_violations": self.lossless_violations().into_iter().map(|(l, n)| serde_json::json!({"link": l, "drops": n})).collect::<Vec<_>>(),
             },
             "classes": self.classes.names,
-            "hosts": self.hosts.iter().map(|&h| self.node_name(h)).collect::<Vec<_>>(),
+            "hosts": self.fab.hosts.iter().map(|&h| self.node_name(h)).collect::<Vec<_>>(),
             "ports": self.port_stats(),
         });
         v.to_string()
@@ -1498,7 +1290,7 @@ mod tests {
         let mut sim = Sim::from_json(json).unwrap();
         let (mut seen_waiting, mut us) = (0u64, 0u64);
         while !sim.run_until(Time::from_us(us)) {
-            for p in &sim.ports {
+            for p in &sim.fab.ports {
                 assert_eq!(p.waiting, !p.waiters.is_empty(), "at {us} us");
                 seen_waiting += p.waiting as u64;
             }
@@ -1526,6 +1318,6 @@ mod tests {
         let top = stats.iter().map(|p| p.utilisation).fold(0.0, f64::max);
         assert!(top <= 1.0, "utilisation {top}");
         assert!(top > 0.99, "the bottleneck was busy nearly all run: {top}");
-        assert!(sim.ports.iter().any(|p| p.tx_busy_until > sim.now), "a frame is on the wire at the end");
+        assert!(sim.fab.ports.iter().any(|p| p.tx_busy_until > sim.now), "a frame is on the wire at the end");
     }
 }

@@ -293,9 +293,9 @@ impl Sim {
     pub(crate) fn make_part(&mut self, sc: &Scenario, me: u8) -> Result<(), ConfigError> {
         self.refuse_in_parts(sc)?;
         let half = self.halves().map_err(|m| ConfigError { field: "topology".into(), msg: m })?;
-        let port_here = self.ports.iter().map(|p| half[p.node as usize] == me).collect();
+        let port_here = self.fab.ports.iter().map(|p| half[p.node as usize] == me).collect();
         let mut lookahead = u64::MAX;
-        for (i, p) in self.ports.iter().enumerate() {
+        for (i, p) in self.fab.ports.iter().enumerate() {
             if half[p.node as usize] != half[p.peer_node as usize] {
                 lookahead = lookahead.min(self.least_reach(i as u32).0);
             }
@@ -718,7 +718,7 @@ fn plan(sim: &Sim) -> Plan {
     Plan {
         sweep_every: sim.pfc_on().then(|| sim.pfc_sweep_interval()),
         deadlock_check: sim.scheme.pfc.deadlock_check > Time::ZERO,
-        ports: sim.ports.len(),
+        ports: sim.fab.ports.len(),
         ran: [Time::ZERO; 2],
         last: [None, None],
         held: true,
@@ -869,13 +869,13 @@ fn merge(a: &mut Sim, mut b: Sim, now: Time) {
     a.samples.append(std::mem::take(&mut b.samples));
     a.counters.add(&b.counters);
     a.active_measured += b.active_measured;
-    for p in 0..a.ports.len() {
-        if half[a.ports[p].node as usize] == 1 {
-            a.ports[p] = b.ports[p].clone();
+    for p in 0..a.fab.ports.len() {
+        if half[a.fab.ports[p].node as usize] == 1 {
+            a.fab.ports[p] = b.fab.ports[p].clone();
             a.tx_count[p] = b.tx_count[p];
             a.port_ctr[p] = b.port_ctr[p];
-            if let Some(f) = b.pfc.get(p) {
-                a.pfc[p] = f.clone();
+            if let Some(f) = b.fab.pfc.get(p) {
+                a.fab.pfc[p] = f.clone();
             }
         }
     }

@@ -18,7 +18,7 @@
 //! PFC deadlock) and reports the ports when the same cycle persists across two checks.
 
 use crate::config::{ConfigError, FlowControl, WatchdogAction};
-use crate::mechanisms::pfc::{self, DataCheck, LinkView, PfcFrame, PfcPort, Thresholds};
+use crate::mechanisms::pfc::{DataCheck, PfcFrame, Thresholds};
 use crate::sim::{Ev, Sim};
 use detailsim_engine::{Rate, Time};
 use serde::Serialize;
@@ -59,50 +59,21 @@ impl Sim {
         self.pfc_on() && self.scheme.pfc.priorities & (1 << prio) != 0
     }
 
-    /// Derive per-port thresholds and delays; check that PFC can be lossless with them, also at the rates
-    /// that `degrade` faults will give links later.
+    /// PFC's per-port thresholds and delays (`Fabric::pfc_setup`), checked also at the rates `degrade`
+    /// faults will give links later.
     pub(crate) fn pfc_setup(&mut self) -> Result<(), ConfigError> {
-        let n = self.ports.len();
-        self.pfc = vec![PfcPort::default(); n];
-        if !self.pfc_on() {
-            return Ok(());
-        }
-        for i in 0..n {
-            if !self.nodes[self.ports[i].node as usize].is_switch {
-                continue; // a host's receive side holds nothing: only switch ingresses send PAUSE
-            }
-            let rate = self.ports[i].rate;
-            let d = self.pfc_derive(i as u32, rate)?;
-            self.pfc_install(i as u32, d);
-        }
-        for (fi, f) in self.faults.iter().enumerate() {
-            if let crate::sim::faults::FaultKind::Degrade(rate) = f.kind {
-                for p in self.link_ports(f.link) {
-                    if self.nodes[self.ports[p as usize].node as usize].is_switch {
-                        self.pfc_derive(p, rate).map_err(|e| ConfigError { field: format!("fault[{fi}].rate"), msg: format!("at {} bit/s: {}", rate.0, e.msg) })?;
-                    }
-                }
-            }
-        }
-        Ok(())
+        let degrades: Vec<(usize, u32, Rate)> =
+            self.faults.iter().enumerate().filter_map(|(i, f)| if let crate::sim::faults::FaultKind::Degrade(r) = f.kind { Some((i, f.link, r)) } else { None }).collect();
+        self.fab.pfc_setup(&self.scheme, &degrades)
     }
 
     /// PFC thresholds and delays of switch ingress `port` when its link runs at `rate`.
     pub(crate) fn pfc_derive(&self, port: u32, rate: Rate) -> Result<Thresholds, ConfigError> {
-        let pt = &self.ports[port as usize];
-        let link = LinkView {
-            rate,
-            delay: pt.delay,
-            forwarding_delay: self.topo.forwarding_delay,
-            max_frame: self.framing.wire(self.framing.mtu) as u64,
-            buffer: pt.ing.cap,
-        };
-        let name = format!("{}->{}", self.node_name(pt.peer_node), self.node_name(pt.node));
-        pfc::derive(&self.scheme.pfc, link, &name)
+        self.fab.pfc_derive(&self.scheme.pfc, port, rate)
     }
 
     pub(crate) fn pfc_install(&mut self, port: u32, d: Thresholds) {
-        self.pfc[port as usize].ingress.install(self.scheme.pfc.priorities, d);
+        self.fab.pfc[port as usize].ingress.install(self.scheme.pfc.priorities, d);
     }
 
     /// The ingress bytes of switch port `port` changed: send PAUSE / UNPAUSE as the thresholds say.
@@ -111,7 +82,7 @@ impl Sim {
         if !self.pfc_on() {
             return;
         }
-        if let Some(f) = self.pfc[port as usize].ingress.check(self.ports[port as usize].ing.bytes()) {
+        if let Some(f) = self.fab.pfc[port as usize].ingress.check(self.fab.ports[port as usize].ing.bytes()) {
             self.pfc_send(port, f.pause, f.unpause);
         }
     }
@@ -120,16 +91,16 @@ impl Sim {
     /// to the peer's egress (effect after the stop delay).
     #[inline(never)]
     pub(crate) fn pfc_send(&mut self, port: u32, pause: u8, unpause: u8) {
-        let f = self.pfc[port as usize].ingress.send(self.now, PfcFrame { pause, unpause });
+        let f = self.fab.pfc[port as usize].ingress.send(self.now, PfcFrame { pause, unpause });
         self.pfc_emit(port, f);
     }
 
     /// Put frame `f`, already recorded by ingress `port`, on its way to the peer's egress.
     fn pfc_emit(&mut self, port: u32, f: PfcFrame) {
-        let at = self.now + self.pfc[port as usize].ingress.stop_delay;
+        let at = self.now + self.fab.pfc[port as usize].ingress.stop_delay;
         self.counters.pfc_pause_frames += 1;
         self.counters.pfc_pauses += f.pause.count_ones() as u64;
-        let up = self.ports[port as usize].peer;
+        let up = self.fab.ports[port as usize].peer;
         if self.trace.is_some() {
             self.trace_pfc(port, f.pause, f.unpause);
         }
@@ -139,22 +110,22 @@ impl Sim {
     /// A PFC frame takes effect at egress `port`.
     #[inline(never)]
     pub(crate) fn pfc_apply(&mut self, port: u32, pause: u8, unpause: u8) {
-        if !self.ports[port as usize].up {
+        if !self.fab.ports[port as usize].up {
             // the link went down while the frame was on its way: a dead link has no pause state
             return;
         }
-        let e = &mut self.pfc[port as usize].egress;
+        let e = &mut self.fab.pfc[port as usize].egress;
         let delta = e.on_frame(self.now, PfcFrame { pause, unpause });
         self.pfc_paused = (self.pfc_paused as i64 + delta as i64) as u64;
         // the transmitter's copy of the pause mask (in the port's first cache line)
-        self.ports[port as usize].paused = e.paused;
+        self.fab.ports[port as usize].paused = e.paused;
         if unpause != 0 {
             self.tx_try(port);
         }
     }
 
     fn link_name(&self, egress: u32) -> String {
-        let p = &self.ports[egress as usize];
+        let p = &self.fab.ports[egress as usize];
         format!("{}->{}", self.node_name(p.node), self.node_name(p.peer_node))
     }
 
@@ -169,7 +140,7 @@ impl Sim {
             order: (self.now.0, if kind == "paused_too_long" { 0 } else { 2 }, egress),
         });
         if action == WatchdogAction::Shutdown {
-            let link = self.ports[egress as usize].link;
+            let link = self.fab.ports[egress as usize].link;
             self.link_down(link);
         }
     }
@@ -182,12 +153,12 @@ impl Sim {
         let shutdown = self.scheme.pfc.watchdog_action == WatchdogAction::Shutdown;
         let now = self.now;
         let mut hits = Vec::new();
-        for e in 0..self.pfc.len() {
-            let pt = &self.ports[e];
-            if !pt.up || !self.nodes[pt.node as usize].is_switch {
+        for e in 0..self.fab.pfc.len() {
+            let pt = &self.fab.ports[e];
+            if !pt.up || !self.fab.nodes[pt.node as usize].is_switch {
                 continue;
             }
-            let mut m = self.pfc[e].egress.overdue(now, timeout, shutdown);
+            let mut m = self.fab.pfc[e].egress.overdue(now, timeout, shutdown);
             while m != 0 {
                 hits.push((e as u32, m.trailing_zeros() as u8));
                 m &= m - 1;
@@ -197,7 +168,7 @@ impl Sim {
             }
         }
         for (e, q) in hits {
-            if self.ports[e as usize].up {
+            if self.fab.ports[e as usize].up {
                 self.watchdog_act("paused_too_long", e, q);
             }
         }
@@ -206,11 +177,11 @@ impl Sim {
     /// Data of priority `prio` arrived at switch ingress `port`: is the upstream ignoring our PAUSE?
     #[inline]
     pub(crate) fn pfc_arrival(&mut self, port: u32, prio: u8) {
-        match self.pfc[port as usize].ingress.on_data(self.now, prio, self.scheme.pfc.ignore_limit) {
+        match self.fab.pfc[port as usize].ingress.on_data(self.now, prio, self.scheme.pfc.ignore_limit) {
             DataCheck::Fine | DataCheck::Reported => {}
             DataCheck::Resend(f) => self.pfc_emit(port, f),
             DataCheck::Ignoring => {
-                let up = self.ports[port as usize].peer;
+                let up = self.fab.ports[port as usize].peer;
                 self.watchdog_act("ignores_pause", up, prio);
             }
         }
@@ -220,9 +191,9 @@ impl Sim {
     /// into `port` has an upstream transmitter that ignores PAUSE (an `ignore_pause` fault in force): then
     /// the loss is the fault's, not PFC's.
     pub(crate) fn lossless_drop(&mut self, port: u32) {
-        let pt = &self.ports[port as usize];
+        let pt = &self.fab.ports[port as usize];
         // the upstream of an ingress is its peer's egress; of an egress, the node's own ingresses feed it
-        let exempt = self.pfc[pt.peer as usize].egress.ignores_pause;
+        let exempt = self.fab.pfc[pt.peer as usize].egress.ignores_pause;
         if exempt {
             self.counters.lossless_exempt_drops += 1;
         } else {
@@ -239,7 +210,7 @@ impl Sim {
 
     /// Links with congestion drops under PFC, as ("upstream->downstream", drops).
     pub fn lossless_violations(&self) -> Vec<(String, u64)> {
-        self.ports
+        self.fab.ports
             .iter()
             .zip(&self.port_ctr)
             .filter(|(_, c)| c.lossless_drops > 0)
@@ -251,7 +222,7 @@ impl Sim {
     /// a head packet bound for E', and E' is paused for that packet's priority.
     pub fn find_pause_cycle(&self) -> Option<Vec<u32>> {
         let g = self.pause_graph(|_| true);
-        pause_cycle(self.ports.len(), &g)
+        pause_cycle(self.fab.ports.len(), &g)
     }
 
     /// The pause graph's pieces at the ports `mine` picks: the paused egresses (up, some priority paused),
@@ -259,7 +230,7 @@ impl Sim {
     /// for E', paused for p), in priority order. A part of a split run has each piece of its own ports.
     pub(crate) fn pause_graph(&self, mine: impl Fn(u32) -> bool) -> PauseGraph {
         let mut g = PauseGraph::default();
-        for (i, pt) in self.ports.iter().enumerate() {
+        for (i, pt) in self.fab.ports.iter().enumerate() {
             if !mine(i as u32) {
                 continue;
             }
@@ -272,7 +243,7 @@ impl Sim {
                 mask &= mask - 1;
                 let head = pt.ing.head(p).expect("non-empty priority");
                 let e2 = self.pkts.get(head).out_port;
-                if e2 != crate::sim::NO && self.ports[e2 as usize].paused & (1 << p) != 0 {
+                if e2 != crate::sim::NO && self.fab.ports[e2 as usize].paused & (1 << p) != 0 {
                     g.edges.push((pt.peer, e2));
                 }
             }
@@ -426,8 +397,8 @@ mod tests {
     }
 
     fn port_between(sim: &Sim, a: &str, b: &str) -> u32 {
-        (0..sim.ports.len() as u32)
-            .find(|&p| sim.node_name(sim.ports[p as usize].node) == a && sim.node_name(sim.ports[p as usize].peer_node) == b)
+        (0..sim.fab.ports.len() as u32)
+            .find(|&p| sim.node_name(sim.fab.ports[p as usize].node) == a && sim.node_name(sim.fab.ports[p as usize].peer_node) == b)
             .unwrap()
     }
 
@@ -436,7 +407,7 @@ mod tests {
         let mut sim = incast(8, r#"{"preset": "lps", "pfc": {"priorities": [0]}}"#, "");
         // break PFC on the switch ingress from h3: it never pauses
         let ing = port_between(&sim, "sw", "h3");
-        sim.pfc[ing as usize].ingress.pause_th = u64::MAX;
+        sim.fab.pfc[ing as usize].ingress.pause_th = u64::MAX;
         sim.run();
         assert!(sim.counters.drops[DropCause::IngressBuffer as usize] > 0);
         assert!(!sim.lossless_ok());
@@ -455,7 +426,7 @@ mod tests {
         // h3 ignores pauses: its drops are the fault's; h5's broken thresholds are still a violation
         let mut sim = incast(8, r#"{"preset": "lps", "pfc": {"priorities": [0]}}"#, r#"{"kind": "ignore_pause", "link": ["h3", "sw"]}"#);
         let ing5 = port_between(&sim, "sw", "h5");
-        sim.pfc[ing5 as usize].ingress.pause_th = u64::MAX;
+        sim.fab.pfc[ing5 as usize].ingress.pause_th = u64::MAX;
         sim.run();
         assert!(sim.counters.lossless_exempt_drops > 0, "h3's drops are counted as exempt");
         let v = sim.lossless_violations();
@@ -472,13 +443,13 @@ mod tests {
     fn a_pause_in_flight_on_a_link_that_goes_down_pauses_nothing() {
         let mut sim = incast(2, r#"{"preset": "lps", "pfc": {"priorities": [0]}}"#, "");
         let ing = port_between(&sim, "sw", "h1");
-        let link = sim.ports[ing as usize].link;
-        let up = sim.ports[ing as usize].peer;
+        let link = sim.fab.ports[ing as usize].link;
+        let up = sim.fab.ports[ing as usize].peer;
         sim.pfc_send(ing, 1, 0); // PAUSE(0) to h1, in flight for the stop delay
         sim.link_down(link);
         sim.run();
-        assert_eq!(sim.ports[up as usize].paused, 0);
-        assert_eq!(sim.pfc[up as usize].egress.paused_total(sim.now), Time::ZERO, "a dead link accrues no paused time");
+        assert_eq!(sim.fab.ports[up as usize].paused, 0);
+        assert_eq!(sim.fab.pfc[up as usize].egress.paused_total(sim.now), Time::ZERO, "a dead link accrues no paused time");
         assert_eq!(sim.pfc_paused, 0);
     }
 
@@ -487,10 +458,10 @@ mod tests {
         let scheme = r#"{"preset": "lps", "pfc": {"priorities": [0]}}"#;
         let mut sim = incast(2, scheme, r#"{"kind": "degrade", "link": ["h1", "sw"], "rate": "100Mbps", "at": "10us"}"#);
         let ing = port_between(&sim, "sw", "h1");
-        let before = (sim.pfc[ing as usize].ingress.unpause_th, sim.pfc[ing as usize].ingress.stop_delay);
+        let before = (sim.fab.pfc[ing as usize].ingress.unpause_th, sim.fab.pfc[ing as usize].ingress.stop_delay);
         let want = sim.pfc_derive(ing, Rate(100_000_000)).unwrap();
         sim.run_until(Time::from_us(20));
-        let st = &sim.pfc[ing as usize].ingress;
+        let st = &sim.fab.pfc[ing as usize].ingress;
         assert_eq!((st.pause_th, st.unpause_th, st.stop_delay, st.grace), (want.pause, want.unpause, want.stop_delay, want.grace));
         assert!(st.unpause_th < before.0, "fewer bytes arrive in the reaction window at 100 Mbps");
         assert!(st.stop_delay > before.1, "frames take longer on the slower link");

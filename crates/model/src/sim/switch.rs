@@ -25,14 +25,14 @@ impl Sim {
             let p = self.pkts.get(pid);
             (p.dst, p.hash, p.prio)
         };
-        if self.routes.edge[dst as usize] == node {
-            let ep = self.routes.edge_port[dst as usize];
-            return self.ports[ep as usize].up.then_some(ep);
+        if self.fab.routes.edge[dst as usize] == node {
+            let ep = self.fab.routes.edge_port[dst as usize];
+            return self.fab.ports[ep as usize].up.then_some(ep);
         }
-        let row = self.routes.row(node, dst);
-        let nd = &mut self.nodes[node as usize];
+        let row = self.fab.routes.row(node, dst);
+        let nd = &mut self.fab.nodes[node as usize];
         let base = nd.port_base;
-        let ports = &self.ports;
+        let ports = &self.fab.ports;
         let drain = |lp: u32| ports[(base + lp) as usize].eg.drain_bytes(prio);
         nd.fwd.choose(self.scheme.load_balancing, &self.scheme.alb, row, hash, drain, &mut nd.rng, &mut self.scratch_ports).map(|lp| base + lp)
     }
@@ -41,17 +41,17 @@ impl Sim {
     /// egress queue can take `wire` bytes now; counts the detour on the packet.
     fn dibs_pick(&mut self, node: u32, pid: PacketId, out: u32, wire: u64) -> Option<u32> {
         let prio = self.pkts.get(pid).prio;
-        let (base, n) = (self.nodes[node as usize].port_base, self.nodes[node as usize].nports);
+        let (base, n) = (self.fab.nodes[node as usize].port_base, self.fab.nodes[node as usize].nports);
         // the switch's random stream is lent to the component while the port test reads the node table
-        let mut rng = self.nodes[node as usize].rng.clone();
-        let (ports, nodes) = (&self.ports, &self.nodes);
+        let mut rng = self.fab.nodes[node as usize].rng.clone();
+        let (ports, nodes) = (&self.fab.ports, &self.fab.nodes);
         let ok = |lp: u32| {
             let p = base + lp;
             let pt = &ports[p as usize];
             p != out && pt.up && nodes[pt.peer_node as usize].is_switch && pt.eg.fits(prio, wire)
         };
         let pick = dibs::pick(n, ok, &mut rng).map(|lp| base + lp);
-        self.nodes[node as usize].rng = rng;
+        self.fab.nodes[node as usize].rng = rng;
         if pick.is_some() {
             self.counters.detours += 1;
             let pk = self.pkts.get_mut(pid);
@@ -63,7 +63,7 @@ impl Sim {
     /// Whether packet `pid` at switch `node` may be detoured now.
     fn dibs_decide(&mut self, node: u32, pid: PacketId, prio: u8) -> Decision {
         let detours = self.pkts.get(pid).detours;
-        dibs::decide(&self.scheme.dibs, prio, detours, &mut self.nodes[node as usize].rng)
+        dibs::decide(&self.scheme.dibs, prio, detours, &mut self.fab.nodes[node as usize].rng)
     }
 
     /// DIBS with a threshold (the spec's variant for CIOQ / shared-buffer switches): when the chosen egress
@@ -71,7 +71,7 @@ impl Sim {
     /// None: the packet reached the detour cap (drop it). Out of line: only threshold DIBS calls it.
     #[inline(never)]
     fn dibs_threshold_detour(&mut self, node: u32, pid: PacketId, out: u32, prio: u8, wire: u64, threshold: u64) -> Option<u32> {
-        if !dibs::over_threshold(self.ports[out as usize].eg.total, wire, threshold) {
+        if !dibs::over_threshold(self.fab.ports[out as usize].eg.total, wire, threshold) {
             return Some(out);
         }
         match self.dibs_decide(node, pid, prio) {
@@ -96,21 +96,21 @@ impl Sim {
         let Some(d) = self.dibs_pick(node, pid, out, wire) else { return Err(DropCause::IngressBuffer) };
         self.pkts.get_mut(pid).out_port = d;
         let now = self.now;
-        let e = &mut self.ports[d as usize].eg;
+        let e = &mut self.fab.ports[d as usize].eg;
         e.advance(now);
         e.reserve(prio, wire);
         if !self.mark_ecn(d, pid, wire) {
-            self.ports[d as usize].eg.release(prio, wire);
+            self.fab.ports[d as usize].eg.release(prio, wire);
             return Err(DropCause::Red);
         }
-        self.ports[d as usize].eg.enlist_packet(pid, &mut self.pkts);
+        self.fab.ports[d as usize].eg.enlist_packet(pid, &mut self.pkts);
         self.tx_try(d);
         Ok(())
     }
 
     pub(crate) fn drop_packet(&mut self, pid: PacketId, cause: DropCause, port: Option<u32>) {
         if let Some(p) = port {
-            if cause.is_congestion() && self.nodes[self.ports[p as usize].node as usize].is_switch && self.lossless_prio(self.pkts.get(pid).prio) {
+            if cause.is_congestion() && self.fab.nodes[self.fab.ports[p as usize].node as usize].is_switch && self.lossless_prio(self.pkts.get(pid).prio) {
                 self.lossless_drop(p);
             }
         }
@@ -123,12 +123,12 @@ impl Sim {
 
     /// A packet has arrived at switch port `port` and passed the forwarding engine.
     pub(crate) fn switch_arrive(&mut self, port: u32, pid: PacketId) {
-        let node = self.ports[port as usize].node;
+        let node = self.fab.ports[port as usize].node;
         let (prio, wire) = {
             let p = self.pkts.get(pid);
             (p.prio, p.wire as u64)
         };
-        if self.pfc_on() && self.pfc[port as usize].ingress.enabled {
+        if self.pfc_on() && self.fab.pfc[port as usize].ingress.enabled {
             self.pfc_arrival(port, prio);
         }
         let Some(out) = self.route(node, pid) else {
@@ -148,15 +148,15 @@ impl Sim {
         self.pkts.get_mut(pid).out_port = out;
         let (lossy, limit) = match self.pfc_on() {
             true => {
-                let st = &self.pfc[port as usize].ingress;
+                let st = &self.fab.pfc[port as usize].ingress;
                 (st.lossy(prio), st.lossy_limit)
             }
             false => (false, 0),
         };
-        if self.scheme.priority_eviction && !self.ports[port as usize].ing.has_room(wire) {
+        if self.scheme.priority_eviction && !self.fab.ports[port as usize].ing.has_room(wire) {
             // a full ingress buffer makes room for the arrival by dropping lower-priority packets, if that
             // makes enough room (a packet crossing the crossbar cannot be evicted)
-            let pt = &self.ports[port as usize];
+            let pt = &self.fab.ports[port as usize];
             let transit = match pt.xbar.in_busy {
                 true => {
                     let x = self.pkts.get(pt.xbar.in_pkt);
@@ -166,13 +166,13 @@ impl Sim {
             };
             let mut victims = std::mem::take(&mut self.scratch_victims);
             let pkts = &self.pkts;
-            self.ports[port as usize].ing.evict_lower_for(prio, wire, transit, pkts, |v| pkts.get(v).wire as u64, &mut victims);
+            self.fab.ports[port as usize].ing.evict_lower_for(prio, wire, transit, pkts, |v| pkts.get(v).wire as u64, &mut victims);
             for &(p, victim) in &victims {
                 self.discard(port, false, p, victim, DropCause::Priority, port);
             }
             self.scratch_victims = victims;
         }
-        let ing = &mut self.ports[port as usize].ing;
+        let ing = &mut self.fab.ports[port as usize].ing;
         if !ing.has_room(wire) || (lossy && ing.total + wire > limit) {
             let cause = if self.scheme.dibs.enabled { self.dibs_overflow_detour(node, pid, out, prio, wire).err() } else { Some(DropCause::IngressBuffer) };
             if let Some(cause) = cause {
@@ -187,55 +187,55 @@ impl Sim {
 
     /// Start moving the highest-priority movable head of ingress `inp` across the crossbar.
     pub(crate) fn xbar_try(&mut self, inp: u32) {
-        if self.ports[inp as usize].xbar.in_busy {
+        if self.fab.ports[inp as usize].xbar.in_busy {
             return;
         }
-        let mut mask = self.ports[inp as usize].ing.nonempty;
+        let mut mask = self.fab.ports[inp as usize].ing.nonempty;
         while mask != 0 {
             let prio = mask.trailing_zeros() as u8;
             mask &= mask - 1;
-            let pid = self.ports[inp as usize].ing.head(prio).expect("non-empty priority");
+            let pid = self.fab.ports[inp as usize].ing.head(prio).expect("non-empty priority");
             let (mut out, wire) = {
                 let p = self.pkts.get(pid);
                 (p.out_port, p.wire as u64)
             };
-            if !self.ports[out as usize].up {
+            if !self.fab.ports[out as usize].up {
                 // the chosen port died while the packet waited: ask the forwarding engine again
-                let node = self.ports[inp as usize].node;
+                let node = self.fab.ports[inp as usize].node;
                 match self.route(node, pid) {
                     Some(o) => {
                         out = o;
                         self.pkts.get_mut(pid).out_port = o;
                     }
                     None => {
-                        self.ports[inp as usize].ing.pop(prio, &self.pkts);
+                        self.fab.ports[inp as usize].ing.pop(prio, &self.pkts);
                         self.discard(inp, false, prio, pid, DropCause::NoRoute, inp);
                         self.pfc_check(inp);
-                        mask = self.ports[inp as usize].ing.nonempty;
+                        mask = self.fab.ports[inp as usize].ing.nonempty;
                         continue;
                     }
                 }
             }
             if self.scheme.scheduling == Scheduling::Pfabric && !self.pfabric_admit(out, pid, wire) {
                 // the arrival ranks no better than everything queued: pFabric drops it
-                self.ports[inp as usize].ing.pop(prio, &self.pkts);
+                self.fab.ports[inp as usize].ing.pop(prio, &self.pkts);
                 self.discard(inp, false, prio, pid, DropCause::Priority, out);
-                mask = self.ports[inp as usize].ing.nonempty;
+                mask = self.fab.ports[inp as usize].ing.nonempty;
                 continue;
             }
             let now = self.now;
-            let e = &mut self.ports[out as usize];
+            let e = &mut self.fab.ports[out as usize];
             let fits = e.eg.fits(prio, wire);
             if fits && e.xbar.out_free(now) {
                 e.eg.advance(now);
                 e.eg.reserve(prio, wire);
                 let out_time = e.xbar_time(wire);
                 e.xbar.start_out(now, out_time);
-                let ip = &mut self.ports[inp as usize];
+                let ip = &mut self.fab.ports[inp as usize];
                 ip.ing.pop(prio, &self.pkts);
                 let in_time = ip.xbar_time(wire);
                 let done = ip.xbar.start_in(now, pid, in_time);
-                self.ports[out as usize].xbar.ends_with(done);
+                self.fab.ports[out as usize].xbar.ends_with(done);
                 self.schedule(done, Ev::XbarDone { port: inp, pkt: pid });
                 return;
             }
@@ -246,7 +246,7 @@ impl Sim {
                     self.schedule(at, Ev::XbarOutFree { port: out });
                 }
             }
-            self.ports[out as usize].wait(prio, inp);
+            self.fab.ports[out as usize].wait(prio, inp);
         }
     }
 
@@ -254,8 +254,8 @@ impl Sim {
     /// highest rank if it ranks strictly worse than the arrival. False: no room can be made (drop it).
     fn pfabric_admit(&mut self, out: u32, pid: PacketId, wire: u64) -> bool {
         let (rank, prio) = (self.pkts.get(pid).rank, self.pkts.get(pid).prio);
-        while !self.ports[out as usize].eg.fits(prio, wire) {
-            let Some((p, victim)) = self.ports[out as usize].eg.evict_worse(rank) else { return false };
+        while !self.fab.ports[out as usize].eg.fits(prio, wire) {
+            let Some((p, victim)) = self.fab.ports[out as usize].eg.evict_worse(rank) else { return false };
             self.discard(out, true, p, victim, DropCause::Priority, out);
         }
         true
@@ -265,7 +265,7 @@ impl Sim {
     /// its bytes leave the buffer and the drop is counted at port `at`.
     fn discard(&mut self, port: u32, egress: bool, prio: u8, pid: PacketId, cause: DropCause, at: u32) {
         let (now, wire) = (self.now, self.pkts.get(pid).wire as u64);
-        let pt = &mut self.ports[port as usize];
+        let pt = &mut self.fab.ports[port as usize];
         if egress {
             pt.eg.advance(now);
             pt.eg.release(prio, wire);
@@ -277,20 +277,20 @@ impl Sim {
     }
 
     pub(crate) fn xbar_done(&mut self, inp: u32) {
-        let pid = self.ports[inp as usize].xbar.in_pkt;
+        let pid = self.fab.ports[inp as usize].xbar.in_pkt;
         let (out, prio, wire) = {
             let p = self.pkts.get(pid);
             (p.out_port, p.prio, p.wire as u64)
         };
         {
-            let ip = &mut self.ports[inp as usize];
+            let ip = &mut self.fab.ports[inp as usize];
             ip.xbar.finish();
             ip.ing.release(prio, wire);
         }
         self.pfc_check(inp);
-        if self.ports[out as usize].up {
+        if self.fab.ports[out as usize].up {
             if self.mark_ecn(out, pid, wire) {
-                self.ports[out as usize].eg.enlist_packet(pid, &mut self.pkts);
+                self.fab.ports[out as usize].eg.enlist_packet(pid, &mut self.pkts);
                 self.tx_try(out);
             } else {
                 self.discard(out, true, prio, pid, DropCause::Red, out);
@@ -301,13 +301,13 @@ impl Sim {
         // The freed input (and output, if its side is done): the arbiter picks the next transfer into `out`
         // among the ingresses waiting for it and this one (highest blocked priority first, this ingress last
         // on ties).
-        if self.ports[out as usize].waiting && self.ports[out as usize].xbar.out_free(self.now) {
+        if self.fab.ports[out as usize].waiting && self.fab.ports[out as usize].xbar.out_free(self.now) {
             // this ingress competes too, behind the others of its priority (it may have no head for `out`:
             // then its try moves whatever it can and it stays out of the list)
-            let ing = &self.ports[inp as usize].ing;
+            let ing = &self.fab.ports[inp as usize].ing;
             if ing.nonempty != 0 {
                 let prio = ing.nonempty.trailing_zeros() as u8;
-                self.ports[out as usize].wait(prio, inp);
+                self.fab.ports[out as usize].wait(prio, inp);
             }
             self.wake_waiters(out);
         }
@@ -318,7 +318,7 @@ impl Sim {
     /// moves it at speedup x the ingress port's line rate.
     #[inline]
     pub(crate) fn xbar_time(&self, inp: u32, wire: u64) -> Time {
-        self.ports[inp as usize].xbar_time(wire)
+        self.fab.ports[inp as usize].xbar_time(wire)
     }
 
     /// ECN marking at egress enqueue (switch egress or host NIC), after the packet's bytes were reserved.
@@ -332,7 +332,7 @@ impl Sim {
 
     #[inline(never)]
     fn mark_ecn_on(&mut self, port: u32, pid: PacketId, wire: u64) -> bool {
-        let pt = &self.ports[port as usize];
+        let pt = &self.fab.ports[port as usize];
         let node = pt.node as usize;
         let (ecn, prio) = {
             let p = self.pkts.get(pid);
@@ -340,9 +340,9 @@ impl Sim {
         };
         let occ = Occupancy { prio_bytes: pt.eg.prio_bytes(prio), total: pt.eg.total, pkts: pt.eg.pkts };
         // a host NIC only marks, and under PFC a lossless priority is never dropped by the AQM either
-        let may_drop = self.nodes[node].is_switch && !self.lossless_prio(prio);
-        let nodes = &mut self.nodes;
-        match self.markers[port as usize].on_enqueue(occ, wire, ecn, may_drop, || nodes[node].rng.uniform()) {
+        let may_drop = self.fab.nodes[node].is_switch && !self.lossless_prio(prio);
+        let nodes = &mut self.fab.nodes;
+        match self.fab.markers[port as usize].on_enqueue(occ, wire, ecn, may_drop, || nodes[node].rng.uniform()) {
             Verdict::Pass => true,
             Verdict::Mark => {
                 self.pkts.get_mut(pid).ecn = ECN_CE;
@@ -358,7 +358,7 @@ impl Sim {
     /// a frame is waiting for the transmitter, so a lightly loaded link costs one event per frame.
     pub(crate) fn tx_try(&mut self, port: u32) {
         let now = self.now;
-        let pt = &mut self.ports[port as usize];
+        let pt = &mut self.fab.ports[port as usize];
         if !pt.up {
             return;
         }
@@ -413,7 +413,7 @@ impl Sim {
     /// in arrival order. Once a transfer into `port` has started its egress side is busy, and the rest would
     /// only fail and register again: they stay in the list, in order, untried.
     pub(crate) fn wake_waiters(&mut self, port: u32) {
-        let pt = &mut self.ports[port as usize];
+        let pt = &mut self.fab.ports[port as usize];
         if !pt.xbar.out_free(self.now) {
             // a transfer into this egress is under way: nobody can start now; make sure they retry when its
             // side frees (with its transfer's XbarDone, or an XbarOutFree event)
@@ -425,22 +425,22 @@ impl Sim {
         // the waiting list moves out for a round of retries (a scratch vector takes its place, so no
         // allocation per wake); the arbiter orders it
         let mut round = std::mem::take(&mut self.scratch_u32_pairs);
-        self.ports[port as usize].take_round(&mut round);
+        self.fab.ports[port as usize].take_round(&mut round);
         while let Some(w) = Waiters::next_of(&mut round) {
             self.xbar_try(w);
-            if !self.ports[port as usize].xbar.out_free(self.now) {
+            if !self.fab.ports[port as usize].xbar.out_free(self.now) {
                 break;
             }
         }
         // those that tried and registered again come first; the untried follow in their order (their heads
         // did not change meanwhile; one that no longer waits for `port` just retries when woken)
-        self.ports[port as usize].end_round(&mut round);
+        self.fab.ports[port as usize].end_round(&mut round);
         self.scratch_u32_pairs = round;
     }
 
     /// Serialization time of `bytes` on `port`.
     pub fn ser_time(&self, port: u32, bytes: u64) -> Time {
-        self.ports[port as usize].ser(bytes)
+        self.fab.ports[port as usize].ser(bytes)
     }
 }
 
@@ -466,12 +466,12 @@ mod tests {
     fn an_n_to_1_burst_enters_the_egress_at_most_at_speedup_times_its_line_rate() {
         for speedup in [1.0, 4.0] {
             let mut sim = burst(16, speedup);
-            let eg = (0..sim.ports.len() as u32).find(|&p| sim.node_name(sim.ports[p as usize].peer_node) == "h0").unwrap();
+            let eg = (0..sim.fab.ports.len() as u32).find(|&p| sim.node_name(sim.fab.ports[p as usize].peer_node) == "h0").unwrap();
             // bytes that have entered the egress (queued, crossing the crossbar, or sent), every microsecond
             let mut entered = Vec::new();
             for us in 0..300 {
                 sim.run_until(Time::from_us(us));
-                let p = &sim.ports[eg as usize];
+                let p = &sim.fab.ports[eg as usize];
                 entered.push(sim.tx_count[eg as usize].bytes + p.eg.total);
             }
             let frame = 1538u64; // the largest frame: bytes count when a transfer starts
@@ -503,14 +503,14 @@ mod tests {
         ))
         .unwrap();
         // one end of the bottleneck link (the data goes out of whichever end faces the receiver)
-        let b = (0..sim.ports.len() as u32).find(|&p| sim.topo.links[sim.ports[p as usize].link as usize].tier == "bottleneck").unwrap();
+        let b = (0..sim.fab.ports.len() as u32).find(|&p| sim.fab.topo.links[sim.fab.ports[p as usize].link as usize].tier == "bottleneck").unwrap();
         sim.run_until(Time::from_us(200));
-        let t0 = (sim.tx_count[b as usize].bytes, sim.tx_count[sim.ports[b as usize].peer as usize].bytes);
+        let t0 = (sim.tx_count[b as usize].bytes, sim.tx_count[sim.fab.ports[b as usize].peer as usize].bytes);
         sim.run_until(Time::from_us(1200));
-        let t1 = (sim.tx_count[b as usize].bytes, sim.tx_count[sim.ports[b as usize].peer as usize].bytes);
+        let t1 = (sim.tx_count[b as usize].bytes, sim.tx_count[sim.fab.ports[b as usize].peer as usize].bytes);
         let gbps = ((t1.0 - t0.0).max(t1.1 - t0.1)) as f64 * 8.0 / 1e-3 / 1e9;
         assert!(gbps > 7.5, "the bottleneck carried {gbps:.2} Gbit/s of the 8 offered");
-        let delivered: u64 = (0..sim.ports.len()).filter(|&p| sim.node_name(sim.ports[p].node) == "right" && sim.topo.links[sim.ports[p].link as usize].tier == "host").map(|p| sim.tx_count[p].bytes).sum();
+        let delivered: u64 = (0..sim.fab.ports.len()).filter(|&p| sim.node_name(sim.fab.ports[p].node) == "right" && sim.fab.topo.links[sim.fab.ports[p].link as usize].tier == "host").map(|p| sim.tx_count[p].bytes).sum();
         let out_gbps = delivered as f64 * 8.0 / 1.2e-3 / 1e9;
         assert!(out_gbps > 6.5, "the right switch delivered {out_gbps:.2} Gbit/s to its 8 hosts");
     }

@@ -62,21 +62,21 @@ impl Sim {
             return Err("flow: with run.event_order = \"node\" flow ids are given at the end of the run (by where flows start); select packets by node or port".into());
         }
         let find = |name: &str| {
-            self.topo.nodes.iter().position(|n| n.name == name).ok_or_else(|| format!("no node named {name:?}"))
+            self.fab.topo.nodes.iter().position(|n| n.name == name).ok_or_else(|| format!("no node named {name:?}"))
         };
-        let mut ports = vec![false; self.ports.len()];
+        let mut ports = vec![false; self.fab.ports.len()];
         for n in &spec.nodes {
             let i = find(n)?;
-            let nd = &self.nodes[i];
+            let nd = &self.fab.nodes[i];
             for p in nd.port_base..nd.port_base + nd.nports {
                 ports[p as usize] = true;
             }
         }
         for [a, b] in &spec.ports {
             let (ia, ib) = (find(a)?, find(b)?);
-            let nd = &self.nodes[ia];
+            let nd = &self.fab.nodes[ia];
             let p = (nd.port_base..nd.port_base + nd.nports)
-                .find(|&p| self.ports[p as usize].peer_node == ib as u32)
+                .find(|&p| self.fab.ports[p as usize].peer_node == ib as u32)
                 .ok_or_else(|| format!("no link from {a:?} to {b:?}"))?;
             ports[p as usize] = true;
         }
@@ -85,7 +85,7 @@ impl Sim {
     }
 
     fn trace_common(&mut self, port: u32) -> (u32, u32) {
-        let p = &self.ports[port as usize];
+        let p = &self.fab.ports[port as usize];
         (p.node, p.peer_node)
     }
 
@@ -129,7 +129,7 @@ impl Sim {
 
     /// A PFC frame sent by switch port `port` (to the upstream neighbour).
     pub(crate) fn trace_pfc(&mut self, port: u32, pause: u8, unpause: u8) {
-        let peer = self.ports[port as usize].peer;
+        let peer = self.fab.ports[port as usize].peer;
         let tr = self.trace.as_ref().unwrap();
         // captured on the node that sends it, or on the link whose transmission it controls
         if !(tr.ports[port as usize] || tr.ports[peer as usize]) {

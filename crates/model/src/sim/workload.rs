@@ -209,7 +209,7 @@ pub enum Workload {
 }
 
 fn split(sim: &Sim, i: usize, pattern: Pattern, frontends: Option<u32>, layout: Option<FrontendLayout>) -> Result<(Vec<u32>, Vec<u32>), ConfigError> {
-    let nh = sim.hosts.len() as u32;
+    let nh = sim.fab.hosts.len() as u32;
     Ok(match pattern {
         Pattern::AllToAll => {
             if frontends.is_some() {
@@ -218,7 +218,7 @@ fn split(sim: &Sim, i: usize, pattern: Pattern, frontends: Option<u32>, layout: 
             if layout.is_some() {
                 return err(format!("workload[{i}].frontend_layout"), "only applies with pattern = \"front_to_back\"");
             }
-            (sim.hosts.clone(), sim.hosts.clone())
+            (sim.fab.hosts.clone(), sim.fab.hosts.clone())
         }
         Pattern::FrontToBack => {
             let f = frontends.unwrap_or(nh / 2);
@@ -231,7 +231,7 @@ fn split(sim: &Sim, i: usize, pattern: Pattern, frontends: Option<u32>, layout: 
                 // the first one host 0 (with f = nh / 2: every other server)
                 FrontendLayout::Spread => (0..nh as u64).map(|j| (j * f as u64).div_ceil(nh as u64) < ((j + 1) * f as u64).div_ceil(nh as u64)).collect(),
             };
-            let pick = |want: bool| sim.hosts.iter().zip(&front).filter(|(_, &x)| x == want).map(|(&h, _)| h).collect::<Vec<u32>>();
+            let pick = |want: bool| sim.fab.hosts.iter().zip(&front).filter(|(_, &x)| x == want).map(|(&h, _)| h).collect::<Vec<u32>>();
             (pick(true), pick(false))
         }
     })
@@ -293,7 +293,7 @@ impl Workload {
     }
 
     pub fn new(sim: &mut Sim, i: usize, cfg: &WorkloadConfig) -> Result<Workload, ConfigError> {
-        let nh = sim.hosts.len() as u32;
+        let nh = sim.fab.hosts.len() as u32;
         let stop_of = |sim: &Sim, s: Option<Dur>| s.map(|d| d.0).unwrap_or(Time::MAX).min(sim.arrivals_stop);
         Ok(match cfg {
             WorkloadConfig::Retrieval(r) => {
@@ -314,8 +314,8 @@ impl Workload {
                 }
             }
             WorkloadConfig::Background(b) => {
-                let mut rngs = vec![None; sim.topo.nodes.len()];
-                for &h in &sim.hosts {
+                let mut rngs = vec![None; sim.fab.topo.nodes.len()];
+                for &h in &sim.fab.hosts {
                     rngs[h as usize] = Some(sim.rng.stream(comp(i, h), purpose::BACKGROUND));
                 }
                 let sizes: Vec<u64> = b.sizes.as_ref().map(|v| v.iter().map(|x| x.0).collect()).unwrap_or_else(|| vec![b.size.0]);
@@ -336,7 +336,7 @@ impl Workload {
                             return err(f.row_field(i, j, k), format!("host index must be below {nh} (the topology's host count), got {v}"));
                         }
                     }
-                    rows.push((Time::from_secs_f64(r.start_s), sim.hosts[r.src as usize], sim.hosts[r.dst as usize], r.size_bytes, r.priority));
+                    rows.push((Time::from_secs_f64(r.start_s), sim.fab.hosts[r.src as usize], sim.fab.hosts[r.dst as usize], r.size_bytes, r.priority));
                 }
                 rows.sort_by_key(|r| r.0);
                 let mut next_same_src = vec![NO; rows.len()];
@@ -395,7 +395,7 @@ impl Workload {
                 let rate = match (c.load, c.rate) {
                     (Some(load), _) => match c.load_tier.as_deref() {
                         None | Some("host") => {
-                            let hr = sim.ports[sim.nodes[sim.hosts[0] as usize].port_base as usize].rate.0 as f64;
+                            let hr = sim.fab.ports[sim.fab.nodes[sim.fab.hosts[0] as usize].port_base as usize].rate.0 as f64;
                             load * hr / (8.0 * mean.max(1.0))
                         }
                         Some(tier) => {
@@ -404,7 +404,7 @@ impl Workload {
                                 msg: m,
                             })?;
                             // flows/s per host x hosts x bytes x crossings = load x tier capacity
-                            load * capacity / (8.0 * mean.max(1.0) * crossings * sim.hosts.len() as f64)
+                            load * capacity / (8.0 * mean.max(1.0) * crossings * sim.fab.hosts.len() as f64)
                         }
                     },
                     (_, Some(r)) => r,
@@ -413,13 +413,13 @@ impl Workload {
                 let client = match c.client {
                     Some(k) if k >= nh => return err(format!("workload[{i}].client"), format!("host index must be below {nh}, got {k}")),
                     Some(_) if nh < 2 => return err(format!("workload[{i}].client"), "needs at least one other host as a server"),
-                    Some(k) => Some((sim.hosts[k as usize], c.request_size.unwrap_or_else(crate::config::d_request).0)),
+                    Some(k) => Some((sim.fab.hosts[k as usize], c.request_size.unwrap_or_else(crate::config::d_request).0)),
                     None => None,
                 };
                 let rngs = match client {
                     // the client's link: the same rate formula, one arrival stream
                     Some((h, _)) => vec![sim.rng.stream(comp(i, h), purpose::ARRIVALS)],
-                    None => sim.hosts.iter().map(|&h| sim.rng.stream(comp(i, h), purpose::ARRIVALS)).collect(),
+                    None => sim.fab.hosts.iter().map(|&h| sim.rng.stream(comp(i, h), purpose::ARRIVALS)).collect(),
                 };
                 Workload::Cdf {
                     arrivals: Arrivals::new(rate, None, None, None, c.start.0, stop_of(sim, c.stop)),
@@ -438,8 +438,8 @@ impl Workload {
                 if n > nh - 1 {
                     return err(format!("workload[{i}].senders"), format!("at most {} (the other hosts), got {n}", nh - 1));
                 }
-                let receiver = sim.hosts[c.receiver as usize];
-                let senders: Vec<u32> = sim.hosts.iter().copied().filter(|&h| h != receiver).take(n as usize).collect();
+                let receiver = sim.fab.hosts[c.receiver as usize];
+                let senders: Vec<u32> = sim.fab.hosts.iter().copied().filter(|&h| h != receiver).take(n as usize).collect();
                 let each = c.total.0.div_ceil(n as u64);
                 Workload::Incast {
                     receiver,
@@ -545,12 +545,12 @@ impl Sim {
                 }
                 // a part of a split run starts its own sources only (each source draws from its own stream)
                 if let Some(p) = &self.part {
-                    evs.retain(|&(_, i)| p.half[self.workloads[w as usize].source_host(i, &self.hosts) as usize] == p.me);
+                    evs.retain(|&(_, i)| p.half[self.workloads[w as usize].source_host(i, &self.fab.hosts) as usize] == p.me);
                 }
             }
             Workload::Background { per_server, .. } => {
                 let n = *per_server;
-                for h in self.hosts.clone() {
+                for h in self.fab.hosts.clone() {
                     if !self.owns(h) {
                         continue;
                     }
@@ -593,7 +593,7 @@ impl Sim {
     pub(crate) fn start_background(&mut self, w: u32, h: u32) {
         let Workload::Background { class, sizes, mix, prio, rngs, .. } = &mut self.workloads[w as usize] else { unreachable!() };
         let r = rngs[h as usize].as_mut().unwrap();
-        let dst = pick_other(&self.hosts, h, r);
+        let dst = pick_other(&self.fab.hosts, h, r);
         let size = sizes[mix.pick(r)];
         let (class, prio) = (*class, *prio);
         let app = self.open_app(w, class, h, dst, size, prio);
@@ -694,7 +694,7 @@ impl Sim {
             Workload::Cdf { arrivals, points, classes, prio, client: Some((client, req)), rngs } => {
                 let r = &mut rngs[i as usize];
                 next = arrivals.next(now, r);
-                let server = pick_other(&self.hosts, *client, r);
+                let server = pick_other(&self.fab.hosts, *client, r);
                 let size = cdf_sample(points, r.uniform());
                 let (class, prio, client, req) = (classes[size_bucket(size)], *prio, *client, *req);
                 self.issue_retrieval(w, class, client, server, size, prio, req, (NO, 0));
@@ -702,8 +702,8 @@ impl Sim {
             Workload::Cdf { arrivals, points, classes, prio, client: None, rngs } => {
                 let r = &mut rngs[i as usize];
                 next = arrivals.next(now, r);
-                let src = self.hosts[i as usize];
-                let dst = pick_other(&self.hosts, src, r);
+                let src = self.fab.hosts[i as usize];
+                let dst = pick_other(&self.fab.hosts, src, r);
                 let size = cdf_sample(points, r.uniform());
                 let (class, prio) = (classes[size_bucket(size)], *prio);
                 let app = self.open_app(w, class, src, dst, size, prio);
@@ -828,7 +828,7 @@ mod tests {
 
     fn requesters(s: &Sim) -> Vec<u32> {
         match &s.workloads[0] {
-            Workload::Retrieval { requesters, .. } => requesters.iter().map(|h| s.hosts.iter().position(|x| x == h).unwrap() as u32).collect(),
+            Workload::Retrieval { requesters, .. } => requesters.iter().map(|h| s.fab.hosts.iter().position(|x| x == h).unwrap() as u32).collect(),
             _ => unreachable!(),
         }
     }
