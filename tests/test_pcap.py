@@ -40,7 +40,7 @@ def test_node_capture_decodes_with_pfc_frames(tmp_path):
     tcp = tshark("-r", str(pcap), "-Y", "tcp", "-T", "fields", "-e", "ip.dsfield.dscp", "-e", "tcp.len", "-e", "tcp.flags.ack")
     lens = {int(line.split("\t")[1]) for line in tcp}
     assert 1460 in lens and 0 in lens  # data and pure ACKs
-    assert {line.split("\t")[0] for line in tcp} == {"56"}  # priority 0 -> DSCP class selector 7
+    assert {line.split("\t")[0] for line in tcp} == {"0"}  # priority 0 -> DSCP 8 * 0 (class selector 0), as live
 
 
 def test_flow_capture_follows_one_flow_over_every_hop(tmp_path):
@@ -62,8 +62,8 @@ def test_flow_capture_follows_one_flow_over_every_hop(tmp_path):
     # opened once: a SYN and a SYN-ACK, each seen at every hop
     assert len(tshark("-r", str(pcap), "-Y", "tcp.flags.syn == 1")) == 2 * hops
     data = [line.split("\t") for line in lines if int(line.split("\t")[2]) > 0]
-    response = [d for d in data if d[3] == f"10.0.0.{src}"]
-    request = [d for d in data if d[3] == f"10.0.0.{dst}"]
+    response = [d for d in data if d[3] == f"10.77.0.{src + 1}"]
+    request = [d for d in data if d[3] == f"10.77.0.{dst + 1}"]
     assert sum(int(d[2]) for d in response) == 8192 * hops  # every response byte, once per hop
     assert sum(int(d[2]) for d in request) == 10 * hops
     assert tshark("-r", str(pcap), "-Y", "_ws.malformed") == []
@@ -77,3 +77,24 @@ def test_bad_filters(tmp_path):
         assert not (tmp_path / "x.pcap").exists()
     r = run_cli("run", INCAST, "--pcap", str(tmp_path / "x.pcap"))
     assert r.returncode == 2 and "--pcap-filter" in r.stderr
+
+
+def test_simulated_and_live_frames_share_one_address_plan(tmp_path):
+    """A simulated capture carries the addresses live mode gives the hosts (detailsim._core.live_layout): the
+    same IPv4 and MAC per host, and PFC frames from the sending port's MAC, so the two compare address for
+    address."""
+    from detailsim import _core
+    from detailsim.scenario import prepare
+
+    sc, _ = prepare(INCAST, scheme="lps")
+    layout = json.loads(_core.live_layout(json.dumps(sc)))
+    pcap = tmp_path / "sw.pcap"
+    run_cli("run", INCAST, "--scheme", "lps", "--pcap", str(pcap), "--pcap-filter", "node=sw", "--json", check=True)
+    lines = tshark("-r", str(pcap), "-Y", "tcp", "-T", "fields", "-e", "ip.src", "-e", "eth.src", "-e", "ip.dst", "-e", "eth.dst")
+    live = {h["ip"]: h["mac"] for h in layout["hosts"]}
+    for line in lines:
+        ip_src, mac_src, ip_dst, mac_dst = line.split("\t")
+        assert live[ip_src] == mac_src and live[ip_dst] == mac_dst, line
+    port_macs = {p["mac"] for p in layout["ports"]}
+    pfc = tshark("-r", str(pcap), "-Y", "macc", "-T", "fields", "-e", "eth.src")
+    assert pfc and set(pfc) <= port_macs

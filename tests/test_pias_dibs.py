@@ -140,9 +140,9 @@ def test_mlfq_tags_packets_by_bytes_sent(tmp_path):
             ip = dpkt.ethernet.Ethernet(buf).data
             if len(ip.data.data):
                 dscp.append(ip.tos >> 5)
-    # priority 0, 1, 2 become class selectors 7, 6, 5 as the flow passes 10 KB and 100 KB
-    assert dscp[0] == 7 and dscp[-1] == 5 and set(dscp) == {7, 6, 5}
-    assert dscp == sorted(dscp, reverse=True)  # demotion only, never promotion
+    # priority 0, 1, 2 (class selectors CS0, CS1, CS2, as live mode sends them) as the flow passes 10 KB and 100 KB
+    assert dscp[0] == 0 and dscp[-1] == 2 and set(dscp) == {0, 1, 2}
+    assert dscp == sorted(dscp)  # demotion only, never promotion
 
 
 def test_cdf_workload_offers_the_target_load():

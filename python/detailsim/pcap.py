@@ -3,8 +3,11 @@ them: Ethernet, IPv4 (DSCP from the priority, ECN bits), TCP (ports, sequence an
 numbers, SYN/ACK/ECE/CWR flags) and, for PFC, IEEE 802.1Qbb MAC Control frames (class-based flow
 control). Timestamps have nanosecond resolution.
 
-Addresses: node i has MAC 02:00:00:00:hh:ll (i = hh·256 + ll); host index h has IPv4 10.0.h/256.h%256.
-The priority p (0 highest) is carried as DSCP class selector 7 − p. Payload bytes are zeros.
+Addresses and priorities follow the one frame plan live mode uses (the core's `live::frame`), so a
+simulated capture and a live one compare address for address: host h has IPv4 10.77.0.0 + h + 1 and MAC
+02:64:73:00:hh:ll, and a data frame carries its end hosts' MACs at every hop (as the hosts' kernels send
+it); a PFC frame comes from the MAC of the fabric port that sends it (02:64:70:..), encoded by the core's
+encoder. The priority p (0 highest) travels as DSCP 8·p (class selector CSp). Payload bytes are zeros.
 """
 
 from __future__ import annotations
@@ -16,16 +19,14 @@ from typing import Any
 import dpkt
 import numpy as np
 
+from . import _core
 from ._core import ScenarioError
 
-COLUMNS = {"t_ps": "<u8", "from": "<u4", "to": "<u4", "kind": "u1", "src": "<u4", "dst": "<u4", "sport": "<u2",
+COLUMNS = {"t_ps": "<u8", "port": "<u4", "from": "<u4", "to": "<u4", "kind": "u1", "src": "<u4", "dst": "<u4", "sport": "<u2",
            "dport": "<u2", "seq": "<u8", "len": "<u4", "flags": "u1", "ecn": "u1", "prio": "u1", "pause": "u1",
            "unpause": "u1"}
 KIND_DATA, KIND_ACK, KIND_SYN, KIND_SYNACK, KIND_PFC = range(5)
 FLAG_ECE, FLAG_CWR = 1, 2
-PFC_DST = bytes.fromhex("0180c2000001")
-ETH_TYPE_MAC_CONTROL = 0x8808
-PFC_OPCODE = 0x0101
 
 
 def parse_filter(text: str) -> dict[str, list[Any]]:
@@ -51,21 +52,14 @@ def parse_filter(text: str) -> dict[str, list[Any]]:
     return spec
 
 
-def mac(node: int) -> bytes:
-    return b"\x02\x00\x00\x00" + struct.pack(">H", node & 0xFFFF)
+def mac(host: int) -> bytes:
+    """Host `host`'s MAC address (the frame plan's)."""
+    return bytes(_core.host_address(host)[1])
 
 
 def ip(host: int) -> bytes:
-    return bytes([10, 0, (host >> 8) & 0xFF, host & 0xFF])
-
-
-def pfc_frame(src_node: int, pause: int, unpause: int) -> bytes:
-    """An 802.1Qbb PFC frame: opcode 0x0101, class-enable vector, eight pause times (quanta)."""
-    enable = pause | unpause
-    quanta = [0xFFFF if pause & (1 << c) else 0 for c in range(8)]
-    body = struct.pack(">HH8H", PFC_OPCODE, enable, *quanta)
-    body += b"\x00" * (46 - len(body))
-    return bytes(dpkt.ethernet.Ethernet(dst=PFC_DST, src=mac(src_node), type=ETH_TYPE_MAC_CONTROL, data=body))
+    """Host `host`'s IPv4 address (the frame plan's)."""
+    return struct.pack(">I", _core.host_address(host)[0])
 
 
 def tcp_frame(c: dict[str, np.ndarray], i: int) -> bytes:
@@ -97,10 +91,10 @@ def tcp_frame(c: dict[str, np.ndarray], i: int) -> bytes:
     payload = b"\x00" * int(c["len"][i])
     tcp = dpkt.tcp.TCP(sport=int(c["sport"][i]), dport=int(c["dport"][i]), seq=seq, ack=ack, flags=flags,
                        win=65535, data=payload)
-    tos = ((7 - int(c["prio"][i])) << 5) | (int(c["ecn"][i]) & 0b11)
+    tos = (int(c["prio"][i]) << 5) | (int(c["ecn"][i]) & 0b11)  # DSCP 8 * priority, then the ECN bits
     ipk = dpkt.ip.IP(src=ip(int(c["src"][i])), dst=ip(int(c["dst"][i])), p=dpkt.ip.IP_PROTO_TCP, tos=tos, ttl=64, data=tcp)
     ipk.len = 20 + len(bytes(tcp))
-    eth = dpkt.ethernet.Ethernet(src=mac(int(c["from"][i])), dst=mac(int(c["to"][i])), type=dpkt.ethernet.ETH_TYPE_IP, data=ipk)
+    eth = dpkt.ethernet.Ethernet(src=mac(int(c["src"][i])), dst=mac(int(c["dst"][i])), type=dpkt.ethernet.ETH_TYPE_IP, data=ipk)
     return bytes(eth)
 
 
@@ -115,7 +109,10 @@ def write_pcap(raw: dict[str, Any], path: str | Path) -> int:
         w = dpkt.pcap.Writer(fh, nano=True, linktype=dpkt.pcap.DLT_EN10MB, snaplen=65535)
         for i in range(n):
             t_ns = int(c["t_ps"][i]) // 1000
-            frame = pfc_frame(int(c["from"][i]), int(c["pause"][i]), int(c["unpause"][i])) if c["kind"][i] == KIND_PFC else tcp_frame(c, i)
+            if c["kind"][i] == KIND_PFC:
+                frame = bytes(_core.pfc_frame(int(c["port"][i]), int(c["pause"][i]), int(c["unpause"][i])))
+            else:
+                frame = tcp_frame(c, i)
             w.writepkt(frame, ts=t_ns / 1e9)
     tmp.replace(path)
     return n

@@ -175,6 +175,7 @@ impl Simulation {
         let Some(t) = &self.sim.trace else { return Ok(None) };
         let d = PyDict::new(py);
         d.set_item("t_ps", PyBytes::new(py, &le(&t.t_ps, u64::to_le_bytes)))?;
+        d.set_item("port", PyBytes::new(py, &le(&t.port, u32::to_le_bytes)))?;
         d.set_item("from", PyBytes::new(py, &le(&t.from, u32::to_le_bytes)))?;
         d.set_item("to", PyBytes::new(py, &le(&t.to, u32::to_le_bytes)))?;
         d.set_item("kind", PyBytes::new(py, &t.kind))?;
@@ -193,6 +194,19 @@ impl Simulation {
         d.set_item("is_host", self.sim.fab.topo.nodes.iter().map(|n| n.kind == detailsim_model::topology::NodeKind::Host).collect::<Vec<_>>())?;
         Ok(Some(d))
     }
+}
+
+/// The frame plan simulated captures and live mode share (`live::frame`): host `i`'s IPv4 address (as an
+/// integer) and MAC address.
+#[pyfunction]
+fn host_address(i: u32) -> (u32, Vec<u8>) {
+    (detailsim_model::live::frame::host_ip(i), detailsim_model::live::frame::host_mac(i).to_vec())
+}
+
+/// The 802.1Qbb PFC frame fabric port `port` sends (`live::frame::pfc_frame`): the one encoder of PFC frames.
+#[pyfunction]
+fn pfc_frame(port: u32, pause: u8, unpause: u8) -> Vec<u8> {
+    detailsim_model::live::frame::pfc_frame(port, detailsim_model::mechanisms::pfc::PfcFrame { pause, unpause })
 }
 
 /// The scheme presets: (name, what it stands for).
@@ -317,6 +331,8 @@ fn live_agent(py: Python<'_>, plan_path: &str, me: u32, out: &str) -> PyResult<(
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(host_address, m)?)?;
+    m.add_function(wrap_pyfunction!(pfc_frame, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(live_layout, m)?)?;
     m.add_function(wrap_pyfunction!(live_forward, m)?)?;

@@ -32,7 +32,8 @@ pub struct Trace {
     /// Egress ports whose frames are captured.
     ports: Vec<bool>,
     pub t_ps: Vec<u64>,
-    /// Transmitting and receiving node.
+    /// The transmitting port (fabric port index), and its node and the receiving node.
+    pub port: Vec<u32>,
     pub from: Vec<u32>,
     pub to: Vec<u32>,
     pub kind: Vec<u8>,
@@ -106,6 +107,7 @@ impl Sim {
         let now = self.now.0;
         let tr = self.trace.as_mut().unwrap();
         tr.t_ps.push(now);
+        tr.port.push(port);
         tr.from.push(from);
         tr.to.push(to);
         tr.kind.push(match pkt.kind {
@@ -139,6 +141,7 @@ impl Sim {
         let now = self.now.0;
         let tr = self.trace.as_mut().unwrap();
         tr.t_ps.push(now);
+        tr.port.push(port);
         tr.from.push(from);
         tr.to.push(to);
         tr.kind.push(KIND_PFC);
