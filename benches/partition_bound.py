@@ -1,14 +1,16 @@
-"""How much two cores could give a run, at best: the bound behind docs/benchmarks.md's "a parallel core".
+"""How much 2, 4, 8 or 16 cores could give a run, at best: the bound behind docs/benchmarks.md's "a parallel
+core".
 
-A conservative parallel simulation splits the fabric in two (here: the first half of the pods with their
-hosts and the first half of the core switches, and the rest) and advances both halves one window at a
+A conservative parallel simulation splits the fabric in n parts (here: pods in n equal groups, each with
+its hosts, and the core switches in n equal groups; n at most the number of pods) and advances every
+part one window at a
 time, a window as long as the smallest delay between a frame leaving one half and arriving in the other
 (the aggregation-core links' delay plus the forwarding delay: only those links cross a cut between
 pods): nothing one half does within a window can reach the other half
-before the window ends. Each window then costs the larger half's work, so with frames sent as the
+before the window ends. Each window then costs the busiest part's work, so with frames sent as the
 measure of work the best speed-up is
 
-    frames in all / sum over windows of max(frames sent in half A, frames sent in half B)
+    frames in all / sum over windows of max over parts of the frames that part sent
 
 before any cost of synchronizing. Frames are counted from a packet trace of every node.
 
@@ -43,20 +45,30 @@ def lookahead_ps(topo: dict) -> int:
     return round((_core_duration(link, "topology.link_delay") + _core_duration(fwd, "topology.forwarding_delay")) * 1e12)
 
 
-def side_of(names: list[str]) -> np.ndarray:
+def part_of(names: list[str], parts: int) -> np.ndarray | None:
+    """Per node, its part of `parts` (pods and cores in equal groups); None when there are fewer pods."""
     pods = 1 + max(int(n[3:].split("_")[0]) for n in names if n.startswith("agg"))
+    if parts > pods:
+        return None
     cores = sum(n.startswith("core") for n in names)
     hosts = sum(n.startswith("h") for n in names)
     per_pod = hosts // pods
-    side = []
+    part = []
     for n in names:
         if n.startswith("core"):
-            side.append(int(n[4:]) >= cores // 2)
+            part.append(int(n[4:]) * parts // cores)
         elif n.startswith(("tor", "agg")):
-            side.append(int(n[3:].split("_")[0]) >= pods // 2)
+            part.append(int(n[3:].split("_")[0]) * parts // pods)
         else:
-            side.append(int(n[1:]) // per_pod >= pods // 2)
-    return np.array(side, dtype=np.int8)
+            part.append(int(n[1:]) // per_pod * parts // pods)
+    return np.array(part, dtype=np.int16)
+
+
+def side_of(names: list[str]) -> np.ndarray:
+    """Two parts (see `part_of`)."""
+    side = part_of(names, 2)
+    assert side is not None
+    return side.astype(np.int8)
 
 
 def bound(path: str) -> dict:
@@ -79,6 +91,18 @@ def bound(path: str) -> dict:
     per = Counter(zip(w.tolist(), side[frm].tolist()))
     windows = sorted({k[0] for k in per})
     busiest = sum(max(per.get((x, 0), 0), per.get((x, 1), 0)) for x in windows)
+    # n parts: each window costs its busiest part's frames
+    more: dict[str, float | None] = {}
+    for n in (4, 8, 16):
+        part = part_of(names, n)
+        if part is None:
+            more[f"best_speedup_{n}_cores"] = None
+            continue
+        load = np.zeros((len(windows), n), dtype=np.int64)
+        wi = np.searchsorted(np.array(windows), w)
+        np.add.at(load, (wi, part[frm]), 1)
+        more[f"best_speedup_{n}_cores"] = round(len(t) / max(int(load.max(axis=1).sum()), 1), 2)
+        more[f"crossing_the_cuts_pct_{n}"] = round(100.0 * float((part[frm] != part[to]).mean()), 1)
     return {
         "scenario": path,
         "lookahead_us": lookahead / 1e6,
@@ -88,6 +112,7 @@ def bound(path: str) -> dict:
         "windows": len(windows),
         "frames_per_window": round(len(t) / max(len(windows), 1)),
         "best_speedup_2_cores": round(len(t) / max(busiest, 1), 2),
+        **more,
     }
 
 

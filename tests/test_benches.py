@@ -36,6 +36,10 @@ def test_partition_bound_on_a_small_fat_tree(tmp_path):
     assert min(r["frames_by_half"]) > 0.3 * r["frames"]
     assert 0 < r["crossing_the_cut_pct"] < 100
     assert 1.0 < r["best_speedup_2_cores"] <= 2.0
+    # four parts (one pod each in k = 4) can at best quarter it and do better than two; eight cannot be made
+    assert r["best_speedup_2_cores"] < r["best_speedup_4_cores"] <= 4.0
+    assert r["crossing_the_cut_pct"] < r["crossing_the_cuts_pct_4"] < 100
+    assert r["best_speedup_8_cores"] is None and r["best_speedup_16_cores"] is None
     # only aggregation-core links cross a cut between pods: their tier's delay sets the window
     topo = {"link_delay": "2us", "forwarding_delay": "1us", "tiers": {"agg_core": {"delay": "500ns"}, "host": {"delay": "100ns"}}}
     assert partition_bound.lookahead_ps(topo) == 1_500_000
