@@ -13,6 +13,7 @@ use crate::mechanisms::queue::{EgressQueue, IngressQueue};
 use crate::routing::Routes;
 use crate::topology::{self, Framing, NodeKind, Topology};
 use detailsim_engine::{Rate, RngStreams, Stream, Time};
+use std::collections::BTreeMap;
 
 #[derive(Debug, Clone)]
 #[repr(C, align(64))]
@@ -134,6 +135,10 @@ pub struct Fabric {
     pub pfc: Vec<PfcPort>,
     /// Per port, its egress ECN marker (empty without marking).
     pub markers: Vec<Marker>,
+    /// The healthy fabric's BDP (bytes) and base RTT (`fabric_bdp`, before any fault), for queue caps and
+    /// the summary; the cap `scheme.queue_limit` / `queue_limit_bdp` put on switch egress queues.
+    pub bdp: (u64, Time),
+    pub queue_limit: Option<u64>,
 }
 
 impl Fabric {
@@ -223,7 +228,7 @@ impl Fabric {
         } else {
             Vec::new()
         };
-        Ok(Fabric { framing: topo.framing, topo, nodes, ports, hosts, routes, pfc: Vec::new(), markers })
+        Ok(Fabric { framing: topo.framing, topo, nodes, ports, hosts, routes, pfc: Vec::new(), markers, bdp: (0, Time::ZERO), queue_limit: None })
     }
 
     /// PFC's state per port: under PFC, each switch ingress's thresholds and delays derived from its link
@@ -270,6 +275,131 @@ impl Fabric {
     pub fn link_ports(&self, link: u32) -> [u32; 2] {
         let p = (0..self.ports.len() as u32).find(|&p| self.ports[p as usize].link == link).expect("a link has two ports");
         [p, self.ports[p as usize].peer]
+    }
+
+    /// The egress ports (global indices) along one shortest path from host `src` to host `dst`: the
+    /// sender's NIC, then each switch's first acceptable port. Empty when there is no path.
+    pub fn path_ports(&self, src: u32, dst: u32, out: &mut Vec<u32>) {
+        out.clear();
+        let mut port = self.nodes[src as usize].port_base;
+        for _ in 0..=self.nodes.len() {
+            out.push(port);
+            let node = self.ports[port as usize].peer_node;
+            let nd = &self.nodes[node as usize];
+            if !nd.is_switch {
+                if node != dst {
+                    out.clear();
+                }
+                return;
+            }
+            port = if self.routes.edge[dst as usize] == node {
+                self.routes.edge_port[dst as usize]
+            } else {
+                let row = self.routes.row(node, dst);
+                if crate::routing::count(row) == 0 {
+                    break;
+                }
+                nd.port_base + crate::routing::nth(row, 0)
+            };
+        }
+        out.clear();
+    }
+
+    /// Store-and-forward latency of one frame carrying `bytes` of payload along a shortest path from host
+    /// `src` to host `dst` in an idle fabric (every link's own rate and delay, each switch's forwarding
+    /// delay and crossbar time), and the path's bottleneck rate; None when there is no path.
+    pub fn one_way(&self, src: u32, dst: u32, bytes: u64) -> Option<(u64, detailsim_engine::Rate)> {
+        let w = self.framing.wire(bytes as u32 + crate::packet::HEADERS) as u64;
+        let mut path = Vec::with_capacity(8);
+        self.path_ports(src, dst, &mut path);
+        let (mut t, mut bottleneck) = (0u64, u64::MAX);
+        for (i, &port) in path.iter().enumerate() {
+            let pt = &self.ports[port as usize];
+            t += pt.rate.tx_time(w).0 + pt.delay.0;
+            bottleneck = bottleneck.min(pt.rate.0);
+            if i > 0 {
+                let inp = self.ports[path[i - 1] as usize].peer;
+                t += self.topo.forwarding_delay.0 + self.ports[inp as usize].xbar_time(w).0;
+            }
+        }
+        (!path.is_empty()).then_some((t, detailsim_engine::Rate(bottleneck)))
+    }
+
+    /// Base RTT between two hosts (a full segment there and a bare ACK back, in an idle fabric) and the
+    /// path's bandwidth-delay product at its bottleneck rate, in bytes.
+    pub fn path_bdp(&self, src: u32, dst: u32, mss: u64) -> Option<(Time, u64)> {
+        let (there, rate) = self.one_way(src, dst, mss)?;
+        let rtt = Time(there + self.one_way(dst, src, 0)?.0);
+        Some((rtt, (rate.0 as u128 * rtt.0 as u128 / 8 / 1_000_000_000_000) as u64))
+    }
+
+    /// The fabric's bandwidth-delay product: the largest of the paths from the first host to the others
+    /// (bottleneck rate x base RTT; bytes, and that path's RTT).
+    pub fn fabric_bdp(&self, mss: u64) -> (u64, Time) {
+        let Some(&h0) = self.hosts.first() else { return (0, Time::ZERO) };
+        self.hosts[1..].iter().filter_map(|&h| self.path_bdp(h0, h, mss)).map(|(rtt, bdp)| (bdp, rtt)).max().unwrap_or((0, Time::ZERO))
+    }
+
+    /// For a load on a named tier: the mean number of that tier's links a flow between two distinct random
+    /// hosts crosses (shortest-path routing), and the tier's capacity in bits/s (both directions).
+    pub fn tier_crossings(&self, tier: &str) -> Result<(f64, f64), String> {
+        let links: Vec<&topology::LinkSpec> = self.topo.links.iter().filter(|l| l.tier == tier).collect();
+        if links.is_empty() {
+            let mut names: Vec<&str> = self.topo.links.iter().map(|l| l.tier).collect();
+            names.sort_unstable();
+            names.dedup();
+            return Err(format!("no tier named {tier:?} in this topology; tiers: {}", names.join(", ")));
+        }
+        let capacity: f64 = links.iter().map(|l| 2.0 * l.rate.0 as f64).sum();
+        let on_tier = |p: u32| self.topo.links[self.ports[p as usize].link as usize].tier == tier;
+        // Hosts behind one edge switch share the switch part of every path: count it once per ordered pair
+        // of edge switches (between representative hosts), the hosts' own links separately.
+        let mut groups: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        for &h in &self.hosts {
+            groups.entry(self.routes.edge[h as usize]).or_default().push(h);
+        }
+        let own = |h: u32| on_tier(self.nodes[h as usize].port_base) as u64;
+        let nh = self.hosts.len() as u64;
+        let mut crossed: u64 = self.hosts.iter().map(|&h| 2 * (nh - 1) * own(h)).sum();
+        let pairs = nh * (nh - 1);
+        let mut path = Vec::new();
+        for a in groups.values() {
+            for b in groups.values() {
+                let (s, d) = (a[0], *b.iter().find(|&&x| x != a[0]).unwrap_or(&a[0]));
+                if s == d {
+                    continue; // a lone host: no pair within its group
+                }
+                self.path_ports(s, d, &mut path);
+                let n = path.iter().filter(|&&p| on_tier(p)).count() as u64;
+                let switch_part = n.saturating_sub(own(s) + own(d));
+                let pairs_ab = if std::ptr::eq(a, b) { a.len() as u64 * (a.len() as u64 - 1) } else { a.len() as u64 * b.len() as u64 };
+                crossed += pairs_ab * switch_part;
+            }
+        }
+        if crossed == 0 {
+            return Err(format!("no path between hosts crosses tier {tier:?}"));
+        }
+        Ok((crossed as f64 / pairs.max(1) as f64, capacity))
+    }
+
+    /// `scheme.queue_limit` / `queue_limit_bdp`: cap every switch egress queue.
+    pub fn apply_queue_limit(&mut self, scheme: &Scheme) -> Result<(), ConfigError> {
+        let (key, limit) = match (scheme.queue_limit, scheme.queue_limit_bdp) {
+            (Some(b), _) => ("scheme.queue_limit", b),
+            (None, Some(k)) => ("scheme.queue_limit_bdp", (self.bdp.0 as f64 * k).round() as u64),
+            (None, None) => return Ok(()),
+        };
+        let frame = self.framing.wire(self.framing.mtu) as u64;
+        if limit < frame {
+            return crate::config::err(key, format!("the queue limit ({limit}B) must hold at least one full frame ({frame}B)"));
+        }
+        for p in &mut self.ports {
+            if self.nodes[p.node as usize].is_switch {
+                p.eg.cap = p.eg.cap.min(limit);
+            }
+        }
+        self.queue_limit = Some(limit);
+        Ok(())
     }
 
     /// A node's name.

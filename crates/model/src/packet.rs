@@ -84,3 +84,6 @@ impl crate::mechanisms::queue::PacketStore for detailsim_engine::Arena<Packet> {
         self.get(id)
     }
 }
+
+/// IPv4 and TCP headers of a segment (bytes), on top of its payload.
+pub const HEADERS: u32 = 40;

@@ -8,7 +8,7 @@ use crate::stats::DropCause;
 use crate::transport::tcp::{AckOut, SegKind, TcpReceiver, TcpSender};
 use detailsim_engine::Time;
 
-const HEADERS: u32 = 40;
+use crate::packet::HEADERS;
 
 /// The two per-transfer timers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -600,60 +600,13 @@ impl Sim {
         (to, rtx)
     }
 
-    /// The egress ports (global indices) along one shortest path from host `src` to host `dst`: the
-    /// sender's NIC, then each switch's first acceptable port. Empty when there is no path.
-    pub(crate) fn path_ports(&self, src: u32, dst: u32, out: &mut Vec<u32>) {
-        out.clear();
-        let mut port = self.fab.nodes[src as usize].port_base;
-        for _ in 0..=self.fab.nodes.len() {
-            out.push(port);
-            let node = self.fab.ports[port as usize].peer_node;
-            let nd = &self.fab.nodes[node as usize];
-            if !nd.is_switch {
-                if node != dst {
-                    out.clear();
-                }
-                return;
-            }
-            port = if self.fab.routes.edge[dst as usize] == node {
-                self.fab.routes.edge_port[dst as usize]
-            } else {
-                let row = self.fab.routes.row(node, dst);
-                if crate::routing::count(row) == 0 {
-                    break;
-                }
-                nd.port_base + crate::routing::nth(row, 0)
-            };
-        }
-        out.clear();
-    }
-
-    /// Store-and-forward latency of one frame carrying `bytes` of payload along a shortest path from host
-    /// `src` to host `dst` in an idle fabric (every link's own rate and delay, each switch's forwarding
-    /// delay and crossbar time), and the path's bottleneck rate; None when there is no path.
-    fn one_way(&self, src: u32, dst: u32, bytes: u64) -> Option<(u64, detailsim_engine::Rate)> {
-        let w = self.fab.framing.wire(bytes as u32 + HEADERS) as u64;
-        let mut path = Vec::with_capacity(8);
-        self.path_ports(src, dst, &mut path);
-        let (mut t, mut bottleneck) = (0u64, u64::MAX);
-        for (i, &port) in path.iter().enumerate() {
-            let pt = &self.fab.ports[port as usize];
-            t += pt.rate.tx_time(w).0 + pt.delay.0;
-            bottleneck = bottleneck.min(pt.rate.0);
-            if i > 0 {
-                let inp = self.fab.ports[path[i - 1] as usize].peer;
-                t += self.fab.topo.forwarding_delay.0 + self.xbar_time(inp, w).0;
-            }
-        }
-        (!path.is_empty()).then_some((t, detailsim_engine::Rate(bottleneck)))
-    }
-
-    /// Base RTT between two hosts (a full segment there and a bare ACK back, in an idle fabric) and the
-    /// path's bandwidth-delay product at its bottleneck rate, in bytes.
+    /// Base RTT between two hosts and the path's BDP (`Fabric::path_bdp`, a full segment there).
     pub(crate) fn path_bdp(&self, src: u32, dst: u32) -> Option<(Time, u64)> {
-        let (there, rate) = self.one_way(src, dst, self.scheme.tcp.mss as u64)?;
-        let rtt = Time(there + self.one_way(dst, src, 0)?.0);
-        Some((rtt, (rate.0 as u128 * rtt.0 as u128 / 8 / 1_000_000_000_000) as u64))
+        self.fab.path_bdp(src, dst, self.scheme.tcp.mss as u64)
+    }
+
+    fn one_way(&self, src: u32, dst: u32, bytes: u64) -> Option<(u64, detailsim_engine::Rate)> {
+        self.fab.one_way(src, dst, bytes)
     }
 
     /// The flow's completion time alone in an idle fabric, in picoseconds: store-and-forward latency of

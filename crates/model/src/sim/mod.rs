@@ -23,10 +23,8 @@ pub mod workload;
 
 pub use crate::fabric::{Fabric, Node, Port};
 use crate::config::{parse_scenario, ConfigError, EventOrder, Scenario, Scheme};
-use std::collections::BTreeMap;
 use crate::packet::{Packet, PacketId};
 use crate::stats::{Classes, Counters, DropCause, FlowColumns, PortStats};
-use crate::topology;
 use crate::transport::tcp::{SegOut, TcpReceiver, TcpSender};
 use crate::sim::workload::Workload;
 use detailsim_engine::{Arena, EventQueue, RngStreams, Time};
@@ -271,10 +269,6 @@ pub struct Sim {
     /// event.
     pub grid: Time,
     finalized: bool,
-    /// The resolved cap on switch egress queues (`scheme.queue_limit` / `queue_limit_bdp`), if any.
-    pub queue_limit: Option<u64>,
-    /// The healthy fabric's BDP and base RTT (`fabric_bdp` before any fault), for queue caps and the summary.
-    pub fabric: (u64, Time),
     /// `run.measure_from` .. `measure_to`: the goodput measurement window.
     pub window: Option<(Time, Time)>,
     /// `run.sample`: the time-series interval, and the samples taken.
@@ -383,8 +377,6 @@ impl Sim {
             in_window: false,
             grid: Time::MAX,
             finalized: false,
-            queue_limit: None,
-            fabric: (0, Time::ZERO),
             window: None,
             sample_every: None,
             samples: Default::default(),
@@ -414,8 +406,8 @@ impl Sim {
         let (shift, bits) = wheel_shape(&sim.fab.ports);
         sim.q = EventQueue::with_wheel(shift, bits);
         sim.deep_prefetch = sim.fab.ports.len() >= DEEP_PREFETCH_PORTS;
-        sim.fabric = sim.fabric_bdp();
-        sim.apply_queue_limit()?;
+        sim.fab.bdp = sim.fab.fabric_bdp(sim.scheme.tcp.mss as u64);
+        sim.fab.apply_queue_limit(&sim.scheme)?;
         sim.faults = crate::sim::faults::Fault::resolve(&sim, &sc.fault)?;
         sim.pfc_setup()?;
         sim.grid = sim.fabric_grid();
@@ -476,75 +468,6 @@ impl Sim {
             sim.schedule_timer(Time::ZERO, Ev::Sample);
         }
         Ok(sim)
-    }
-
-    /// The fabric's bandwidth-delay product: the largest of the paths from the first host to the others
-    /// (bottleneck rate x base RTT; bytes, and that path's RTT).
-    pub fn fabric_bdp(&self) -> (u64, Time) {
-        let Some(&h0) = self.fab.hosts.first() else { return (0, Time::ZERO) };
-        self.fab.hosts[1..].iter().filter_map(|&h| self.path_bdp(h0, h)).map(|(rtt, bdp)| (bdp, rtt)).max().unwrap_or((0, Time::ZERO))
-    }
-
-    /// For a load on a named tier: the mean number of that tier's links a flow between two distinct random
-    /// hosts crosses (shortest-path routing), and the tier's capacity in bits/s (both directions).
-    pub fn tier_crossings(&self, tier: &str) -> Result<(f64, f64), String> {
-        let links: Vec<&topology::LinkSpec> = self.fab.topo.links.iter().filter(|l| l.tier == tier).collect();
-        if links.is_empty() {
-            let mut names: Vec<&str> = self.fab.topo.links.iter().map(|l| l.tier).collect();
-            names.sort_unstable();
-            names.dedup();
-            return Err(format!("no tier named {tier:?} in this topology; tiers: {}", names.join(", ")));
-        }
-        let capacity: f64 = links.iter().map(|l| 2.0 * l.rate.0 as f64).sum();
-        let on_tier = |p: u32| self.fab.topo.links[self.fab.ports[p as usize].link as usize].tier == tier;
-        // Hosts behind one edge switch share the switch part of every path: count it once per ordered pair
-        // of edge switches (between representative hosts), the hosts' own links separately.
-        let mut groups: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-        for &h in &self.fab.hosts {
-            groups.entry(self.fab.routes.edge[h as usize]).or_default().push(h);
-        }
-        let own = |h: u32| on_tier(self.fab.nodes[h as usize].port_base) as u64;
-        let nh = self.fab.hosts.len() as u64;
-        let mut crossed: u64 = self.fab.hosts.iter().map(|&h| 2 * (nh - 1) * own(h)).sum();
-        let pairs = nh * (nh - 1);
-        let mut path = Vec::new();
-        for a in groups.values() {
-            for b in groups.values() {
-                let (s, d) = (a[0], *b.iter().find(|&&x| x != a[0]).unwrap_or(&a[0]));
-                if s == d {
-                    continue; // a lone host: no pair within its group
-                }
-                self.path_ports(s, d, &mut path);
-                let n = path.iter().filter(|&&p| on_tier(p)).count() as u64;
-                let switch_part = n.saturating_sub(own(s) + own(d));
-                let pairs_ab = if std::ptr::eq(a, b) { a.len() as u64 * (a.len() as u64 - 1) } else { a.len() as u64 * b.len() as u64 };
-                crossed += pairs_ab * switch_part;
-            }
-        }
-        if crossed == 0 {
-            return Err(format!("no path between hosts crosses tier {tier:?}"));
-        }
-        Ok((crossed as f64 / pairs.max(1) as f64, capacity))
-    }
-
-    /// `scheme.queue_limit` / `queue_limit_bdp`: cap every switch egress queue.
-    fn apply_queue_limit(&mut self) -> Result<(), ConfigError> {
-        let (key, limit) = match (self.scheme.queue_limit, self.scheme.queue_limit_bdp) {
-            (Some(b), _) => ("scheme.queue_limit", b),
-            (None, Some(k)) => ("scheme.queue_limit_bdp", (self.fabric.0 as f64 * k).round() as u64),
-            (None, None) => return Ok(()),
-        };
-        let frame = self.fab.framing.wire(self.fab.framing.mtu) as u64;
-        if limit < frame {
-            return crate::config::err(key, format!("the queue limit ({limit}B) must hold at least one full frame ({frame}B)"));
-        }
-        for p in &mut self.fab.ports {
-            if self.fab.nodes[p.node as usize].is_switch {
-                p.eg.cap = p.eg.cap.min(limit);
-            }
-        }
-        self.queue_limit = Some(limit);
-        Ok(())
     }
 
     /// Whether a flow starting now is measured.
@@ -1198,7 +1121,7 @@ impl Sim {
         let drops: serde_json::Map<String, serde_json::Value> =
             DropCause::ALL.iter().map(|d| (d.name().to_string(), c.drops[*d as usize].into())).collect();
         let congestion_drops: u64 = DropCause::ALL.iter().filter(|d| d.is_congestion()).map(|d| c.drops[*d as usize]).sum();
-        let (bdp, rtt) = self.fabric;
+        let (bdp, rtt) = self.fab.bdp;
         let v = serde_json::json!({
             "scheme": self.scheme.name,
             "mlfq_thresholds_bytes": self.scheme.tcp.mlfq,
@@ -1221,7 +1144,7 @@ impl Sim {
                 "deadlocks": self.pfc_events.iter().filter(|e| e.kind == "deadlock").collect::<Vec<_>>(),
             },
             "ecn_marks": c.ecn_marks,
-            "fabric": {"bdp_bytes": bdp, "base_rtt_s": rtt.0 as f64 / 1e12, "queue_limit_bytes": self.queue_limit},
+            "fabric": {"bdp_bytes": bdp, "base_rtt_s": rtt.0 as f64 / 1e12, "queue_limit_bytes": self.fab.queue_limit},
             "dibs": {"detours": c.detours, "detours_per_packet": c.detour_histogram},
             "nic_backpressure": c.nic_blocked,
             "packets": {

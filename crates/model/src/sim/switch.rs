@@ -314,13 +314,6 @@ impl Sim {
         self.xbar_try(inp);
     }
 
-    /// Crossbar time of a frame from ingress `inp` in an idle switch: the ingress side of the switch fabric
-    /// moves it at speedup x the ingress port's line rate.
-    #[inline]
-    pub(crate) fn xbar_time(&self, inp: u32, wire: u64) -> Time {
-        self.fab.ports[inp as usize].xbar_time(wire)
-    }
-
     /// ECN marking at egress enqueue (switch egress or host NIC), after the packet's bytes were reserved.
     /// Step marking: CE when the queue (or port) already holds more than K, not counting the arriving
     /// packet. RED: CE for an ECN-capable packet RED finds congested; false when RED drops a packet that

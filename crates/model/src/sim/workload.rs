@@ -399,7 +399,7 @@ impl Workload {
                             load * hr / (8.0 * mean.max(1.0))
                         }
                         Some(tier) => {
-                            let (crossings, capacity) = sim.tier_crossings(tier).map_err(|m| ConfigError {
+                            let (crossings, capacity) = sim.fab.tier_crossings(tier).map_err(|m| ConfigError {
                                 field: format!("workload[{i}].load_tier"),
                                 msg: m,
                             })?;
