@@ -121,6 +121,68 @@ pub struct Node {
     pub rng: Stream,
 }
 
+#[derive(Debug, Clone)]
+pub enum FaultKind {
+    LinkDown,
+    Degrade(Rate),
+    /// The transmitter of this egress port ignores PAUSE frames.
+    IgnorePause(u32),
+}
+
+#[derive(Debug, Clone)]
+pub struct Fault {
+    pub kind: FaultKind,
+    pub link: u32,
+    pub at: Time,
+}
+
+impl Fault {
+    pub fn ignores_pause(&self) -> bool {
+        matches!(self.kind, FaultKind::IgnorePause(_))
+    }
+
+    /// The scenario's `[[fault]]`s on this fabric (links found by node names or tier and index).
+    pub fn resolve(net: &Fabric, cfgs: &[crate::config::FaultConfig]) -> Result<Vec<Fault>, ConfigError> {
+        let mut out = Vec::new();
+        for (i, c) in cfgs.iter().enumerate() {
+            let find = |name: &str| net.topo.nodes.iter().position(|n| n.name == name);
+            let field = format!("fault[{i}].link");
+            let (link, a) = match &c.link {
+                crate::config::LinkSel::Nodes(v) => {
+                    let Some(a) = find(&v[0]) else { return crate::config::err(field, format!("no node named {:?}", v[0])) };
+                    let Some(b) = find(&v[1]) else { return crate::config::err(field, format!("no node named {:?}", v[1])) };
+                    let Some(link) = net.topo.links.iter().position(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a)) else {
+                        return crate::config::err(field, format!("no link between {:?} and {:?}", v[0], v[1]));
+                    };
+                    (link, a)
+                }
+                crate::config::LinkSel::Tier(t) => {
+                    let (tier, idx) = t.split_once('#').unwrap();
+                    let Ok(idx) = idx.parse::<usize>() else { return crate::config::err(field, format!("{t:?}: the index after '#' must be a number")) };
+                    let of_tier: Vec<usize> = (0..net.topo.links.len()).filter(|&l| net.topo.links[l].tier == tier).collect();
+                    let Some(&link) = of_tier.get(idx) else {
+                        return crate::config::err(field, format!("{t:?}: tier {tier:?} has {} links in this topology", of_tier.len()));
+                    };
+                    // a tier link's first node is the one nearer the hosts (e.g. the aggregation switch)
+                    (link, net.topo.links[link].a)
+                }
+            };
+            let kind = match c.kind.as_str() {
+                "link_down" => FaultKind::LinkDown,
+                "degrade" => FaultKind::Degrade(c.rate.unwrap().0),
+                _ => {
+                    let egress = (net.nodes[a].port_base..net.nodes[a].port_base + net.nodes[a].nports)
+                        .find(|&p| net.ports[p as usize].link == link as u32)
+                        .unwrap();
+                    FaultKind::IgnorePause(egress)
+                }
+            };
+            out.push(Fault { kind, link: link as u32, at: c.at.0 });
+        }
+        Ok(out)
+    }
+}
+
 /// A scenario's network (see the module's documentation).
 #[derive(Debug, Clone)]
 pub struct Fabric {
@@ -229,6 +291,28 @@ impl Fabric {
             Vec::new()
         };
         Ok(Fabric { framing: topo.framing, topo, nodes, ports, hosts, routes, pfc: Vec::new(), markers, bdp: (0, Time::ZERO), queue_limit: None })
+    }
+
+    /// The network a run starts with, and its faults: `build`, then the checks of the framing against the
+    /// host buffers and the MSS, the healthy fabric's BDP, the queue limit, the faults resolved and PFC
+    /// set up (checked lossless also at the rates `degrade` faults give). The simulator and the live
+    /// forwarder both start from it.
+    pub fn for_run(sc: &Scenario, scheme: &Scheme, rng: &RngStreams) -> Result<(Fabric, Vec<Fault>), ConfigError> {
+        let mut net = Fabric::build(sc, scheme, rng)?;
+        let frame = net.framing.wire(net.framing.mtu) as u64;
+        if 2 * frame > net.topo.host_buffer {
+            return crate::config::err("topology.host_buffer", format!("must hold at least two full frames ({} B)", 2 * frame));
+        }
+        if scheme.tcp.mss + 40 > net.framing.mtu {
+            return crate::config::err("scheme.tcp.mss", format!("MSS + 40B of headers must fit the MTU ({}B)", net.framing.mtu));
+        }
+        net.bdp = net.fabric_bdp(scheme.tcp.mss as u64);
+        net.apply_queue_limit(scheme)?;
+        let faults = Fault::resolve(&net, &sc.fault)?;
+        let degrades: Vec<(usize, u32, Rate)> =
+            faults.iter().enumerate().filter_map(|(i, f)| if let FaultKind::Degrade(r) = f.kind { Some((i, f.link, r)) } else { None }).collect();
+        net.pfc_setup(scheme, &degrades)?;
+        Ok((net, faults))
     }
 
     /// PFC's state per port: under PFC, each switch ingress's thresholds and delays derived from its link

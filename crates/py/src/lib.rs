@@ -247,10 +247,17 @@ fn pias_fractions_of(points: Vec<[f64; 2]>, alphas: Vec<u64>) -> Vec<f64> {
     detailsim_model::mechanisms::pias::fractions_of(&points, &alphas)
 }
 
-/// A scenario's network and scheme as a run builds them (`Sim::network`).
+/// A scenario's network and scheme as a simulated run starts with them (`Fabric::for_run`), refused if live
+/// mode cannot run it (`live::Fabric::unsupported`).
 fn network(scenario_json: &str) -> PyResult<(detailsim_model::fabric::Fabric, detailsim_model::config::Scheme)> {
-    let sc = detailsim_model::parse_scenario(scenario_json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
-    Sim::network(&sc).map_err(|e| ScenarioError::new_err(e.to_string()))
+    let err = |e: detailsim_model::ConfigError| ScenarioError::new_err(e.to_string());
+    let sc = detailsim_model::parse_scenario(scenario_json).map_err(err)?;
+    let scheme = sc.scheme.resolve().map_err(err)?;
+    let (net, faults) = detailsim_model::fabric::Fabric::for_run(&sc, &scheme, &detailsim_engine::RngStreams::new(sc.run.seed)).map_err(err)?;
+    if let Some(why) = detailsim_model::live::Fabric::unsupported(&scheme, &faults) {
+        return Err(ScenarioError::new_err(why));
+    }
+    Ok((net, scheme))
 }
 
 /// Live mode: the fabric of a scenario as the namespaces need it (JSON): hosts (index, node name, its port,
@@ -260,9 +267,6 @@ fn live_layout(scenario_json: &str) -> PyResult<String> {
     use detailsim_model::live::frame;
     guarded(|| {
         let (net, scheme) = network(scenario_json)?;
-        if let Some(why) = detailsim_model::live::Fabric::unsupported(&scheme) {
-            return Err(ScenarioError::new_err(why));
-        }
         let fab = detailsim_model::live::Fabric::new(&net, &scheme);
         let ip = |i: u32| std::net::Ipv4Addr::from(frame::host_ip(i)).to_string();
         let mac = |m: [u8; 6]| m.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":");

@@ -240,7 +240,10 @@ const CATCH_UP_BYTES: u64 = 1538;
 impl Fabric {
     /// Why a scheme cannot run live (the field and what live mode supports), if it cannot: the live
     /// queues are strict priority and FIFO, and a switch neither detours (DIBS) nor evicts.
-    pub fn unsupported(s: &Scheme) -> Option<String> {
+    pub fn unsupported(s: &Scheme, faults: &[crate::fabric::Fault]) -> Option<String> {
+        if !faults.is_empty() {
+            return Some("fault: live mode does not inject faults (remove the scenario's [[fault]] entries)".into());
+        }
         if s.scheduling != crate::config::Scheduling::StrictPriority {
             return Some(format!("scheme.scheduling: live mode runs strict_priority only (the scheme {} uses {:?})", s.name, s.scheduling));
         }
@@ -257,8 +260,8 @@ impl Fabric {
         None
     }
 
-    /// The live fabric of a scenario's network (`crate::fabric::Fabric`, as the simulator builds it): its
-    /// ports, queues, thresholds, markers and streams (check `unsupported` first).
+    /// The live fabric of a scenario's network (`crate::fabric::Fabric::for_run`, as a simulated run starts
+    /// with it): its ports, queues, thresholds, markers and streams (check `unsupported` first).
     pub fn new(net: &crate::fabric::Fabric, scheme: &Scheme) -> Fabric {
         let pfc_on = scheme.flow_control == crate::config::FlowControl::Pfc;
         let mut ports = Vec::with_capacity(net.ports.len());
@@ -671,13 +674,12 @@ mod tests {
         Fabric::new(&net, &scheme)
     }
 
-    /// A scenario's network and scheme as the simulator builds them (these scenarios have no queue limit
-    /// and no fault).
+    /// A scenario's network and scheme as a simulated run starts with them.
     fn network(json: &str) -> (crate::fabric::Fabric, Scheme) {
         let sc = crate::config::parse_scenario(json).expect("scenario");
         let scheme = sc.scheme.resolve().expect("scheme");
-        let mut net = crate::fabric::Fabric::build(&sc, &scheme, &detailsim_engine::RngStreams::new(sc.run.seed)).expect("network");
-        net.pfc_setup(&scheme, &[]).expect("pfc");
+        let (net, faults) = crate::fabric::Fabric::for_run(&sc, &scheme, &detailsim_engine::RngStreams::new(sc.run.seed)).expect("network");
+        assert!(faults.is_empty());
         (net, scheme)
     }
 
@@ -867,13 +869,16 @@ mod tests {
             network(&json).1
         };
         for ok in ["fh", "detail", "dctcp"] {
-            assert_eq!(Fabric::unsupported(&scheme_of(ok)), None, "{ok}");
+            assert_eq!(Fabric::unsupported(&scheme_of(ok), &[]), None, "{ok}");
         }
-        assert!(Fabric::unsupported(&scheme_of("pfabric")).expect("refused").starts_with("scheme.scheduling"));
-        assert!(Fabric::unsupported(&scheme_of("dibs")).expect("refused").starts_with("scheme.dibs"));
+        assert!(Fabric::unsupported(&scheme_of("pfabric"), &[]).expect("refused").starts_with("scheme.scheduling"));
+        assert!(Fabric::unsupported(&scheme_of("dibs"), &[]).expect("refused").starts_with("scheme.dibs"));
         let pias = network(r#"{"topology": {"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"},
             "scheme": {"preset": "pias", "tcp": {"mlfq_thresholds": ["10KB", "100KB"]}}, "workload": []}"#).1;
-        assert!(Fabric::unsupported(&pias).expect("refused").starts_with("scheme.tcp.mlfq_thresholds"));
+        assert!(Fabric::unsupported(&pias, &[]).expect("refused").starts_with("scheme.tcp.mlfq_thresholds"));
+        // faults are the simulator's: live mode refuses a scenario with any
+        let down = crate::fabric::Fault { kind: crate::fabric::FaultKind::LinkDown, link: 0, at: Time::ZERO };
+        assert!(Fabric::unsupported(&scheme_of("fh"), &[down]).expect("refused").starts_with("fault:"));
     }
 
     #[test]

@@ -2,71 +2,11 @@
 //! transmitter ignores PFC pauses. Routing reconverges at once when a link goes down (the acceptable-port
 //! sets exclude it), as in the paper's asymmetric-topology experiments.
 
-use crate::config::{err, ConfigError, FaultConfig, LinkSel};
 use crate::sim::Sim;
 use crate::stats::DropCause;
-use detailsim_engine::{Rate, Time};
 
-#[derive(Debug, Clone)]
-pub enum FaultKind {
-    LinkDown,
-    Degrade(Rate),
-    /// The transmitter of this egress port ignores PAUSE frames.
-    IgnorePause(u32),
-}
 
-#[derive(Debug, Clone)]
-pub struct Fault {
-    pub kind: FaultKind,
-    pub link: u32,
-    pub at: Time,
-}
-
-impl Fault {
-    pub fn ignores_pause(&self) -> bool {
-        matches!(self.kind, FaultKind::IgnorePause(_))
-    }
-
-    pub fn resolve(sim: &Sim, cfgs: &[FaultConfig]) -> Result<Vec<Fault>, ConfigError> {
-        let mut out = Vec::new();
-        for (i, c) in cfgs.iter().enumerate() {
-            let find = |name: &str| sim.fab.topo.nodes.iter().position(|n| n.name == name);
-            let field = format!("fault[{i}].link");
-            let (link, a) = match &c.link {
-                LinkSel::Nodes(v) => {
-                    let Some(a) = find(&v[0]) else { return err(field, format!("no node named {:?}", v[0])) };
-                    let Some(b) = find(&v[1]) else { return err(field, format!("no node named {:?}", v[1])) };
-                    let Some(link) = sim.fab.topo.links.iter().position(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a)) else {
-                        return err(field, format!("no link between {:?} and {:?}", v[0], v[1]));
-                    };
-                    (link, a)
-                }
-                LinkSel::Tier(t) => {
-                    let (tier, idx) = t.split_once('#').unwrap();
-                    let Ok(idx) = idx.parse::<usize>() else { return err(field, format!("{t:?}: the index after '#' must be a number")) };
-                    let of_tier: Vec<usize> = (0..sim.fab.topo.links.len()).filter(|&l| sim.fab.topo.links[l].tier == tier).collect();
-                    let Some(&link) = of_tier.get(idx) else {
-                        return err(field, format!("{t:?}: tier {tier:?} has {} links in this topology", of_tier.len()));
-                    };
-                    // a tier link's first node is the one nearer the hosts (e.g. the aggregation switch)
-                    (link, sim.fab.topo.links[link].a)
-                }
-            };
-            let kind = match c.kind.as_str() {
-                "link_down" => FaultKind::LinkDown,
-                "degrade" => FaultKind::Degrade(c.rate.unwrap().0),
-                _ => {
-                    let egress = (sim.fab.nodes[a].port_base..sim.fab.nodes[a].port_base + sim.fab.nodes[a].nports)
-                        .find(|&p| sim.fab.ports[p as usize].link == link as u32)
-                        .unwrap();
-                    FaultKind::IgnorePause(egress)
-                }
-            };
-            out.push(Fault { kind, link: link as u32, at: c.at.0 });
-        }
-        Ok(out)
-    }
-}
+pub use crate::fabric::{Fault, FaultKind};
 
 impl Sim {
     #[inline(never)]

@@ -309,19 +309,12 @@ impl Sim {
         Sim::build(sc, None)
     }
 
-    /// A scenario's network and scheme as a run builds them at its start (queue limits and faults at
-    /// t = 0 applied): what the live forwarder runs (`live::Fabric::new`).
-    pub fn network(sc: &Scenario) -> Result<(Fabric, Scheme), ConfigError> {
-        let sim = Sim::build(sc, None)?;
-        Ok((sim.fab, sim.scheme))
-    }
-
     /// Build a simulation, or (`part`) one part of a run split in two (`parts::run_in_parts`).
     pub(crate) fn build(sc: &Scenario, part: Option<u8>) -> Result<Sim, ConfigError> {
         let scheme = sc.scheme.resolve()?;
         let tcp = std::sync::Arc::new(scheme.tcp.clone());
         let rng = RngStreams::new(sc.run.seed);
-        let fab = Fabric::build(sc, &scheme, &rng)?;
+        let (fab, faults) = Fabric::for_run(sc, &scheme, &rng)?;
         let n = fab.nodes.len();
         let duration = sc.run.duration.0;
         let mut sim = Sim {
@@ -332,7 +325,7 @@ impl Sim {
             pfc_events: Vec::new(),
             pfc_paused: 0,
             deadlock: Default::default(),
-            faults: Vec::new(),
+            faults,
             scratch_ports: Vec::new(),
             scratch_victims: Vec::new(),
             scratch_u32_pairs: Vec::new(),
@@ -391,14 +384,8 @@ impl Sim {
             rows_not_started: Vec::new(),
         };
         let frame = sim.fab.framing.wire(sim.fab.framing.mtu) as u64;
-        if 2 * frame > sim.fab.topo.host_buffer {
-            return crate::config::err("topology.host_buffer", format!("must hold at least two full frames ({} B)", 2 * frame));
-        }
         // the NIC keeps room for control segments (ACKs, SYNs): data is admitted up to this much below the cap
         sim.nic = crate::mechanisms::nic::Admission { headroom: (8 * frame).min(sim.fab.topo.host_buffer / 4), frame };
-        if sim.scheme.tcp.mss + 40 > sim.fab.framing.mtu {
-            return crate::config::err("scheme.tcp.mss", format!("MSS + 40B of headers must fit the MTU ({}B)", sim.fab.framing.mtu));
-        }
         sim.nic_waiting = vec![Default::default(); sim.fab.nodes.len()];
         sim.port_ctr = vec![Default::default(); sim.fab.ports.len()];
         sim.tx_count = vec![TxCount::default(); sim.fab.ports.len()];
@@ -406,10 +393,6 @@ impl Sim {
         let (shift, bits) = wheel_shape(&sim.fab.ports);
         sim.q = EventQueue::with_wheel(shift, bits);
         sim.deep_prefetch = sim.fab.ports.len() >= DEEP_PREFETCH_PORTS;
-        sim.fab.bdp = sim.fab.fabric_bdp(sim.scheme.tcp.mss as u64);
-        sim.fab.apply_queue_limit(&sim.scheme)?;
-        sim.faults = crate::sim::faults::Fault::resolve(&sim, &sc.fault)?;
-        sim.pfc_setup()?;
         sim.grid = sim.fabric_grid();
         if sim.by_node {
             sim.end_limit = sim.grid_end(sim.end_limit);

@@ -59,14 +59,6 @@ impl Sim {
         self.pfc_on() && self.scheme.pfc.priorities & (1 << prio) != 0
     }
 
-    /// PFC's per-port thresholds and delays (`Fabric::pfc_setup`), checked also at the rates `degrade`
-    /// faults will give links later.
-    pub(crate) fn pfc_setup(&mut self) -> Result<(), ConfigError> {
-        let degrades: Vec<(usize, u32, Rate)> =
-            self.faults.iter().enumerate().filter_map(|(i, f)| if let crate::sim::faults::FaultKind::Degrade(r) = f.kind { Some((i, f.link, r)) } else { None }).collect();
-        self.fab.pfc_setup(&self.scheme, &degrades)
-    }
-
     /// PFC thresholds and delays of switch ingress `port` when its link runs at `rate`.
     pub(crate) fn pfc_derive(&self, port: u32, rate: Rate) -> Result<Thresholds, ConfigError> {
         self.fab.pfc_derive(&self.scheme.pfc, port, rate)
