@@ -1,0 +1,294 @@
+//! What a run reports: the measurement window's snapshots and the time-series samples as the run goes,
+//! then at its end the unfinished flows' rows, packet conservation, per-port statistics, the summary and
+//! an order-free digest of the outcome.
+
+use crate::sim::*;
+use crate::stats::PortStats;
+
+impl Sim {
+    /// The measurement window opens or closes: record each live measured flow's delivered bytes.
+    #[inline(never)]
+    pub(crate) fn window_edge(&mut self, close: bool) {
+        // (a part of a split run: the flows whose data it receives)
+        let live: Vec<u32> = (0..self.apps.slots().len() as u32).filter(|&i| { let a = &self.apps.slots()[i as usize]; a.alive && a.measured && self.owns(a.dst) }).collect();
+        for i in live {
+            let d = self.app_delivered(self.apps.get(i));
+            let a = self.apps.get_mut(i);
+            if close {
+                a.win_end = Some(d);
+            } else {
+                a.win_base = d;
+            }
+        }
+    }
+
+    /// A time-series sample: every port's ingress and egress bytes, every live measured flow's delivered
+    /// bytes; then the next one.
+    #[inline(never)]
+    pub(crate) fn take_sample(&mut self) {
+        let t = self.now.0;
+        let s = &mut self.samples;
+        for (i, p) in self.fab.ports.iter().enumerate() {
+            // (a part of a split run: its own ports, and below the flows whose data it receives)
+            if self.part.as_ref().is_some_and(|pt| !pt.port_here[i]) {
+                continue;
+            }
+            s.port_t.push(t);
+            s.port.push(i as u32);
+            s.ingress.push(p.ing.total);
+            s.egress.push(p.eg.total);
+        }
+        // A part of a split run samples the flows whose data it receives, but a flow the other part opened
+        // less than a lookahead ago may have no copy here yet: the part that opened it samples it (none of
+        // its data can have arrived)
+        let mine = |i: usize, a: &App| match self.part.as_ref() {
+            None => true,
+            Some(p) => {
+                let (own, recent) = (i % 2 == p.me as usize, a.start + p.lookahead > self.now);
+                if self.owns(a.dst) { own || !recent } else { own && recent }
+            }
+        };
+        let rows: Vec<(u64, u64)> = self
+            .apps
+            .slots()
+            .iter()
+            .enumerate()
+            .filter(|&(i, a)| a.alive && a.measured && mine(i, a))
+            .map(|(_, a)| (a.id, self.app_delivered(a)))
+            .collect();
+        let s = &mut self.samples;
+        for (id, d) in rows {
+            s.flow_t.push(t);
+            s.flow.push(id);
+            s.delivered.push(d);
+        }
+        if !self.finished {
+            let dt = self.sample_every.expect("sampling");
+            self.schedule_timer(self.now + dt, Ev::Sample);
+        }
+    }
+
+    /// Record unfinished measured flows and check packet conservation.
+    pub(crate) fn finalize(&mut self) {
+        if self.finalized {
+            return;
+        }
+        self.finalized = true;
+        if self.by_node {
+            // completed flows whose senders have not closed: their counts so far
+            for t in self.transfers.slots() {
+                if t.alive && t.row != NO && !t.snd_done {
+                    self.flows.timeouts[t.row as usize] += t.snd.timeouts;
+                    self.flows.retransmits[t.row as usize] += t.snd.retransmits;
+                }
+            }
+        }
+        let first_unfinished = self.flows.len();
+        let mut rows: Vec<App> = self.apps.slots().iter().filter(|a| a.alive && a.measured).cloned().collect();
+        rows.sort_by_key(|a| a.id);
+        let apps = rows.len();
+        for a in rows {
+            let r = self.app_record(&a, u64::MAX);
+            self.flows.push(&r);
+        }
+        for f in self.open_workflows() {
+            let fe = self.host_index(f.frontend);
+            self.flows.push(&f.record(fe, u64::MAX));
+        }
+        if self.by_node {
+            let mut order: Vec<u32> = (0..self.open_keys.len() as u32).collect();
+            order.sort_by_key(|&i| self.open_keys[i as usize]);
+            let mut rank = vec![0u64; order.len()];
+            for (k, &i) in order.iter().enumerate() {
+                rank[i as usize] = k as u64;
+            }
+            self.canonical_flows(&rank, first_unfinished, apps);
+        }
+        self.check_conservation().expect("packet conservation");
+    }
+
+    /// Packets still in the network (in both parts of a split run).
+    pub fn packets_in_flight(&self) -> u64 {
+        self.pkts.live() as u64 + self.in_flight_elsewhere
+    }
+
+    /// Packets created = delivered + dropped + still in the network.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        let c = &self.counters;
+        let in_flight = self.packets_in_flight();
+        if c.pkts_created != c.pkts_delivered + c.dropped() + in_flight {
+            return Err(format!(
+                "packet conservation violated at {}: created {} != delivered {} + dropped {} + in flight {}",
+                self.now, c.pkts_created, c.pkts_delivered, c.dropped(), in_flight
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn node_name(&self, n: u32) -> &str {
+        &self.fab.topo.nodes[n as usize].name
+    }
+
+    /// Host index (position in `hosts`) of a host node, for output.
+    pub fn host_index(&self, node: u32) -> u32 {
+        self.fab.hosts.binary_search(&node).map(|i| i as u32).unwrap_or(u32::MAX)
+    }
+
+    pub fn port_stats(&self) -> Vec<PortStats> {
+        let t = self.now.as_secs_f64().max(1e-12);
+        self.fab.ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let n = &self.fab.nodes[p.node as usize];
+                PortStats {
+                    node: self.node_name(p.node).to_string(),
+                    port: i as u32 - n.port_base,
+                    peer: self.node_name(p.peer_node).to_string(),
+                    tier: self.fab.topo.links[p.link as usize].tier,
+                    rate_bps: p.rate.0,
+                    tx_bytes: self.tx_count[i].bytes,
+                    tx_packets: self.tx_count[i].packets,
+                    // the time the link was sending within [0, now]: a frame still on the wire counts up to now
+                    utilisation: (p.tx_busy_ps - p.tx_busy_until.0.saturating_sub(self.now.0).min(p.tx_busy_ps)) as f64 / 1e12 / t,
+                    max_ingress_bytes: p.ing.max_total,
+                    max_egress_bytes: p.eg.max_total,
+                    mean_egress_bytes: p.eg.mean_total(self.now),
+                    drops: self.port_ctr[i].drops,
+                    lossless_drops: self.port_ctr[i].lossless_drops,
+                    ecn_marks: self.port_ctr[i].ecn_marks,
+                    up: p.up,
+                    pfc_frames_sent: self.fab.pfc.get(i).map_or(0, |f| f.ingress.frames_sent),
+                    pfc_frames_received: self.fab.pfc.get(i).map_or(0, |f| f.egress.frames_received),
+                    pfc_paused_s: self.fab.pfc.get(i).map_or(0.0, |f| f.egress.paused_total(self.now).0 as f64 / 1e12),
+                    pfc_paused_s_by_priority: self.fab.pfc.get(i).map_or(vec![0.0; 8], |f| f.egress.paused_by_prio(self.now).iter().map(|t| t.0 as f64 / 1e12).collect()),
+                    pfc_pauses_sent_by_priority: self.fab.pfc.get(i).map_or(vec![0; 8], |f| f.ingress.pauses_sent.to_vec()),
+                }
+            })
+            .collect()
+    }
+
+    /// Stop the run after `n` events in all (as `run.max_events` would).
+    pub fn set_max_events(&mut self, n: u64) {
+        self.max_events = n;
+        self.next_guard = self.next_guard.min(n);
+    }
+
+    /// Whether a guard (run.max_events, run.max_wall) ends the run now; the wall clock is read every 16,384
+    /// events (its start is the first look, at the run's first event).
+    #[cold]
+    pub(crate) fn guard_hit(&mut self) -> bool {
+        if self.counters.events >= self.max_events {
+            return true;
+        }
+        if let Some(m) = self.max_wall {
+            if self.wall_start.get_or_insert_with(std::time::Instant::now).elapsed() >= m {
+                return true;
+            }
+            self.next_guard = self.max_events.min(self.counters.events + 0x4000);
+        }
+        false
+    }
+
+    /// A guard (run.max_events / run.max_wall) ends the run here: flows still running stay unfinished.
+    pub(crate) fn stop_incomplete(&mut self) {
+        let why = if self.counters.events >= self.max_events {
+            format!("run.max_events ({}) reached", self.max_events)
+        } else {
+            format!("run.max_wall ({:?}) reached", self.max_wall.unwrap_or_default())
+        };
+        self.incomplete = Some(format!("{why} at {:.6} s of simulated time", self.now.as_secs_f64()));
+        self.finished = true;
+    }
+
+    /// A digest (FNV-1a) of the run's outcome that does not depend on how its flows were numbered: every
+    /// flow-table row without its id, in a canonical order, then the drop, flow, delivered-packet, timeout
+    /// and retransmission counts. (Not the event count: lapsed timers are dropped from the queue in batches
+    /// whose timing depends on the whole queue, and the ones not dropped still come out as events.) Flow ids count
+    /// flows in the order they start fabric-wide, which a run split between threads cannot know; two runs
+    /// with the same digest differ at most in those ids and the rows' order.
+    pub fn outcome_digest(&self) -> u64 {
+        let f = &self.flows;
+        let mut rows: Vec<[u64; 11]> = (0..f.id.len())
+            .map(|i| {
+                [
+                    f.start_ps[i],
+                    f.src[i] as u64,
+                    f.dst[i] as u64,
+                    f.class[i] as u64,
+                    f.size[i],
+                    f.priority[i] as u64,
+                    f.end_ps[i],
+                    f.timeouts[i] as u64,
+                    f.retransmits[i] as u64,
+                    f.bytes_delivered[i],
+                    f.window_bytes[i],
+                ]
+            })
+            .collect();
+        rows.sort_unstable();
+        let c = &self.counters;
+        let tail = [c.dropped(), c.flows_started, c.flows_completed, c.pkts_delivered, c.timeouts, c.retransmits];
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for v in rows.iter().flatten().chain(&tail) {
+            for b in v.to_le_bytes() {
+                h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+            }
+        }
+        h
+    }
+
+    /// Counters and run facts as JSON (the flow table is read from `flows`).
+    pub fn summary_json(&self) -> String {
+        let c = &self.counters;
+        let drops: serde_json::Map<String, serde_json::Value> =
+            DropCause::ALL.iter().map(|d| (d.name().to_string(), c.drops[*d as usize].into())).collect();
+        let congestion_drops: u64 = DropCause::ALL.iter().filter(|d| d.is_congestion()).map(|d| c.drops[*d as usize]).sum();
+        let (bdp, rtt) = self.fab.bdp;
+        let v = serde_json::json!({
+            "scheme": self.scheme.name,
+            "mlfq_thresholds_bytes": self.scheme.tcp.mlfq,
+            "sim_time_s": self.now.as_secs_f64(),
+            "incomplete": self.incomplete,
+            "flow_rows_not_started": self.rows_not_started.iter().map(|&(w, n)| serde_json::json!({"workload": w, "rows": n})).collect::<Vec<_>>(),
+            "events": c.events,
+            "link_traversals": c.link_traversals,
+            "flows": {"started": c.flows_started, "completed": c.flows_completed},
+            "drops": drops,
+            "congestion_drops": congestion_drops,
+            "timeouts": c.timeouts,
+            "spurious_timeouts": c.spurious_timeouts,
+            "retransmits": c.retransmits,
+            "pfc": {
+                "pause_frames": c.pfc_pause_frames,
+                "pauses": c.pfc_pauses,
+                "paused_time_s": self.fab.pfc.iter().map(|f| f.egress.paused_total(self.now).0).sum::<u64>() as f64 / 1e12,
+                "watchdog": self.pfc_events.iter().filter(|e| e.kind != "deadlock").collect::<Vec<_>>(),
+                "deadlocks": self.pfc_events.iter().filter(|e| e.kind == "deadlock").collect::<Vec<_>>(),
+            },
+            "ecn_marks": c.ecn_marks,
+            "fabric": {"bdp_bytes": bdp, "base_rtt_s": rtt.0 as f64 / 1e12, "queue_limit_bytes": self.fab.queue_limit},
+            "dibs": {"detours": c.detours, "detours_per_packet": c.detour_histogram},
+            "nic_backpressure": c.nic_blocked,
+            "packets": {
+                "created": c.pkts_created,
+                "delivered": c.pkts_delivered,
+                "stale": c.pkts_stale,
+                "dropped": c.dropped(),
+                "in_flight": self.packets_in_flight(),
+                "max_in_flight": c.max_packets_in_flight,
+            },
+            "invariants": {
+                "conservation": self.check_conservation().is_ok(),
+                "lossless": self.lossless_ok(),
+                "lossless_drops": c.lossless_drops,
+                "lossless_exempt_drops": c.lossless_exempt_drops,
+                "lossless_violations": self.lossless_violations().into_iter().map(|(l, n)| serde_json::json!({"link": l, "drops": n})).collect::<Vec<_>>(),
+            },
+            "classes": self.classes.names,
+            "hosts": self.fab.hosts.iter().map(|&h| self.node_name(h)).collect::<Vec<_>>(),
+            "ports": self.port_stats(),
+        });
+        v.to_string()
+    }
+}
