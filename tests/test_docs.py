@@ -83,3 +83,14 @@ def test_no_source_file_is_over_900_lines():
     long = {str(f.relative_to(root)): n for f in sorted((root / "crates").rglob("*.rs"))
             if "target" not in f.parts and (n := len(f.read_text().splitlines())) > 900}
     assert not long, long
+
+
+def test_components_do_not_import_config():
+    """Issue 35: the components own their parameter and error types; `config` maps the scenario into them."""
+    import re
+    from pathlib import Path
+
+    mech = Path(__file__).parents[1] / "crates" / "model" / "src" / "mechanisms"
+    for f in sorted(mech.glob("*.rs")):
+        uses = [ln for ln in f.read_text().splitlines() if re.search(r"crate::config\b", ln)]
+        assert not uses, f"{f.name}: {uses}"

@@ -353,6 +353,7 @@ impl Fabric {
         };
         let name = format!("{}->{}", self.node_name(pt.peer_node), self.node_name(pt.node));
         crate::mechanisms::pfc::derive(params, link, &name)
+            .map_err(|e| ConfigError { field: e.param.map_or("scheme.pfc".into(), |p| format!("scheme.pfc.{p}")), msg: e.msg })
     }
 
     /// The two ports of link `link` (its first node's, then its second's).

@@ -18,6 +18,12 @@ mod validate;
 
 pub use presets::*;
 pub use schema::*;
+// the components' own parameter types, which the scenario maps into
+pub use crate::mechanisms::dibs::DibsParams;
+pub use crate::mechanisms::ecn::EcnMarking;
+pub use crate::mechanisms::forwarding::{AlbChoice, AlbParams, LoadBalancing};
+pub use crate::mechanisms::pfc::{PfcParams, WatchdogAction};
+pub use crate::mechanisms::queue::Scheduling;
 
 use crate::units::{Bytes, RateV};
 use detailsim_engine::{Rate, Time};

@@ -28,42 +28,8 @@ pub const RED_DEFAULT_MAX_P: f64 = 0.02;
 
 pub const RED_DEFAULT_WEIGHT: f64 = 0.002;
 
-/// DIBS: detour instead of drop.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DibsParams {
-    pub enabled: bool,
-    /// Detour when the chosen egress queue holds more than this (None: when it cannot take the packet).
-    pub threshold: Option<u64>,
-    /// Drop a packet detoured this many times (None: no cap).
-    pub max_detours: Option<u32>,
-    /// Detour with this probability when eligible (otherwise behave as without DIBS).
-    pub probability: f64,
-    /// Priorities allowed to detour (bit p).
-    pub priorities: u8,
-}
 
-/// PFC parameters. Thresholds and reaction time left at `None` are derived per port from its link
-/// (see `Sim` construction and docs/scenarios.md).
-#[derive(Debug, Clone, PartialEq)]
-pub struct PfcParams {
-    pub pause_threshold: Option<u64>,
-    pub unpause_threshold: Option<u64>,
-    pub reaction_time: Option<Time>,
-    pub watchdog_timeout: Time,
-    pub watchdog_action: WatchdogAction,
-    pub ignore_limit: u32,
-    pub deadlock_check: Time,
-    /// Priorities with PFC (lossless), bit p; the others are lossy and may use only the buffer left after
-    /// the lossless priorities' headroom.
-    pub priorities: u8,
-}
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct AlbParams {
-    pub t1: u64,
-    pub t2: u64,
-    pub choice: AlbChoice,
-}
 
 /// Transport parameters after preset and overrides.
 #[derive(Debug, Clone, PartialEq)]

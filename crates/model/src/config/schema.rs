@@ -1,5 +1,6 @@
 //! The scenario schema as serde reads it: every table and key, their defaults, nothing resolved.
 
+use super::{AlbChoice, EcnMarking, LoadBalancing, Scheduling, WatchdogAction};
 use crate::units::{Bytes, Dur, QueueLen, RateV};
 use detailsim_engine::Time;
 use serde::Deserialize;
@@ -211,40 +212,8 @@ pub(crate) const COMMON_TOPO_KEYS: &[&str] = &[
     "min_frame",
 ];
 
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum LoadBalancing {
-    /// Per-flow hash of the 5-tuple with a per-switch salt (ECMP).
-    FlowHash,
-    /// A uniformly random acceptable port per packet.
-    PacketScatter,
-    /// DeTail's adaptive load balancing: per packet, an acceptable port whose egress drain-byte counter
-    /// for the packet's priority is below T1, else below T2, else any acceptable port.
-    Adaptive,
-}
 
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum AlbChoice {
-    /// Uniformly random among the selected ports.
-    Random,
-    /// Round robin (a per-switch pointer) among the selected ports.
-    RoundRobin,
-}
 
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum Scheduling {
-    /// 8 strict priorities, FIFO within each.
-    StrictPriority,
-    /// Least attained service: every queue (switch egress and host NIC) sends the packet whose flow had
-    /// sent the fewest bytes before it (ties: the earliest queued).
-    Las,
-    /// pFabric: every queue sends the earliest queued packet of the flow whose packet has the lowest rank
-    /// (the flow's unacknowledged bytes when it was sent); a switch egress queue that is full evicts its
-    /// highest-rank packet for a lower-rank arrival, or drops the arrival.
-    Pfabric,
-}
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -273,14 +242,6 @@ pub enum RtoFormula {
     Linux,
 }
 
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum WatchdogAction {
-    /// Record the event.
-    Report,
-    /// Record it and shut the link down (routing then excludes it).
-    Shutdown,
-}
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -291,18 +252,6 @@ pub enum FlowControl {
     Pfc,
 }
 
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum EcnMarking {
-    None,
-    /// Mark CE when the packet's priority queue holds more than the threshold.
-    PerQueue,
-    /// Mark CE when the whole egress port holds more than the threshold.
-    PerPort,
-    /// Random Early Detection on the whole egress port (`[scheme.red]`): marks ECN-capable packets, drops
-    /// the others.
-    Red,
-}
 
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]

@@ -9,8 +9,22 @@
 //! ```
 //! Stateless apart from the detour count the packet carries; the switch's random stream is an input.
 
-use crate::config::DibsParams;
 use detailsim_engine::Stream;
+
+/// DIBS: detour instead of drop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DibsParams {
+    pub enabled: bool,
+    /// Detour when the chosen egress queue holds more than this (None: when it cannot take the packet).
+    pub threshold: Option<u64>,
+    /// Drop a packet detoured this many times (None: no cap).
+    pub max_detours: Option<u32>,
+    /// Detour with this probability when eligible (otherwise behave as without DIBS).
+    pub probability: f64,
+    /// Priorities allowed to detour (bit p).
+    pub priorities: u8,
+}
+
 
 /// Whether a packet may be detoured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,9 +13,23 @@
 //! The marker sees numbers, not the queue or the packet store, so the simulator and a live forwarder call
 //! it the same way; the caller applies the verdict (sets CE and counts it, or drops the packet).
 
-use crate::config::EcnMarking;
+use serde::Deserialize;
 use crate::mechanisms::red::{Red, RedParams};
 use crate::packet::{ECN_CE, ECN_ECT};
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnMarking {
+    None,
+    /// Mark CE when the packet's priority queue holds more than the threshold.
+    PerQueue,
+    /// Mark CE when the whole egress port holds more than the threshold.
+    PerPort,
+    /// Random Early Detection on the whole egress port (`[scheme.red]`): marks ECN-capable packets, drops
+    /// the others.
+    Red,
+}
+
 
 /// What the marker says about an arriving packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

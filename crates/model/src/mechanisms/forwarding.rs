@@ -12,9 +12,38 @@
 //! the egress drain-byte counters and the random stream are inputs, so a live switch can call it the same
 //! way. It returns a local port index.
 
-use crate::config::{AlbChoice, AlbParams, LoadBalancing};
+use serde::Deserialize;
 use crate::routing;
 use detailsim_engine::Stream;
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadBalancing {
+    /// Per-flow hash of the 5-tuple with a per-switch salt (ECMP).
+    FlowHash,
+    /// A uniformly random acceptable port per packet.
+    PacketScatter,
+    /// DeTail's adaptive load balancing: per packet, an acceptable port whose egress drain-byte counter
+    /// for the packet's priority is below T1, else below T2, else any acceptable port.
+    Adaptive,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AlbChoice {
+    /// Uniformly random among the selected ports.
+    Random,
+    /// Round robin (a per-switch pointer) among the selected ports.
+    RoundRobin,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlbParams {
+    pub t1: u64,
+    pub t2: u64,
+    pub choice: AlbChoice,
+}
+
 
 /// SplitMix64's finaliser: spreads a flow hash over the acceptable ports.
 #[inline]

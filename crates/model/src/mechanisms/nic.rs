@@ -63,7 +63,7 @@ impl Backlog {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Scheduling;
+    use crate::mechanisms::queue::Scheduling;
     use crate::mechanisms::queue::EgressQueue;
 
     #[test]

@@ -16,8 +16,34 @@
 //! queued or dropped; the caller delivers it after the stop delay. The components take `now` and return
 //! what to send; the watchdog's and deadlock check's reports are the caller's (they need the topology).
 
-use crate::config::{ConfigError, PfcParams};
+use serde::Deserialize;
 use detailsim_engine::{Rate, Time};
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum WatchdogAction {
+    /// Record the event.
+    Report,
+    /// Record it and shut the link down (routing then excludes it).
+    Shutdown,
+}
+
+/// PFC parameters. Thresholds and reaction time left at `None` are derived per port from its link
+/// (see `Sim` construction and docs/scenarios.md).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PfcParams {
+    pub pause_threshold: Option<u64>,
+    pub unpause_threshold: Option<u64>,
+    pub reaction_time: Option<Time>,
+    pub watchdog_timeout: Time,
+    pub watchdog_action: WatchdogAction,
+    pub ignore_limit: u32,
+    pub deadlock_check: Time,
+    /// Priorities with PFC (lossless), bit p; the others are lossy and may use only the buffer left after
+    /// the lossless priorities' headroom.
+    pub priorities: u8,
+}
+
 
 /// On-wire size of a PFC frame (64 B MAC control frame, preamble and inter-frame gap).
 pub const PFC_FRAME_WIRE: u64 = 84;
@@ -63,9 +89,18 @@ pub struct LinkView {
     pub buffer: u64,
 }
 
+/// Why `derive` cannot make PFC lossless on a link: the parameter at fault (`None`: the buffer, or the
+/// number of lossless priorities, rather than a threshold) and the explanation. The caller names the
+/// field (`scheme.pfc`, `.pause_threshold`, `.unpause_threshold`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeriveError {
+    pub param: Option<&'static str>,
+    pub msg: String,
+}
+
 /// Thresholds and delays of an ingress on link `l` (the paper's derivation, or the configured values
 /// checked against the buffer); `name` names the link in errors.
-pub fn derive(p: &PfcParams, l: LinkView, name: &str) -> Result<Thresholds, ConfigError> {
+pub fn derive(p: &PfcParams, l: LinkView, name: &str) -> Result<Thresholds, DeriveError> {
     let (rate, delay, max_frame, buf) = (l.rate, l.delay, l.max_frame, l.buffer);
     let window = p.reaction_time.unwrap_or(rate.tx_time(max_frame) + rate.tx_time(max_frame) + rate.tx_time(PFC_FRAME_WIRE) + delay + delay + PFC_PROCESSING);
     let r = reaction_bytes(rate, window);
@@ -79,20 +114,20 @@ pub fn derive(p: &PfcParams, l: LinkView, name: &str) -> Result<Thresholds, Conf
     let pause = p.pause_threshold.unwrap_or(((r + max_pause) / 2).min(lossless_max));
     if p.pause_threshold.is_none() && pause <= unpause {
         let need = n * (unpause + 1 + max_frame + in_flight);
-        return crate::config::err(
-            "scheme.pfc",
-            format!("ingress buffer of {name} ({buf} B) is too small for lossless PFC: each of the {n} lossless priorities needs room for a pause threshold above the unpause threshold ({unpause} B), a frame ({max_frame} B) and the {in_flight} B that arrive before a PAUSE takes effect, {need} B in all; raise the buffer, make fewer priorities lossless (scheme.pfc.priorities), or set pause_threshold/unpause_threshold"),
-        );
+        return Err(DeriveError {
+            param: None,
+            msg: format!("ingress buffer of {name} ({buf} B) is too small for lossless PFC: each of the {n} lossless priorities needs room for a pause threshold above the unpause threshold ({unpause} B), a frame ({max_frame} B) and the {in_flight} B that arrive before a PAUSE takes effect, {need} B in all; raise the buffer, make fewer priorities lossless (scheme.pfc.priorities), or set pause_threshold/unpause_threshold"),
+        });
     }
     if unpause >= pause {
-        return crate::config::err("scheme.pfc.unpause_threshold", format!("must be below the pause threshold ({pause} B) on {name}"));
+        return Err(DeriveError { param: Some("unpause_threshold"), msg: format!("must be below the pause threshold ({pause} B) on {name}") });
     }
     let per_prio = pause + max_frame + in_flight;
     if n * per_prio > buf {
-        return crate::config::err(
-            "scheme.pfc.pause_threshold",
-            format!("{pause} B is too high for lossless PFC on {name}: {n} x ({pause} + {max_frame} + {in_flight} B in flight) exceeds the {buf} B ingress buffer"),
-        );
+        return Err(DeriveError {
+            param: Some("pause_threshold"),
+            msg: format!("{pause} B is too high for lossless PFC on {name}: {n} x ({pause} + {max_frame} + {in_flight} B in flight) exceeds the {buf} B ingress buffer"),
+        });
     }
     let stop_delay = window.saturating_sub(rate.tx_time(max_frame) + delay);
     Ok(Thresholds {
@@ -358,7 +393,7 @@ const _: () = assert!(std::mem::offset_of!(PfcPort, ingress) == 0 && std::mem::o
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::WatchdogAction;
+
 
     fn params(priorities: u8) -> PfcParams {
         PfcParams {
@@ -402,7 +437,7 @@ mod tests {
     #[test]
     fn a_buffer_too_small_for_lossless_pfc_is_refused_with_the_numbers() {
         let e = derive(&params(0xff), gbe(16 * 1024), "h3->sw").unwrap_err();
-        assert_eq!(e.field, "scheme.pfc");
+        assert_eq!(e.param, None, "the buffer, not a threshold");
         assert!(e.msg.contains("h3->sw") && e.msg.contains("too small"), "{}", e.msg);
     }
 

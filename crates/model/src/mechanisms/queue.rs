@@ -15,10 +15,25 @@
 //! the caller gives it (`Links`: the simulator links through its packets, so leaving a queue reads only
 //! the packet the caller reads anyway; a live forwarder or a test uses a `Vec`).
 
-use crate::config::Scheduling;
+use serde::Deserialize;
 use crate::packet::{Packet, PacketId};
 use detailsim_engine::Time;
 use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Scheduling {
+    /// 8 strict priorities, FIFO within each.
+    StrictPriority,
+    /// Least attained service: every queue (switch egress and host NIC) sends the packet whose flow had
+    /// sent the fewest bytes before it (ties: the earliest queued).
+    Las,
+    /// pFabric: every queue sends the earliest queued packet of the flow whose packet has the lowest rank
+    /// (the flow's unacknowledged bytes when it was sent); a switch egress queue that is full evicts its
+    /// highest-rank packet for a lower-rank arrival, or drops the arrival.
+    Pfabric,
+}
+
 
 /// Where FIFO lists keep their links: for each queued packet, the next one in its list. A packet is in at
 /// most one list at a time, so one link per packet serves every queue; the simulator keeps it in the
