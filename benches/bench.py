@@ -45,6 +45,10 @@ CASES: dict[str, dict] = {
 TWO = {"run.event_order": "node", "run.threads": 2}
 for _name in ["steady_fh_0.2s", "steady_detail_0.2s", "fattree8_fh_5ms", "fattree8_detail_5ms", "fattree16_fh_5ms", "fattree16_detail_5ms"]:
     CASES[_name + "_2t"] = {**CASES[_name], "set": CASES[_name].get("set", {}) | TWO}
+# another process keeps one core busy (a spinning child for the whole case): two threads must not lose
+# badly to one (issue 35: at most 1.5x the one-thread time; the run paces itself, sim/barrier.rs)
+for _name in ["steady_fh_0.2s", "steady_fh_0.2s_2t"]:
+    CASES[_name + "_busy"] = {**CASES[_name], "busy": True}
 # 3,456 hosts: minutes per case, so only on request (`--case fattree24_fh_5ms`)
 EXTRA: dict[str, dict] = {
     "fattree24_fh_5ms": {"scenario": "paper/steady", "scheme": "fh", "duration": "5ms", "set": FATTREE | {"topology.k": 24}},
@@ -54,13 +58,32 @@ for _name in list(EXTRA):
     EXTRA[_name + "_2t"] = {**EXTRA[_name], "set": EXTRA[_name]["set"] | TWO}
 
 
+def _spin(seconds: float) -> None:
+    """Keep one core busy (a case's "busy" neighbour)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
 def run_case(name: str) -> dict:
     import detailsim
 
     c = {**CASES, **EXTRA}[name]
-    t0 = time.perf_counter()
-    r = detailsim.run(c["scenario"], scheme=c["scheme"], duration=c["duration"], set=c.get("set"))
-    wall = time.perf_counter() - t0
+    busy = None
+    if c.get("busy"):
+        import multiprocessing
+
+        busy = multiprocessing.get_context("spawn").Process(target=_spin, args=(600.0,), daemon=True)
+        busy.start()
+        time.sleep(0.2)  # (the neighbour is spinning before the case starts)
+    try:
+        t0 = time.perf_counter()
+        r = detailsim.run(c["scenario"], scheme=c["scheme"], duration=c["duration"], set=c.get("set"))
+        wall = time.perf_counter() - t0
+    finally:
+        if busy is not None:
+            busy.terminate()
+            busy.join()
     s = r.summary
     core_wall = s["wall_s"]
     return {
