@@ -94,3 +94,15 @@ def test_components_do_not_import_config():
     for f in sorted(mech.glob("*.rs")):
         uses = [ln for ln in f.read_text().splitlines() if re.search(r"crate::config\b", ln)]
         assert not uses, f"{f.name}: {uses}"
+
+
+def test_the_simulator_struct_stays_small():
+    """Issue 35: `Sim` holds at most 30 fields (the network is `Fabric`, run state is grouped in sim/state.rs)."""
+    import re
+    from pathlib import Path
+
+    src = (Path(__file__).parents[1] / "crates" / "model" / "src" / "sim" / "mod.rs").read_text()
+    body = src[src.index("pub struct Sim {"):]
+    body = body[:body.index("\n}\n")]
+    fields = re.findall(r"^    (?:pub(?:\(crate\))? )?([a-z_]+):", body, re.M)
+    assert len(fields) <= 30, fields

@@ -183,6 +183,14 @@ impl Fault {
     }
 }
 
+/// Frames and bytes a port has sent (kept beside the ports, four to a cache line, rather than in a line of
+/// `Port` that nothing else on the packet path reads).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TxCount {
+    pub bytes: u64,
+    pub packets: u64,
+}
+
 /// A scenario's network (see the module's documentation).
 #[derive(Debug, Clone)]
 pub struct Fabric {
@@ -201,6 +209,10 @@ pub struct Fabric {
     /// the summary; the cap `scheme.queue_limit` / `queue_limit_bdp` put on switch egress queues.
     pub bdp: (u64, Time),
     pub queue_limit: Option<u64>,
+    /// Per port, its drop and mark counters, and the frames and bytes it sent (four to a cache line,
+    /// rather than in a line of `Port` that nothing else on the packet path reads).
+    pub port_ctr: Vec<crate::stats::PortCounters>,
+    pub tx_count: Vec<TxCount>,
 }
 
 impl Fabric {
@@ -290,7 +302,7 @@ impl Fabric {
         } else {
             Vec::new()
         };
-        Ok(Fabric { framing: topo.framing, topo, nodes, ports, hosts, routes, pfc: Vec::new(), markers, bdp: (0, Time::ZERO), queue_limit: None })
+        Ok(Fabric { framing: topo.framing, topo, nodes, ports, hosts, routes, pfc: Vec::new(), markers, bdp: (0, Time::ZERO), queue_limit: None, port_ctr: Vec::new(), tx_count: Vec::new() })
     }
 
     /// The network a run starts with, and its faults: `build`, then the checks of the framing against the

@@ -46,8 +46,8 @@ fn node_order_runs_end_at_the_end_of_a_grid_interval() {
     let a = run(&scenario(r#"{"preset": "detail"}"#, RETRIEVALS, "node"), false);
     // detail's fat tree k = 4: the grid is the host links' 5.476 us (shorter than a switch's link plus
     // forwarding delay and than a PAUSE's stop delay)
-    assert_eq!(a.grid.0, 5_476_000);
-    assert_eq!((a.now.0 + 1) % a.grid.0, 0);
+    assert_eq!(a.clock.grid.0, 5_476_000);
+    assert_eq!((a.now.0 + 1) % a.clock.grid.0, 0);
 }
 
 #[test]

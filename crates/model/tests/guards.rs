@@ -19,7 +19,7 @@ fn a_limit_set_after_construction_ends_the_run() {
     cut.set_max_events(3000);
     cut.run();
     assert_eq!(cut.counters.events, 3000);
-    assert!(cut.incomplete.as_deref().is_some_and(|w| w.starts_with("run.max_events (3000)")));
+    assert!(cut.guard.incomplete.as_deref().is_some_and(|w| w.starts_with("run.max_events (3000)")));
     cut.check_conservation().unwrap();
 }
 
@@ -27,13 +27,13 @@ fn a_limit_set_after_construction_ends_the_run() {
 fn max_events_ends_the_run_at_exactly_that_many_events() {
     let mut full = Sim::from_json(&scenario("")).unwrap();
     full.run();
-    assert!(full.incomplete.is_none());
+    assert!(full.guard.incomplete.is_none());
     let all = full.counters.events;
     let mut cut = Sim::from_json(&scenario(r#", "max_events": 5000"#)).unwrap();
     cut.run();
     assert!(all > 5000, "the full run has more events than the cap ({all})");
     assert_eq!(cut.counters.events, 5000);
-    let why = cut.incomplete.clone().expect("marked incomplete");
+    let why = cut.guard.incomplete.clone().expect("marked incomplete");
     assert!(why.starts_with("run.max_events (5000) reached at "), "{why}");
     assert!(cut.now < full.now, "stopped early");
     cut.check_conservation().unwrap();
@@ -49,7 +49,7 @@ fn max_wall_ends_a_long_run() {
     let t0 = std::time::Instant::now();
     sim.run();
     assert!(t0.elapsed() < std::time::Duration::from_secs(5), "stopped promptly: {:?}", t0.elapsed());
-    let why = sim.incomplete.clone().expect("marked incomplete");
+    let why = sim.guard.incomplete.clone().expect("marked incomplete");
     assert!(why.starts_with("run.max_wall"), "{why}");
     sim.check_conservation().unwrap();
 }

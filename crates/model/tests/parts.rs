@@ -180,7 +180,7 @@ fn run_threads_2_splits_the_run_and_stepping_it_changes_nothing() {
         t += detailsim_engine::Time::from_us(137);
         steps += 1;
     }
-    assert!(steps > 100 && c.finished);
+    assert!(steps > 100 && c.clock.finished);
     assert_eq!((a.outcome_digest(), a.now, a.counters.events > 0), (c.outcome_digest(), c.now, true));
     same_table(&a, &b, "run.threads = 2");
     same_table(&a, &c, "in steps");
@@ -229,11 +229,11 @@ fn samples_are_the_one_thread_run_s() {
     for scheme in [r#"{"preset": "fh"}"#, r#"{"preset": "detail"}"#] {
         let json = scenario(scheme, MIXED, r#", "sample": "50us""#);
         let a = ordinary(&json);
-        assert!(a.samples.flow.len() > 10_000 && a.samples.port.len() > 10_000);
+        assert!(a.sampling.samples.flow.len() > 10_000 && a.sampling.samples.port.len() > 10_000);
         for threads in DRIVES {
             let b = run_in_parts(&json, threads).unwrap();
             same_table(&a, &b, scheme);
-            let (x, y) = (&a.samples, &b.samples);
+            let (x, y) = (&a.sampling.samples, &b.sampling.samples);
             assert_eq!((&x.port_t, &x.port, &x.ingress, &x.egress), (&y.port_t, &y.port, &y.ingress, &y.egress), "{scheme}: port samples");
             assert_eq!((&x.flow_t, &x.flow, &x.delivered), (&y.flow_t, &y.flow, &y.delivered), "{scheme}: flow samples");
         }

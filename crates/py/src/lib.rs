@@ -96,16 +96,16 @@ impl Simulation {
     /// End of flow arrivals (run.duration) in seconds.
     #[getter]
     fn duration_s(&self) -> f64 {
-        self.sim.duration.as_secs_f64()
+        self.sim.clock.duration.as_secs_f64()
     }
     /// Latest possible end (duration + drain) in seconds.
     #[getter]
     fn end_limit_s(&self) -> f64 {
-        self.sim.end_limit.as_secs_f64()
+        self.sim.clock.end_limit.as_secs_f64()
     }
     #[getter]
     fn finished(&self) -> bool {
-        self.sim.finished
+        self.sim.clock.finished
     }
 
     /// Counters, per-port statistics and run facts as a JSON string.
@@ -139,17 +139,17 @@ impl Simulation {
     /// The measurement window (from_s, to_s), if the scenario sets one.
     #[getter]
     fn window_s(&self) -> Option<(f64, f64)> {
-        self.sim.window.map(|(a, b)| (a.as_secs_f64(), b.as_secs_f64()))
+        self.sim.clock.window.map(|(a, b)| (a.as_secs_f64(), b.as_secs_f64()))
     }
 
     /// The time series (run.sample) as little-endian column buffers: ports (t_ps u64, port u32, ingress u64,
     /// egress u64; the port index follows the summary's port list) and flows (t_ps u64, id u64,
     /// delivered u64); None without sampling.
     fn sample_columns<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        if self.sim.sample_every.is_none() {
+        if self.sim.sampling.every.is_none() {
             return Ok(None);
         }
-        let s = &self.sim.samples;
+        let s = &self.sim.sampling.samples;
         let d = PyDict::new(py);
         d.set_item("port_t_ps", PyBytes::new(py, &le(&s.port_t, u64::to_le_bytes)))?;
         d.set_item("port", PyBytes::new(py, &le(&s.port, u32::to_le_bytes)))?;

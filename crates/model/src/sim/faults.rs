@@ -47,7 +47,7 @@ impl Sim {
         if !self.owns(node) {
             return false;
         }
-        if self.by_node {
+        if self.order.by_node {
             self.act_as(node);
         }
         true
@@ -62,7 +62,7 @@ impl Sim {
         for &p in &ends {
             let now = self.now;
             let st = &mut self.fab.pfc[p as usize];
-            self.pfc_paused -= st.egress.release_all(now) as u64;
+            self.pfc_run.paused -= st.egress.release_all(now) as u64;
             st.ingress.sent = 0;
             let pt = &mut self.fab.ports[p as usize];
             pt.up = false;
@@ -73,7 +73,7 @@ impl Sim {
                 let wire = self.pkts.get(pid).wire as u64;
                 pt.eg.release(prio, wire);
                 self.counters.drop(DropCause::LinkDown);
-                self.port_ctr[p as usize].drops += 1;
+                self.fab.port_ctr[p as usize].drops += 1;
                 self.pkts.release(pid);
             }
         }

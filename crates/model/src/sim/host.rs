@@ -37,7 +37,7 @@ impl Sim {
         let wire = pkt.wire as u64;
         if self.scheme.source_ecn && source_mark(pkt.ecn, || e.eg.drain_bytes(pkt.prio), self.scheme.source_ecn_threshold) {
             pkt.ecn = ECN_CE;
-            self.port_ctr[port as usize].ecn_marks += 1;
+            self.fab.port_ctr[port as usize].ecn_marks += 1;
             self.counters.ecn_marks += 1;
         }
         let (room, up) = (e.eg.has_room(wire), e.up);
@@ -109,13 +109,13 @@ impl Sim {
                 continue;
             }
             let (now, params) = (self.now, self.tcp.clone());
-            let mut out = std::mem::take(&mut self.scratch);
+            let mut out = std::mem::take(&mut self.scratch.segs);
             out.clear();
             self.prep_sender(tr);
             self.transfers.get_mut(tr).snd.resume(now, &params, &mut out);
             self.send_segments(tr, &out);
             self.after_sender(tr);
-            self.scratch = out;
+            self.scratch.segs = out;
             self.sync_rtx_timer(tr);
         }
         self.fab.ports[port as usize].nic_blocked = !self.nic_waiting[node as usize].is_empty();
@@ -137,7 +137,7 @@ impl Sim {
         let (sport, dport) = match conn {
             Some((s, d)) => (s as u32, d as u32),
             None => {
-                let np = &mut self.next_port[if self.by_node { src as usize } else { 0 }];
+                let np = &mut self.order.next_port[if self.order.by_node { src as usize } else { 0 }];
                 let sport = *np;
                 *np = if *np >= 65535 { 1024 } else { *np + 1 };
                 (sport, 80)
@@ -192,7 +192,7 @@ impl Sim {
                 self.send(crate::sim::parts::Msg::App { app, a });
             }
         }
-        let mut out = std::mem::take(&mut self.scratch);
+        let mut out = std::mem::take(&mut self.scratch.segs);
         out.clear();
         let now = self.now;
         let params = self.tcp.clone();
@@ -200,7 +200,7 @@ impl Sim {
         self.transfers.get_mut(tr).snd.start(now, &params, &mut out);
         self.send_segments(tr, &out);
         self.after_sender(tr);
-        self.scratch = out;
+        self.scratch.segs = out;
         self.sync_rtx_timer(tr);
         tr
     }
@@ -317,7 +317,7 @@ impl Sim {
             }
         };
         self.schedule_timer(d, ev);
-        if self.q.timers_len() > self.timer_compact_at {
+        if self.q.timers_len() > self.timer_compact.at {
             self.compact_timers();
         }
     }
@@ -341,7 +341,7 @@ impl Sim {
             }
             _ => true,
         });
-        self.timer_compact_at = (2 * self.q.timers_len()).max(self.timer_compact_min);
+        self.timer_compact.at = (2 * self.q.timers_len()).max(self.timer_compact.min);
     }
 
     fn sync_rtx_timer(&mut self, tr: u32) {
@@ -361,7 +361,7 @@ impl Sim {
             Timer::Rtx => (t.rtx_token, &mut t.rtx_event_at, t.snd.deadline),
             Timer::DelAck => (t.del_token, &mut t.del_event_at, t.rcv.deadline),
         };
-        let open = if self.by_node {
+        let open = if self.order.by_node {
             match k {
                 Timer::Rtx => !t.snd_done,
                 Timer::DelAck => t.rcv_open,
@@ -388,14 +388,14 @@ impl Sim {
             return;
         }
         let (now, params) = (self.now, self.tcp.clone());
-        let mut out = std::mem::take(&mut self.scratch);
+        let mut out = std::mem::take(&mut self.scratch.segs);
         out.clear();
         self.prep_sender(tr);
         self.transfers.get_mut(tr).snd.on_timeout(now, &params, &mut out);
         self.counters.timeouts += 1;
         self.send_segments(tr, &out);
         self.after_sender(tr);
-        self.scratch = out;
+        self.scratch.segs = out;
         self.sync_rtx_timer(tr);
     }
 
@@ -424,7 +424,7 @@ impl Sim {
         let tr = pkt.tr;
         {
             let t = self.transfers.get(tr);
-            let closed = if self.by_node {
+            let closed = if self.order.by_node {
                 // each end by its own state: the receiver until the sender's close reaches it, the sender
                 // until its last byte is acknowledged
                 t.uid != pkt.tr_uid || if matches!(pkt.kind, SegKind::Ack | SegKind::SynAck) { t.snd_done } else { !t.rcv_open }
@@ -462,7 +462,7 @@ impl Sim {
                 }
             }
             SegKind::Ack | SegKind::SynAck => {
-                let mut out = std::mem::take(&mut self.scratch);
+                let mut out = std::mem::take(&mut self.scratch.segs);
                 out.clear();
                 self.prep_sender(tr);
                 let t = self.transfers.get_mut(tr);
@@ -475,10 +475,10 @@ impl Sim {
                 }
                 self.send_segments(tr, &out);
                 self.after_sender(tr);
-                self.scratch = out;
+                self.scratch.segs = out;
                 self.sync_rtx_timer(tr);
                 if done {
-                    if self.by_node {
+                    if self.order.by_node {
                         self.sender_close(tr);
                     } else {
                         self.maybe_release(tr);
@@ -505,7 +505,7 @@ impl Sim {
                 Role::Response | Role::OneWay => self.app_complete(app),
             }
         }
-        if !self.by_node {
+        if !self.order.by_node {
             self.maybe_release(tr);
         }
     }
@@ -529,7 +529,7 @@ impl Sim {
             self.credit_app(tr, app, app_uid, to, rtx);
         }
         self.transfers.get_mut(tr).app = NO;
-        if matches!(self.workloads[w as usize], crate::sim::workload::Workload::Background { .. }) && self.now < self.arrivals_stop {
+        if matches!(self.workloads[w as usize], crate::sim::workload::Workload::Background { .. }) && self.now < self.clock.arrivals_stop {
             self.start_background(w, src);
         }
         let after = self.one_way(src, dst, 0).map_or(0, |x| x.0);
@@ -582,7 +582,7 @@ impl Sim {
     /// Timeouts and retransmissions of an application flow so far.
     pub(crate) fn app_counts(&self, a: &App) -> (u32, u32) {
         let (mut to, mut rtx) = (a.timeouts, a.retransmits);
-        if self.by_node && !self.finalized {
+        if self.order.by_node && !self.clock.finalized {
             // during the run only what closed senders reported (`sender_close`): a sender still open is
             // another node's state; it adds its counts to the flow's row when it closes
             return (to, rtx);
@@ -663,7 +663,7 @@ impl Sim {
             retransmits: rtx,
             ideal: self.ideal_fct(a),
             delivered,
-            window: match self.window {
+            window: match self.clock.window {
                 None => 0,
                 // finished before the window opened, or started after it closed
                 Some((from, to)) if (end != u64::MAX && end < from.0) || a.start >= to || self.now < from => 0,
@@ -726,7 +726,7 @@ impl Sim {
         for i in 0..2 {
             let tr = a.transfers[i];
             if tr != NO {
-                let by_node = self.by_node;
+                let by_node = self.order.by_node;
                 let t = self.transfers.get_mut(tr);
                 if t.alive && t.uid == a.transfer_uids[i] {
                     t.app = NO;

@@ -19,19 +19,21 @@ pub mod host;
 pub mod parts;
 pub mod pfc;
 pub mod report;
+pub mod state;
 pub mod switch;
 pub mod trace;
 pub mod workload;
 
-pub use crate::fabric::{Fabric, Node, Port};
+pub use crate::fabric::{Fabric, Node, Port, TxCount};
 use crate::config::{parse_scenario, ConfigError, EventOrder, Scenario, Scheme};
 use crate::packet::{Packet, PacketId};
 use crate::stats::{Classes, Counters, DropCause, FlowColumns};
-use crate::transport::tcp::{SegOut, TcpReceiver, TcpSender};
+use crate::transport::tcp::{TcpReceiver, TcpSender};
 use crate::sim::workload::Workload;
 use detailsim_engine::{Arena, EventQueue, RngStreams, Time};
 
 pub use crate::purpose;
+pub use crate::sim::state::{Clock, Guard, Ids, NodeOrder, PfcRun, Sampling, Scratch, Split, TimerCompaction};
 
 #[derive(Debug, Clone, Copy)]
 pub enum Ev {
@@ -68,13 +70,6 @@ pub enum Ev {
     Fin { tr: u32, uid: u32 },
 }
 
-/// Frames and bytes a port has sent (kept beside the ports, four to a cache line, rather than in a line of
-/// `Port` that nothing else on the packet path reads).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TxCount {
-    pub bytes: u64,
-    pub packets: u64,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -191,107 +186,42 @@ pub struct Sim {
     pub now: Time,
     pub(crate) q: EventQueue<Ev>,
     pub scheme: Scheme,
-    /// The network: topology, ports, nodes, routes, PFC state and markers (`crate::fabric`).
+    /// `scheme.tcp`, shared: the TCP glue hands it to the state machines on every packet without copying.
+    pub(crate) tcp: std::sync::Arc<crate::config::TcpParams>,
+    /// The network: topology, ports, nodes, routes, PFC state, markers, per-port counters (`crate::fabric`).
     pub fab: Fabric,
-    pub pfc_events: Vec<crate::sim::pfc::PfcEvent>,
-    /// (port, priority) pairs currently paused.
-    pub(crate) pfc_paused: u64,
-    pub(crate) deadlock: crate::sim::pfc::DeadlockState,
+    /// The faults to inject (`Fabric::for_run`).
     pub faults: Vec<crate::sim::faults::Fault>,
-    /// Working space of the forwarding engine (ALB's candidates).
-    pub(crate) scratch_ports: Vec<u32>,
-    pub(crate) scratch_victims: Vec<(u8, PacketId)>,
-    pub(crate) scratch_u32_pairs: Vec<(u8, u32)>,
-    /// Drop and mark counters per port.
-    pub port_ctr: Vec<crate::stats::PortCounters>,
-    /// Frames and bytes sent per port.
-    pub tx_count: Vec<TxCount>,
+    pub pfc_run: PfcRun,
     /// Per node (hosts): transfers waiting for room in the NIC queue, as (priority, transfer, uid), served
     /// highest priority first, in order of blocking within a priority. Kept out of `Node`, which stays one
     /// cache line.
     pub nic_waiting: Vec<crate::mechanisms::nic::Backlog>,
-    /// Packet trace (pcap export), when asked for.
-    pub trace: Option<crate::sim::trace::Trace>,
+    /// Host NIC admission: bytes kept free of data for control segments, and the full frame size.
+    pub nic: crate::mechanisms::nic::Admission,
     pub pkts: Arena<Packet>,
     pub transfers: Arena<Transfer>,
     pub apps: Arena<App>,
     pub workflows: Arena<crate::sim::workload::Workflow>,
     pub(crate) workloads: Vec<Workload>,
     pub rng: RngStreams,
-    pub(crate) scratch: Vec<SegOut>,
-    pub counters: Counters,
-    pub flows: FlowColumns,
-    pub classes: Classes,
-    pub duration: Time,
-    pub warmup: Time,
-    pub end_limit: Time,
-    pub(crate) arrivals_over: bool,
-    /// Open-loop workloads start flows before this time (`duration`, or the end of the drain with
-    /// `run.keep_load`); flows are measured if they start in [warmup, measure_end).
-    pub(crate) arrivals_stop: Time,
-    pub(crate) measure_end: Time,
-    pub active_measured: u64,
-    pub finished: bool,
-    uid: u32,
-    /// `run.event_order = "node"`: transfers counted per sending host (`transfer_uid`).
-    transfer_count: Vec<u32>,
-    /// `run.event_order = "node"`: the node whose event is being handled, plus one (0: none; during set-up,
-    /// the host whose flows start), and per node the flows it opened and the rows it completed so far;
-    /// per flow id, where it was opened, and per row of the flow table, where it completed (time, node,
-    /// that node's count): the order the flow table is put in at the end (`canonical_flows`), the same
-    /// however the run is split.
-    acting: u32,
-    node_counts: Vec<[u32; 2]>,
-    pub(crate) open_keys: Vec<(u64, u32, u32)>,
-    pub(crate) row_keys: Vec<(u64, u32, u32)>,
-    token: u32,
-    /// Compact the timer lane when it holds more events than this (see `Sim::compact_timers`), and never
-    /// below `timer_compact_min`.
-    pub(crate) timer_compact_at: usize,
-    pub(crate) timer_compact_min: usize,
-    next_app_id: u64,
-    /// The next TCP source port: one counter for the fabric, or (`by_node`) one per node.
-    pub(crate) next_port: Vec<u32>,
-    /// `run.event_order = "node"`: simultaneous events are ordered by the node that scheduled them (each
-    /// event's handler sets its node as the queue's source; see `event_source`).
-    pub(crate) by_node: bool,
-    /// A part of a run split in two (`parts::run_in_parts`).
-    pub(crate) part: Option<Box<parts::Part>>,
-    /// `run.threads = 2`: this is the first part, and this the second with what drives both.
-    pair: Option<Box<parts::Pair>>,
-    /// `part` is set: pushes go through it.
-    divert: bool,
-    /// Packets in flight in the other part of a split run (for the conservation check at the end).
-    in_flight_elsewhere: u64,
-    /// A part is running a window (`run_until` stops when the window's events are done).
-    in_window: bool,
-    /// The fabric's shortest delay from a node acting to another node feeling it (link plus forwarding
-    /// delay, or a PFC frame's): no node can affect another sooner. With the node order a run ends at the
-    /// end of an interval of this grid (`grid_end`), so that a run split in windows of it ends at the same
-    /// event.
-    pub grid: Time,
-    finalized: bool,
-    /// `run.measure_from` .. `measure_to`: the goodput measurement window.
-    pub window: Option<(Time, Time)>,
-    /// `run.sample`: the time-series interval, and the samples taken.
-    pub sample_every: Option<Time>,
-    pub samples: crate::stats::Samples,
-    /// Host NIC admission: bytes kept free of data for control segments, and the full frame size.
-    pub nic: crate::mechanisms::nic::Admission,
-    /// `scheme.tcp`, shared: the TCP glue hands it to the state machines on every packet without copying.
-    pub(crate) tcp: std::sync::Arc<crate::config::TcpParams>,
-    /// `run.max_events` / `run.max_wall`: guards on runaway runs (u64::MAX / None: none). Change the event
-    /// limit after construction with `set_max_events` (the loop looks at a precomputed threshold).
-    pub(crate) max_events: u64,
+    pub clock: Clock,
+    pub guard: Guard,
+    pub(crate) order: NodeOrder,
+    pub(crate) ids: Ids,
+    pub(crate) split: Split,
+    pub(crate) scratch: Scratch,
+    pub(crate) timer_compact: TimerCompaction,
     /// Prefetch in two stages, up to three events ahead (see `prefetch_next`): on in fabrics whose state
     /// outgrows the caches.
     pub(crate) deep_prefetch: bool,
-    pub max_wall: Option<std::time::Duration>,
-    /// When a guard ended the run: which, and when (the summary's `incomplete`).
-    pub incomplete: Option<String>,
-    wall_start: Option<std::time::Instant>,
-    /// The event count at which the guards are next looked at (u64::MAX without guards): one compare per event.
-    next_guard: u64,
+    pub counters: Counters,
+    pub flows: FlowColumns,
+    pub classes: Classes,
+    pub active_measured: u64,
+    pub sampling: Sampling,
+    /// Packet trace (pcap export), when asked for.
+    pub trace: Option<crate::sim::trace::Trace>,
     /// Per `flows` workload with rows starting at or after the arrival window: (workload, rows), reported
     /// in the summary (such rows never start).
     pub rows_not_started: Vec<(u32, u64)>,
@@ -323,87 +253,78 @@ impl Sim {
             now: Time::ZERO,
             q: EventQueue::new(),
             scheme,
+            tcp,
             fab,
-            pfc_events: Vec::new(),
-            pfc_paused: 0,
-            deadlock: Default::default(),
             faults,
-            scratch_ports: Vec::new(),
-            scratch_victims: Vec::new(),
-            scratch_u32_pairs: Vec::new(),
-            port_ctr: Vec::new(),
-            tx_count: Vec::new(),
+            pfc_run: PfcRun::default(),
             nic_waiting: Vec::new(),
-            trace: None,
+            nic: crate::mechanisms::nic::Admission { headroom: 0, frame: FULL_FRAME_WIRE },
             pkts: Arena::new(),
             transfers: Arena::new(),
-            timer_compact_at: TIMER_COMPACT_MIN,
-            timer_compact_min: TIMER_COMPACT_MIN,
             apps: Arena::new(),
             workflows: Arena::new(),
             workloads: Vec::new(),
             rng,
-            scratch: Vec::with_capacity(64),
+            clock: Clock {
+                duration,
+                warmup: sc.run.warmup.0,
+                end_limit: duration + sc.run.drain.0,
+                arrivals_over: false,
+                arrivals_stop: if sc.run.keep_load { duration + sc.run.drain.0 } else { duration },
+                measure_end: if sc.run.keep_load { duration } else { Time::MAX },
+                finished: false,
+                finalized: false,
+                grid: Time::MAX,
+                window: None,
+            },
+            guard: Guard {
+                max_events: sc.run.max_events.unwrap_or(u64::MAX),
+                max_wall: sc.run.max_wall.map(|d| std::time::Duration::from_nanos(d.0 .0 / 1000)),
+                incomplete: None,
+                wall_start: None,
+                next_guard: if sc.run.max_wall.is_some() { 0 } else { sc.run.max_events.unwrap_or(u64::MAX) },
+            },
+            order: NodeOrder {
+                by_node: sc.run.event_order == EventOrder::Node,
+                acting: 0,
+                node_counts: Vec::new(),
+                open_keys: Vec::new(),
+                row_keys: Vec::new(),
+                transfer_count: Vec::new(),
+                next_port: vec![1024; if sc.run.event_order == EventOrder::Node { n } else { 1 }],
+            },
+            ids: Ids::default(),
+            split: Split::default(),
+            scratch: Scratch { segs: Vec::with_capacity(64), ..Default::default() },
+            timer_compact: TimerCompaction { at: TIMER_COMPACT_MIN, min: TIMER_COMPACT_MIN },
+            deep_prefetch: false,
             counters: Counters::default(),
             flows: FlowColumns::default(),
             classes: Classes::default(),
-            duration,
-            warmup: sc.run.warmup.0,
-            end_limit: duration + sc.run.drain.0,
-            arrivals_over: false,
-            arrivals_stop: if sc.run.keep_load { duration + sc.run.drain.0 } else { duration },
-            measure_end: if sc.run.keep_load { duration } else { Time::MAX },
             active_measured: 0,
-            finished: false,
-            uid: 0,
-            transfer_count: Vec::new(),
-            acting: 0,
-            node_counts: Vec::new(),
-            open_keys: Vec::new(),
-            row_keys: Vec::new(),
-            token: 0,
-            next_app_id: 0,
-            next_port: vec![1024; if sc.run.event_order == EventOrder::Node { n } else { 1 }],
-            by_node: sc.run.event_order == EventOrder::Node,
-            part: None,
-            pair: None,
-            divert: false,
-            in_flight_elsewhere: 0,
-            in_window: false,
-            grid: Time::MAX,
-            finalized: false,
-            window: None,
-            sample_every: None,
-            samples: Default::default(),
-            nic: crate::mechanisms::nic::Admission { headroom: 0, frame: FULL_FRAME_WIRE },
-            tcp,
-            max_events: sc.run.max_events.unwrap_or(u64::MAX),
-            deep_prefetch: false,
-            max_wall: sc.run.max_wall.map(|d| std::time::Duration::from_nanos(d.0 .0 / 1000)),
-            incomplete: None,
-            wall_start: None,
-            next_guard: if sc.run.max_wall.is_some() { 0 } else { sc.run.max_events.unwrap_or(u64::MAX) },
+            sampling: Sampling::default(),
+            trace: None,
             rows_not_started: Vec::new(),
         };
         let frame = sim.fab.framing.wire(sim.fab.framing.mtu) as u64;
         // the NIC keeps room for control segments (ACKs, SYNs): data is admitted up to this much below the cap
         sim.nic = crate::mechanisms::nic::Admission { headroom: (8 * frame).min(sim.fab.topo.host_buffer / 4), frame };
         sim.nic_waiting = vec![Default::default(); sim.fab.nodes.len()];
-        sim.port_ctr = vec![Default::default(); sim.fab.ports.len()];
-        sim.tx_count = vec![TxCount::default(); sim.fab.ports.len()];
+        sim.fab.port_ctr = vec![Default::default(); sim.fab.ports.len()];
+        sim.fab.tx_count = vec![TxCount::default(); sim.fab.ports.len()];
         debug_assert!(sim.q.is_empty());
         let (shift, bits) = wheel_shape(&sim.fab.ports);
         sim.q = EventQueue::with_wheel(shift, bits);
         sim.deep_prefetch = sim.fab.ports.len() >= DEEP_PREFETCH_PORTS;
-        sim.grid = sim.fabric_grid();
-        if sim.by_node {
-            sim.end_limit = sim.grid_end(sim.end_limit);
+        sim.clock.grid = sim.fabric_grid();
+        if sim.order.by_node {
+            sim.clock.end_limit = sim.grid_end(sim.clock.end_limit);
         }
         for (i, w) in sc.workload.iter().enumerate() {
             let wl = Workload::new(&mut sim, i, w)?;
             wl.check_capacity(i, w)?;
             if let Workload::Flows { rows, .. } = &wl {
-                let late = rows.iter().filter(|r| r.0 >= sim.arrivals_stop).count() as u64;
+                let late = rows.iter().filter(|r| r.0 >= sim.clock.arrivals_stop).count() as u64;
                 if late > 0 {
                     sim.rows_not_started.push((i as u32, late));
                 }
@@ -431,25 +352,25 @@ impl Sim {
         sim.schedule(duration, Ev::ArrivalsEnd);
         if sc.run.measure_from.is_some() || sc.run.measure_to.is_some() {
             let from = sc.run.measure_from.map_or(Time::ZERO, |d| d.0);
-            let to = sc.run.measure_to.map_or(sim.end_limit, |d| d.0);
+            let to = sc.run.measure_to.map_or(sim.clock.end_limit, |d| d.0);
             if to <= from {
                 return crate::config::err("run.measure_to", format!("must be after run.measure_from ({} s)", from.as_secs_f64()));
             }
-            sim.window = Some((from, to));
+            sim.clock.window = Some((from, to));
             sim.schedule_timer(from, Ev::Window { close: false });
             sim.schedule_timer(to, Ev::Window { close: true });
         }
         if let Some(d) = sc.run.sample {
             // the interval is at least 1us (parse_scenario); port samples over the arrival window (flow
             // samples and the drain come on top) must fit in memory
-            let rows = (sim.duration.0 / d.0.0) as f64 * sim.fab.ports.len() as f64;
+            let rows = (sim.clock.duration.0 / d.0.0) as f64 * sim.fab.ports.len() as f64;
             if rows > 200e6 {
                 return crate::config::err(
                     "run.sample",
                     format!("{rows:.2e} port samples over run.duration; at most 2e8 (sample less often)"),
                 );
             }
-            sim.sample_every = Some(d.0);
+            sim.sampling.every = Some(d.0);
             sim.schedule_timer(Time::ZERO, Ev::Sample);
         }
         Ok(sim)
@@ -458,61 +379,61 @@ impl Sim {
     /// Whether a flow starting now is measured.
     #[inline]
     pub(crate) fn measuring(&self) -> bool {
-        self.now >= self.warmup && self.now < self.measure_end
+        self.now >= self.clock.warmup && self.now < self.clock.measure_end
     }
 
     pub(crate) fn next_uid(&mut self) -> u32 {
-        self.uid = self.uid.wrapping_add(1);
-        self.uid
+        self.ids.uid = self.ids.uid.wrapping_add(1);
+        self.ids.uid
     }
     /// A new transfer's incarnation number. With the node order it is the sending host's count of its
     /// transfers above the host's node id (so it does not depend on when other hosts start transfers:
     /// pFabric and LAS queues break rank ties by it); wraps after 2^(32 - node bits) transfers of one host.
     pub(crate) fn transfer_uid(&mut self, src: u32) -> u32 {
-        if !self.by_node {
+        if !self.order.by_node {
             return self.next_uid();
         }
         let n = self.fab.nodes.len();
-        if self.transfer_count.len() != n {
-            self.transfer_count = vec![0; n];
+        if self.order.transfer_count.len() != n {
+            self.order.transfer_count = vec![0; n];
         }
         let bits = usize::BITS - n.leading_zeros();
-        let c = &mut self.transfer_count[src as usize];
+        let c = &mut self.order.transfer_count[src as usize];
         *c = c.wrapping_add(1);
         c.wrapping_shl(bits) | src
     }
     pub(crate) fn next_token(&mut self) -> u32 {
-        self.token = self.token.wrapping_add(1);
-        self.token
+        self.ids.token = self.ids.token.wrapping_add(1);
+        self.ids.token
     }
     pub(crate) fn next_app_id(&mut self) -> u64 {
-        if self.by_node {
+        if self.order.by_node {
             let k = self.node_count(0);
-            self.open_keys.push(k);
+            self.order.open_keys.push(k);
         }
-        self.next_app_id += 1;
-        match &self.part {
+        self.ids.next_app_id += 1;
+        match &self.split.part {
             // a part of a split run: even ids the first part's, odd the second's, until `canonical_ids`
-            Some(p) => 2 * (self.next_app_id - 1) + p.me as u64,
-            None => self.next_app_id - 1,
+            Some(p) => 2 * (self.ids.next_app_id - 1) + p.me as u64,
+            None => self.ids.next_app_id - 1,
         }
     }
 
     /// The acting node's next count of kind `i` (0: flows opened, 1: rows completed), as (now, node, count).
     fn node_count(&mut self, i: usize) -> (u64, u32, u32) {
-        if self.node_counts.is_empty() {
-            self.node_counts = vec![[0; 2]; self.fab.nodes.len() + 1];
+        if self.order.node_counts.is_empty() {
+            self.order.node_counts = vec![[0; 2]; self.fab.nodes.len() + 1];
         }
-        let c = &mut self.node_counts[self.acting as usize][i];
+        let c = &mut self.order.node_counts[self.order.acting as usize][i];
         *c += 1;
-        (self.now.0, self.acting, *c - 1)
+        (self.now.0, self.order.acting, *c - 1)
     }
 
     /// Add a completed flow's row to the flow table (with the node order, noting where it completed).
     pub(crate) fn push_row(&mut self, r: &crate::stats::FlowRecord) {
-        if self.by_node {
+        if self.order.by_node {
             let k = self.node_count(1);
-            self.row_keys.push(k);
+            self.order.row_keys.push(k);
         }
         self.flows.push(r);
     }
@@ -521,12 +442,12 @@ impl Sim {
     /// does where it touches a node's state.
     pub(crate) fn act_as(&mut self, node: u32) {
         self.q.set_source(node + 1);
-        self.acting = node + 1;
+        self.order.acting = node + 1;
     }
 
     /// Set the acting node during set-up (a host starting its flows), plus one; 0: none.
     pub(crate) fn set_acting(&mut self, node_plus_one: u32) {
-        self.acting = node_plus_one;
+        self.order.acting = node_plus_one;
     }
 
     /// The node order's flow table at the end: flow ids by where the flows were opened (time, node, that
@@ -534,17 +455,17 @@ impl Sim {
     /// ones (flows, then workflows, each by id; `unfinished` rows from `first_unfinished`, the first
     /// `workflows_from` of them flows). A run split in two parts ends with the same table as one that is not.
     pub(crate) fn canonical_flows(&mut self, rank: &[u64], first_unfinished: usize, workflows_from: usize) {
-        for id in self.samples.flow.iter_mut() {
+        for id in self.sampling.samples.flow.iter_mut() {
             *id = rank[*id as usize];
         }
-        self.samples.sort();
+        self.sampling.samples.sort();
         let f = &mut self.flows;
         for id in f.id.iter_mut() {
             *id = rank[*id as usize];
         }
         let key = |i: usize| -> (u64, u32, u64) {
             if i < first_unfinished {
-                let (t, n, c) = self.row_keys[i];
+                let (t, n, c) = self.order.row_keys[i];
                 (t, n, c as u64)
             } else {
                 (u64::MAX, (i >= first_unfinished + workflows_from) as u32, f.id[i])
@@ -557,7 +478,7 @@ impl Sim {
 
     #[inline]
     pub(crate) fn schedule(&mut self, at: Time, ev: Ev) {
-        if !self.divert {
+        if !self.split.divert {
             self.q.push(at, ev);
         } else {
             self.part_push(at, ev, false);
@@ -566,7 +487,7 @@ impl Sim {
 
     /// Schedule a timer (kept in the queue's timer lane: most are cancelled before they fire).
     pub(crate) fn schedule_timer(&mut self, at: Time, ev: Ev) {
-        if !self.divert {
+        if !self.split.divert {
             self.q.push_timer(at, ev);
         } else {
             self.part_push(at, ev, true);
@@ -575,16 +496,16 @@ impl Sim {
 
     /// Run until simulated time `limit` or the end of the run; returns whether the run has ended.
     pub fn run_until(&mut self, limit: Time) -> bool {
-        if self.pair.is_some() {
+        if self.split.pair.is_some() {
             return self.run_pair_until(limit);
         }
-        while !self.finished {
-            if self.counters.events >= self.next_guard && self.guard_hit() {
+        while !self.clock.finished {
+            if self.counters.events >= self.guard.next_guard && self.guard_hit() {
                 self.stop_incomplete();
                 break;
             }
-            let Some((t, ev)) = self.q.pop_until(limit.min(self.end_limit)) else {
-                if self.in_window {
+            let Some((t, ev)) = self.q.pop_until(limit.min(self.clock.end_limit)) else {
+                if self.split.in_window {
                     // a part's window is done
                     break;
                 }
@@ -595,7 +516,7 @@ impl Sim {
             self.now = t;
             self.counters.events += 1;
             self.prefetch_next();
-            if self.by_node {
+            if self.order.by_node {
                 self.set_source(ev);
             }
             match ev {
@@ -622,7 +543,7 @@ impl Sim {
                 Ev::DelAckTimer { tr, token } => self.on_delack_timer(tr, token),
                 Ev::Workload { w, i } => self.workload_event(w, i),
                 Ev::ArrivalsEnd => {
-                    self.arrivals_over = true;
+                    self.clock.arrivals_over = true;
                     self.check_finished();
                 }
                 Ev::PfcFrame { port, pause, unpause } => self.pfc_apply(port, pause, unpause),
@@ -633,10 +554,10 @@ impl Sim {
                 Ev::Fin { tr, uid } => self.receiver_close(tr, uid),
             }
         }
-        if self.finished && !self.in_window {
+        if self.clock.finished && !self.split.in_window {
             self.finalize();
         }
-        self.finished
+        self.clock.finished
     }
 
     /// No event is due by `limit` (or by the end of the run): the run is over when no event is left
@@ -644,14 +565,14 @@ impl Sim {
     #[cold]
     fn out_of_events(&mut self, empty: bool, limit: Time) {
         if empty {
-            if self.by_node {
-                self.now = self.grid_end(self.now).min(self.end_limit);
+            if self.order.by_node {
+                self.now = self.grid_end(self.now).min(self.clock.end_limit);
             }
-            self.finished = true;
-        } else if limit >= self.end_limit {
+            self.clock.finished = true;
+        } else if limit >= self.clock.end_limit {
             // the next event lies beyond the end of the run
-            self.now = self.end_limit;
-            self.finished = true;
+            self.now = self.clock.end_limit;
+            self.clock.finished = true;
         }
     }
 
@@ -666,7 +587,7 @@ impl Sim {
             _ => self.event_source(ev),
         };
         self.q.set_source(s);
-        self.acting = s;
+        self.order.acting = s;
     }
 
     #[inline(never)]
@@ -810,18 +731,18 @@ impl Sim {
     }
 
     pub(crate) fn check_finished(&mut self) {
-        if self.arrivals_over && self.active_measured == 0 {
+        if self.clock.arrivals_over && self.active_measured == 0 {
             let at = self.grid_end(self.now);
-            if let Some(p) = self.part.as_mut() {
+            if let Some(p) = self.split.part.as_mut() {
                 // a part of a split run holds at the end of this grid interval (unless it held already); the
                 // run's end is decided at a barrier from both parts
                 let h = *p.hold.get_or_insert(at);
-                self.end_limit = self.end_limit.min(h);
-            } else if self.by_node {
+                self.clock.end_limit = self.clock.end_limit.min(h);
+            } else if self.order.by_node {
                 // the run ends with the grid interval this event lies in (what a split run can stop at)
-                self.end_limit = self.end_limit.min(at);
+                self.clock.end_limit = self.clock.end_limit.min(at);
             } else {
-                self.finished = true;
+                self.clock.finished = true;
             }
         }
     }
@@ -854,7 +775,7 @@ impl Sim {
 
     /// The last picosecond of the `grid` interval that holds `t`.
     pub(crate) fn grid_end(&self, t: Time) -> Time {
-        let g = self.grid.0;
+        let g = self.clock.grid.0;
         Time((t.0 / g).saturating_add(1).saturating_mul(g).saturating_sub(1).max(t.0))
     }
 

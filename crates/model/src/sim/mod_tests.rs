@@ -12,8 +12,8 @@ fn compacting_the_timer_lane_changes_nothing_but_the_event_count() {
                      {"kind": "background", "size": "256KB", "priority": 1}]}"#;
     let run = |compact_at: usize| {
         let mut sim = Sim::from_json(json).unwrap();
-        sim.timer_compact_at = compact_at;
-        sim.timer_compact_min = compact_at;
+        sim.timer_compact.at = compact_at;
+        sim.timer_compact.min = compact_at;
         sim.run();
         sim
     };
@@ -47,10 +47,10 @@ fn the_waiting_flag_mirrors_the_waiters_and_tx_counts_add_up() {
         us += 1;
     }
     assert!(seen_waiting > 100, "the run blocks ingresses on egresses ({seen_waiting} port-microseconds)");
-    let sent: u64 = sim.tx_count.iter().map(|c| c.packets).sum();
+    let sent: u64 = sim.fab.tx_count.iter().map(|c| c.packets).sum();
     assert_eq!(sent, sim.counters.link_traversals);
     let stats = sim.port_stats();
-    assert!(stats.iter().zip(&sim.tx_count).all(|(s, c)| s.tx_bytes == c.bytes && s.tx_packets == c.packets));
+    assert!(stats.iter().zip(&sim.fab.tx_count).all(|(s, c)| s.tx_bytes == c.bytes && s.tx_packets == c.packets));
 }
 
 /// Utilisation counts the time a link spent sending within the run: a frame still on the wire when the

@@ -103,22 +103,22 @@ impl Sim {
     /// Whether `node` is in this part (always, in an ordinary run).
     #[inline]
     pub(crate) fn owns(&self, node: u32) -> bool {
-        self.part.as_ref().is_none_or(|p| p.half[node as usize] == p.me)
+        self.split.part.as_ref().is_none_or(|p| p.half[node as usize] == p.me)
     }
 
     /// Send `m` to the other part.
     pub(crate) fn send(&mut self, m: Msg) {
-        self.part.as_mut().expect("a part").out.push(m);
+        self.split.part.as_mut().expect("a part").out.push(m);
     }
 
     /// Whether slot `i` of a striped arena (transfers, flows) is another part's.
     #[inline]
     pub(crate) fn foreign_slot(&self, i: u32) -> bool {
-        self.part.as_ref().is_some_and(|p| i % 2 != p.me as u32)
+        self.split.part.as_ref().is_some_and(|p| i % 2 != p.me as u32)
     }
 
     pub(crate) fn alloc_transfer(&mut self, t: Transfer) -> u32 {
-        match self.part.as_ref().map(|p| p.me as u32) {
+        match self.split.part.as_ref().map(|p| p.me as u32) {
             None => self.transfers.alloc(t),
             Some(me) => {
                 let dead = Transfer { alive: false, uid: 0, ..t.clone() };
@@ -128,7 +128,7 @@ impl Sim {
     }
 
     pub(crate) fn alloc_app(&mut self, a: App) -> u32 {
-        match self.part.as_ref().map(|p| p.me as u32) {
+        match self.split.part.as_ref().map(|p| p.me as u32) {
             None => self.apps.alloc(a),
             Some(me) => {
                 let dead = App { alive: false, uid: 0, ..a.clone() };
@@ -164,7 +164,7 @@ impl Sim {
         let here = match ev {
             // a port's own events (and timers, which go through the general path)
             Ev::TxDone { .. } | Ev::XbarDone { .. } | Ev::XbarOutFree { .. } => true,
-            Ev::Arrive { port, .. } | Ev::PfcFrame { port, .. } => self.part.as_ref().expect("a part").port_here[port as usize],
+            Ev::Arrive { port, .. } | Ev::PfcFrame { port, .. } => self.split.part.as_ref().expect("a part").port_here[port as usize],
             _ => return self.part_push_other(at, ev, timer),
         };
         if here && !timer {
@@ -186,14 +186,14 @@ impl Sim {
             }
             return;
         }
-        let wend = self.part.as_ref().expect("a part").window_end;
+        let wend = self.split.part.as_ref().expect("a part").window_end;
         assert!(
             at >= wend,
             "split run: {ev:?} (node {node:?}) due at {} ps, scheduled at {} ps, reaches the other part within the window (which ends at {} ps): nodes in different halves interact faster than the grid ({} ps)",
             at.0,
             self.now.0,
             wend.0,
-            self.grid.0
+            self.clock.grid.0
         );
         let key = self.q.next_key(at);
         let pkt = match ev {
@@ -272,7 +272,7 @@ impl Sim {
     /// What a split run does not support yet, as the error for the first such field the scenario uses.
     fn refuse_in_parts(&self, sc: &Scenario) -> Result<(), ConfigError> {
         let no = |field: &str, what: &str| crate::config::err(field, format!("{what} is not supported in a run split in two parts yet"));
-        if !self.by_node {
+        if !self.order.by_node {
             return crate::config::err("run.event_order", "a run split in two parts needs \"node\"");
         }
         if self.pfc_on() && self.scheme.pfc.watchdog_action == crate::config::WatchdogAction::Shutdown {
@@ -301,10 +301,10 @@ impl Sim {
                 lookahead = lookahead.min(self.least_reach(i as u32).0);
             }
         }
-        let lookahead = Time(lookahead.max(self.grid.0));
+        let lookahead = Time(lookahead.max(self.clock.grid.0));
         let fail_for_test = std::env::var("DETAILSIM_TEST_PANIC_PART").is_ok_and(|v| v == me.to_string());
-        self.part = Some(Box::new(Part { half, me, port_here, out: Vec::new(), window_end: lookahead, lookahead, end_limit: self.end_limit, hold: None, next_sweep: self.pfc_sweep_interval(), sweep: None, fail_for_test }));
-        self.divert = true;
+        self.split.part = Some(Box::new(Part { half, me, port_here, out: Vec::new(), window_end: lookahead, lookahead, end_limit: self.clock.end_limit, hold: None, next_sweep: self.pfc_sweep_interval(), sweep: None, fail_for_test }));
+        self.split.divert = true;
         Ok(())
     }
 }
@@ -323,11 +323,11 @@ struct Report {
 
 impl Report {
     fn of(sim: &Sim) -> Report {
-        let p = sim.part.as_ref().expect("a part");
+        let p = sim.split.part.as_ref().expect("a part");
         let next = sim.q.peek_time();
         let graph = (sim.pfc_on() && next == Some(p.next_sweep)).then(|| {
-            let g = if sim.pfc_paused > 0 { sim.pause_graph(|i| p.port_here[i as usize]) } else { Default::default() };
-            (p.next_sweep, sim.pfc_paused, g)
+            let g = if sim.pfc_run.paused > 0 { sim.pause_graph(|i| p.port_here[i as usize]) } else { Default::default() };
+            (p.next_sweep, sim.pfc_run.paused, g)
         });
         Report { next, hold: p.hold, now: sim.now, graph }
     }
@@ -336,8 +336,8 @@ impl Report {
 /// After a barrier: a part that held at its end but is not done after all (a flow that completes here
 /// arrived with the other part's messages) is not done.
 fn release(sim: &mut Sim) {
-    if !(sim.arrivals_over && sim.active_measured == 0) {
-        sim.part.as_mut().expect("a part").hold = None;
+    if !(sim.clock.arrivals_over && sim.active_measured == 0) {
+        sim.split.part.as_mut().expect("a part").hold = None;
     }
 }
 
@@ -399,7 +399,7 @@ pub(crate) fn split(sc: &Scenario, drive: Drive) -> Result<Sim, ConfigError> {
     let mut a = Sim::build(sc, Some(0))?;
     let other = Sim::build(sc, Some(1))?;
     let plan = plan(&a);
-    a.pair = Some(Box::new(Pair { other, plan, drive, pace: Pace::new() }));
+    a.split.pair = Some(Box::new(Pair { other, plan, drive, pace: Pace::new() }));
     Ok(a)
 }
 
@@ -407,7 +407,7 @@ impl Sim {
     /// `run_until` of a split run: rounds until the run ends (the parts' results joined here) or the next
     /// window starts after `limit`.
     pub(crate) fn run_pair_until(&mut self, limit: Time) -> bool {
-        let mut pair = self.pair.take().expect("a split run");
+        let mut pair = self.split.pair.take().expect("a split run");
         pair.plan.limit = limit;
         loop {
             let Pair { other, plan, drive, pace } = &mut *pair;
@@ -444,7 +444,7 @@ impl Sim {
                     return true;
                 }
                 Ended::Pause => {
-                    self.pair = Some(pair);
+                    self.split.pair = Some(pair);
                     return false;
                 }
                 Ended::Rounds => {}
@@ -559,14 +559,14 @@ fn decide_run(r: &[Report; 2], p: &mut Plan) -> Step {
 /// Run a part's events up to and including `limit` (and no further than its hold, if `hold`), sending
 /// nothing due before `window_end`.
 fn run_window(sim: &mut Sim, limit: Time, window_end: Time, hold: bool) {
-    let p = sim.part.as_mut().expect("a part");
+    let p = sim.split.part.as_mut().expect("a part");
     assert!(!p.fail_for_test, "DETAILSIM_TEST_PANIC_PART={} is set", p.me);
     p.window_end = window_end;
     // (a part that becomes done while it runs holds there: `check_finished`)
-    sim.end_limit = if hold { p.hold.map_or(p.end_limit, |h| h.min(p.end_limit)) } else { p.end_limit };
-    sim.in_window = true;
+    sim.clock.end_limit = if hold { p.hold.map_or(p.end_limit, |h| h.min(p.end_limit)) } else { p.end_limit };
+    sim.split.in_window = true;
     sim.run_until(limit);
-    sim.in_window = false;
+    sim.split.in_window = false;
 }
 
 fn plan(sim: &Sim) -> Plan {
@@ -578,7 +578,7 @@ fn plan(sim: &Sim) -> Plan {
         last: [None, None],
         held: true,
         limit: Time::MAX,
-        lookahead: sim.part.as_ref().expect("a part").lookahead, grid: sim.grid, end_limit: sim.end_limit }
+        lookahead: sim.split.part.as_ref().expect("a part").lookahead, grid: sim.clock.grid, end_limit: sim.clock.end_limit }
 }
 
 /// Run part `me` for `rounds` rounds (or until the run ends or pauses), meeting the other thread twice a
@@ -603,14 +603,14 @@ fn drive(sim: &mut Sim, me: usize, mut p: Plan, rounds: u64, mine: &Mutex<Vec<Ms
             Step::Pause => return ((Ended::Pause, k as u64), p),
             Step::Run { limit, window_end, hold, sweep } => {
                 if sweep.is_some() {
-                    sim.part.as_mut().expect("a part").sweep = sweep;
+                    sim.split.part.as_mut().expect("a part").sweep = sweep;
                 }
                 (limit, window_end, hold)
             }
         };
         if let Some(l) = limit[me] {
             run_window(sim, l, window_end, hold);
-            std::mem::swap(&mut *theirs.lock().expect("outbox"), &mut sim.part.as_mut().expect("a part").out);
+            std::mem::swap(&mut *theirs.lock().expect("outbox"), &mut sim.split.part.as_mut().expect("a part").out);
         }
         meet();
         let msgs = std::mem::take(&mut *mine.lock().expect("inbox"));
@@ -668,15 +668,15 @@ fn taking_turns(a: &mut Sim, b: &mut Sim, p: &mut Plan, until: Until) -> (Ended,
             Step::Pause => return (Ended::Pause, k),
             Step::Run { limit, window_end, hold, sweep } => {
                 if sweep.is_some() {
-                    a.part.as_mut().expect("a part").sweep = sweep.clone();
-                    b.part.as_mut().expect("a part").sweep = sweep;
+                    a.split.part.as_mut().expect("a part").sweep = sweep.clone();
+                    b.split.part.as_mut().expect("a part").sweep = sweep;
                 }
                 for (sim, l) in [(&mut *a, limit[0]), (&mut *b, limit[1])] {
                     if let Some(l) = l {
                         run_window(sim, l, window_end, hold);
                     }
                 }
-                let (ma, mb) = (std::mem::take(&mut a.part.as_mut().expect("a part").out), std::mem::take(&mut b.part.as_mut().expect("a part").out));
+                let (ma, mb) = (std::mem::take(&mut a.split.part.as_mut().expect("a part").out), std::mem::take(&mut b.split.part.as_mut().expect("a part").out));
                 a.receive(mb);
                 b.receive(ma);
                 release(a);
@@ -706,7 +706,7 @@ pub fn build_in_parts(json: &str, drive: Drive) -> Result<Sim, ConfigError> {
 impl Sim {
     /// A split run's window: the cut's lookahead (None if the run is not split).
     pub fn split_window(&self) -> Option<Time> {
-        self.pair.as_ref().map(|p| p.plan.lookahead)
+        self.split.pair.as_ref().map(|p| p.plan.lookahead)
     }
 }
 
@@ -716,19 +716,19 @@ impl Sim {
 /// workflows and the PFC reports; then the end of the run (rows of unfinished flows, packet conservation
 /// over both parts, the table's canonical order).
 fn merge(a: &mut Sim, mut b: Sim, now: Time) {
-    let half = a.part.take().expect("a part").half;
-    let _ = b.part.take();
+    let half = a.split.part.take().expect("a part").half;
+    let _ = b.split.part.take();
     canonical_ids(a, &mut b);
-    let mut rk = std::mem::take(&mut b.row_keys);
-    a.row_keys.append(&mut rk);
-    a.samples.append(std::mem::take(&mut b.samples));
+    let mut rk = std::mem::take(&mut b.order.row_keys);
+    a.order.row_keys.append(&mut rk);
+    a.sampling.samples.append(std::mem::take(&mut b.sampling.samples));
     a.counters.add(&b.counters);
     a.active_measured += b.active_measured;
     for p in 0..a.fab.ports.len() {
         if half[a.fab.ports[p].node as usize] == 1 {
             a.fab.ports[p] = b.fab.ports[p].clone();
-            a.tx_count[p] = b.tx_count[p];
-            a.port_ctr[p] = b.port_ctr[p];
+            a.fab.tx_count[p] = b.fab.tx_count[p];
+            a.fab.port_ctr[p] = b.fab.port_ctr[p];
             if let Some(f) = b.fab.pfc.get(p) {
                 a.fab.pfc[p] = f.clone();
             }
@@ -736,9 +736,9 @@ fn merge(a: &mut Sim, mut b: Sim, now: Time) {
     }
     // the PFC reports in the order the ordinary run makes them (each sweep's by port, then its deadlock
     // report; a packet's after the sweep of its time)
-    let mut events = std::mem::take(&mut b.pfc_events);
-    a.pfc_events.append(&mut events);
-    a.pfc_events.sort_by_key(|e| e.order);
+    let mut events = std::mem::take(&mut b.pfc_run.events);
+    a.pfc_run.events.append(&mut events);
+    a.pfc_run.events.sort_by_key(|e| e.order);
     // rows of part 1's table follow part 0's
     let base = a.flows.len() as u32;
     a.flows.append(std::mem::take(&mut b.flows));
@@ -779,9 +779,9 @@ fn merge(a: &mut Sim, mut b: Sim, now: Time) {
     for f in b.workflows.slots().iter().filter(|f| f.alive && f.measured) {
         a.workflows.alloc(f.clone());
     }
-    a.in_flight_elsewhere = b.pkts.live() as u64;
+    a.split.in_flight_elsewhere = b.pkts.live() as u64;
     a.now = now;
-    a.finished = true;
+    a.clock.finished = true;
     a.finalize();
 }
 
@@ -789,12 +789,12 @@ fn merge(a: &mut Sim, mut b: Sim, now: Time) {
 /// part's ids (its own count) mapped to their place among both parts' flows by where they were opened;
 /// `a` keeps the joined keys in that order, so that its `finalize` keeps the ids.
 fn canonical_ids(a: &mut Sim, b: &mut Sim) {
-    let mut all: Vec<((u64, u32, u32), usize, usize)> = Vec::with_capacity(a.open_keys.len() + b.open_keys.len());
-    for (part, keys) in [&a.open_keys, &b.open_keys].into_iter().enumerate() {
+    let mut all: Vec<((u64, u32, u32), usize, usize)> = Vec::with_capacity(a.order.open_keys.len() + b.order.open_keys.len());
+    for (part, keys) in [&a.order.open_keys, &b.order.open_keys].into_iter().enumerate() {
         all.extend(keys.iter().enumerate().map(|(i, &k)| (k, part, i)));
     }
     all.sort_unstable();
-    let mut rank = [vec![0u64; a.open_keys.len()], vec![0u64; b.open_keys.len()]];
+    let mut rank = [vec![0u64; a.order.open_keys.len()], vec![0u64; b.order.open_keys.len()]];
     for (k, &(_, part, i)) in all.iter().enumerate() {
         rank[part][i] = k as u64;
     }
@@ -802,11 +802,11 @@ fn canonical_ids(a: &mut Sim, b: &mut Sim) {
     let canon = |id: &mut u64| *id = rank[(*id % 2) as usize][(*id / 2) as usize];
     for sim in [&mut *a, &mut *b] {
         sim.flows.id.iter_mut().for_each(canon);
-        sim.samples.flow.iter_mut().for_each(canon);
+        sim.sampling.samples.flow.iter_mut().for_each(canon);
         sim.workflows.slots_mut().iter_mut().filter(|w| w.alive).for_each(|w| canon(&mut w.id));
     }
     // a flow's record is its owner's: an even slot part 0's, an odd one part 1's
     a.apps.slots_mut().iter_mut().step_by(2).filter(|x| x.alive).for_each(|x| canon(&mut x.id));
     b.apps.slots_mut().iter_mut().skip(1).step_by(2).filter(|x| x.alive).for_each(|x| canon(&mut x.id));
-    a.open_keys = all.into_iter().map(|(k, _, _)| k).collect();
+    a.order.open_keys = all.into_iter().map(|(k, _, _)| k).collect();
 }

@@ -108,7 +108,7 @@ impl Sim {
         }
         let e = &mut self.fab.pfc[port as usize].egress;
         let delta = e.on_frame(self.now, PfcFrame { pause, unpause });
-        self.pfc_paused = (self.pfc_paused as i64 + delta as i64) as u64;
+        self.pfc_run.paused = (self.pfc_run.paused as i64 + delta as i64) as u64;
         // the transmitter's copy of the pause mask (in the port's first cache line)
         self.fab.ports[port as usize].paused = e.paused;
         if unpause != 0 {
@@ -123,7 +123,7 @@ impl Sim {
 
     fn watchdog_act(&mut self, kind: &'static str, egress: u32, prio: u8) {
         let action = self.scheme.pfc.watchdog_action;
-        self.pfc_events.push(PfcEvent {
+        self.pfc_run.events.push(PfcEvent {
             time_s: self.now.as_secs_f64(),
             kind,
             ports: vec![self.link_name(egress)],
@@ -190,7 +190,7 @@ impl Sim {
             self.counters.lossless_exempt_drops += 1;
         } else {
             self.counters.lossless_drops += 1;
-            self.port_ctr[port as usize].lossless_drops += 1;
+            self.fab.port_ctr[port as usize].lossless_drops += 1;
         }
     }
 
@@ -204,7 +204,7 @@ impl Sim {
     pub fn lossless_violations(&self) -> Vec<(String, u64)> {
         self.fab.ports
             .iter()
-            .zip(&self.port_ctr)
+            .zip(&self.fab.port_ctr)
             .filter(|(_, c)| c.lossless_drops > 0)
             .map(|(p, c)| (format!("{}->{}", self.node_name(p.peer_node), self.node_name(p.node)), c.lossless_drops))
             .collect()
@@ -323,11 +323,11 @@ impl Sim {
     #[inline(never)]
     pub(crate) fn pfc_sweep(&mut self) {
         let dt = self.pfc_sweep_interval();
-        let sweep = self.part.as_mut().map(|p| {
+        let sweep = self.split.part.as_mut().map(|p| {
             p.next_sweep = self.now + dt;
             p.sweep.take().expect("a split run's PFC sweep comes after a barrier")
         });
-        let paused = sweep.as_ref().map_or(self.pfc_paused, |s| s.paused);
+        let paused = sweep.as_ref().map_or(self.pfc_run.paused, |s| s.paused);
         if paused > 0 {
             self.pfc_watchdog_sweep();
             if self.scheme.pfc.deadlock_check > Time::ZERO {
@@ -338,9 +338,9 @@ impl Sim {
                 self.deadlock_check(cycle);
             }
         } else {
-            self.deadlock.last.clear();
+            self.pfc_run.deadlock.last.clear();
         }
-        if !self.finished {
+        if !self.clock.finished {
             let dt = self.pfc_sweep_interval();
             self.schedule_timer(self.now + dt, Ev::PfcSweep);
         }
@@ -355,15 +355,15 @@ impl Sim {
     fn deadlock_check(&mut self, cyc: Option<Vec<u32>>) {
         let mut key = cyc.clone().unwrap_or_default();
         key.sort_unstable();
-        if !key.is_empty() && key == self.deadlock.last && !self.deadlock.reported.contains(&key) {
+        if !key.is_empty() && key == self.pfc_run.deadlock.last && !self.pfc_run.deadlock.reported.contains(&key) {
             // (both parts of a split run keep this state; the first reports)
-            if self.part.as_ref().is_none_or(|p| p.me == 0) {
+            if self.split.part.as_ref().is_none_or(|p| p.me == 0) {
                 let ports = cyc.unwrap().iter().map(|&e| self.link_name(e)).collect();
-                self.pfc_events.push(PfcEvent { time_s: self.now.as_secs_f64(), kind: "deadlock", ports, priority: None, action: "report", order: (self.now.0, 1, 0) });
+                self.pfc_run.events.push(PfcEvent { time_s: self.now.as_secs_f64(), kind: "deadlock", ports, priority: None, action: "report", order: (self.now.0, 1, 0) });
             }
-            self.deadlock.reported.push(key.clone());
+            self.pfc_run.deadlock.reported.push(key.clone());
         }
-        self.deadlock.last = key;
+        self.pfc_run.deadlock.last = key;
     }
 }
 
@@ -406,7 +406,7 @@ mod tests {
         let v = sim.lossless_violations();
         assert_eq!(v.len(), 1);
         assert_eq!(v[0].0, "h3->sw");
-        assert_eq!(v[0].1, sim.port_ctr[ing as usize].lossless_drops);
+        assert_eq!(v[0].1, sim.fab.port_ctr[ing as usize].lossless_drops);
         let summary: serde_json::Value = serde_json::from_str(&sim.summary_json()).unwrap();
         assert_eq!(summary["invariants"]["lossless"], false);
         assert_eq!(summary["invariants"]["lossless_violations"][0]["link"], "h3->sw");
@@ -442,7 +442,7 @@ mod tests {
         sim.run();
         assert_eq!(sim.fab.ports[up as usize].paused, 0);
         assert_eq!(sim.fab.pfc[up as usize].egress.paused_total(sim.now), Time::ZERO, "a dead link accrues no paused time");
-        assert_eq!(sim.pfc_paused, 0);
+        assert_eq!(sim.pfc_run.paused, 0);
     }
 
     #[test]

@@ -27,10 +27,10 @@ impl Sim {
     #[inline(never)]
     pub(crate) fn take_sample(&mut self) {
         let t = self.now.0;
-        let s = &mut self.samples;
+        let s = &mut self.sampling.samples;
         for (i, p) in self.fab.ports.iter().enumerate() {
             // (a part of a split run: its own ports, and below the flows whose data it receives)
-            if self.part.as_ref().is_some_and(|pt| !pt.port_here[i]) {
+            if self.split.part.as_ref().is_some_and(|pt| !pt.port_here[i]) {
                 continue;
             }
             s.port_t.push(t);
@@ -41,7 +41,7 @@ impl Sim {
         // A part of a split run samples the flows whose data it receives, but a flow the other part opened
         // less than a lookahead ago may have no copy here yet: the part that opened it samples it (none of
         // its data can have arrived)
-        let mine = |i: usize, a: &App| match self.part.as_ref() {
+        let mine = |i: usize, a: &App| match self.split.part.as_ref() {
             None => true,
             Some(p) => {
                 let (own, recent) = (i % 2 == p.me as usize, a.start + p.lookahead > self.now);
@@ -56,25 +56,25 @@ impl Sim {
             .filter(|&(i, a)| a.alive && a.measured && mine(i, a))
             .map(|(_, a)| (a.id, self.app_delivered(a)))
             .collect();
-        let s = &mut self.samples;
+        let s = &mut self.sampling.samples;
         for (id, d) in rows {
             s.flow_t.push(t);
             s.flow.push(id);
             s.delivered.push(d);
         }
-        if !self.finished {
-            let dt = self.sample_every.expect("sampling");
+        if !self.clock.finished {
+            let dt = self.sampling.every.expect("sampling");
             self.schedule_timer(self.now + dt, Ev::Sample);
         }
     }
 
     /// Record unfinished measured flows and check packet conservation.
     pub(crate) fn finalize(&mut self) {
-        if self.finalized {
+        if self.clock.finalized {
             return;
         }
-        self.finalized = true;
-        if self.by_node {
+        self.clock.finalized = true;
+        if self.order.by_node {
             // completed flows whose senders have not closed: their counts so far
             for t in self.transfers.slots() {
                 if t.alive && t.row != NO && !t.snd_done {
@@ -95,9 +95,9 @@ impl Sim {
             let fe = self.host_index(f.frontend);
             self.flows.push(&f.record(fe, u64::MAX));
         }
-        if self.by_node {
-            let mut order: Vec<u32> = (0..self.open_keys.len() as u32).collect();
-            order.sort_by_key(|&i| self.open_keys[i as usize]);
+        if self.order.by_node {
+            let mut order: Vec<u32> = (0..self.order.open_keys.len() as u32).collect();
+            order.sort_by_key(|&i| self.order.open_keys[i as usize]);
             let mut rank = vec![0u64; order.len()];
             for (k, &i) in order.iter().enumerate() {
                 rank[i as usize] = k as u64;
@@ -109,7 +109,7 @@ impl Sim {
 
     /// Packets still in the network (in both parts of a split run).
     pub fn packets_in_flight(&self) -> u64 {
-        self.pkts.live() as u64 + self.in_flight_elsewhere
+        self.pkts.live() as u64 + self.split.in_flight_elsewhere
     }
 
     /// Packets created = delivered + dropped + still in the network.
@@ -147,16 +147,16 @@ impl Sim {
                     peer: self.node_name(p.peer_node).to_string(),
                     tier: self.fab.topo.links[p.link as usize].tier,
                     rate_bps: p.rate.0,
-                    tx_bytes: self.tx_count[i].bytes,
-                    tx_packets: self.tx_count[i].packets,
+                    tx_bytes: self.fab.tx_count[i].bytes,
+                    tx_packets: self.fab.tx_count[i].packets,
                     // the time the link was sending within [0, now]: a frame still on the wire counts up to now
                     utilisation: (p.tx_busy_ps - p.tx_busy_until.0.saturating_sub(self.now.0).min(p.tx_busy_ps)) as f64 / 1e12 / t,
                     max_ingress_bytes: p.ing.max_total,
                     max_egress_bytes: p.eg.max_total,
                     mean_egress_bytes: p.eg.mean_total(self.now),
-                    drops: self.port_ctr[i].drops,
-                    lossless_drops: self.port_ctr[i].lossless_drops,
-                    ecn_marks: self.port_ctr[i].ecn_marks,
+                    drops: self.fab.port_ctr[i].drops,
+                    lossless_drops: self.fab.port_ctr[i].lossless_drops,
+                    ecn_marks: self.fab.port_ctr[i].ecn_marks,
                     up: p.up,
                     pfc_frames_sent: self.fab.pfc.get(i).map_or(0, |f| f.ingress.frames_sent),
                     pfc_frames_received: self.fab.pfc.get(i).map_or(0, |f| f.egress.frames_received),
@@ -170,35 +170,35 @@ impl Sim {
 
     /// Stop the run after `n` events in all (as `run.max_events` would).
     pub fn set_max_events(&mut self, n: u64) {
-        self.max_events = n;
-        self.next_guard = self.next_guard.min(n);
+        self.guard.max_events = n;
+        self.guard.next_guard = self.guard.next_guard.min(n);
     }
 
     /// Whether a guard (run.max_events, run.max_wall) ends the run now; the wall clock is read every 16,384
     /// events (its start is the first look, at the run's first event).
     #[cold]
     pub(crate) fn guard_hit(&mut self) -> bool {
-        if self.counters.events >= self.max_events {
+        if self.counters.events >= self.guard.max_events {
             return true;
         }
-        if let Some(m) = self.max_wall {
-            if self.wall_start.get_or_insert_with(std::time::Instant::now).elapsed() >= m {
+        if let Some(m) = self.guard.max_wall {
+            if self.guard.wall_start.get_or_insert_with(std::time::Instant::now).elapsed() >= m {
                 return true;
             }
-            self.next_guard = self.max_events.min(self.counters.events + 0x4000);
+            self.guard.next_guard = self.guard.max_events.min(self.counters.events + 0x4000);
         }
         false
     }
 
     /// A guard (run.max_events / run.max_wall) ends the run here: flows still running stay unfinished.
     pub(crate) fn stop_incomplete(&mut self) {
-        let why = if self.counters.events >= self.max_events {
-            format!("run.max_events ({}) reached", self.max_events)
+        let why = if self.counters.events >= self.guard.max_events {
+            format!("run.max_events ({}) reached", self.guard.max_events)
         } else {
-            format!("run.max_wall ({:?}) reached", self.max_wall.unwrap_or_default())
+            format!("run.max_wall ({:?}) reached", self.guard.max_wall.unwrap_or_default())
         };
-        self.incomplete = Some(format!("{why} at {:.6} s of simulated time", self.now.as_secs_f64()));
-        self.finished = true;
+        self.guard.incomplete = Some(format!("{why} at {:.6} s of simulated time", self.now.as_secs_f64()));
+        self.clock.finished = true;
     }
 
     /// A digest (FNV-1a) of the run's outcome that does not depend on how its flows were numbered: every
@@ -249,7 +249,7 @@ impl Sim {
             "scheme": self.scheme.name,
             "mlfq_thresholds_bytes": self.scheme.tcp.mlfq,
             "sim_time_s": self.now.as_secs_f64(),
-            "incomplete": self.incomplete,
+            "incomplete": self.guard.incomplete,
             "flow_rows_not_started": self.rows_not_started.iter().map(|&(w, n)| serde_json::json!({"workload": w, "rows": n})).collect::<Vec<_>>(),
             "events": c.events,
             "link_traversals": c.link_traversals,
@@ -263,8 +263,8 @@ impl Sim {
                 "pause_frames": c.pfc_pause_frames,
                 "pauses": c.pfc_pauses,
                 "paused_time_s": self.fab.pfc.iter().map(|f| f.egress.paused_total(self.now).0).sum::<u64>() as f64 / 1e12,
-                "watchdog": self.pfc_events.iter().filter(|e| e.kind != "deadlock").collect::<Vec<_>>(),
-                "deadlocks": self.pfc_events.iter().filter(|e| e.kind == "deadlock").collect::<Vec<_>>(),
+                "watchdog": self.pfc_run.events.iter().filter(|e| e.kind != "deadlock").collect::<Vec<_>>(),
+                "deadlocks": self.pfc_run.events.iter().filter(|e| e.kind == "deadlock").collect::<Vec<_>>(),
             },
             "ecn_marks": c.ecn_marks,
             "fabric": {"bdp_bytes": bdp, "base_rtt_s": rtt.0 as f64 / 1e12, "queue_limit_bytes": self.fab.queue_limit},

@@ -34,7 +34,7 @@ impl Sim {
         let base = nd.port_base;
         let ports = &self.fab.ports;
         let drain = |lp: u32| ports[(base + lp) as usize].eg.drain_bytes(prio);
-        nd.fwd.choose(self.scheme.load_balancing, &self.scheme.alb, row, hash, drain, &mut nd.rng, &mut self.scratch_ports).map(|lp| base + lp)
+        nd.fwd.choose(self.scheme.load_balancing, &self.scheme.alb, row, hash, drain, &mut nd.rng, &mut self.scratch.ports).map(|lp| base + lp)
     }
 
     /// DIBS: a uniformly random port of `node` other than `out` that leads to a switch, is up, and whose
@@ -116,7 +116,7 @@ impl Sim {
         }
         self.counters.drop(cause);
         if let Some(p) = port {
-            self.port_ctr[p as usize].drops += 1;
+            self.fab.port_ctr[p as usize].drops += 1;
         }
         self.pkts.release(pid);
     }
@@ -164,13 +164,13 @@ impl Sim {
                 }
                 false => 0,
             };
-            let mut victims = std::mem::take(&mut self.scratch_victims);
+            let mut victims = std::mem::take(&mut self.scratch.victims);
             let pkts = &self.pkts;
             self.fab.ports[port as usize].ing.evict_lower_for(prio, wire, transit, pkts, |v| pkts.get(v).wire as u64, &mut victims);
             for &(p, victim) in &victims {
                 self.discard(port, false, p, victim, DropCause::Priority, port);
             }
-            self.scratch_victims = victims;
+            self.scratch.victims = victims;
         }
         let ing = &mut self.fab.ports[port as usize].ing;
         if !ing.has_room(wire) || (lossy && ing.total + wire > limit) {
@@ -339,7 +339,7 @@ impl Sim {
             Verdict::Pass => true,
             Verdict::Mark => {
                 self.pkts.get_mut(pid).ecn = ECN_CE;
-                self.port_ctr[port as usize].ecn_marks += 1;
+                self.fab.port_ctr[port as usize].ecn_marks += 1;
                 self.counters.ecn_marks += 1;
                 true
             }
@@ -386,7 +386,7 @@ impl Sim {
             self.schedule(at, Ev::TxDone { port, pkt });
         }
         self.counters.link_traversals += 1;
-        let c = &mut self.tx_count[port as usize];
+        let c = &mut self.fab.tx_count[port as usize];
         c.bytes += wire;
         c.packets += 1;
         if self.trace.is_some() {
@@ -417,7 +417,7 @@ impl Sim {
         }
         // the waiting list moves out for a round of retries (a scratch vector takes its place, so no
         // allocation per wake); the arbiter orders it
-        let mut round = std::mem::take(&mut self.scratch_u32_pairs);
+        let mut round = std::mem::take(&mut self.scratch.pairs);
         self.fab.ports[port as usize].take_round(&mut round);
         while let Some(w) = Waiters::next_of(&mut round) {
             self.xbar_try(w);
@@ -428,7 +428,7 @@ impl Sim {
         // those that tried and registered again come first; the untried follow in their order (their heads
         // did not change meanwhile; one that no longer waits for `port` just retries when woken)
         self.fab.ports[port as usize].end_round(&mut round);
-        self.scratch_u32_pairs = round;
+        self.scratch.pairs = round;
     }
 
     /// Serialization time of `bytes` on `port`.
@@ -465,7 +465,7 @@ mod tests {
             for us in 0..300 {
                 sim.run_until(Time::from_us(us));
                 let p = &sim.fab.ports[eg as usize];
-                entered.push(sim.tx_count[eg as usize].bytes + p.eg.total);
+                entered.push(sim.fab.tx_count[eg as usize].bytes + p.eg.total);
             }
             let frame = 1538u64; // the largest frame: bytes count when a transfer starts
             let mut peak = 0.0f64;
@@ -498,12 +498,12 @@ mod tests {
         // one end of the bottleneck link (the data goes out of whichever end faces the receiver)
         let b = (0..sim.fab.ports.len() as u32).find(|&p| sim.fab.topo.links[sim.fab.ports[p as usize].link as usize].tier == "bottleneck").unwrap();
         sim.run_until(Time::from_us(200));
-        let t0 = (sim.tx_count[b as usize].bytes, sim.tx_count[sim.fab.ports[b as usize].peer as usize].bytes);
+        let t0 = (sim.fab.tx_count[b as usize].bytes, sim.fab.tx_count[sim.fab.ports[b as usize].peer as usize].bytes);
         sim.run_until(Time::from_us(1200));
-        let t1 = (sim.tx_count[b as usize].bytes, sim.tx_count[sim.fab.ports[b as usize].peer as usize].bytes);
+        let t1 = (sim.fab.tx_count[b as usize].bytes, sim.fab.tx_count[sim.fab.ports[b as usize].peer as usize].bytes);
         let gbps = ((t1.0 - t0.0).max(t1.1 - t0.1)) as f64 * 8.0 / 1e-3 / 1e9;
         assert!(gbps > 7.5, "the bottleneck carried {gbps:.2} Gbit/s of the 8 offered");
-        let delivered: u64 = (0..sim.fab.ports.len()).filter(|&p| sim.node_name(sim.fab.ports[p].node) == "right" && sim.fab.topo.links[sim.fab.ports[p].link as usize].tier == "host").map(|p| sim.tx_count[p].bytes).sum();
+        let delivered: u64 = (0..sim.fab.ports.len()).filter(|&p| sim.node_name(sim.fab.ports[p].node) == "right" && sim.fab.topo.links[sim.fab.ports[p].link as usize].tier == "host").map(|p| sim.fab.tx_count[p].bytes).sum();
         let out_gbps = delivered as f64 * 8.0 / 1.2e-3 / 1e9;
         assert!(out_gbps > 6.5, "the right switch delivered {out_gbps:.2} Gbit/s to its 8 hosts");
     }

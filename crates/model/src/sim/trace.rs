@@ -56,10 +56,10 @@ pub struct Trace {
 impl Sim {
     /// Start capturing what `spec` selects. Unknown names are an error naming them.
     pub fn set_trace(&mut self, spec: &TraceSpec) -> Result<(), String> {
-        if self.part.is_some() {
+        if self.split.part.is_some() {
             return Err("run.threads: a packet trace is not supported in a run split in two parts yet (set run.threads = 1)".into());
         }
-        if self.by_node && !spec.flows.is_empty() {
+        if self.order.by_node && !spec.flows.is_empty() {
             return Err("flow: with run.event_order = \"node\" flow ids are given at the end of the run (by where flows start); select packets by node or port".into());
         }
         let find = |name: &str| {

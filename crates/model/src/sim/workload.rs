@@ -294,7 +294,7 @@ impl Workload {
 
     pub fn new(sim: &mut Sim, i: usize, cfg: &WorkloadConfig) -> Result<Workload, ConfigError> {
         let nh = sim.fab.hosts.len() as u32;
-        let stop_of = |sim: &Sim, s: Option<Dur>| s.map(|d| d.0).unwrap_or(Time::MAX).min(sim.arrivals_stop);
+        let stop_of = |sim: &Sim, s: Option<Dur>| s.map(|d| d.0).unwrap_or(Time::MAX).min(sim.clock.arrivals_stop);
         Ok(match cfg {
             WorkloadConfig::Retrieval(r) => {
                 let (requesters, responders) = split(sim, i, r.pattern, r.frontends, r.frontend_layout)?;
@@ -531,7 +531,7 @@ impl Workload {
 impl Sim {
     pub(crate) fn workload_start(&mut self, w: u32) {
         let now = self.now;
-        let duration = self.arrivals_stop;
+        let duration = self.clock.arrivals_stop;
         let mut evs: Vec<(Time, u32)> = Vec::new();
         match &mut self.workloads[w as usize] {
             Workload::Retrieval { arrivals, rngs, .. }
@@ -544,7 +544,7 @@ impl Sim {
                     }
                 }
                 // a part of a split run starts its own sources only (each source draws from its own stream)
-                if let Some(p) = &self.part {
+                if let Some(p) = &self.split.part {
                     evs.retain(|&(_, i)| p.half[self.workloads[w as usize].source_host(i, &self.fab.hosts) as usize] == p.me);
                 }
             }
@@ -563,12 +563,12 @@ impl Sim {
                 self.set_acting(0);
             }
             Workload::Flows { rows, .. } => {
-                if self.by_node {
+                if self.order.by_node {
                     // each sender's first row
                     let mut seen = std::collections::HashSet::new();
                     for (j, r) in rows.iter().enumerate() {
                         let t = r.0.max(now);
-                        if t < duration && seen.insert(r.1) && self.part.as_ref().is_none_or(|p| p.half[r.1 as usize] == p.me) {
+                        if t < duration && seen.insert(r.1) && self.split.part.as_ref().is_none_or(|p| p.half[r.1 as usize] == p.me) {
                             evs.push((t, j as u32));
                         }
                     }
@@ -580,7 +580,7 @@ impl Sim {
                 }
             }
             Workload::Incast { start, receiver, .. } => {
-                if *start < duration && self.part.as_ref().is_none_or(|p| p.half[*receiver as usize] == p.me) {
+                if *start < duration && self.split.part.as_ref().is_none_or(|p| p.half[*receiver as usize] == p.me) {
                     evs.push((*start, 0));
                 }
             }
@@ -626,7 +626,7 @@ impl Sim {
         let id = self.next_app_id();
         // incast repeats are closed loop: measured whenever they start after the warm-up
         let closed = matches!(self.workloads[w as usize], Workload::Incast { .. });
-        let measured = self.measuring() || (closed && self.now >= self.warmup);
+        let measured = self.measuring() || (closed && self.now >= self.clock.warmup);
         if measured {
             self.active_measured += 1;
             self.counters.flows_started += 1;
@@ -712,9 +712,9 @@ impl Sim {
             Workload::Flows { class, rows, next_same_src } => {
                 let (_, src, dst, size, prio) = rows[i as usize];
                 let class = *class;
-                let next = if self.by_node { next_same_src[i as usize] } else { i + 1 };
+                let next = if self.order.by_node { next_same_src[i as usize] } else { i + 1 };
                 if let Some(t) = rows.get(next as usize).map(|r| r.0) {
-                    if t < self.arrivals_stop {
+                    if t < self.clock.arrivals_stop {
                         self.schedule(t.max(now), Ev::Workload { w, i: next });
                     }
                 }
@@ -750,7 +750,7 @@ impl Sim {
         let w = a.workload;
         if let Workload::Background { .. } = self.workloads[w as usize] {
             // with the node order the sender starts the next flow when it closes (`sender_close`)
-            if self.now < self.arrivals_stop && !self.by_node {
+            if self.now < self.clock.arrivals_stop && !self.order.by_node {
                 self.start_background(w, a.src);
             }
             return;

@@ -1,0 +1,123 @@
+//! The simulator's run state, grouped by concern (the fields of `Sim` that are not the network, the
+//! transport records or the results).
+
+use crate::packet::PacketId;
+use crate::sim::parts;
+use crate::transport::tcp::SegOut;
+use detailsim_engine::Time;
+
+/// Where the run is in its schedule.
+#[derive(Debug, Clone)]
+pub struct Clock {
+    /// The arrival window (`run.duration`) and the warm-up: flows are measured if they start in
+    /// [warmup, measure_end).
+    pub duration: Time,
+    pub warmup: Time,
+    /// The run's end (arrival window plus drain; with the node order, the end of that grid interval).
+    pub end_limit: Time,
+    pub(crate) arrivals_over: bool,
+    /// Open-loop workloads start flows before this time (`duration`, or the end of the drain with
+    /// `run.keep_load`).
+    pub(crate) arrivals_stop: Time,
+    pub(crate) measure_end: Time,
+    pub finished: bool,
+    pub(crate) finalized: bool,
+    /// The fabric's shortest delay from a node acting to another node feeling it (link plus forwarding
+    /// delay, or a PFC frame's): no node can affect another sooner. With the node order a run ends at the
+    /// end of an interval of this grid (`grid_end`), so that a run split in windows of it ends at the same
+    /// event.
+    pub grid: Time,
+    /// `run.measure_from` .. `measure_to`: the goodput measurement window.
+    pub window: Option<(Time, Time)>,
+}
+
+/// `run.max_events` / `run.max_wall`: guards on runaway runs.
+#[derive(Debug, Clone)]
+pub struct Guard {
+    /// u64::MAX / None: none. Change the event limit after construction with `Sim::set_max_events` (the
+    /// loop looks at a precomputed threshold).
+    pub(crate) max_events: u64,
+    pub max_wall: Option<std::time::Duration>,
+    /// When a guard ended the run: which, and when (the summary's `incomplete`).
+    pub incomplete: Option<String>,
+    pub(crate) wall_start: Option<std::time::Instant>,
+    /// The event count at which the guards are next looked at (u64::MAX without guards): one compare per event.
+    pub(crate) next_guard: u64,
+}
+
+/// `run.event_order = "node"`: what keeps a node's events in an order that does not depend on how other
+/// nodes' events interleave with them.
+#[derive(Debug, Clone)]
+pub struct NodeOrder {
+    /// Simultaneous events are ordered by the node that scheduled them (each event's handler sets its node
+    /// as the queue's source; see `Sim::event_source`).
+    pub(crate) by_node: bool,
+    /// The node whose event is being handled, plus one (0: none; during set-up, the host whose flows
+    /// start), and per node the flows it opened and the rows it completed so far; per flow id, where it
+    /// was opened, and per row of the flow table, where it completed (time, node, that node's count): the
+    /// order the flow table is put in at the end (`canonical_flows`), the same however the run is split.
+    pub(crate) acting: u32,
+    pub(crate) node_counts: Vec<[u32; 2]>,
+    pub(crate) open_keys: Vec<(u64, u32, u32)>,
+    pub(crate) row_keys: Vec<(u64, u32, u32)>,
+    /// Transfers counted per sending host (`Sim::transfer_uid`).
+    pub(crate) transfer_count: Vec<u32>,
+    /// The next TCP source port: one counter for the fabric, or (`by_node`) one per node.
+    pub(crate) next_port: Vec<u32>,
+}
+
+/// Counters that name things: incarnations, timer tokens, flow ids.
+#[derive(Debug, Clone, Default)]
+pub struct Ids {
+    pub(crate) uid: u32,
+    pub(crate) token: u32,
+    pub(crate) next_app_id: u64,
+}
+
+/// A run split in two parts (`sim::parts`).
+#[derive(Default)]
+pub struct Split {
+    /// This simulation is a part of a split run.
+    pub(crate) part: Option<Box<parts::Part>>,
+    /// `run.threads = 2`: this is the first part, and this the second with what drives both.
+    pub(crate) pair: Option<Box<parts::Pair>>,
+    /// `part` is set: pushes go through it.
+    pub(crate) divert: bool,
+    /// Packets in flight in the other part (for the conservation check at the end).
+    pub(crate) in_flight_elsewhere: u64,
+    /// A part is running a window (`run_until` stops when the window's events are done).
+    pub(crate) in_window: bool,
+}
+
+/// The PFC run state: reports, the (port, priority) pairs currently paused, the deadlock check's state.
+#[derive(Debug, Default)]
+pub struct PfcRun {
+    pub events: Vec<crate::sim::pfc::PfcEvent>,
+    pub(crate) paused: u64,
+    pub(crate) deadlock: crate::sim::pfc::DeadlockState,
+}
+
+/// Working space reused from event to event.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    /// The forwarding engine's (ALB's candidates).
+    pub(crate) ports: Vec<u32>,
+    pub(crate) victims: Vec<(u8, PacketId)>,
+    pub(crate) pairs: Vec<(u8, u32)>,
+    /// Segments a TCP state machine asks to send.
+    pub(crate) segs: Vec<SegOut>,
+}
+
+/// Compact the timer lane when it holds more events than `at` (see `Sim::compact_timers`), and never below `min`.
+#[derive(Debug, Clone)]
+pub struct TimerCompaction {
+    pub(crate) at: usize,
+    pub(crate) min: usize,
+}
+
+/// `run.sample`: the time-series interval, and the samples taken.
+#[derive(Debug, Default)]
+pub struct Sampling {
+    pub every: Option<Time>,
+    pub samples: crate::stats::Samples,
+}
