@@ -191,6 +191,25 @@ pub struct TxCount {
     pub packets: u64,
 }
 
+impl Node {
+    /// The output port (global index) at this switch (node `me`) of a packet to host node `dst`: the edge
+    /// switch's port to the host (if `up` says it is up), or the forwarding engine's choice among the
+    /// acceptable ports, reading each candidate's egress drain bytes (`drain`, by global port index). The
+    /// one routing step of the simulator's and the live switch's pipelines.
+    #[allow(clippy::too_many_arguments)] // the packet's fields and the scheme's, read once by the caller
+    #[inline(always)]
+    pub fn route(&mut self, me: u32, routes: &Routes, dst: u32, hash: u32, lb: crate::config::LoadBalancing, alb: &crate::config::AlbParams,
+                 up: impl Fn(u32) -> bool, drain: impl Fn(u32) -> u64, scratch: &mut Vec<u32>) -> Option<u32> {
+        if routes.edge[dst as usize] == me {
+            let ep = routes.edge_port[dst as usize];
+            return up(ep).then_some(ep);
+        }
+        let row = routes.row(me, dst);
+        let base = self.port_base;
+        self.fwd.choose(lb, alb, row, hash, |lp| drain(base + lp), &mut self.rng, scratch).map(|lp| base + lp)
+    }
+}
+
 /// A scenario's network (see the module's documentation).
 #[derive(Debug, Clone)]
 pub struct Fabric {

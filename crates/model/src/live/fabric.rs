@@ -22,14 +22,13 @@ use crate::config::LoadBalancing;
 use crate::live::frame::{self, Ipv4Info, Kind};
 use crate::mechanisms::crossbar::{Crossbar, Waiters};
 use crate::mechanisms::ecn::{Marker, Occupancy, Verdict};
-use crate::mechanisms::forwarding::Forwarder;
 use crate::mechanisms::pfc::{DataCheck, PfcFrame, PfcPort, PFC_FRAME_WIRE};
 use crate::mechanisms::queue::{Fifo, IngressQueue, PrioQueue, NIL};
 use crate::packet::{PacketId, ECN_CE};
 use crate::routing::Routes;
 use crate::config::Scheme;
 use crate::topology::Framing;
-use detailsim_engine::{Rate, Stream, Time};
+use detailsim_engine::{Rate, Time};
 
 /// Where a frame goes: out of fabric port `p` (to its peer), or into host `h`'s own interface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,17 +200,10 @@ struct Meta {
     queued_at: Time,
 }
 
-#[derive(Debug, Clone)]
-struct LiveNode {
-    is_switch: bool,
-    port_base: u32,
-    fwd: Forwarder,
-    rng: Stream,
-}
-
 pub struct Fabric {
     pub ports: Vec<LivePort>,
-    nodes: Vec<LiveNode>,
+    /// The network's nodes (forwarding state and random streams), as the simulator starts with them.
+    nodes: Vec<crate::fabric::Node>,
     routes: Routes,
     /// Host index → node, and the node's (only) port.
     pub hosts: Vec<u32>,
@@ -290,7 +282,7 @@ impl Fabric {
                 stats: PortStats::default(),
             });
         }
-        let nodes = net.nodes.iter().map(|n| LiveNode { is_switch: n.is_switch, port_base: n.port_base, fwd: n.fwd, rng: n.rng.clone() }).collect();
+        let nodes = net.nodes.clone();
         let host_port = net.hosts.iter().map(|&n| net.nodes[n as usize].port_base).collect();
         Fabric {
             ports,
@@ -441,15 +433,10 @@ impl Fabric {
     }
 
     fn route(&mut self, node: u32, dst_node: u32, info: Ipv4Info) -> Option<u32> {
-        if self.routes.edge[dst_node as usize] == node {
-            return Some(self.routes.edge_port[dst_node as usize]);
-        }
-        let row = self.routes.row(node, dst_node);
-        let nd = &mut self.nodes[node as usize];
-        let base = nd.port_base;
         let ports = &self.ports;
-        let drain = |lp: u32| ports[(base + lp) as usize].eg.drain_bytes(info.prio);
-        nd.fwd.choose(self.lb, &self.alb, row, info.hash, drain, &mut nd.rng, &mut self.scratch).map(|lp| base + lp)
+        // (live mode has no faults: every port is up)
+        let drain = |p: u32| ports[p as usize].eg.drain_bytes(info.prio);
+        self.nodes[node as usize].route(node, &self.routes, dst_node, info.hash, self.lb, &self.alb, |_| true, drain, &mut self.scratch)
     }
 
     /// The ingress bytes of `port` changed: PAUSE / UNPAUSE out of it at once.

@@ -25,16 +25,9 @@ impl Sim {
             let p = self.pkts.get(pid);
             (p.dst, p.hash, p.prio)
         };
-        if self.fab.routes.edge[dst as usize] == node {
-            let ep = self.fab.routes.edge_port[dst as usize];
-            return self.fab.ports[ep as usize].up.then_some(ep);
-        }
-        let row = self.fab.routes.row(node, dst);
-        let nd = &mut self.fab.nodes[node as usize];
-        let base = nd.port_base;
-        let ports = &self.fab.ports;
-        let drain = |lp: u32| ports[(base + lp) as usize].eg.drain_bytes(prio);
-        nd.fwd.choose(self.scheme.load_balancing, &self.scheme.alb, row, hash, drain, &mut nd.rng, &mut self.scratch.ports).map(|lp| base + lp)
+        let crate::fabric::Fabric { routes, nodes, ports, .. } = &mut self.fab;
+        let (up, drain) = (|p: u32| ports[p as usize].up, |p: u32| ports[p as usize].eg.drain_bytes(prio));
+        nodes[node as usize].route(node, routes, dst, hash, self.scheme.load_balancing, &self.scheme.alb, up, drain, &mut self.scratch.ports)
     }
 
     /// DIBS: a uniformly random port of `node` other than `out` that leads to a switch, is up, and whose
