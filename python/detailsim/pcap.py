@@ -12,6 +12,7 @@ encoder. The priority p (0 highest) travels as DSCP 8·p (class selector CSp). P
 
 from __future__ import annotations
 
+import functools
 import struct
 from pathlib import Path
 from typing import Any
@@ -52,11 +53,13 @@ def parse_filter(text: str) -> dict[str, list[Any]]:
     return spec
 
 
+@functools.cache
 def mac(host: int) -> bytes:
     """Host `host`'s MAC address (the frame plan's)."""
     return bytes(_core.host_address(host)[1])
 
 
+@functools.cache
 def ip(host: int) -> bytes:
     """Host `host`'s IPv4 address (the frame plan's)."""
     return struct.pack(">I", _core.host_address(host)[0])

@@ -334,7 +334,7 @@ impl Fabric {
         if 2 * frame > net.topo.host_buffer {
             return crate::config::err("topology.host_buffer", format!("must hold at least two full frames ({} B)", 2 * frame));
         }
-        if scheme.tcp.mss + 40 > net.framing.mtu {
+        if scheme.tcp.mss + crate::packet::HEADERS > net.framing.mtu {
             return crate::config::err("scheme.tcp.mss", format!("MSS + 40B of headers must fit the MTU ({}B)", net.framing.mtu));
         }
         net.bdp = net.fabric_bdp(scheme.tcp.mss as u64);

@@ -94,20 +94,27 @@ impl Drop for FailOnUnwind<'_> {
 #[derive(Debug, Clone)]
 pub(crate) struct Pace {
     /// Wall-clock nanoseconds left to take turns on one thread, and how long the next loss gives.
-    pub(crate) serial_left: u64,
+    serial_left: u64,
     serial_next: u64,
     /// Events per wall-clock nanosecond on one thread (the latest measure), and blocks on two threads since.
     serial_rate: Option<f64>,
-    pub(crate) blocks_since: u32,
+    blocks_since: u32,
     /// Wall-clock nanoseconds per round on two threads (to size a block in rounds).
-    pub(crate) round_ns: f64,
+    round_ns: f64,
     /// Events and wall-clock nanoseconds so far in the stretch being measured.
     events: u64,
-    pub(crate) ns: u64,
+    ns: u64,
 }
 
-pub(crate) const BLOCK_NS: u64 = 10_000_000;
-pub(crate) const PROBE_NS: u64 = 2_000_000;
+/// What runs next: the parts taking turns on one thread for this long, or this many rounds on two threads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Stretch {
+    One(std::time::Duration),
+    Two(u64),
+}
+
+const BLOCK_NS: u64 = 10_000_000;
+const PROBE_NS: u64 = 2_000_000;
 const PROBE_EVERY: u32 = 20;
 const LOSS: f64 = 1.1;
 const SERIAL_FIRST_NS: u64 = 40_000_000;
@@ -119,8 +126,19 @@ impl Pace {
     }
 
     /// Whether the next rounds run on one thread.
-    pub(crate) fn one(&self) -> bool {
+    fn one(&self) -> bool {
         self.serial_left > 0 || self.serial_rate.is_none() || self.blocks_since >= PROBE_EVERY
+    }
+
+    /// What runs next: one thread for the stretch handed to it (or a probe to measure it by), or two
+    /// threads for about the rest of a block's wall-clock time, in rounds.
+    pub(crate) fn next(&self) -> Stretch {
+        if self.one() {
+            let ns = if self.serial_left > 0 { self.serial_left } else { PROBE_NS.saturating_sub(self.ns) };
+            Stretch::One(std::time::Duration::from_nanos(ns))
+        } else {
+            Stretch::Two((BLOCK_NS.saturating_sub(self.ns) as f64 / self.round_ns).clamp(1.0, 65_536.0) as u64)
+        }
     }
 
     /// Count a stretch of `rounds` rounds (`one`: on one thread) that ran `events` events in `ns`.
@@ -159,11 +177,14 @@ mod tests {
     fn the_pace_hands_rounds_to_one_thread_while_two_lose_and_takes_them_back() {
         let mut p = Pace::new();
         assert!(p.one(), "one thread is measured first");
+        assert_eq!(p.next(), Stretch::One(std::time::Duration::from_nanos(PROBE_NS)));
         p.count(true, 10, 1_000_000, PROBE_NS / 2);
         assert!(p.one() && p.serial_rate.is_none(), "the probe lasts PROBE_NS");
         p.count(true, 10, 1_000_000, PROBE_NS / 2);
         assert_eq!(p.serial_rate, Some(1.0));
         assert!(!p.one());
+        // a block of two threads sized by the last measure of a round (1 ms until one is taken)
+        assert_eq!(p.next(), Stretch::Two(BLOCK_NS / 1_000_000));
         // two threads at 0.95 events/ns: within LOSS of one thread's 1.0, they keep the rounds
         p.count(false, 100, 95 * BLOCK_NS / 100, BLOCK_NS);
         assert!(!p.one() && p.blocks_since == 1);
@@ -171,6 +192,7 @@ mod tests {
         // at 0.5 events/ns they lose: one thread for SERIAL_FIRST_NS, then twice as long after a second loss
         p.count(false, 100, BLOCK_NS / 2, BLOCK_NS);
         assert!(p.one() && p.serial_left == SERIAL_FIRST_NS);
+        assert_eq!(p.next(), Stretch::One(std::time::Duration::from_nanos(SERIAL_FIRST_NS)));
         p.count(true, 1000, SERIAL_FIRST_NS, SERIAL_FIRST_NS);
         assert!(!p.one(), "the stretch is over");
         p.count(false, 100, BLOCK_NS / 2, BLOCK_NS);

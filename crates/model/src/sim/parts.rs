@@ -39,7 +39,7 @@ use crate::config::{ConfigError, Scenario};
 use crate::packet::Packet;
 use crate::sim::{App, Ev, Sim, Transfer, NO};
 use detailsim_engine::Time;
-use crate::sim::barrier::{Barrier, FailOnUnwind, Pace, BLOCK_NS, PROBE_NS};
+use crate::sim::barrier::{Barrier, FailOnUnwind, Pace, Stretch};
 pub use crate::sim::barrier::OtherPartFailed;
 use std::sync::Mutex;
 
@@ -367,6 +367,8 @@ pub(crate) struct Pair {
     plan: Plan,
     drive: Drive,
     pace: Pace,
+    /// `Drive::Alternate`: stretches run so far (odd ones on two threads).
+    stretches: u64,
 }
 
 /// Who runs the parts' rounds. Whichever does, the results are the same.
@@ -383,6 +385,7 @@ pub enum Drive {
 }
 
 /// How a run of rounds ended.
+#[derive(Debug, PartialEq)]
 enum Ended {
     /// The run ended at this time.
     End(Time),
@@ -399,7 +402,7 @@ pub(crate) fn split(sc: &Scenario, drive: Drive) -> Result<Sim, ConfigError> {
     let mut a = Sim::build(sc, Some(0))?;
     let other = Sim::build(sc, Some(1))?;
     let plan = plan(&a);
-    a.split.pair = Some(Box::new(Pair { other, plan, drive, pace: Pace::new() }));
+    a.split.pair = Some(Box::new(Pair { other, plan, drive, pace: Pace::new(), stretches: 0 }));
     Ok(a)
 }
 
@@ -410,32 +413,28 @@ impl Sim {
         let mut pair = self.split.pair.take().expect("a split run");
         pair.plan.limit = limit;
         loop {
-            let Pair { other, plan, drive, pace } = &mut *pair;
-            let (ended, _) = match *drive {
-                Drive::Turns => taking_turns(self, other, plan, Until::End),
-                Drive::Threads => on_two_threads(self, other, plan, u64::MAX),
+            let Pair { other, plan, drive, pace, stretches } = &mut *pair;
+            let ended = match *drive {
+                Drive::Turns => taking_turns(self, other, plan, Until::End).0,
+                Drive::Threads => on_two_threads(self, other, plan, u64::MAX).0,
                 Drive::Alternate(n) => {
-                    // (`pace.blocks_since` counts the stretches)
-                    pace.blocks_since += 1;
-                    if pace.blocks_since.is_multiple_of(2) {
-                        taking_turns(self, other, plan, Until::Rounds(n))
+                    *stretches += 1;
+                    if stretches.is_multiple_of(2) {
+                        taking_turns(self, other, plan, Until::Rounds(n)).0
                     } else {
-                        on_two_threads(self, other, plan, n)
+                        on_two_threads(self, other, plan, n).0
                     }
                 }
                 Drive::Paced => {
-                let one = pace.one();
-                let (t0, events) = (std::time::Instant::now(), self.counters.events + other.counters.events);
-                let (ended, rounds) = if one {
-                    // one thread: a stretch handed to it, or a probe to measure it by
-                    let ns = if pace.serial_left > 0 { pace.serial_left } else { PROBE_NS.saturating_sub(pace.ns) };
-                    taking_turns(self, other, plan, Until::Wall(t0 + std::time::Duration::from_nanos(ns)))
-                } else {
-                    let rounds = (BLOCK_NS.saturating_sub(pace.ns) as f64 / pace.round_ns).clamp(1.0, 65_536.0) as u64;
-                    on_two_threads(self, other, plan, rounds)
-                };
-                pace.count(one, rounds, self.counters.events + other.counters.events - events, t0.elapsed().as_nanos() as u64);
-                (ended, rounds)
+                    let (t0, events) = (std::time::Instant::now(), self.counters.events + other.counters.events);
+                    let stretch = pace.next();
+                    let (ended, rounds) = match stretch {
+                        Stretch::One(d) => taking_turns(self, other, plan, Until::Wall(t0 + d)),
+                        Stretch::Two(n) => on_two_threads(self, other, plan, n),
+                    };
+                    let events = self.counters.events + other.counters.events - events;
+                    pace.count(matches!(stretch, Stretch::One(_)), rounds, events, t0.elapsed().as_nanos() as u64);
+                    ended
                 }
             };
             match ended {
@@ -634,7 +633,10 @@ fn on_two_threads(a: &mut Sim, b: &mut Sim, plan: &mut Plan, rounds: u64) -> (En
         let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drive(a, 0, p, rounds, &to_a, &to_b, &reports, &barrier)));
         let theirs = other.join();
         match (mine, theirs) {
-            (Ok(mine), Ok(_)) => mine,
+            (Ok(mine), Ok(theirs)) => {
+                debug_assert_eq!(mine.0, theirs.0, "both parts decide alike");
+                mine
+            }
             // the run's failure is the part's that failed first (the other stopped for it)
             (Err(e), Ok(_)) | (Ok(_), Err(e)) => std::panic::resume_unwind(e),
             (Err(e0), Err(e1)) => std::panic::resume_unwind(if e0.is::<OtherPartFailed>() { e1 } else { e0 }),
@@ -644,8 +646,6 @@ fn on_two_threads(a: &mut Sim, b: &mut Sim, plan: &mut Plan, rounds: u64) -> (En
     ended
 }
 
-/// Rounds with the parts taking turns on this thread, until the run ends or pauses or `until` says;
-/// how it ended and the rounds run.
 /// How long the parts take turns.
 enum Until {
     End,
@@ -653,6 +653,8 @@ enum Until {
     Wall(std::time::Instant),
 }
 
+/// Rounds with the parts taking turns on this thread, until the run ends or pauses or `until` says;
+/// how it ended and the rounds run.
 fn taking_turns(a: &mut Sim, b: &mut Sim, p: &mut Plan, until: Until) -> (Ended, u64) {
     for k in 0.. {
         let over = match until {
