@@ -253,7 +253,7 @@ def test_a_panic_in_a_part_of_a_split_run_exits_3_at_once(cli, monkeypatch, part
     forever): one line, exit 3, the scenario saved, the failing part's own panic and place."""
     monkeypatch.setenv("DETAILSIM_TEST_PANIC_PART", part)
     t0 = time.perf_counter()
-    r = cli("run", "paper/steady", "--duration", "20ms", "--set", "run.threads=2", "--set", "run.event_order=node")
+    r = cli("run", "paper/steady", "--duration", "20ms", "--set", "run.threads=2")
     took = time.perf_counter() - t0
     assert r.returncode == 3, r.stderr
     line = r.stderr.strip()

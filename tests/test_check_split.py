@@ -48,11 +48,12 @@ def test_a_fault_during_the_run_runs_at_a_barrier():
     assert r["same"], r
 
 
-def test_under_the_push_order_a_split_is_refused_naming_the_field():
-    # the fabric-wide tie order and shared transfer records are what a split cannot keep
-    res = CliRunner().invoke(main, ["check-split", "paper/steady", "--duration", "3ms", "--set", "run.event_order=push"])
-    assert res.exit_code == 2, res.output
-    assert "run.event_order" in res.output and "node" in res.output
+def test_the_removed_push_order_is_refused_naming_the_field():
+    # the fabric-wide push order (the default until issue 35) is gone: the node order is the only one
+    for cmd in ("check-split", "run"):
+        res = CliRunner().invoke(main, [cmd, "paper/steady", "--duration", "1ms", "--set", "run.event_order=push"])
+        assert res.exit_code == 2, res.output
+        assert "run.event_order" in res.output and "removed" in res.output and "node" in res.output, res.output
 
 
 def test_a_fault_that_shortens_the_lookahead_is_checked_with_the_windows_two_threads_use():
@@ -77,11 +78,11 @@ def test_cli_reports_same_and_exits_0():
 def test_a_bad_event_order_is_refused_naming_the_field():
     res = CliRunner().invoke(main, ["check-split", "paper/steady", "--set", "run.event_order=sideways"])
     assert res.exit_code == 2
-    assert "run.event_order" in res.output and "push" in res.output and "node" in res.output
+    assert "run.event_order" in res.output and "node" in res.output
 
 
 def test_flow_rows_of_different_senders_close_in_time():
-    # a flow list is walked per sender under the node order (one chain through every row would have one
+    # a flow list is walked per sender (one chain through every row would have one
     # host's event schedule another host's a microsecond later, faster than any window)
     rows = [{"src": s, "dst": d, "size_bytes": n, "start_s": t}
             for s, d, n, t in [(0, 5, 3000, 0.0), (15, 2, 3000, 1e-6), (1, 9, 3000, 2e-6), (15, 3, 30000, 2e-6), (0, 3, 3000, 5e-4)]]
@@ -92,6 +93,5 @@ def test_flow_rows_of_different_senders_close_in_time():
     # the rows start when they say, in either order
     import detailsim
 
-    for order in ("push", "node"):
-        flows = detailsim.run({**sc, "run": {**sc["run"], "event_order": order}}).flows.sort("start")
-        assert flows["start"].to_list() == [0.0, 1e-6, 2e-6, 2e-6, 5e-4]
+    flows = detailsim.run(sc).flows.sort("start")
+    assert flows["start"].to_list() == [0.0, 1e-6, 2e-6, 2e-6, 5e-4]

@@ -1,5 +1,5 @@
 """`run.threads = 2`: the run split in two parts, one per half of the fabric, each on its own thread. With
-the node order it keeps, the results are the one-thread run's: the same flow table, row by row, and the
+the node order, the results are the one-thread run's: the same flow table, row by row, and the
 same counters (but the event count and the peak of packets in flight)."""
 
 import pytest
@@ -8,7 +8,6 @@ from click.testing import CliRunner
 import detailsim
 from detailsim.cli import main
 
-NODE = {"run.event_order": "node"}
 # what may differ: lapsed timers are dropped from each part's queue at other moments, the parts' peaks
 # of packets in flight are added up, and the wall time
 SAME_BUT = {"events", "max_in_flight", "wall_s", "events_per_s", "sim_s_per_wall_s", "threads"}
@@ -31,7 +30,7 @@ def _strip(d, drop):
     ("paper/disconnected", None),  # a link down (at 1 ms: during the run)
 ])
 def test_two_threads_give_the_one_thread_results(scenario, scheme):
-    sets = NODE | ({"fault.0.at": "1ms"} if scenario == "paper/disconnected" else {})
+    sets = ({"fault.0.at": "1ms"} if scenario == "paper/disconnected" else {})
     sets |= {"run.measure_from": "1ms", "run.measure_to": "2.5ms"} if scenario == "paper/steady" else {}
     one = detailsim.run(scenario, scheme=scheme, duration="3ms", set=sets)
     two = detailsim.run(scenario, scheme=scheme, duration="3ms", set=sets | {"run.threads": 2})
@@ -42,21 +41,18 @@ def test_two_threads_give_the_one_thread_results(scenario, scheme):
 
 
 def test_threads_are_checked_with_a_clear_error():
-    res = CliRunner().invoke(main, ["run", "paper/steady", "--duration", "1ms", "--set", "run.threads=2"])
-    assert res.exit_code != 0
-    assert "run.threads" in res.output and "event_order" in res.output, res.output
-    res = CliRunner().invoke(main, ["run", "paper/steady", "--duration", "1ms", "--set", "run.threads=4", "--set", "run.event_order=node"])
+    res = CliRunner().invoke(main, ["run", "paper/steady", "--duration", "1ms", "--set", "run.threads=4"])
     assert res.exit_code != 0
     assert "run.threads" in res.output and "1 or 2" in res.output, res.output
     res = CliRunner().invoke(
-        main, ["run", "paper/steady", "--duration", "1ms", "--set", "run.threads=2", "--set", "run.event_order=node", "--set", "run.max_events=1000"]
+        main, ["run", "paper/steady", "--duration", "1ms", "--set", "run.threads=2", "--set", "run.max_events=1000"]
     )
     assert res.exit_code != 0
     assert "run.max_events" in res.output and "not supported in a run split in two parts" in res.output, res.output
 
 
 def test_two_threads_sample_what_one_thread_samples():
-    sets = NODE | {"run.sample": "200us"}
+    sets = {"run.sample": "200us"}
     one = detailsim.run("paper/steady", scheme="detail", duration="3ms", set=sets)
     two = detailsim.run("paper/steady", scheme="detail", duration="3ms", set=sets | {"run.threads": 2})
     assert one.timeseries is not None and one.timeseries.height > 1000

@@ -151,7 +151,7 @@ def check_split(
     **overrides: Any,
 ) -> dict[str, Any]:
     """Whether a run split in two parts (``run.threads = 2``) ends as the ordinary run does: run the scenario
-    as it is (``run.event_order = "node"`` unless ``set`` says otherwise) and split in two parts taking
+    as it is and split in two parts taking
     turns on this thread, with the windows two threads use (the cut's lookahead), and compare the outcomes
     (the flow table without its ids, and the drop, flow, packet, timeout and retransmission counts).
     Returns ``{"window_s", "as_is", "split", "same"}``, or with ``"interaction"`` (the message naming the
@@ -159,9 +159,6 @@ def check_split(
     support is refused (ScenarioError naming the field). ``sets`` takes the CLI's ``KEY=VALUE`` strings."""
     paths = dict(set or {})
     paths.update(_kwargs_to_paths(overrides))
-    given = list(paths) + [s.partition("=")[0].strip() for s in sets or []]
-    if "run.event_order" not in given:
-        paths["run.event_order"] = "node"
     sc, _ = prepare(scenario, scheme=scheme, seed=seed, duration=duration, sets=sets, overrides=paths)
     sc.setdefault("run", {})["threads"] = 1
     text = json.dumps(sc)

@@ -180,10 +180,10 @@ def run_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int 
 
 
 @main.command("check-split")
-@_scenario_options("5ms", "; run.event_order is node unless set here")
+@_scenario_options("5ms")
 def check_split_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int | None, duration: str | None) -> None:
     """Check that SCENARIO split in two parts (run.threads = 2) ends as it does on one: run it with
-    run.event_order = "node" as it is and split in two parts taking turns on one thread, with the windows
+    as it is and split in two parts taking turns on one thread, with the windows
     two threads use, and compare the outcomes. Exit status 0: the same; 1: different, or an interaction
     faster than the window (named); 2: a scenario a split run does not support (the field named)."""
     from .api import check_split

@@ -114,8 +114,8 @@ pub fn parse_scenario(json: &str) -> Result<Scenario, ConfigError> {
     if !(1..=2).contains(&sc.run.threads) {
         return err("run.threads", "must be 1 or 2 (2: the run split in two parts, each on its own thread)");
     }
-    if sc.run.threads == 2 && sc.run.event_order != EventOrder::Node {
-        return err("run.threads", "2 needs run.event_order = \"node\" (the order a split run keeps; its results differ from \"push\" as another seed's would)");
+    if sc.run.event_order == EventOrder::Push {
+        return err("run.event_order", "\"push\" was removed: every run keeps the node order (\"node\", the only value; leave the field out)");
     }
     if sc.run.max_events == Some(0) {
         return err("run.max_events", "must be at least 1 (or left out: no limit)");

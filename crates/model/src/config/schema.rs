@@ -71,11 +71,11 @@ pub struct RunConfig {
     pub max_events: Option<u64>,
     /// Guard on runaway runs: end the run (marked incomplete) after this much wall-clock time.
     pub max_wall: Option<Dur>,
-    /// How events due at the same picosecond are ordered (see `EventOrder`).
+    /// How events due at the same picosecond are ordered: `"node"`, the only order (see `EventOrder`).
     #[serde(default)]
     pub event_order: EventOrder,
     /// 1, or 2: the run split in two parts, one per half of the fabric, each on its own thread
-    /// (`sim::parts`; needs `event_order = "node"`, whose results it gives exactly).
+    /// (`sim::parts`; it gives the one-thread results exactly).
     #[serde(default = "d_threads")]
     pub threads: u32,
 }
@@ -84,22 +84,22 @@ pub(crate) fn d_threads() -> u32 {
     1
 }
 
-/// The order of simultaneous events (same picosecond), and with it whether nodes act on each other only
-/// through events (docs/scenarios.md, `event_order`). Both are deterministic.
+/// The order of simultaneous events (same picosecond), and with it how nodes act on each other: by the
+/// node whose event scheduled them (lower node id first; events scheduled by the set-up and by fabric-wide
+/// events such as the PFC sweep before any node's), then in the order that node scheduled them; and every
+/// effect of one node on another is an event at least one grid interval later (`Sim::grid`): TCP source
+/// ports per host, a transfer's ends closed separately (`Ev::Fin`), counts credited as senders close,
+/// background sources restarted by their sender, flow lists walked per sender, runs ended on a grid
+/// boundary. A run split between threads keeps this order exactly (`sim::parts`). The field stays so that
+/// scenarios naming it still read; `"push"` (fabric-wide push order, the default until issue 35) is
+/// refused with the reason.
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum EventOrder {
-    /// In the order they were scheduled, fabric-wide.
     #[default]
-    Push,
-    /// By the node whose event scheduled them (lower node id first; events scheduled by the set-up and
-    /// by fabric-wide events such as the PFC sweep before any node's), then in the order that node
-    /// scheduled them; and every effect of one node on another is an event at least one grid interval
-    /// later (`Sim::grid`): TCP source ports per host, a transfer's ends closed separately (`Ev::Fin`),
-    /// counts credited as senders close, background sources restarted by their sender, flow lists walked
-    /// per sender, runs ended on a grid boundary. A run split between threads keeps this order exactly
-    /// (`sim::parts`).
     Node,
+    /// Removed; refused by the scenario check.
+    Push,
 }
 
 impl Default for RunConfig {
@@ -115,7 +115,7 @@ impl Default for RunConfig {
             sample: None,
             max_events: None,
             max_wall: None,
-            event_order: EventOrder::Push,
+            event_order: EventOrder::Node,
             threads: 1,
         }
     }

@@ -47,9 +47,7 @@ impl Sim {
         if !self.owns(node) {
             return false;
         }
-        if self.order.by_node {
-            self.act_as(node);
-        }
+        self.act_as(node);
         true
     }
 

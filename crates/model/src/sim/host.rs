@@ -137,7 +137,7 @@ impl Sim {
         let (sport, dport) = match conn {
             Some((s, d)) => (s as u32, d as u32),
             None => {
-                let np = &mut self.order.next_port[if self.order.by_node { src as usize } else { 0 }];
+                let np = &mut self.order.next_port[src as usize];
                 let sport = *np;
                 *np = if *np >= 65535 { 1024 } else { *np + 1 };
                 (sport, 80)
@@ -361,13 +361,9 @@ impl Sim {
             Timer::Rtx => (t.rtx_token, &mut t.rtx_event_at, t.snd.deadline),
             Timer::DelAck => (t.del_token, &mut t.del_event_at, t.rcv.deadline),
         };
-        let open = if self.order.by_node {
-            match k {
-                Timer::Rtx => !t.snd_done,
-                Timer::DelAck => t.rcv_open,
-            }
-        } else {
-            t.alive
+        let open = match k {
+            Timer::Rtx => !t.snd_done,
+            Timer::DelAck => t.rcv_open,
         };
         if !open || current != token {
             return false;
@@ -424,13 +420,9 @@ impl Sim {
         let tr = pkt.tr;
         {
             let t = self.transfers.get(tr);
-            let closed = if self.order.by_node {
-                // each end by its own state: the receiver until the sender's close reaches it, the sender
-                // until its last byte is acknowledged
-                t.uid != pkt.tr_uid || if matches!(pkt.kind, SegKind::Ack | SegKind::SynAck) { t.snd_done } else { !t.rcv_open }
-            } else {
-                !t.alive || t.uid != pkt.tr_uid
-            };
+            // each end by its own state: the receiver until the sender's close reaches it, the sender until
+            // its last byte is acknowledged
+            let closed = t.uid != pkt.tr_uid || if matches!(pkt.kind, SegKind::Ack | SegKind::SynAck) { t.snd_done } else { !t.rcv_open };
             if closed {
                 self.counters.pkts_stale += 1;
                 return;
@@ -478,11 +470,7 @@ impl Sim {
                 self.scratch.segs = out;
                 self.sync_rtx_timer(tr);
                 if done {
-                    if self.order.by_node {
-                        self.sender_close(tr);
-                    } else {
-                        self.maybe_release(tr);
-                    }
+                    self.sender_close(tr);
                 }
             }
         }
@@ -504,9 +492,6 @@ impl Sim {
                 }
                 Role::Response | Role::OneWay => self.app_complete(app),
             }
-        }
-        if !self.order.by_node {
-            self.maybe_release(tr);
         }
     }
 
@@ -566,23 +551,10 @@ impl Sim {
         }
     }
 
-    fn maybe_release(&mut self, tr: u32) {
-        let t = self.transfers.get(tr);
-        if !(t.snd_done && t.rcv_done) {
-            return;
-        }
-        let (app, app_uid, to, rtx) = (t.app, t.app_uid, t.snd.timeouts, t.snd.retransmits);
-        self.credit_app(tr, app, app_uid, to, rtx);
-        let t = self.transfers.get_mut(tr);
-        t.alive = false;
-        t.app = NO;
-        self.transfers.release(tr);
-    }
-
     /// Timeouts and retransmissions of an application flow so far.
     pub(crate) fn app_counts(&self, a: &App) -> (u32, u32) {
         let (mut to, mut rtx) = (a.timeouts, a.retransmits);
-        if self.order.by_node && !self.clock.finalized {
+        if !self.clock.finalized {
             // during the run only what closed senders reported (`sender_close`): a sender still open is
             // another node's state; it adds its counts to the flow's row when it closes
             return (to, rtx);
@@ -726,13 +698,10 @@ impl Sim {
         for i in 0..2 {
             let tr = a.transfers[i];
             if tr != NO {
-                let by_node = self.order.by_node;
                 let t = self.transfers.get_mut(tr);
                 if t.alive && t.uid == a.transfer_uids[i] {
                     t.app = NO;
-                    if by_node {
-                        t.row = row;
-                    }
+                    t.row = row;
                     let uid = t.uid;
                     if self.foreign_slot(tr) {
                         // the sender's copy is in the other part of a split run

@@ -25,7 +25,7 @@ pub mod trace;
 pub mod workload;
 
 pub use crate::fabric::{Fabric, Node, Port, TxCount};
-use crate::config::{parse_scenario, ConfigError, EventOrder, Scenario, Scheme};
+use crate::config::{parse_scenario, ConfigError, Scenario, Scheme};
 use crate::packet::{Packet, PacketId};
 use crate::stats::{Classes, Counters, DropCause, FlowColumns};
 use crate::transport::tcp::{TcpReceiver, TcpSender};
@@ -285,13 +285,12 @@ impl Sim {
                 next_guard: if sc.run.max_wall.is_some() { 0 } else { sc.run.max_events.unwrap_or(u64::MAX) },
             },
             order: NodeOrder {
-                by_node: sc.run.event_order == EventOrder::Node,
                 acting: 0,
                 node_counts: Vec::new(),
                 open_keys: Vec::new(),
                 row_keys: Vec::new(),
                 transfer_count: Vec::new(),
-                next_port: vec![1024; if sc.run.event_order == EventOrder::Node { n } else { 1 }],
+                next_port: vec![1024; n],
             },
             ids: Ids::default(),
             split: Split::default(),
@@ -317,9 +316,7 @@ impl Sim {
         sim.q = EventQueue::with_wheel(shift, bits);
         sim.deep_prefetch = sim.fab.ports.len() >= DEEP_PREFETCH_PORTS;
         sim.clock.grid = sim.fabric_grid();
-        if sim.order.by_node {
-            sim.clock.end_limit = sim.grid_end(sim.clock.end_limit);
-        }
+        sim.clock.end_limit = sim.grid_end(sim.clock.end_limit);
         for (i, w) in sc.workload.iter().enumerate() {
             let wl = Workload::new(&mut sim, i, w)?;
             wl.check_capacity(i, w)?;
@@ -390,9 +387,6 @@ impl Sim {
     /// transfers above the host's node id (so it does not depend on when other hosts start transfers:
     /// pFabric and LAS queues break rank ties by it); wraps after 2^(32 - node bits) transfers of one host.
     pub(crate) fn transfer_uid(&mut self, src: u32) -> u32 {
-        if !self.order.by_node {
-            return self.next_uid();
-        }
         let n = self.fab.nodes.len();
         if self.order.transfer_count.len() != n {
             self.order.transfer_count = vec![0; n];
@@ -407,10 +401,8 @@ impl Sim {
         self.ids.token
     }
     pub(crate) fn next_app_id(&mut self) -> u64 {
-        if self.order.by_node {
-            let k = self.node_count(0);
-            self.order.open_keys.push(k);
-        }
+        let k = self.node_count(0);
+        self.order.open_keys.push(k);
         self.ids.next_app_id += 1;
         match &self.split.part {
             // a part of a split run: even ids the first part's, odd the second's, until `canonical_ids`
@@ -431,10 +423,8 @@ impl Sim {
 
     /// Add a completed flow's row to the flow table (with the node order, noting where it completed).
     pub(crate) fn push_row(&mut self, r: &crate::stats::FlowRecord) {
-        if self.order.by_node {
-            let k = self.node_count(1);
-            self.order.row_keys.push(k);
-        }
+        let k = self.node_count(1);
+        self.order.row_keys.push(k);
         self.flows.push(r);
     }
 
@@ -455,6 +445,9 @@ impl Sim {
     /// ones (flows, then workflows, each by id; `unfinished` rows from `first_unfinished`, the first
     /// `workflows_from` of them flows). A run split in two parts ends with the same table as one that is not.
     pub(crate) fn canonical_flows(&mut self, rank: &[u64], first_unfinished: usize, workflows_from: usize) {
+        if let Some(t) = self.trace.as_mut() {
+            t.keep_flows(rank);
+        }
         for id in self.sampling.samples.flow.iter_mut() {
             *id = rank[*id as usize];
         }
@@ -516,9 +509,7 @@ impl Sim {
             self.now = t;
             self.counters.events += 1;
             self.prefetch_next();
-            if self.order.by_node {
-                self.set_source(ev);
-            }
+            self.set_source(ev);
             match ev {
                 Ev::Arrive { port, pkt } => {
                     let node = self.fab.ports[port as usize].node;
@@ -565,9 +556,7 @@ impl Sim {
     #[cold]
     fn out_of_events(&mut self, empty: bool, limit: Time) {
         if empty {
-            if self.order.by_node {
-                self.now = self.grid_end(self.now).min(self.clock.end_limit);
-            }
+            self.now = self.grid_end(self.now).min(self.clock.end_limit);
             self.clock.finished = true;
         } else if limit >= self.clock.end_limit {
             // the next event lies beyond the end of the run
@@ -738,11 +727,9 @@ impl Sim {
                 // run's end is decided at a barrier from both parts
                 let h = *p.hold.get_or_insert(at);
                 self.clock.end_limit = self.clock.end_limit.min(h);
-            } else if self.order.by_node {
+            } else {
                 // the run ends with the grid interval this event lies in (what a split run can stop at)
                 self.clock.end_limit = self.clock.end_limit.min(at);
-            } else {
-                self.clock.finished = true;
             }
         }
     }

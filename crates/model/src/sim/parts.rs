@@ -272,9 +272,6 @@ impl Sim {
     /// What a split run does not support yet, as the error for the first such field the scenario uses.
     fn refuse_in_parts(&self, sc: &Scenario) -> Result<(), ConfigError> {
         let no = |field: &str, what: &str| crate::config::err(field, format!("{what} is not supported in a run split in two parts yet"));
-        if !self.order.by_node {
-            return crate::config::err("run.event_order", "a run split in two parts needs \"node\"");
-        }
         if self.pfc_on() && self.scheme.pfc.watchdog_action == crate::config::WatchdogAction::Shutdown {
             return no("scheme.pfc.watchdog_action", "\"shutdown\" (a link shut down changes both parts' routes)");
         }

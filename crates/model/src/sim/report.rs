@@ -74,13 +74,11 @@ impl Sim {
             return;
         }
         self.clock.finalized = true;
-        if self.order.by_node {
-            // completed flows whose senders have not closed: their counts so far
-            for t in self.transfers.slots() {
-                if t.alive && t.row != NO && !t.snd_done {
-                    self.flows.timeouts[t.row as usize] += t.snd.timeouts;
-                    self.flows.retransmits[t.row as usize] += t.snd.retransmits;
-                }
+        // completed flows whose senders have not closed: their counts so far
+        for t in self.transfers.slots() {
+            if t.alive && t.row != NO && !t.snd_done {
+                self.flows.timeouts[t.row as usize] += t.snd.timeouts;
+                self.flows.retransmits[t.row as usize] += t.snd.retransmits;
             }
         }
         let first_unfinished = self.flows.len();
@@ -95,15 +93,13 @@ impl Sim {
             let fe = self.host_index(f.frontend);
             self.flows.push(&f.record(fe, u64::MAX));
         }
-        if self.order.by_node {
-            let mut order: Vec<u32> = (0..self.order.open_keys.len() as u32).collect();
-            order.sort_by_key(|&i| self.order.open_keys[i as usize]);
-            let mut rank = vec![0u64; order.len()];
-            for (k, &i) in order.iter().enumerate() {
-                rank[i as usize] = k as u64;
-            }
-            self.canonical_flows(&rank, first_unfinished, apps);
+        let mut order: Vec<u32> = (0..self.order.open_keys.len() as u32).collect();
+        order.sort_by_key(|&i| self.order.open_keys[i as usize]);
+        let mut rank = vec![0u64; order.len()];
+        for (k, &i) in order.iter().enumerate() {
+            rank[i as usize] = k as u64;
         }
+        self.canonical_flows(&rank, first_unfinished, apps);
         self.check_conservation().expect("packet conservation");
     }
 

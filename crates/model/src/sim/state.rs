@@ -45,13 +45,11 @@ pub struct Guard {
     pub(crate) next_guard: u64,
 }
 
-/// `run.event_order = "node"`: what keeps a node's events in an order that does not depend on how other
-/// nodes' events interleave with them.
+/// The node order: what keeps a node's events in an order that does not depend on how other nodes' events
+/// interleave with them. Simultaneous events are ordered by the node that scheduled them (each event's
+/// handler sets its node as the queue's source; see `Sim::event_source`).
 #[derive(Debug, Clone)]
 pub struct NodeOrder {
-    /// Simultaneous events are ordered by the node that scheduled them (each event's handler sets its node
-    /// as the queue's source; see `Sim::event_source`).
-    pub(crate) by_node: bool,
     /// The node whose event is being handled, plus one (0: none; during set-up, the host whose flows
     /// start), and per node the flows it opened and the rows it completed so far; per flow id, where it
     /// was opened, and per row of the flow table, where it completed (time, node, that node's count): the
@@ -62,7 +60,7 @@ pub struct NodeOrder {
     pub(crate) row_keys: Vec<(u64, u32, u32)>,
     /// Transfers counted per sending host (`Sim::transfer_uid`).
     pub(crate) transfer_count: Vec<u32>,
-    /// The next TCP source port: one counter for the fabric, or (`by_node`) one per node.
+    /// The next TCP source port, per node.
     pub(crate) next_port: Vec<u32>,
 }
 

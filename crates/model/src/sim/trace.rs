@@ -28,7 +28,11 @@ pub const KIND_PFC: u8 = 4;
 
 #[derive(Debug, Clone, Default)]
 pub struct Trace {
+    /// Flow ids asked for (the flow table's). Ids are given at the end of the run (by where flows start),
+    /// so with flow ids asked for every flow packet is held with its flow's id during the run (`app`;
+    /// u64::MAX: captured for its port alone) until `keep_flows` keeps the asked-for flows' ones.
     flows: std::collections::HashSet<u64>,
+    app: Vec<u64>,
     /// Egress ports whose frames are captured.
     ports: Vec<bool>,
     pub t_ps: Vec<u64>,
@@ -58,9 +62,6 @@ impl Sim {
     pub fn set_trace(&mut self, spec: &TraceSpec) -> Result<(), String> {
         if self.split.part.is_some() {
             return Err("run.threads: a packet trace is not supported in a run split in two parts yet (set run.threads = 1)".into());
-        }
-        if self.order.by_node && !spec.flows.is_empty() {
-            return Err("flow: with run.event_order = \"node\" flow ids are given at the end of the run (by where flows start); select packets by node or port".into());
         }
         let find = |name: &str| {
             self.fab.topo.nodes.iter().position(|n| n.name == name).ok_or_else(|| format!("no node named {name:?}"))
@@ -92,14 +93,17 @@ impl Sim {
 
     pub(crate) fn trace_packet(&mut self, port: u32, pid: PacketId) {
         let pkt = *self.pkts.get(pid);
-        let selected = {
+        let (by_port, app) = {
             let tr = self.trace.as_ref().unwrap();
-            tr.ports[port as usize] || (!tr.flows.is_empty() && {
+            let app = if tr.flows.is_empty() {
+                u64::MAX
+            } else {
                 let t = self.transfers.get(pkt.tr);
-                t.uid == pkt.tr_uid && tr.flows.contains(&t.app_id)
-            })
+                if t.uid == pkt.tr_uid { t.app_id } else { u64::MAX }
+            };
+            (tr.ports[port as usize], app)
         };
-        if !selected {
+        if !by_port && app == u64::MAX {
             return;
         }
         let (from, to) = self.trace_common(port);
@@ -107,6 +111,7 @@ impl Sim {
         let now = self.now.0;
         let tr = self.trace.as_mut().unwrap();
         tr.t_ps.push(now);
+        tr.app.push(if by_port { u64::MAX } else { app });
         tr.port.push(port);
         tr.from.push(from);
         tr.to.push(to);
@@ -141,6 +146,7 @@ impl Sim {
         let now = self.now.0;
         let tr = self.trace.as_mut().unwrap();
         tr.t_ps.push(now);
+        tr.app.push(u64::MAX);
         tr.port.push(port);
         tr.from.push(from);
         tr.to.push(to);
@@ -157,5 +163,37 @@ impl Sim {
         tr.prio.push(0);
         tr.pause.push(pause);
         tr.unpause.push(unpause);
+    }
+}
+
+impl Trace {
+    /// At the end of the run, with flow ids known (`rank`: a flow's id by the order it was opened in):
+    /// keep the frames captured for their port and those of the flows asked for.
+    pub(crate) fn keep_flows(&mut self, rank: &[u64]) {
+        if self.flows.is_empty() {
+            return;
+        }
+        let keep: Vec<bool> = self.app.iter().map(|&a| a == u64::MAX || rank.get(a as usize).is_some_and(|id| self.flows.contains(id))).collect();
+        fn retain<T: Copy>(v: &mut Vec<T>, keep: &[bool]) {
+            let mut k = keep.iter();
+            v.retain(|_| *k.next().unwrap());
+        }
+        retain(&mut self.app, &keep);
+        retain(&mut self.t_ps, &keep);
+        retain(&mut self.port, &keep);
+        retain(&mut self.from, &keep);
+        retain(&mut self.to, &keep);
+        retain(&mut self.kind, &keep);
+        retain(&mut self.src, &keep);
+        retain(&mut self.dst, &keep);
+        retain(&mut self.sport, &keep);
+        retain(&mut self.dport, &keep);
+        retain(&mut self.seq, &keep);
+        retain(&mut self.len, &keep);
+        retain(&mut self.flags, &keep);
+        retain(&mut self.ecn, &keep);
+        retain(&mut self.prio, &keep);
+        retain(&mut self.pause, &keep);
+        retain(&mut self.unpause, &keep);
     }
 }

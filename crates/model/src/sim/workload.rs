@@ -563,19 +563,12 @@ impl Sim {
                 self.set_acting(0);
             }
             Workload::Flows { rows, .. } => {
-                if self.order.by_node {
-                    // each sender's first row
-                    let mut seen = std::collections::HashSet::new();
-                    for (j, r) in rows.iter().enumerate() {
-                        let t = r.0.max(now);
-                        if t < duration && seen.insert(r.1) && self.split.part.as_ref().is_none_or(|p| p.half[r.1 as usize] == p.me) {
-                            evs.push((t, j as u32));
-                        }
-                    }
-                } else if let Some(r) = rows.first() {
+                // each sender's first row (a sender walks its own rows: `next_same_src`)
+                let mut seen = std::collections::HashSet::new();
+                for (j, r) in rows.iter().enumerate() {
                     let t = r.0.max(now);
-                    if t < duration {
-                        evs.push((t, 0));
+                    if t < duration && seen.insert(r.1) && self.split.part.as_ref().is_none_or(|p| p.half[r.1 as usize] == p.me) {
+                        evs.push((t, j as u32));
                     }
                 }
             }
@@ -712,7 +705,7 @@ impl Sim {
             Workload::Flows { class, rows, next_same_src } => {
                 let (_, src, dst, size, prio) = rows[i as usize];
                 let class = *class;
-                let next = if self.order.by_node { next_same_src[i as usize] } else { i + 1 };
+                let next = next_same_src[i as usize];
                 if let Some(t) = rows.get(next as usize).map(|r| r.0) {
                     if t < self.clock.arrivals_stop {
                         self.schedule(t.max(now), Ev::Workload { w, i: next });
@@ -749,10 +742,7 @@ impl Sim {
     pub(crate) fn flow_finished(&mut self, a: &App, timeouts: u32, retransmits: u32) {
         let w = a.workload;
         if let Workload::Background { .. } = self.workloads[w as usize] {
-            // with the node order the sender starts the next flow when it closes (`sender_close`)
-            if self.now < self.clock.arrivals_stop && !self.order.by_node {
-                self.start_background(w, a.src);
-            }
+            // the sender starts the next flow when it closes (`sender_close`)
             return;
         }
         if a.workflow == NO {
