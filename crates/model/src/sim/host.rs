@@ -245,7 +245,9 @@ impl Sim {
             p.wire = self.fab.framing.wire(s.len + HEADERS);
             p.retx = s.retx;
             p.prio = (p.prio + s.level).min(7);
-            p.rank = if s.kind == SegKind::Data { remaining.unwrap_or(s.seq) } else { 0 };
+            // LAS's: the flow's attained service (bytes sent before the segment; a retransmission ranks by
+            // what the flow has sent, not by its own sequence number)
+            p.rank = if s.kind == SegKind::Data { remaining.unwrap_or(s.sent) } else { 0 };
             if s.cwr {
                 p.flags |= FLAG_CWR;
             }

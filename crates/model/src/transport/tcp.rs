@@ -44,6 +44,10 @@ pub struct SegOut {
     pub cwr: bool,
     /// Priority levels below the flow's own (PIAS MLFQ demotion); 0 otherwise.
     pub level: u8,
+    /// The flow's attained service when the segment is sent: bytes sent before it, counted to the highest
+    /// byte sent so far (a retransmission does not lower it) from the start of the message. What LAS ranks
+    /// by and PIAS's MLFQ demotes by ("bytes sent", 003_5c3f0d64251b88f8.txt).
+    pub sent: u64,
 }
 
 /// The state a timeout replaced, for the Eifel algorithm (RFC 3522 detection, RFC 4015 response): the
@@ -219,7 +223,7 @@ impl TcpSender {
     pub fn start(&mut self, now: Time, p: &TcpParams, out: &mut Vec<SegOut>) {
         match self.state {
             State::SynSent => {
-                out.push(SegOut { kind: SegKind::Syn, seq: 0, len: 0, retx: false, cwr: false, level: 0 });
+                out.push(SegOut { kind: SegKind::Syn, seq: 0, len: 0, retx: false, cwr: false, level: 0, sent: 0 });
                 self.arm(now, p);
             }
             State::Established => self.try_send(now, p, out),
@@ -246,12 +250,13 @@ impl TcpSender {
         p.mss as f64
     }
 
-    /// PIAS's MLFQ level of the next segment: how many demotion thresholds the bytes sent so far reach.
-    fn mlfq_level(&self, p: &TcpParams, seq: u64) -> u8 {
-        if p.mlfq.is_empty() {
-            return 0;
-        }
-        let sent = self.max_sent.max(seq).saturating_sub(self.mlfq_base);
+    /// The attained service of a segment starting at `seq` (`SegOut::sent`).
+    fn attained(&self, seq: u64) -> u64 {
+        self.max_sent.max(seq).saturating_sub(self.mlfq_base)
+    }
+
+    /// PIAS's MLFQ level of a segment with attained service `sent`: how many demotion thresholds it reaches.
+    fn mlfq_level(p: &TcpParams, sent: u64) -> u8 {
         p.mlfq.iter().take_while(|&&a| sent >= a).count() as u8
     }
 
@@ -263,8 +268,8 @@ impl TcpSender {
         }
         // RFC 3168 6.1.2: CWR goes on the first new data segment after a window reduction
         let cwr = !retx && std::mem::take(&mut self.send_cwr);
-        let level = self.mlfq_level(p, seq);
-        out.push(SegOut { kind: SegKind::Data, seq, len: len as u32, retx, cwr, level });
+        let sent = self.attained(seq);
+        out.push(SegOut { kind: SegKind::Data, seq, len: len as u32, retx, cwr, level: Self::mlfq_level(p, sent), sent });
         self.nic_room = self.nic_room.saturating_sub(1);
         len
     }
@@ -483,7 +488,7 @@ impl TcpSender {
         self.backoff += 1;
         self.deadline = None;
         if self.state == State::SynSent {
-            out.push(SegOut { kind: SegKind::Syn, seq: 0, len: 0, retx: true, cwr: false, level: 0 });
+            out.push(SegOut { kind: SegKind::Syn, seq: 0, len: 0, retx: true, cwr: false, level: 0, sent: 0 });
             self.retransmits += 1;
             self.arm(now, p);
             return;
@@ -507,8 +512,8 @@ impl TcpSender {
         if p.cc == CongestionControl::Pfabric && self.streak >= PFABRIC_PROBE_AFTER {
             // pFabric's probe mode: a header-only segment per timeout until the flow hears an ACK
             self.probing = true;
-            let level = self.mlfq_level(p, self.una);
-            out.push(SegOut { kind: SegKind::Data, seq: self.una, len: 0, retx: false, cwr: false, level });
+            let sent = self.attained(self.una);
+            out.push(SegOut { kind: SegKind::Data, seq: self.una, len: 0, retx: false, cwr: false, level: Self::mlfq_level(p, sent), sent });
             self.arm(now, p);
             return;
         }

@@ -186,6 +186,23 @@ fn mlfq_demotes_by_bytes_sent() {
 }
 
 #[test]
+fn attained_service_counts_bytes_sent_and_a_retransmission_does_not_lower_it() {
+    // LAS ranks by it: a go-back-N retransmission of the first segment after 20 were sent has attained
+    // 20 segments' worth, not its sequence number 0
+    let mut p = params();
+    p.initial_window = 20;
+    p.rwnd = 1 << 30;
+    let mut s = TcpSender::new(60 * 1460, &p, p.handshake);
+    let mut out = Vec::new();
+    s.start(Time::ZERO, &p, &mut out);
+    let sent: Vec<u64> = out.iter().map(|x| x.sent).collect();
+    assert_eq!(sent, (0..20).map(|i| i * 1460).collect::<Vec<u64>>());
+    out.clear();
+    s.on_timeout(Time::from_ms(10), &p, &mut out);
+    assert_eq!((out[0].seq, out[0].retx, out[0].sent), (0, true, 20 * 1460));
+}
+
+#[test]
 fn mlfq_resets_after_two_consecutive_timeouts() {
     let mut p = params();
     p.mlfq = vec![10 * 1460, 20 * 1460];
