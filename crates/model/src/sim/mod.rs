@@ -49,6 +49,8 @@ pub enum Ev {
     XbarDone { port: u32, pkt: PacketId },
     /// The egress side of the crossbar at `port` is free again and ingresses wait for it.
     XbarOutFree { port: u32 },
+    /// DIBS: packet `pkt`, detoured at a full ingress buffer, has crossed the crossbar into egress `port`.
+    DetourDone { port: u32, pkt: PacketId },
     RtxTimer { tr: u32, token: u32 },
     DelAckTimer { tr: u32, token: u32 },
     /// Workload `w` acts for its `i`-th source (next arrival, next CSV row).
@@ -524,6 +526,7 @@ impl Sim {
                     self.tx_try(port);
                 }
                 Ev::XbarDone { port, .. } => self.xbar_done(port),
+                Ev::DetourDone { port, pkt } => self.detour_done(port, pkt),
                 Ev::XbarOutFree { port } => {
                     self.fab.ports[port as usize].xbar.woken();
                     if self.fab.ports[port as usize].waiting {
@@ -588,7 +591,12 @@ impl Sim {
     #[inline]
     fn event_node(&self, ev: Ev) -> Option<u32> {
         Some(match ev {
-            Ev::Arrive { port, .. } | Ev::TxDone { port, .. } | Ev::XbarDone { port, .. } | Ev::XbarOutFree { port } | Ev::PfcFrame { port, .. } => {
+            Ev::Arrive { port, .. }
+            | Ev::TxDone { port, .. }
+            | Ev::XbarDone { port, .. }
+            | Ev::XbarOutFree { port }
+            | Ev::DetourDone { port, .. }
+            | Ev::PfcFrame { port, .. } => {
                 self.fab.ports[port as usize].node
             }
             // a stale timer (its transfer ended, the slot maybe reused) does nothing

@@ -70,3 +70,63 @@ fn utilisation_never_exceeds_one_with_a_frame_on_the_wire_at_the_end() {
     assert!(top > 0.99, "the bottleneck was busy nearly all run: {top}");
     assert!(sim.fab.ports.iter().any(|p| p.tx_busy_until > sim.now), "a frame is on the wire at the end");
 }
+
+/// DIBS at a full ingress buffer: the detoured packet crosses the crossbar like any transfer (it holds the
+/// detour egress's crossbar side for its crossing time and joins that egress queue only when it has
+/// crossed, `Ev::DetourDone`), and a port whose crossbar side is busy is no detour target (the packet is
+/// dropped instead). Once, the forwarding engine wrote it straight into the egress queue.
+#[test]
+fn a_detour_at_a_full_ingress_crosses_the_crossbar() {
+    use crate::packet::Packet;
+    use crate::stats::DropCause;
+    use crate::transport::tcp::SegKind;
+    let json = r#"{"run": {"duration": "1ms"}, "topology": {"kind": "fattree", "k": 4, "buffer": "16KB"},
+        "scheme": {"preset": "dibs"},
+        "workload": [{"kind": "flows", "rows": [{"src": 0, "dst": 1, "size_bytes": 1000, "start_s": 0.0009}]}]}"#;
+    let mut sim = Sim::from_json(json).unwrap();
+    sim.run_until(Time::from_us(1));
+    let node = (0..sim.fab.nodes.len()).find(|&n| sim.fab.nodes[n].is_switch).unwrap() as u32;
+    let (base, n) = (sim.fab.nodes[node as usize].port_base, sim.fab.nodes[node as usize].nports);
+    let ports: Vec<u32> = (base..base + n).collect();
+    let to_host = |s: &Sim, p: u32| !s.fab.nodes[s.fab.ports[p as usize].peer_node as usize].is_switch;
+    let inp = *ports.iter().find(|&&p| to_host(&sim, p)).unwrap();
+    let uplinks: Vec<u32> = ports.iter().copied().filter(|&p| !to_host(&sim, p)).collect();
+    assert_eq!(uplinks.len(), 2);
+    let far = *sim.fab.hosts.last().unwrap();
+    let src = sim.fab.ports[inp as usize].peer_node;
+    let wire = sim.fab.framing.wire(1500);
+    let packet = Packet {
+        qnext: crate::mechanisms::queue::NIL, out_port: 0, wire, dst: far, hash: 7, prio: 0, ecn: 0, detours: 0,
+        kind: SegKind::Data, tr: 0, tr_uid: u32::MAX, src, len: 1460, sport: 1, dport: 80, flags: 0, retx: false,
+        seq: 0, ts: 0, ts_echo: 0, rank: 0,
+    };
+    // fill the ingress the packet arrives at
+    while sim.fab.ports[inp as usize].ing.has_room(wire as u64) {
+        let pid = sim.pkts.alloc(packet);
+        sim.fab.ports[inp as usize].ing.push(0, pid, wire as u64, &mut sim.pkts);
+    }
+    let pid = sim.pkts.alloc(packet);
+    let now = sim.now;
+    sim.switch_arrive(inp, pid);
+    assert_eq!(sim.counters.detours, 1);
+    let d = sim.pkts.get(pid).out_port;
+    assert!(uplinks.contains(&d));
+    let cross = sim.fab.ports[d as usize].xbar_time(wire as u64);
+    let e = &sim.fab.ports[d as usize];
+    assert_eq!(e.xbar.out_free_at, now + cross, "the detour holds the egress's crossbar side");
+    assert_eq!(e.eg.total, wire as u64, "its bytes are reserved");
+    assert_eq!(e.eg.nonempty, 0, "but it has not joined the queue yet");
+    assert_eq!(sim.fab.tx_count[d as usize].packets, 0);
+    // both uplinks' crossbar sides busy: the next packet has no detour target and is dropped
+    for &u in &uplinks {
+        let x = &mut sim.fab.ports[u as usize].xbar;
+        x.out_free_at = x.out_free_at.max(now + cross);
+    }
+    let pid2 = sim.pkts.alloc(packet);
+    sim.switch_arrive(inp, pid2);
+    assert_eq!(sim.counters.detours, 1);
+    assert_eq!(sim.counters.drops[DropCause::IngressBuffer as usize], 1);
+    // when it has crossed, the detoured packet goes out of its egress
+    sim.run_until(now + cross);
+    assert_eq!(sim.fab.tx_count[d as usize].packets, 1, "sent once it crossed");
+}
