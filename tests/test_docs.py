@@ -59,6 +59,31 @@ def test_every_schema_key_is_documented(path, base):
     assert not missing, f"undocumented keys under {path}: {missing}"
 
 
+def test_the_knob_tables_are_generated_from_the_one_declaration():
+    # docs/scenarios.md's [scheme] tables are what crates/model/src/config/knobs.rs declares (unit, meaning,
+    # each preset's default): `detailsim reference --update-docs` rewrites them
+    from detailsim import reference
+    from detailsim.reproduce import block_of
+
+    for prefix, (name, _) in reference.SECTIONS.items():
+        assert block_of(DOC, name, reference.SOURCE) == reference.table(prefix), f"{name}: run `detailsim reference --update-docs`"
+    # and every knob the schema accepts has its row (the schema field and the row come from one line)
+    for prefix in ("scheme.tcp.", "scheme.pfc.", "scheme.alb.", "scheme.dibs."):
+        path = prefix.strip(".").split(".")
+        keys = allowed_keys(path, {**BASE, "scheme": {path[1]: {}}})
+        assert sorted(keys) == sorted(k["key"][len(prefix):] for k in reference.knobs() if k["key"].startswith(prefix))
+
+
+def test_the_knob_defaults_follow_the_presets():
+    # the default column is read from the presets, not written by hand: change a preset and the table
+    # changes with it
+    from detailsim import reference
+
+    row = {k["key"]: k for k in reference.knobs()}["scheme.tcp.rto_min"]
+    assert reference.default_cell(row["presets"]).startswith('`"10ms"` (`lps`, `detail`')
+    assert reference.default_cell([["fh", "`1`"], ["x", "`2`"], ["y", "`1`"], ["z", "`2`"]]) == "`1` (`x`, `z`: `2`)"
+
+
 def test_every_preset_is_documented():
     for name, _ in _core.presets():
         assert f"`{name}`" in DOC

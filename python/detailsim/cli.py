@@ -327,6 +327,21 @@ def schemes_cmd() -> None:
         click.echo(f"{name:<{width}}  {desc}")
 
 
+@main.command("reference")
+@click.option("--update-docs", is_flag=True, help="Rewrite the generated knob tables in docs/scenarios.md (run from the project root).")
+def reference_cmd(update_docs: bool) -> None:
+    """The [scheme] knobs: key, unit, default per preset and meaning, from the core's declaration of each
+    knob (what docs/scenarios.md shows)."""
+    from . import reference
+
+    if update_docs:
+        changed = reference.update_docs()
+        click.echo(f"{reference.DOC}: {'updated' if changed else 'already current'}")
+        return
+    for prefix in reference.SECTIONS:
+        click.echo(f"[{prefix.rstrip('.')}]\n{reference.table(prefix)}\n")
+
+
 @main.command("sweep")
 @click.argument("sweep_file", type=click.Path(dir_okay=False))
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="The results store (a directory).")

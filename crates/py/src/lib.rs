@@ -215,6 +215,17 @@ fn presets() -> Vec<(String, String)> {
     PRESETS.iter().map(|p| (p.name.to_string(), p.summary.to_string())).collect()
 }
 
+/// Every `[scheme]` knob (`config::knob_table`): JSON rows of key, unit, meaning and the value under each
+/// preset as the scenario reference shows it.
+#[pyfunction]
+fn knob_table() -> String {
+    let rows: Vec<serde_json::Value> = detailsim_model::config::knob_table()
+        .into_iter()
+        .map(|(k, by_preset)| serde_json::json!({"key": k.key, "unit": k.unit, "meaning": k.meaning, "presets": by_preset}))
+        .collect();
+    serde_json::to_string(&rows).expect("serialisable")
+}
+
 /// Validate a scenario (JSON) without running it; raises ScenarioError.
 #[pyfunction]
 fn validate(scenario_json: &str) -> PyResult<()> {
@@ -335,6 +346,7 @@ fn live_agent(py: Python<'_>, plan_path: &str, me: u32, out: &str) -> PyResult<(
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(knob_table, m)?)?;
     m.add_function(wrap_pyfunction!(host_address, m)?)?;
     m.add_function(wrap_pyfunction!(pfc_frame, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;

@@ -12,10 +12,13 @@
 //! `schema` (the tables as serde reads them), `presets` (resolved schemes and the named presets),
 //! `validate` (checks and resolution); this file: the error type and `parse_scenario`.
 
+mod knobs;
 mod presets;
 mod schema;
 mod validate;
 
+pub use knobs::{knob_table, Knob};
+pub use knobs::{AlbOverrides, DibsOverrides, PfcOverrides, SchemeConfig, TcpOverrides};
 pub use presets::*;
 pub use schema::*;
 // the components' own parameter types, which the scenario maps into

@@ -1,6 +1,5 @@
 //! The scenario schema as serde reads it: every table and key, their defaults, nothing resolved.
 
-use super::{AlbChoice, EcnMarking, LoadBalancing, Scheduling, WatchdogAction};
 use crate::units::{Bytes, Dur, QueueLen, RateV};
 use detailsim_engine::Time;
 use serde::Deserialize;
@@ -215,7 +214,7 @@ pub(crate) const COMMON_TOPO_KEYS: &[&str] = &[
 
 
 
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, serde::Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum CongestionControl {
     /// TCP NewReno (with classic ECN reaction when `ecn` is on).
@@ -232,7 +231,7 @@ pub enum CongestionControl {
 }
 
 /// How the retransmission timeout is computed from the RTT estimate (SRTT, RTTVAR).
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Deserialize, serde::Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum RtoFormula {
     /// RFC 6298 (and ns-3): RTO = max(rto_min, SRTT + 4 RTTVAR).
@@ -243,7 +242,7 @@ pub enum RtoFormula {
 }
 
 
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, serde::Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum FlowControl {
     /// Drop arriving packets that do not fit the ingress buffer.
@@ -252,71 +251,6 @@ pub enum FlowControl {
     Pfc,
 }
 
-
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-pub struct TcpOverrides {
-    pub mss: Option<Bytes>,
-    pub initial_window: Option<u32>,
-    pub rwnd: Option<Bytes>,
-    pub handshake: Option<bool>,
-    pub fast_retransmit: Option<bool>,
-    pub dupack_threshold: Option<u32>,
-    pub rto_min: Option<Dur>,
-    pub rto_initial: Option<Dur>,
-    pub rto_max: Option<Dur>,
-    pub rto_formula: Option<RtoFormula>,
-    pub delayed_ack: Option<bool>,
-    pub delayed_ack_timeout: Option<Dur>,
-    pub ecn: Option<bool>,
-    pub retransmissions: Option<bool>,
-    pub congestion_control: Option<CongestionControl>,
-    pub dctcp_g: Option<f64>,
-    /// PIAS MLFQ demotion thresholds in bytes (the front end resolves "optimal", "equal-split", "paper").
-    pub mlfq_thresholds: Option<Vec<Bytes>>,
-    pub line_rate_start: Option<bool>,
-    pub rto_rtts: Option<f64>,
-    pub spurious_rto_undo: Option<bool>,
-}
-
-#[derive(Deserialize, Debug, Clone)]
-#[serde(deny_unknown_fields)]
-pub struct SchemeConfig {
-    #[serde(default = "d_preset")]
-    pub preset: String,
-    pub load_balancing: Option<LoadBalancing>,
-    pub flow_control: Option<FlowControl>,
-    pub ecn_marking: Option<EcnMarking>,
-    pub ecn_threshold: Option<Bytes>,
-    /// DeTail's source ECN: the host marks CE on outgoing packets while its NIC drain-byte counter for
-    /// the packet's priority exceeds `source_ecn_threshold`.
-    pub source_ecn: Option<bool>,
-    pub source_ecn_threshold: Option<Bytes>,
-    pub scheduling: Option<Scheduling>,
-    /// A full switch ingress buffer drops its lowest-priority packets to admit a higher-priority arrival
-    /// (acts only where buffers overflow: tail drop, or PFC with a neighbour that ignores PAUSE).
-    pub priority_eviction: Option<bool>,
-    /// Every priority of a switch egress queue has the port's egress buffer to itself (instead of all
-    /// priorities sharing it), so a paused priority cannot keep the others out.
-    pub egress_per_priority: Option<bool>,
-    /// Cap on every switch egress queue (below the port's egress buffer), in bytes ...
-    pub queue_limit: Option<Bytes>,
-    /// ... or in multiples of the fabric's bandwidth-delay product (host link rate x longest base RTT).
-    pub queue_limit_bdp: Option<f64>,
-    #[serde(default)]
-    pub tcp: TcpOverrides,
-    #[serde(default)]
-    pub pfc: PfcOverrides,
-    #[serde(default)]
-    pub alb: AlbOverrides,
-    #[serde(default)]
-    pub dibs: DibsOverrides,
-    #[serde(default)]
-    pub red: RedOverrides,
-    /// `[scheme.pias]`: how the PIAS presets' demotion thresholds are chosen (resolved by the core into
-    /// `scheme.tcp.mlfq_thresholds`; ignored by other presets, so a sweep may cross pias with dctcp).
-    pub pias: Option<PiasOverrides>,
-}
 
 /// `[scheme.pias]`.
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -379,64 +313,8 @@ pub struct RedTierOverrides {
     pub max_probability: Option<f64>,
 }
 
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-pub struct DibsOverrides {
-    pub enabled: Option<bool>,
-    pub threshold: Option<Bytes>,
-    pub max_detours: Option<u32>,
-    pub probability: Option<f64>,
-    pub priorities: Option<Vec<u8>>,
-}
-
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-pub struct PfcOverrides {
-    pub pause_threshold: Option<Bytes>,
-    pub unpause_threshold: Option<Bytes>,
-    pub reaction_time: Option<Dur>,
-    pub watchdog_timeout: Option<Dur>,
-    pub watchdog_action: Option<WatchdogAction>,
-    pub ignore_limit: Option<u32>,
-    pub deadlock_check: Option<Dur>,
-    pub priorities: Option<Vec<u8>>,
-}
-
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-pub struct AlbOverrides {
-    pub t1: Option<Bytes>,
-    pub t2: Option<Bytes>,
-    pub choice: Option<AlbChoice>,
-}
-
 pub(crate) fn d_preset() -> String {
     "fh".into()
-}
-
-impl Default for SchemeConfig {
-    fn default() -> Self {
-        SchemeConfig {
-            preset: d_preset(),
-            load_balancing: None,
-            flow_control: None,
-            ecn_marking: None,
-            ecn_threshold: None,
-            source_ecn: None,
-            source_ecn_threshold: None,
-            scheduling: None,
-            priority_eviction: None,
-            egress_per_priority: None,
-            queue_limit: None,
-            queue_limit_bdp: None,
-            tcp: TcpOverrides::default(),
-            pfc: PfcOverrides::default(),
-            alb: AlbOverrides::default(),
-            dibs: DibsOverrides::default(),
-            red: RedOverrides::default(),
-            pias: None,
-        }
-    }
 }
 
 pub(crate) fn d_request() -> Bytes {

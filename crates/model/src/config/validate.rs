@@ -132,231 +132,46 @@ impl RedOverrides {
 }
 
 impl SchemeConfig {
+    /// The scheme: the preset, with every knob the scenario sets applied (`knobs.rs`), then the checks
+    /// that relate two knobs.
     pub fn resolve(&self) -> Result<Scheme, ConfigError> {
         let Some(p) = preset(&self.preset) else {
             let names: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
             return err("scheme.preset", format!("unknown scheme {:?}; allowed: {}", self.preset, names.join(", ")));
         };
         let mut s = (p.build)();
-        if let Some(v) = self.load_balancing {
-            s.load_balancing = v;
-        }
-        if let Some(v) = self.flow_control {
-            s.flow_control = v;
-        }
-        if let Some(v) = self.ecn_marking {
-            s.ecn_marking = v;
-        }
-        if let Some(v) = self.ecn_threshold {
-            s.ecn_threshold = v.0;
-        }
-        if let Some(v) = self.source_ecn {
-            s.source_ecn = v;
-        }
-        if let Some(v) = self.scheduling {
-            s.scheduling = v;
-        }
+        self.apply(&mut s)?;
+        self.tcp.apply(&mut s)?;
+        self.pfc.apply(&mut s)?;
+        self.alb.apply(&mut s)?;
+        self.dibs.apply(&mut s)?;
+        s.red = self.red.resolve()?;
+        // Under PFC a full ingress buffer never meets an arrival (pauses stop the sender first), so
+        // priority_eviction changes nothing there: a scenario can set it once for its tail-drop baseline
+        // and still run DeTail.
         if s.scheduling != Scheduling::StrictPriority && s.flow_control == FlowControl::Pfc {
             return err("scheme.scheduling", "las and pfabric scheduling do not combine with PFC (pauses are per priority)");
         }
-        // Under PFC a full ingress buffer never meets an arrival (pauses stop the sender first), so the option
-        // changes nothing there: a scenario can set it once for its tail-drop baseline and still run DeTail.
-        if let Some(v) = self.priority_eviction {
-            s.priority_eviction = v;
-        }
-        if let Some(v) = self.egress_per_priority {
-            s.egress_per_priority = v;
-        }
-        if let Some(v) = self.queue_limit {
-            if v.0 == 0 {
-                return err("scheme.queue_limit", "must be positive");
-            }
-            s.queue_limit = Some(v.0);
-            s.queue_limit_bdp = None;
-        }
-        if let Some(v) = self.queue_limit_bdp {
-            if !(v > 0.0 && v.is_finite()) {
-                return err("scheme.queue_limit_bdp", format!("must be a positive number of bandwidth-delay products, got {v}"));
-            }
-            s.queue_limit_bdp = Some(v);
-            s.queue_limit = None;
-        }
-        s.red = self.red.resolve()?;
-        if let Some(v) = self.source_ecn_threshold {
-            s.source_ecn_threshold = v.0;
-        }
-        let a = &self.alb;
-        if let Some(v) = a.t1 {
-            s.alb.t1 = v.0;
-        }
-        if let Some(v) = a.t2 {
-            s.alb.t2 = v.0;
-        }
-        if let Some(v) = a.choice {
-            s.alb.choice = v;
-        }
         if s.alb.t2 < s.alb.t1 {
             return err("scheme.alb.t2", format!("must be at least t1 ({} B)", s.alb.t1));
-        }
-        let d = &self.dibs;
-        if let Some(v) = d.enabled {
-            s.dibs.enabled = v;
-        }
-        if let Some(v) = d.threshold {
-            s.dibs.threshold = Some(v.0);
-        }
-        if let Some(v) = d.max_detours {
-            s.dibs.max_detours = Some(v);
-        }
-        if let Some(v) = d.probability {
-            if !(0.0..=1.0).contains(&v) {
-                return err("scheme.dibs.probability", format!("must be within 0..1, got {v}"));
-            }
-            s.dibs.probability = v;
-        }
-        if let Some(v) = &d.priorities {
-            if v.iter().any(|&p| p > 7) {
-                return err("scheme.dibs.priorities", "priorities are 0..7");
-            }
-            s.dibs.priorities = v.iter().fold(0u8, |m, &p| m | (1 << p));
-        }
-        let pf = &self.pfc;
-        if let Some(v) = pf.pause_threshold {
-            s.pfc.pause_threshold = Some(v.0);
-        }
-        if let Some(v) = pf.unpause_threshold {
-            s.pfc.unpause_threshold = Some(v.0);
-        }
-        if let Some(v) = pf.reaction_time {
-            s.pfc.reaction_time = Some(v.0);
-        }
-        if let Some(v) = pf.watchdog_timeout {
-            s.pfc.watchdog_timeout = v.0;
-        }
-        if let Some(v) = pf.watchdog_action {
-            s.pfc.watchdog_action = v;
-        }
-        if let Some(v) = pf.ignore_limit {
-            if v == 0 {
-                return err("scheme.pfc.ignore_limit", "must be at least 1");
-            }
-            s.pfc.ignore_limit = v;
-        }
-        if let Some(v) = pf.deadlock_check {
-            s.pfc.deadlock_check = v.0;
-        }
-        if let Some(v) = &pf.priorities {
-            if v.is_empty() || v.iter().any(|&p| p > 7) {
-                return err("scheme.pfc.priorities", "a non-empty list of priorities 0..7");
-            }
-            s.pfc.priorities = v.iter().fold(0u8, |m, &p| m | (1 << p));
         }
         if let (Some(p), Some(u)) = (s.pfc.pause_threshold, s.pfc.unpause_threshold) {
             if u >= p {
                 return err("scheme.pfc.unpause_threshold", format!("must be below the pause threshold ({p} B)"));
             }
         }
-        if s.pfc.watchdog_timeout < Time::from_ns(1) {
-            return err("scheme.pfc.watchdog_timeout", "must be at least 1ns");
-        }
-        if s.pfc.deadlock_check > Time::ZERO && s.pfc.deadlock_check < Time::from_ns(1) {
-            return err("scheme.pfc.deadlock_check", "must be at least 1ns (or \"0s\": off)");
-        }
-        let o = &self.tcp;
-        let t = &mut s.tcp;
-        if let Some(v) = o.mss {
-            if v.0 < 64 || v.0 > 9000 {
-                return err("scheme.tcp.mss", "must be between 64B and 9000B");
-            }
-            t.mss = v.0 as u32;
-        }
-        if let Some(v) = o.rwnd {
-            if v.0 < t.mss as u64 {
-                return err("scheme.tcp.rwnd", "must be at least one MSS");
-            }
-            t.rwnd = v.0;
-        }
-        if let Some(v) = o.initial_window {
-            if v == 0 || v > 1_000_000 {
-                return err("scheme.tcp.initial_window", format!("must be 1 to 1000000 segments, got {v}"));
-            }
-            t.initial_window = v;
-        }
-        macro_rules! set {
-            ($($f:ident),*) => { $( if let Some(v) = o.$f { t.$f = v.into_inner(); } )* };
-        }
-        set!(handshake, fast_retransmit, dupack_threshold, rto_min, rto_initial, rto_max, rto_formula, delayed_ack,
-             delayed_ack_timeout, ecn, retransmissions, spurious_rto_undo);
-        if let Some(v) = o.congestion_control {
-            t.cc = v;
-        }
-        if let Some(g) = o.dctcp_g {
-            if !(g > 0.0 && g <= 1.0) {
-                return err("scheme.tcp.dctcp_g", format!("must be in (0, 1], got {g}"));
-            }
-            t.dctcp_g = g;
-        }
-        if let Some(v) = &o.mlfq_thresholds {
-            let m: Vec<u64> = v.iter().map(|b| b.0).collect();
-            if m.len() > 7 {
-                return err("scheme.tcp.mlfq_thresholds", "at most 7 thresholds (8 priorities)");
-            }
-            if m.windows(2).any(|w| w[1] < w[0]) {
-                return err("scheme.tcp.mlfq_thresholds", "must be non-decreasing");
-            }
-            t.mlfq = m;
-        }
-        if let Some(v) = o.line_rate_start {
-            t.line_rate_start = v;
-        }
-        if let Some(v) = o.rto_rtts {
-            if !(v >= 0.0 && v.is_finite()) {
-                return err("scheme.tcp.rto_rtts", format!("must be 0 (off) or a positive number of base RTTs, got {v}"));
-            }
-            t.rto_rtts = v;
-        }
-        if t.dupack_threshold == 0 {
-            return err("scheme.tcp.dupack_threshold", "must be at least 1");
-        }
-        if t.rto_min == Time::ZERO {
-            return err("scheme.tcp.rto_min", "must be positive");
-        }
-        if t.rto_max < t.rto_min {
-            return err("scheme.tcp.rto_max", "must be at least rto_min");
+        let (o, t) = (&self.tcp, &mut s.tcp);
+        if t.rwnd < t.mss as u64 {
+            return err("scheme.tcp.rwnd", "must be at least one MSS");
         }
         if o.rto_min.is_some() && o.rto_initial.is_none() {
             // the initial RTO follows the minimum unless it is set too
             t.rto_initial = t.rto_min;
         }
+        if t.rto_max < t.rto_min {
+            return err("scheme.tcp.rto_max", "must be at least rto_min");
+        }
         Ok(s)
-    }
-}
-
-pub(crate) trait IntoInner<T> {
-    fn into_inner(self) -> T;
-}
-
-impl IntoInner<bool> for bool {
-    fn into_inner(self) -> bool {
-        self
-    }
-}
-
-impl IntoInner<RtoFormula> for RtoFormula {
-    fn into_inner(self) -> RtoFormula {
-        self
-    }
-}
-
-impl IntoInner<u32> for u32 {
-    fn into_inner(self) -> u32 {
-        self
-    }
-}
-
-impl IntoInner<Time> for Dur {
-    fn into_inner(self) -> Time {
-        self.0
     }
 }
 

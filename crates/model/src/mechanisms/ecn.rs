@@ -17,7 +17,7 @@ use serde::Deserialize;
 use crate::mechanisms::red::{Red, RedParams};
 use crate::packet::{ECN_CE, ECN_ECT};
 
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, serde::Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum EcnMarking {
     None,

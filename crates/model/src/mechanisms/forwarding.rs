@@ -16,7 +16,7 @@ use serde::Deserialize;
 use crate::routing;
 use detailsim_engine::Stream;
 
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, serde::Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum LoadBalancing {
     /// Per-flow hash of the 5-tuple with a per-switch salt (ECMP).
@@ -28,7 +28,7 @@ pub enum LoadBalancing {
     Adaptive,
 }
 
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, serde::Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum AlbChoice {
     /// Uniformly random among the selected ports.

@@ -19,7 +19,7 @@
 use serde::Deserialize;
 use detailsim_engine::{Rate, Time};
 
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, serde::Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum WatchdogAction {
     /// Record the event.

@@ -20,7 +20,7 @@ use crate::packet::{Packet, PacketId};
 use detailsim_engine::Time;
 use std::collections::{BTreeMap, BTreeSet};
 
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, serde::Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Scheduling {
     /// 8 strict priorities, FIFO within each.

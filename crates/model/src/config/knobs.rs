@@ -1,0 +1,438 @@
+//! Every `[scheme]` knob declared once: its schema field, how it overrides the preset (with its check),
+//! how its value reads in the scenario reference, and its row there (unit and meaning). The tables in
+//! docs/scenarios.md are generated from `knob_table` (`detailsim reference --update-docs`; a test keeps
+//! them in sync), with each knob's default per preset read from the presets themselves.
+//!
+//! A knob is one line of a `knobs!` block: `name: SchemaType, "unit", |s, v| { apply to the Scheme s },
+//! |s| the value as the reference shows it, "meaning";`. An `apply` returns `Err(message)` through
+//! `check`; the error names the knob's dotted key. Checks that relate two knobs (`t2` at least `t1`, the
+//! unpause threshold below the pause threshold, ...) run after every knob is applied
+//! (`SchemeConfig::resolve`).
+
+use super::*;
+use crate::units::{Bytes, Dur};
+use detailsim_engine::Time;
+use serde::Serialize;
+
+/// One knob of the scenario reference.
+pub struct Knob {
+    /// The dotted key, e.g. `scheme.tcp.mss`.
+    pub key: &'static str,
+    /// The unit or values column.
+    pub unit: &'static str,
+    pub meaning: &'static str,
+    /// The value a scheme has, as the reference shows it (in backticks, or words such as "none").
+    pub shown: fn(&Scheme) -> String,
+}
+
+macro_rules! knobs {
+    (
+        $(#[$sm:meta])*
+        pub struct $name:ident ($prefix:literal, $table:ident) { $($extra:tt)* }
+        knobs {
+            $( $field:ident : $ty:ty, $unit:literal, |$s:ident, $v:ident| $apply:block, |$d:ident| $shown:expr, $meaning:literal; )*
+        }
+    ) => {
+        $(#[$sm])*
+        pub struct $name {
+            $($extra)*
+            $( pub $field: Option<$ty>, )*
+        }
+
+        impl $name {
+            /// Apply the knobs the scenario sets to `s`, each checked (the error names its key).
+            pub fn apply(&self, s: &mut Scheme) -> Result<(), ConfigError> {
+                $(
+                    if let Some(v) = self.$field.clone() {
+                        let f = |$s: &mut Scheme, $v: $ty| -> Result<(), String> {
+                            $apply
+                            #[allow(unreachable_code)]
+                            Ok(())
+                        };
+                        f(s, v).map_err(|msg| ConfigError { field: concat!($prefix, stringify!($field)).into(), msg })?;
+                    }
+                )*
+                Ok(())
+            }
+        }
+
+        /// The reference rows of these knobs, in order.
+        pub const $table: &[Knob] = &[
+            $( Knob { key: concat!($prefix, stringify!($field)), unit: $unit, meaning: $meaning, shown: |$d: &Scheme| $shown }, )*
+        ];
+    };
+}
+
+fn check(ok: bool, msg: impl Into<String>) -> Result<(), String> {
+    if ok { Ok(()) } else { Err(msg.into()) }
+}
+
+fn mask_of(v: &[u8]) -> u8 {
+    v.iter().fold(0u8, |m, &p| m | (1 << p))
+}
+
+/// A size as a scenario writes it: `"64KB"` when a whole number of KB or MB, else bytes.
+pub(crate) fn size(b: u64) -> String {
+    match b {
+        0 => "`0`".into(),
+        _ if b % (1 << 20) == 0 => format!("`\"{}MB\"`", b >> 20),
+        _ if b % 1024 == 0 => format!("`\"{}KB\"`", b >> 10),
+        _ => format!("`{b}`"),
+    }
+}
+
+/// A duration in the largest unit that holds it whole.
+pub(crate) fn dur(t: Time) -> String {
+    let ps = t.0;
+    for (unit, per) in [("s", 1_000_000_000_000u64), ("ms", 1_000_000_000), ("us", 1_000_000), ("ns", 1_000)] {
+        if ps >= per && ps % per == 0 {
+            return format!("`\"{}{unit}\"`", ps / per);
+        }
+    }
+    if ps == 0 { "`\"0s\"`".into() } else { format!("`\"{}ns\"`", ps as f64 / 1000.0) }
+}
+
+fn flag(b: bool) -> String {
+    format!("`{b}`")
+}
+
+fn num(x: impl std::fmt::Display) -> String {
+    format!("`{x}`")
+}
+
+/// An enum value by its scenario name.
+fn en(v: impl Serialize) -> String {
+    format!("`{}`", serde_json::to_value(v).ok().and_then(|j| j.as_str().map(String::from)).unwrap_or_default())
+}
+
+fn opt(v: Option<String>, none: &str) -> String {
+    v.unwrap_or_else(|| none.into())
+}
+
+fn list(v: &[u64], none: &str) -> String {
+    if v.is_empty() { none.into() } else { format!("`[{}]`", v.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", ")) }
+}
+
+fn mask(m: u8, all: &str) -> String {
+    if m == 0xff { all.into() } else { format!("`[{}]`", (0..8).filter(|p| m & (1 << p) != 0).map(|p| p.to_string()).collect::<Vec<_>>().join(", ")) }
+}
+
+knobs! {
+    #[derive(Deserialize, Debug, Clone)]
+    #[serde(deny_unknown_fields)]
+    pub struct SchemeConfig ("scheme.", SCHEME_KNOBS) {
+        #[serde(default = "d_preset")]
+        pub preset: String,
+        #[serde(default)]
+        pub tcp: TcpOverrides,
+        #[serde(default)]
+        pub pfc: PfcOverrides,
+        #[serde(default)]
+        pub alb: AlbOverrides,
+        #[serde(default)]
+        pub dibs: DibsOverrides,
+        #[serde(default)]
+        pub red: RedOverrides,
+        /// `[scheme.pias]`: how the PIAS presets' demotion thresholds are chosen (resolved by the core into
+        /// `scheme.tcp.mlfq_thresholds`; ignored by other presets, so a sweep may cross pias with dctcp).
+        pub pias: Option<PiasOverrides>,
+    }
+    knobs {
+        load_balancing: LoadBalancing, r##"`flow_hash`, `packet_scatter`, `adaptive`"##,
+            |s, v| { s.load_balancing = v; },
+            |s| en(s.load_balancing),
+            r##"`flow_hash`: ECMP on the 5-tuple hash with a per-switch salt; `packet_scatter`: uniformly random acceptable port per packet; `adaptive`: DeTail's ALB (see `[scheme.alb]`)"##;
+        flow_control: FlowControl, r##"`tail_drop`, `pfc`"##,
+            |s, v| { s.flow_control = v; },
+            |s| en(s.flow_control),
+            r##"`tail_drop`: a full ingress buffer drops the arriving packet; `pfc`: priority flow control (see `[scheme.pfc]`)"##;
+        ecn_marking: EcnMarking, r##"`none`, `per_queue`, `per_port`, `red`"##,
+            |s, v| { s.ecn_marking = v; },
+            |s| en(s.ecn_marking),
+            r##"marking at every switch egress and host NIC enqueue: CE when the packet's priority queue (`per_queue`) or the whole port (`per_port`) already holds more than `ecn_threshold`; `red`: Random Early Detection on the port (`[scheme.red]`), which marks ECN-capable packets and drops the others (`red` drops; a host NIC only marks)"##;
+        ecn_threshold: Bytes, r##"size"##,
+            |s, v| { s.ecn_threshold = v.0; },
+            |s| size(s.ecn_threshold),
+            r##"switch marking threshold K"##;
+        source_ecn: bool, r##"bool"##,
+            |s, v| { s.source_ecn = v; },
+            |s| flag(s.source_ecn),
+            r##"DeTail's source ECN: a host marks CE on a packet entering its NIC queue while the NIC's drain-byte counter for the packet's priority exceeds `source_ecn_threshold` (the transport must have `tcp.ecn` on to react)"##;
+        source_ecn_threshold: Bytes, r##"size"##,
+            |s, v| { s.source_ecn_threshold = v.0; },
+            |s| size(s.source_ecn_threshold),
+            r##""##;
+        scheduling: Scheduling, r##"`strict_priority`, `las`, `pfabric`"##,
+            |s, v| { s.scheduling = v; },
+            |s| en(s.scheduling),
+            r##"`las`: every switch egress queue and host NIC sends the packet whose flow had sent the fewest bytes before it (the earliest queued on ties); ingress queues stay FIFO per priority. `pfabric`: a data packet's rank is its flow's unacknowledged bytes when it was sent (ACKs and SYNs rank 0); every egress queue and NIC finds the lowest-rank packet and sends the earliest queued packet of that packet's flow (so a flow's packets leave in order); when a switch egress queue cannot take an arrival it evicts its highest-rank packet (the latest queued on ties) if that ranks strictly worse than the arrival, repeatedly, and otherwise drops the arrival (`priority` drops). Neither is combinable with PFC"##;
+        priority_eviction: bool, r##"bool"##,
+            |s, v| { s.priority_eviction = v; },
+            |s| flag(s.priority_eviction),
+            r##"when a switch ingress buffer cannot take an arriving packet, drop the most recently queued packets of the lowest priority below the arrival's (`priority` drops) until it fits; only then drop the arrival. Protects high-priority traffic from low-priority traffic that fills the shared per-port buffer. Acts only where a buffer overflows: under PFC (pauses stop senders first) it changes nothing, so a scenario can set it for its tail-drop baseline and still run DeTail. The DeTail paper scenarios set it (calibrated: "The model, and how it is chosen" in docs/reproduction.md, whose grid runs with and without it)"##;
+        egress_per_priority: bool, r##"bool"##,
+            |s, v| { s.egress_per_priority = v; },
+            |s| flag(s.egress_per_priority),
+            r##"every priority of a switch egress queue has the port's egress buffer to itself instead of all priorities sharing it, so a priority paused downstream (PFC) cannot fill the space and keep the others from crossing the crossbar. Off in the bundled scenarios, as the calibration chose (docs/reproduction.md, "The model, and how it is chosen"): with it DeTail's steady 8 KB percentiles come close to the paper's, but FH's tail falls below the paper's FH, and the calibration weighs both"##;
+        queue_limit_bdp: f64, r##"number > 0"##,
+            |s, v| { check(v > 0.0 && v.is_finite(), format!("must be a positive number of bandwidth-delay products, got {v}"))?; s.queue_limit_bdp = Some(v); s.queue_limit = None; },
+            |s| opt(s.queue_limit_bdp.map(num), "none"),
+            r##"cap every switch egress queue at this many times the fabric's bandwidth-delay product: the largest, over the paths from the first host to the others, of the path's bottleneck rate × its base RTT (a full segment out, a bare ACK back, idle fabric). The result is in the summary as `fabric.queue_limit_bytes` beside `fabric.bdp_bytes` and `fabric.base_rtt_s`"##;
+        queue_limit: Bytes, r##"size"##,
+            |s, v| { check(v.0 > 0, "must be positive")?; s.queue_limit = Some(v.0); s.queue_limit_bdp = None; },
+            |s| opt(s.queue_limit.map(size), "none"),
+            r##"cap every switch egress queue at this many bytes (below the port's egress buffer); wins over `queue_limit_bdp` when both are set"##;
+    }
+}
+
+knobs! {
+    /// `[scheme.tcp]`: TCP knobs over the preset's transport.
+    #[derive(Deserialize, Debug, Clone, Default)]
+    #[serde(deny_unknown_fields)]
+    pub struct TcpOverrides ("scheme.tcp.", TCP_KNOBS) {}
+    knobs {
+        mss: Bytes, r##"size"##,
+            |s, v| { check((64..=9000).contains(&v.0), "must be between 64B and 9000B")?; s.tcp.mss = v.0 as u32; },
+            |s| size(s.tcp.mss as u64),
+            r##"maximum segment size (MSS + 40 B of headers must fit the MTU)"##;
+        initial_window: u32, r##"segments"##,
+            |s, v| { check(v >= 1 && v <= 1_000_000, format!("must be 1 to 1000000 segments, got {v}"))?; s.tcp.initial_window = v; },
+            |s| num(s.tcp.initial_window),
+            r##"initial congestion window"##;
+        rwnd: Bytes, r##"size"##,
+            |s, v| { check(v.0 >= s.tcp.mss as u64, "must be at least one MSS")?; s.tcp.rwnd = v.0; },
+            |s| size(s.tcp.rwnd),
+            r##"the receiver's advertised window: bytes in flight never exceed min(cwnd, rwnd). 128 KB is ns-3's default receive buffer (the DeTail paper's simulator)"##;
+        handshake: bool, r##"bool"##,
+            |s, v| { s.tcp.handshake = v; },
+            |s| flag(s.tcp.handshake),
+            r##"SYN / SYN-ACK before the first data segment of a connection (persistent connections otherwise). A retrieval (and the `cdf` workload's client/server pattern) is one connection: the request opens it and the response travels back on it, on the request's ports, with no second handshake"##;
+        fast_retransmit: bool, r##"bool"##,
+            |s, v| { s.tcp.fast_retransmit = v; },
+            |s| flag(s.tcp.fast_retransmit),
+            r##"fast retransmit and NewReno fast recovery on `dupack_threshold` duplicate ACKs; off, duplicate ACKs are ignored (reorder-resistant)"##;
+        dupack_threshold: u32, r##"integer"##,
+            |s, v| { check(v >= 1, "must be at least 1")?; s.tcp.dupack_threshold = v; },
+            |s| num(s.tcp.dupack_threshold),
+            r##""##;
+        rto_min: Dur, r##"duration"##,
+            |s, v| { check(v.0 > Time::ZERO, "must be positive")?; s.tcp.rto_min = v.0; },
+            |s| dur(s.tcp.rto_min),
+            r##"minimum retransmission timeout (RFC 6298 estimator above it)"##;
+        rto_initial: Dur, r##"duration"##,
+            |s, v| { s.tcp.rto_initial = v.0; },
+            |s| dur(s.tcp.rto_initial),
+            r##"RTO before the first RTT sample; follows `rto_min` when only that is set"##;
+        rto_max: Dur, r##"duration"##,
+            |s, v| { s.tcp.rto_max = v.0; },
+            |s| dur(s.tcp.rto_max),
+            r##"cap of the exponential back-off"##;
+        rto_formula: RtoFormula, r##"`rfc6298`, `linux`"##,
+            |s, v| { s.tcp.rto_formula = v; },
+            |s| en(s.tcp.rto_formula),
+            r##"how the RTO follows the RTT estimate: `rfc6298` (and ns-3) RTO = max(`rto_min`, SRTT + 4 RTTVAR); `linux` (`tcp_set_rto`) RTO = SRTT + max(`rto_min`, 4 RTTVAR), the floor applied to the variance term, so the timeout is never below SRTT + `rto_min`"##;
+        delayed_ack: bool, r##"bool"##,
+            |s, v| { s.tcp.delayed_ack = v; },
+            |s| flag(s.tcp.delayed_ack),
+            r##"ACK every second segment or after `delayed_ack_timeout`; out-of-order data is acknowledged at once"##;
+        delayed_ack_timeout: Dur, r##"duration"##,
+            |s, v| { s.tcp.delayed_ack_timeout = v.0; },
+            |s| dur(s.tcp.delayed_ack_timeout),
+            r##"how long a lone segment's ACK is held (`delayed_ack` only: the presets built on DCTCP, `dctcp`, `dibs`, `pias`, `las`, `l2dct`). Our choice, no paper states one: below the base RTTs the PIAS paper reports ("The base round-trip time (RTT) of our testbed is around 100us", ../shared/papers/003_5c3f0d64251b88f8.txt:239; "85.2µs" across its simulated spine, line 354), so a held ACK delays a flow's last round trip by less than one base RTT. Linux holds it much longer (its minimum, `TCP_DELACK_MIN`, is 40 ms; `quickack` mode and the 200 ms maximum aside), which at datacenter RTTs stalls a flow whose last window is one segment; set `"40ms"` to model that"##;
+        congestion_control: CongestionControl, r##"`new_reno`, `dctcp`, `l2dct`, `pfabric`"##,
+            |s, v| { s.tcp.cc = v; },
+            |s| en(s.tcp.cc),
+            r##"L2DCT: DCTCP's α and echo, but the cut is α^w / 2 and the congestion-avoidance increase w / 2.5 segments per RTT, with the weight w = 2.5 until the flow has sent 200 segments, then falling linearly to 0.125 at 1000 segments (the L2DCT authors' values). pFabric: the window changes only on a timeout (to one segment, then slow start); three duplicate ACKs resend the missing segment without a cut; no ECN reaction; the window never exceeds the path BDP; after 5 timeouts in a row the flow enters pFabric's probe mode: each timeout sends one header-only segment, and the first ACK ends probe mode and restarts from one segment. DCTCP: the sender keeps α ← (1 − g) α + g F (F the fraction of bytes acknowledged with ECE in the last window, α starts at 1) and cuts the window by α/2 once per window; the receiver echoes the CE state exactly, sending an ACK at once when it changes while an ACK is held back (the DCTCP delayed-ACK state machine)"##;
+        dctcp_g: f64, r##"number in (0, 1]"##,
+            |s, v| { check(v > 0.0 && v <= 1.0, format!("must be in (0, 1], got {v}"))?; s.tcp.dctcp_g = v; },
+            |s| num(s.tcp.dctcp_g),
+            r##"DCTCP's gain g"##;
+        line_rate_start: bool, r##"bool"##,
+            |s, v| { s.tcp.line_rate_start = v; },
+            |s| flag(s.tcp.line_rate_start),
+            r##"start every flow at line rate: the initial window is its path's bandwidth-delay product (bottleneck rate × base RTT, rounded up to whole segments), overriding `initial_window`"##;
+        rto_rtts: f64, r##"number ≥ 0"##,
+            |s, v| { check(v >= 0.0 && v.is_finite(), format!("must be 0 (off) or a positive number of base RTTs, got {v}"))?; s.tcp.rto_rtts = v; },
+            |s| num(s.tcp.rto_rtts),
+            r##"when positive, the minimum and initial RTO of every flow are this many base RTTs of its path, overriding `rto_min` and `rto_initial`"##;
+        mlfq_thresholds: Vec<Bytes>, r##"list of sizes (≤ 7, non-decreasing)"##,
+            |s, v| { let m: Vec<u64> = v.iter().map(|b| b.0).collect(); check(m.len() <= 7, "at most 7 thresholds (8 priorities)")?; check(m.windows(2).all(|w| w[1] >= w[0]), "must be non-decreasing")?; s.tcp.mlfq = m; },
+            |s| list(&s.tcp.mlfq, "none"),
+            r##"PIAS tagging: a flow's packets carry its priority plus the number of thresholds its bytes sent have reached (demotion only; reset after two consecutive timeouts). PIAS's idle reset is for persistent connections that carry many messages; here every message (flow, request, response) is its own transfer whose counter starts at zero, which is what the idle reset approximates, so there is no idle timer. `[scheme.pias]` fills it"##;
+        spurious_rto_undo: bool, r##"bool"##,
+            |s, v| { s.tcp.spurious_rto_undo = v; },
+            |s| flag(s.tcp.spurious_rto_undo),
+            r##"detect spurious timeouts and undo them, as Linux does by default (Eifel: RFC 3522 detection, RFC 4015 response): the first ACK of new data after a timeout echoes the timestamp of the transmission that reached the receiver; when that is older than the timer's retransmission, the segment was delayed, not lost, and the sender restores its window and threshold and goes on after the highest byte sent instead of sending the window again. Counted in the summary's `spurious_timeouts` (and in `timeouts`)"##;
+        retransmissions: bool, r##"bool"##,
+            |s, v| { s.tcp.retransmissions = v; },
+            |s| flag(s.tcp.retransmissions),
+            r##"off: no retransmission timer and no fast retransmit — for the paper's Section 3.3 study with infinite buffers (`buffer = "inf"`), where nothing is lost"##;
+        ecn: bool, r##"bool"##,
+            |s, v| { s.tcp.ecn = v; },
+            |s| flag(s.tcp.ecn),
+            r##"ECN-capable transport: data is sent ECT, the receiver echoes CE (ECE until CWR), the sender halves its window once per window of data"##;
+    }
+}
+
+knobs! {
+    /// `[scheme.pfc]`.
+    #[derive(Deserialize, Debug, Clone, Default)]
+    #[serde(deny_unknown_fields)]
+    pub struct PfcOverrides ("scheme.pfc.", PFC_KNOBS) {}
+    knobs {
+        pause_threshold: Bytes, r##"size"##,
+            |s, v| { s.pfc.pause_threshold = Some(v.0); },
+            |s| opt(s.pfc.pause_threshold.map(size), "derived per port"),
+            r##"PAUSE above this"##;
+        unpause_threshold: Bytes, r##"size"##,
+            |s, v| { s.pfc.unpause_threshold = Some(v.0); },
+            |s| opt(s.pfc.unpause_threshold.map(size), "derived per port"),
+            r##"UNPAUSE below this"##;
+        reaction_time: Dur, r##"duration"##,
+            |s, v| { s.pfc.reaction_time = Some(v.0); },
+            |s| opt(s.pfc.reaction_time.map(dur), "derived per link"),
+            r##"worst-case window from generating a PAUSE until the last byte the upstream may still send has arrived: 2 maximum frames + one 84 B PFC frame + 2 link delays + 0.352 µs processing; 36.456 µs at 1 Gbps with 5.476 µs links, as in the paper"##;
+        watchdog_timeout: Dur, r##"duration ≥ 1 ns"##,
+            |s, v| { check(v.0 >= Time::from_ns(1), "must be at least 1ns")?; s.pfc.watchdog_timeout = v.0; },
+            |s| dur(s.pfc.watchdog_timeout),
+            r##"a switch egress paused for one priority longer than this is reported (`paused_too_long`)"##;
+        watchdog_action: WatchdogAction, r##"`report`, `shutdown`"##,
+            |s, v| { s.pfc.watchdog_action = v; },
+            |s| en(s.pfc.watchdog_action),
+            r##"`shutdown` also shuts the link down (one per watchdog sweep) and routing excludes it"##;
+        ignore_limit: u32, r##"integer"##,
+            |s, v| { check(v >= 1, "must be at least 1")?; s.pfc.ignore_limit = v; },
+            |s| num(s.pfc.ignore_limit),
+            r##"a neighbour that keeps sending a paused priority after the reaction window is re-sent PAUSE; after this many strikes it is reported (`ignores_pause`) and, with `shutdown`, its link shut down"##;
+        priorities: Vec<u8>, r##"list of 0..7"##,
+            |s, v| { check(!v.is_empty() && v.iter().all(|&p| p <= 7), "a non-empty list of priorities 0..7")?; s.pfc.priorities = mask_of(&v); },
+            |s| mask(s.pfc.priorities, "all eight"),
+            r##"the lossless priorities. The others are lossy: they get no PAUSE and may use only the ingress buffer left after the lossless priorities' headroom (n × (pause + one frame + reaction bytes + forwarding bytes)); the derivation below uses n = the number of lossless priorities instead of 8"##;
+        deadlock_check: Dur, r##"duration ≥ 1 ns, or `"0s"`"##,
+            |s, v| { check(v.0 == Time::ZERO || v.0 >= Time::from_ns(1), "must be at least 1ns (or \"0s\": off)")?; s.pfc.deadlock_check = v.0; },
+            |s| dur(s.pfc.deadlock_check),
+            r##"period of the check for a cycle of egress ports each paused by the next (a PFC deadlock); a cycle present in two consecutive checks is reported once with its ports; `"0s"` turns it off"##;
+    }
+}
+
+knobs! {
+    /// `[scheme.alb]`.
+    #[derive(Deserialize, Debug, Clone, Default)]
+    #[serde(deny_unknown_fields)]
+    pub struct AlbOverrides ("scheme.alb.", ALB_KNOBS) {}
+    knobs {
+        t1: Bytes, r##"size"##,
+            |s, v| { s.alb.t1 = v.0; },
+            |s| size(s.alb.t1),
+            r##"first threshold"##;
+        t2: Bytes, r##"size"##,
+            |s, v| { s.alb.t2 = v.0; },
+            |s| size(s.alb.t2),
+            r##"second threshold (at least `t1`)"##;
+        choice: AlbChoice, r##"`random`, `round_robin`"##,
+            |s, v| { s.alb.choice = v; },
+            |s| en(s.alb.choice),
+            r##"how to pick among the selected ports (round robin: a per-switch pointer)"##;
+    }
+}
+
+knobs! {
+    /// `[scheme.dibs]`.
+    #[derive(Deserialize, Debug, Clone, Default)]
+    #[serde(deny_unknown_fields)]
+    pub struct DibsOverrides ("scheme.dibs.", DIBS_KNOBS) {}
+    knobs {
+        enabled: bool, r##"bool"##,
+            |s, v| { s.dibs.enabled = v; },
+            |s| flag(s.dibs.enabled),
+            r##""##;
+        threshold: Bytes, r##"size"##,
+            |s, v| { s.dibs.threshold = Some(v.0); },
+            |s| opt(s.dibs.threshold.map(size), "none"),
+            r##"also detour when the chosen egress queue would hold more than this (shared-buffer variant)"##;
+        max_detours: u32, r##"integer"##,
+            |s, v| { s.dibs.max_detours = Some(v); },
+            |s| opt(s.dibs.max_detours.map(num), "none"),
+            r##"a packet detoured this many times is dropped (`detour_limit` drops)"##;
+        probability: f64, r##"0..1"##,
+            |s, v| { check((0.0..=1.0).contains(&v), format!("must be within 0..1, got {v}"))?; s.dibs.probability = v; },
+            |s| num(s.dibs.probability),
+            r##"detour an eligible packet with this probability (otherwise it takes its normal path)"##;
+        priorities: Vec<u8>, r##"list of 0..7"##,
+            |s, v| { check(v.iter().all(|&p| p <= 7), "priorities are 0..7")?; s.dibs.priorities = mask_of(&v); },
+            |s| mask(s.dibs.priorities, "all"),
+            r##"priorities allowed to detour (priority-aware detouring)"##;
+    }
+}
+
+impl Default for SchemeConfig {
+    fn default() -> Self {
+        // every knob unset, the preset its serde default
+        serde_json::from_str("{}").expect("an empty [scheme] table reads")
+    }
+}
+
+/// Every knob's reference row with its value under each preset (in the presets' order).
+pub fn knob_table() -> Vec<(&'static Knob, Vec<(&'static str, String)>)> {
+    let schemes: Vec<(&'static str, Scheme)> = PRESETS.iter().map(|p| (p.name, (p.build)())).collect();
+    [SCHEME_KNOBS, TCP_KNOBS, PFC_KNOBS, ALB_KNOBS, DIBS_KNOBS]
+        .into_iter()
+        .flatten()
+        .map(|k| (k, schemes.iter().map(|(n, s)| (*n, (k.shown)(s))).collect()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(json: &str) -> Result<Scheme, ConfigError> {
+        serde_json::from_str::<SchemeConfig>(json).unwrap().resolve()
+    }
+
+    #[test]
+    fn a_knob_overrides_its_preset_and_its_error_names_its_key() {
+        let s = resolve(r#"{"preset": "detail", "tcp": {"mss": 1000, "rto_min": "1ms"}, "pfc": {"priorities": [0, 3]}}"#).unwrap();
+        assert_eq!((s.tcp.mss, s.tcp.rto_min, s.tcp.rto_initial, s.pfc.priorities), (1000, Time::from_ms(1), Time::from_ms(1), 0b1001));
+        assert!(!s.tcp.fast_retransmit, "the rest is the preset's");
+        for (json, key) in [
+            (r#"{"tcp": {"mss": 10}}"#, "scheme.tcp.mss"),
+            (r#"{"dibs": {"probability": 2}}"#, "scheme.dibs.probability"),
+            (r#"{"queue_limit": 0}"#, "scheme.queue_limit"),
+            (r#"{"pfc": {"priorities": []}}"#, "scheme.pfc.priorities"),
+            (r#"{"alb": {"t1": "64KB", "t2": "16KB"}}"#, "scheme.alb.t2"),
+            (r#"{"tcp": {"mss": 1460, "rwnd": 1000}}"#, "scheme.tcp.rwnd"),
+        ] {
+            assert_eq!(resolve(json).unwrap_err().field, key, "{json}");
+        }
+    }
+
+    #[test]
+    fn queue_limit_wins_over_queue_limit_bdp() {
+        // as the reference says, in either order (until issue 35 the multiple won, against the reference)
+        for json in [r#"{"queue_limit": 50000, "queue_limit_bdp": 1}"#, r#"{"queue_limit_bdp": 1, "queue_limit": 50000}"#] {
+            let s = resolve(json).unwrap();
+            assert_eq!((s.queue_limit, s.queue_limit_bdp), (Some(50000), None));
+        }
+        let s = resolve(r#"{"preset": "pfabric", "queue_limit": 50000}"#).unwrap();
+        assert_eq!((s.queue_limit, s.queue_limit_bdp), (Some(50000), None));
+    }
+
+    #[test]
+    fn every_knob_has_one_row_and_every_preset_a_value() {
+        let t = knob_table();
+        let mut keys: Vec<&str> = t.iter().map(|(k, _)| k.key).collect();
+        let n = keys.len();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), n);
+        assert!(n >= 45, "{n} knobs");
+        assert!(t.iter().all(|(_, by)| by.len() == PRESETS.len() && by.iter().all(|(_, v)| !v.is_empty())));
+        // the values read as a scenario writes them
+        let row = |key: &str| t.iter().find(|(k, _)| k.key == key).unwrap().1.clone();
+        assert_eq!(row("scheme.tcp.rto_min")[0], ("fh", "`\"10ms\"`".to_string()));
+        assert_eq!(row("scheme.ecn_threshold")[0].1, "`\"64KB\"`");
+        assert_eq!(row("scheme.load_balancing")[0].1, "`flow_hash`");
+        assert_eq!(row("scheme.tcp.mss")[0].1, "`1460`");
+    }
+}

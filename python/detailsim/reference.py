@@ -1,0 +1,66 @@
+"""The scenario reference's `[scheme]` knob tables, generated from the core's one declaration of each knob
+(crates/model/src/config/knobs.rs: schema field, check, how it overrides the preset, unit and meaning).
+docs/scenarios.md holds them between generated markers; `detailsim reference --update-docs` rewrites them
+and tests/test_docs.py checks they are current."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from . import _core
+
+SOURCE = "crates/model/src/config/knobs.rs by `detailsim reference --update-docs`"
+DOC = Path("docs/scenarios.md")
+# table prefix -> (block name, the second column's header)
+SECTIONS = {
+    "scheme.": ("knobs-scheme", "values"),
+    "scheme.dibs.": ("knobs-scheme.dibs", "unit"),
+    "scheme.alb.": ("knobs-scheme.alb", "unit"),
+    "scheme.pfc.": ("knobs-scheme.pfc", "unit"),
+    "scheme.tcp.": ("knobs-scheme.tcp", "unit"),
+}
+BASE = "fh"
+
+
+def knobs() -> list[dict[str, Any]]:
+    """Every knob: key, unit, meaning, and its value under each preset (as the reference shows it)."""
+    return json.loads(_core.knob_table())
+
+
+def default_cell(presets: list[list[str]]) -> str:
+    """The `fh` preset's value, then the presets that differ, grouped by value in the presets' order."""
+    values = dict(presets)
+    base = values[BASE]
+    groups: dict[str, list[str]] = {}
+    for name, v in presets:
+        if v != base:
+            groups.setdefault(v, []).append(name)
+    if not groups:
+        return base
+    return base + " (" + "; ".join(", ".join(f"`{n}`" for n in names) + f": {v}" for v, names in groups.items()) + ")"
+
+
+def table(prefix: str) -> str:
+    """The markdown table of the knobs directly under `prefix` (e.g. "scheme.tcp.")."""
+    _, second = SECTIONS[prefix]
+    lines = [f"| key | {second} | default (`{BASE}`; other presets where they differ) | meaning |", "|---|---|---|---|"]
+    if prefix == "scheme.":
+        lines.append('| `preset` | a name above | `"fh"` | the policy row to start from; the keys below override it |')
+    for k in knobs():
+        rest = k["key"][len(prefix):]
+        if k["key"].startswith(prefix) and "." not in rest:
+            lines.append(f"| `{rest}` | {k['unit']} | {default_cell(k['presets'])} | {k['meaning']}".rstrip() + " |")
+    return "\n".join(lines)
+
+
+def update_docs(doc: Path = DOC) -> bool:
+    """Rewrite the generated tables in `doc`; whether anything changed."""
+    from .reproduce import render_block
+
+    text = old = doc.read_text()
+    for prefix, (name, _) in SECTIONS.items():
+        text = render_block(text, name, table(prefix), str(doc), SOURCE)
+    doc.write_text(text)
+    return text != old
