@@ -447,14 +447,41 @@ pub struct CdfConfig {
     pub stop: Option<Dur>,
 }
 
-/// Optional bursts of a Poisson arrival process: every `burst_period`, for `burst_length`, the rate is
-/// `burst_rate`; the rest of the period it is the workload's `rate`.
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-pub struct BurstConfig {
-    pub burst_period: Option<Dur>,
-    pub burst_length: Option<Dur>,
-    pub burst_rate: Option<f64>,
+/// A workload table with field groups declared once (a struct's body cannot call a macro, so the macro
+/// writes the whole struct): `arrivals` adds a Poisson arrival process that may burst (`start`, `stop`,
+/// and every `burst_period`, for `burst_length`, `burst_rate` instead of the workload's `rate`; read
+/// together by `Self::bursts`), `requests` the size of the request a response answers (`request_size`, 10 B
+/// by default).
+macro_rules! workload_table {
+    ($(#[$m:meta])* pub struct $name:ident { $($body:tt)* } with [$($group:ident),*]) => {
+        workload_table!(@build [$(#[$m])*] $name { $($body)* } [$($group),*]);
+    };
+    (@build [$($m:tt)*] $name:ident { $($body:tt)* } [arrivals $(, $rest:ident)*]) => {
+        workload_table!(@build [$($m)*] $name { $($body)*
+            #[serde(default = "Dur::zero")]
+            pub start: Dur,
+            pub stop: Option<Dur>,
+            pub burst_period: Option<Dur>,
+            pub burst_length: Option<Dur>,
+            pub burst_rate: Option<f64>,
+        } [$($rest),*]);
+        impl $name {
+            /// The bursts, as (period, length, rate) if any field is set.
+            pub fn bursts(&self) -> (Option<Dur>, Option<Dur>, Option<f64>) {
+                (self.burst_period, self.burst_length, self.burst_rate)
+            }
+        }
+    };
+    (@build [$($m:tt)*] $name:ident { $($body:tt)* } [requests $(, $rest:ident)*]) => {
+        workload_table!(@build [$($m)*] $name { $($body)*
+            #[serde(default = "d_request")]
+            pub request_size: Bytes,
+        } [$($rest),*]);
+    };
+    (@build [$($m:tt)*] $name:ident { $($body:tt)* } []) => {
+        $($m)*
+        pub struct $name { $($body)* }
+    };
 }
 
 pub(crate) fn d_len10() -> u32 {
@@ -481,103 +508,85 @@ pub(crate) fn d_gap() -> Dur {
     Dur(Time::from_ms(1))
 }
 
-#[derive(Deserialize, Debug, Clone)]
-#[serde(deny_unknown_fields)]
-pub struct SequentialConfig {
-    /// Workflows per second started by each front-end.
-    pub rate: f64,
-    /// Retrievals per workflow.
-    #[serde(default = "d_len10")]
-    pub length: u32,
-    pub sizes: Vec<Bytes>,
-    pub weights: Option<Vec<f64>>,
-    #[serde(default)]
-    pub priority: u8,
-    #[serde(default = "d_request")]
-    pub request_size: Bytes,
-    #[serde(default = "d_ftb")]
-    pub pattern: Pattern,
-    pub frontends: Option<u32>,
-    pub frontend_layout: Option<FrontendLayout>,
-    #[serde(default = "Dur::zero")]
-    pub start: Dur,
-    pub stop: Option<Dur>,
-    pub burst_period: Option<Dur>,
-    pub burst_length: Option<Dur>,
-    pub burst_rate: Option<f64>,
+workload_table! {
+    #[derive(Deserialize, Debug, Clone)]
+    #[serde(deny_unknown_fields)]
+    pub struct SequentialConfig {
+        /// Workflows per second started by each front-end.
+        pub rate: f64,
+        /// Retrievals per workflow.
+        #[serde(default = "d_len10")]
+        pub length: u32,
+        pub sizes: Vec<Bytes>,
+        pub weights: Option<Vec<f64>>,
+        #[serde(default)]
+        pub priority: u8,
+        #[serde(default = "d_ftb")]
+        pub pattern: Pattern,
+        pub frontends: Option<u32>,
+        pub frontend_layout: Option<FrontendLayout>,
+    } with [arrivals, requests]
 }
 
-#[derive(Deserialize, Debug, Clone)]
-#[serde(deny_unknown_fields)]
-pub struct PartitionAggregateConfig {
-    /// Workflows per second started by each front-end.
-    pub rate: f64,
-    #[serde(default = "d_fanouts")]
-    pub fanouts: Vec<u32>,
-    pub weights: Option<Vec<f64>>,
-    #[serde(default = "d_2kb")]
-    pub size: Bytes,
-    #[serde(default)]
-    pub priority: u8,
-    #[serde(default = "d_request")]
-    pub request_size: Bytes,
-    #[serde(default = "d_ftb")]
-    pub pattern: Pattern,
-    pub frontends: Option<u32>,
-    pub frontend_layout: Option<FrontendLayout>,
-    #[serde(default = "Dur::zero")]
-    pub start: Dur,
-    pub stop: Option<Dur>,
-    pub burst_period: Option<Dur>,
-    pub burst_length: Option<Dur>,
-    pub burst_rate: Option<f64>,
+workload_table! {
+    #[derive(Deserialize, Debug, Clone)]
+    #[serde(deny_unknown_fields)]
+    pub struct PartitionAggregateConfig {
+        /// Workflows per second started by each front-end.
+        pub rate: f64,
+        #[serde(default = "d_fanouts")]
+        pub fanouts: Vec<u32>,
+        pub weights: Option<Vec<f64>>,
+        #[serde(default = "d_2kb")]
+        pub size: Bytes,
+        #[serde(default)]
+        pub priority: u8,
+        #[serde(default = "d_ftb")]
+        pub pattern: Pattern,
+        pub frontends: Option<u32>,
+        pub frontend_layout: Option<FrontendLayout>,
+    } with [arrivals, requests]
 }
 
-#[derive(Deserialize, Debug, Clone)]
-#[serde(deny_unknown_fields)]
-pub struct IncastConfig {
-    /// Host index of the receiver.
-    #[serde(default)]
-    pub receiver: u32,
-    /// How many servers send (the first ones other than the receiver); all others by default.
-    pub senders: Option<u32>,
-    /// Bytes the receiver gets in total per incast, split evenly over the senders.
-    #[serde(default = "d_1mb")]
-    pub total: Bytes,
-    #[serde(default = "d_one")]
-    pub repeats: u32,
-    /// Pause between the end of one incast and the start of the next.
-    #[serde(default = "d_gap")]
-    pub gap: Dur,
-    #[serde(default = "Dur::zero")]
-    pub start: Dur,
-    #[serde(default)]
-    pub priority: u8,
-    #[serde(default = "d_request")]
-    pub request_size: Bytes,
+workload_table! {
+    #[derive(Deserialize, Debug, Clone)]
+    #[serde(deny_unknown_fields)]
+    pub struct IncastConfig {
+        /// Host index of the receiver.
+        #[serde(default)]
+        pub receiver: u32,
+        /// How many servers send (the first ones other than the receiver); all others by default.
+        pub senders: Option<u32>,
+        /// Bytes the receiver gets in total per incast, split evenly over the senders.
+        #[serde(default = "d_1mb")]
+        pub total: Bytes,
+        #[serde(default = "d_one")]
+        pub repeats: u32,
+        /// Pause between the end of one incast and the start of the next.
+        #[serde(default = "d_gap")]
+        pub gap: Dur,
+        #[serde(default = "Dur::zero")]
+        pub start: Dur,
+        #[serde(default)]
+        pub priority: u8,
+    } with [requests]
 }
 
-#[derive(Deserialize, Debug, Clone)]
-#[serde(deny_unknown_fields)]
-pub struct RetrievalConfig {
-    /// Retrievals per second issued by each requesting server.
-    pub rate: f64,
-    pub sizes: Vec<Bytes>,
-    pub weights: Option<Vec<f64>>,
-    #[serde(default)]
-    pub priority: u8,
-    #[serde(default = "d_request")]
-    pub request_size: Bytes,
-    #[serde(default)]
-    pub pattern: Pattern,
-    pub frontends: Option<u32>,
-    pub frontend_layout: Option<FrontendLayout>,
-    #[serde(default = "Dur::zero")]
-    pub start: Dur,
-    pub stop: Option<Dur>,
-    pub burst_period: Option<Dur>,
-    pub burst_length: Option<Dur>,
-    pub burst_rate: Option<f64>,
+workload_table! {
+    #[derive(Deserialize, Debug, Clone)]
+    #[serde(deny_unknown_fields)]
+    pub struct RetrievalConfig {
+        /// Retrievals per second issued by each requesting server.
+        pub rate: f64,
+        pub sizes: Vec<Bytes>,
+        pub weights: Option<Vec<f64>>,
+        #[serde(default)]
+        pub priority: u8,
+        #[serde(default)]
+        pub pattern: Pattern,
+        pub frontends: Option<u32>,
+        pub frontend_layout: Option<FrontendLayout>,
+    } with [arrivals, requests]
 }
 
 #[derive(Deserialize, Debug, Clone)]

@@ -211,7 +211,7 @@ pub(crate) fn check_prio(f: &dyn Fn(&str) -> String, p: u8) -> Result<(), Config
     Ok(())
 }
 
-pub(crate) fn check_burst(f: &dyn Fn(&str) -> String, period: Option<Dur>, length: Option<Dur>, rate: Option<f64>) -> Result<(), ConfigError> {
+pub(crate) fn check_burst(f: &dyn Fn(&str) -> String, (period, length, rate): (Option<Dur>, Option<Dur>, Option<f64>)) -> Result<(), ConfigError> {
     match (period, length, rate) {
         (None, None, None) => Ok(()),
         (Some(p), Some(l), Some(r)) => {
@@ -256,7 +256,7 @@ impl WorkloadConfig {
                 check_sizes(&f, &r.sizes)?;
                 check_mix(&f, r.sizes.len(), &r.weights, "size")?;
                 check_prio(&f, r.priority)?;
-                check_burst(&f, r.burst_period, r.burst_length, r.burst_rate)?;
+                check_burst(&f, r.bursts())?;
                 check_transfer(f("request_size"), r.request_size.0)?;
             }
             WorkloadConfig::Background(b) => {
@@ -274,7 +274,7 @@ impl WorkloadConfig {
                 check_sizes(&f, &q.sizes)?;
                 check_mix(&f, q.sizes.len(), &q.weights, "size")?;
                 check_prio(&f, q.priority)?;
-                check_burst(&f, q.burst_period, q.burst_length, q.burst_rate)?;
+                check_burst(&f, q.bursts())?;
                 if q.length == 0 {
                     return err(f("length"), "must be at least 1 retrieval");
                 }
@@ -286,7 +286,7 @@ impl WorkloadConfig {
                 }
                 check_mix(&f, q.fanouts.len(), &q.weights, "fan-out")?;
                 check_prio(&f, q.priority)?;
-                check_burst(&f, q.burst_period, q.burst_length, q.burst_rate)?;
+                check_burst(&f, q.bursts())?;
                 check_transfer(f("size"), q.size.0)?;
             }
             WorkloadConfig::Cdf(c) => {

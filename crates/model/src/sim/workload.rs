@@ -23,8 +23,8 @@ pub struct Arrivals {
 }
 
 impl Arrivals {
-    fn new(rate: f64, period: Option<Dur>, length: Option<Dur>, burst_rate: Option<f64>, start: Time, stop: Time) -> Self {
-        let burst = match (period, length, burst_rate) {
+    fn new(rate: f64, bursts: (Option<Dur>, Option<Dur>, Option<f64>), start: Time, stop: Time) -> Self {
+        let burst = match bursts {
             (Some(p), Some(l), Some(r)) => Some((p.0, l.0, r)),
             _ => None,
         };
@@ -302,7 +302,7 @@ impl Workload {
                 let classes = sizes.iter().map(|&s| sim.classes.id(&format!("retrieval/{}", fmt_bytes(s)))).collect();
                 let rngs = requesters.iter().map(|&h| sim.rng.stream(comp(i, h), purpose::ARRIVALS)).collect();
                 Workload::Retrieval {
-                    arrivals: Arrivals::new(r.rate, r.burst_period, r.burst_length, r.burst_rate, r.start.0, stop_of(sim, r.stop)),
+                    arrivals: Arrivals::new(r.rate, r.bursts(), r.start.0, stop_of(sim, r.stop)),
                     mix: Mix::new(sizes.len(), &r.weights),
                     sizes,
                     classes,
@@ -354,7 +354,7 @@ impl Workload {
                 let classes = sizes.iter().map(|&s| sim.classes.id(&format!("retrieval/{}", fmt_bytes(s)))).collect();
                 let rngs = requesters.iter().map(|&h| sim.rng.stream(comp(i, h), purpose::ARRIVALS)).collect();
                 Workload::Sequential {
-                    arrivals: Arrivals::new(q.rate, q.burst_period, q.burst_length, q.burst_rate, q.start.0, stop_of(sim, q.stop)),
+                    arrivals: Arrivals::new(q.rate, q.bursts(), q.start.0, stop_of(sim, q.stop)),
                     length: q.length,
                     mix: Mix::new(sizes.len(), &q.weights),
                     sizes,
@@ -376,7 +376,7 @@ impl Workload {
                 }
                 let rngs = requesters.iter().map(|&h| sim.rng.stream(comp(i, h), purpose::ARRIVALS)).collect();
                 Workload::PartitionAggregate {
-                    arrivals: Arrivals::new(q.rate, q.burst_period, q.burst_length, q.burst_rate, q.start.0, stop_of(sim, q.stop)),
+                    arrivals: Arrivals::new(q.rate, q.bursts(), q.start.0, stop_of(sim, q.stop)),
                     wf_classes: q.fanouts.iter().map(|f| sim.classes.id(&format!("workflow/partition-aggregate/{f}"))).collect(),
                     mix: Mix::new(q.fanouts.len(), &q.weights),
                     fanouts: q.fanouts.clone(),
@@ -422,7 +422,7 @@ impl Workload {
                     None => sim.fab.hosts.iter().map(|&h| sim.rng.stream(comp(i, h), purpose::ARRIVALS)).collect(),
                 };
                 Workload::Cdf {
-                    arrivals: Arrivals::new(rate, None, None, None, c.start.0, stop_of(sim, c.stop)),
+                    arrivals: Arrivals::new(rate, (None, None, None), c.start.0, stop_of(sim, c.stop)),
                     points,
                     classes: [sim.classes.id("small"), sim.classes.id("medium"), sim.classes.id("large")],
                     prio: c.priority,
