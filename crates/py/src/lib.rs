@@ -281,11 +281,11 @@ fn live_layout(scenario_json: &str) -> PyResult<String> {
         let fab = detailsim_model::live::Fabric::new(&net, &scheme);
         let ip = |i: u32| std::net::Ipv4Addr::from(frame::host_ip(i)).to_string();
         let mac = |m: [u8; 6]| m.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":");
-        let hosts: Vec<serde_json::Value> = (0..fab.hosts.len() as u32)
-            .map(|h| serde_json::json!({"index": h, "name": net.node_name(fab.hosts[h as usize]), "port": fab.host_port[h as usize], "ip": ip(h), "mac": mac(frame::host_mac(h))}))
+        let hosts: Vec<serde_json::Value> = (0..fab.net.hosts.len() as u32)
+            .map(|h| serde_json::json!({"index": h, "name": net.node_name(fab.net.hosts[h as usize]), "port": fab.host_port[h as usize], "ip": ip(h), "mac": mac(frame::host_mac(h))}))
             .collect();
-        let ports: Vec<serde_json::Value> = fab.ports.iter().enumerate()
-            .map(|(p, pt)| serde_json::json!({"index": p, "node": net.node_name(pt.node), "peer": pt.peer, "host": pt.host, "rate_bps": pt.rate.0, "mac": mac(frame::port_mac(p as u32))}))
+        let ports: Vec<serde_json::Value> = fab.net.ports.iter().zip(&fab.tx).enumerate()
+            .map(|(p, (pt, t))| serde_json::json!({"index": p, "node": net.node_name(pt.node), "peer": pt.peer, "host": t.host, "rate_bps": pt.rate.0, "mac": mac(frame::port_mac(p as u32))}))
             .collect();
         // the hosts' kernel TCP is set as close to the scheme's TCP as Linux allows (docs/live.md)
         let t = &scheme.tcp;
@@ -309,16 +309,17 @@ fn live_forward(py: Python<'_>, scenario_json: &str, deadline_s: f64, stop_file:
     let st = res.map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
     let name = |n: u32| net.node_name(n).to_string();
     let mut late = detailsim_model::live::fabric::LateHist::default();
-    for p in &fab.ports {
-        late.merge(&p.stats.late_ns);
+    for t in &fab.tx {
+        late.merge(&t.stats.late_ns);
     }
-    let ports: Vec<serde_json::Value> = fab.ports.iter().enumerate().map(|(p, pt)| {
-        let achieved = if pt.stats.backlog_actual_ps > 0 { pt.rate.0 as f64 * pt.stats.backlog_ideal_ps as f64 / pt.stats.backlog_actual_ps as f64 } else { f64::NAN };
-        serde_json::json!({"port": p, "node": name(pt.node), "peer": name(fab.ports[pt.peer as usize].node), "rate_bps": pt.rate.0,
+    let ports: Vec<serde_json::Value> = fab.net.ports.iter().enumerate().map(|(p, pt)| {
+        let stats = &fab.tx[p].stats;
+        let achieved = if stats.backlog_actual_ps > 0 { pt.rate.0 as f64 * stats.backlog_ideal_ps as f64 / stats.backlog_actual_ps as f64 } else { f64::NAN };
+        serde_json::json!({"port": p, "node": name(pt.node), "peer": name(fab.net.ports[pt.peer as usize].node), "rate_bps": pt.rate.0,
             "backlogged_rate_bps": if achieved.is_finite() { serde_json::json!(achieved) } else { serde_json::Value::Null },
-            "tx_frames": pt.stats.tx_frames, "tx_wire_bytes": pt.stats.tx_wire_bytes, "busy_s": pt.stats.busy_ps as f64 * 1e-12,
-            "pfc_sent": pt.stats.pfc_sent, "pfc_received": pt.stats.pfc_received,
-            "paused_s": pt.pfc.egress.paused_total(detailsim_engine::Time((st.wall_s * 1e12) as u64)).0 as f64 * 1e-12,
+            "tx_frames": stats.tx_frames, "tx_wire_bytes": stats.tx_wire_bytes, "busy_s": stats.busy_ps as f64 * 1e-12,
+            "pfc_sent": stats.pfc_sent, "pfc_received": stats.pfc_received,
+            "paused_s": fab.net.pfc[p].egress.paused_total(detailsim_engine::Time((st.wall_s * 1e12) as u64)).0 as f64 * 1e-12,
             "max_ingress_bytes": pt.ing.max_total, "max_egress_bytes": pt.eg.max_total, "ingress_cap": pt.ing.cap, "egress_cap": pt.eg.cap})
     }).collect();
     let c = &fab.counters;

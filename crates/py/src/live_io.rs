@@ -165,12 +165,12 @@ fn cpu_seconds() -> f64 {
 /// Forward until `deadline` or until `stop_file` exists. Port `p`'s interface is `p{p}`, host `h`'s is `h{h}`.
 /// Once every ring is open, `ready_file` (if any) is created, so the caller can start traffic knowing no frame can arrive before the fabric listens.
 pub fn forward(fab: &mut Fabric, deadline: Duration, stop_file: &Path, ready_file: Option<&Path>) -> io::Result<LoopStats> {
-    let mut port_rings = Vec::with_capacity(fab.ports.len());
-    for p in 0..fab.ports.len() {
+    let mut port_rings = Vec::with_capacity(fab.net.ports.len());
+    for p in 0..fab.net.ports.len() {
         port_rings.push(Ring::open(&format!("p{p}"))?);
     }
-    let mut host_rings = Vec::with_capacity(fab.hosts.len());
-    for h in 0..fab.hosts.len() {
+    let mut host_rings = Vec::with_capacity(fab.net.hosts.len());
+    for h in 0..fab.net.hosts.len() {
         host_rings.push(Ring::open(&format!("h{h}"))?);
     }
     if let Some(r) = ready_file {

@@ -75,8 +75,8 @@ fn mask_of(v: &[u8]) -> u8 {
 pub(crate) fn size(b: u64) -> String {
     match b {
         0 => "`0`".into(),
-        _ if b % (1 << 20) == 0 => format!("`\"{}MB\"`", b >> 20),
-        _ if b % 1024 == 0 => format!("`\"{}KB\"`", b >> 10),
+        _ if b.is_multiple_of(1 << 20) => format!("`\"{}MB\"`", b >> 20),
+        _ if b.is_multiple_of(1024) => format!("`\"{}KB\"`", b >> 10),
         _ => format!("`{b}`"),
     }
 }
@@ -85,7 +85,7 @@ pub(crate) fn size(b: u64) -> String {
 pub(crate) fn dur(t: Time) -> String {
     let ps = t.0;
     for (unit, per) in [("s", 1_000_000_000_000u64), ("ms", 1_000_000_000), ("us", 1_000_000), ("ns", 1_000)] {
-        if ps >= per && ps % per == 0 {
+        if ps >= per && ps.is_multiple_of(per) {
             return format!("`\"{}{unit}\"`", ps / per);
         }
     }
@@ -196,7 +196,7 @@ knobs! {
             |s| size(s.tcp.mss as u64),
             r##"maximum segment size (MSS + 40 B of headers must fit the MTU)"##;
         initial_window: u32, r##"segments"##,
-            |s, v| { check(v >= 1 && v <= 1_000_000, format!("must be 1 to 1000000 segments, got {v}"))?; s.tcp.initial_window = v; },
+            |s, v| { check((1..=1_000_000).contains(&v), format!("must be 1 to 1000000 segments, got {v}"))?; s.tcp.initial_window = v; },
             |s| num(s.tcp.initial_window),
             r##"initial congestion window"##;
         rwnd: Bytes, r##"size"##,

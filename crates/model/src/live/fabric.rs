@@ -11,24 +11,24 @@
 //! ```
 //!
 //! Like every component it takes `now` and an input and pushes what to do (`Out`: a frame to write to a
-//! port's or a host's interface) to a buffer; the caller owns the sockets and the clock. Everything is
-//! built from the scenario's network as the simulator builds it (`crate::fabric::Fabric`), so topology, routes,
-//! thresholds, markers and random streams are exactly the simulator's. Differences from the simulator, on purpose: the crossbar moves a frame at once
-//! (a software switch has no fabric bottleneck; it still waits while the egress is full, which is what backs
-//! pressure up into the ingress and PFC); a PFC frame leaves at once and takes effect when it arrives
-//! (the stop delay is the real one); propagation is whatever the veth and the forwarding loop take.
+//! port's or a host's interface) to a buffer; the caller owns the sockets and the clock. It holds the
+//! scenario's network as the simulator builds it (`crate::fabric::Fabric::for_run`: topology, routes,
+//! ports with their queues and crossbar sides, PFC thresholds, markers and random streams) and runs the
+//! pipeline's shared steps on it (`fabric::pipeline`: ingress admission, PFC check, crossbar start and
+//! end, egress marking), which the simulator runs too; what is its own is the polled timing (a transfer's
+//! end and a transmitter's next start are deadlines, not events) and the paced transmitter. Differences
+//! from the simulator, on purpose: a PFC frame leaves at once and takes effect when it arrives (the stop
+//! delay is the real one); propagation is whatever the veth and the forwarding loop take.
 
 use crate::config::LoadBalancing;
 use crate::live::frame::{self, Ipv4Info, Kind};
-use crate::mechanisms::crossbar::{Crossbar, Waiters};
-use crate::mechanisms::ecn::{Marker, Occupancy, Verdict};
-use crate::mechanisms::pfc::{DataCheck, PfcFrame, PfcPort, PFC_FRAME_WIRE};
-use crate::mechanisms::queue::{Fifo, IngressQueue, PrioQueue, NIL};
+use crate::mechanisms::crossbar::Waiters;
+use crate::mechanisms::ecn::Verdict;
+use crate::mechanisms::pfc::{DataCheck, PfcFrame, PFC_FRAME_WIRE};
+use crate::mechanisms::queue::NIL;
 use crate::packet::{PacketId, ECN_CE};
-use crate::routing::Routes;
 use crate::config::Scheme;
-use crate::topology::Framing;
-use detailsim_engine::{Rate, Time};
+use detailsim_engine::Time;
 
 /// Where a frame goes: out of fabric port `p` (to its peer), or into host `h`'s own interface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,25 +162,15 @@ pub struct Counters {
     pub pfc_ignoring: u64,
 }
 
-#[derive(Debug, Clone)]
-pub struct LivePort {
-    pub node: u32,
-    pub peer: u32,
-    /// The host this port belongs to (its NIC model), or none for a switch port.
+/// What only the live forwarder keeps per port, beside the network's port (`crate::fabric::Port`: its
+/// queues, crossbar sides and waiters): the host whose NIC it is, the end of the transfer out of its
+/// ingress, the paced transmitter, and the emulator's own counters.
+#[derive(Debug, Clone, Default)]
+pub struct LiveTx {
+    /// The host this port belongs to (its NIC), or none for a switch port.
     pub host: Option<u32>,
-    pub rate: Rate,
-    pub ing: IngressQueue,
-    pub eg: PrioQueue<Fifo>,
-    pub pfc: PfcPort,
-    pub marker: Marker,
-    /// The crossbar, as in the simulator: a transfer out of this ingress takes frame / (speedup x its rate),
-    /// one into this egress frame / (speedup x its rate); the frame joins the egress when it ends.
-    pub xbar: Crossbar,
-    pub xbar_rate: Rate,
-    /// When the transfer out of this ingress ends (valid while `xbar.in_busy`).
+    /// When the transfer out of this ingress ends (valid while the port's `xbar.in_busy`).
     pub xbar_done: Time,
-    /// Ingresses blocked on this egress (room or its crossbar side), in the simulator's arbitration order.
-    pub waiters: Waiters,
     /// The paced transmitter may start the next frame at this time.
     pub tx_ready: Time,
     /// The frame being serialised and when its last bit leaves: it is handed to the peer then (store and
@@ -201,19 +191,19 @@ struct Meta {
 }
 
 pub struct Fabric {
-    pub ports: Vec<LivePort>,
-    /// The network's nodes (forwarding state and random streams), as the simulator starts with them.
-    nodes: Vec<crate::fabric::Node>,
-    routes: Routes,
-    /// Host index → node, and the node's (only) port.
-    pub hosts: Vec<u32>,
+    /// The network as a simulated run starts with it (`crate::fabric::Fabric::for_run`): ports with their
+    /// queues, crossbar sides and waiters, nodes with their forwarding state and random streams, routes,
+    /// PFC state and markers. The pipeline's steps are its methods (`fabric::pipeline`), the simulator's too.
+    pub net: crate::fabric::Fabric,
+    /// Per port, what only the live forwarder keeps.
+    pub tx: Vec<LiveTx>,
+    /// Host index → its node's (only) port.
     pub host_port: Vec<u32>,
     lb: LoadBalancing,
     alb: crate::config::AlbParams,
     pfc_on: bool,
     pfc_mask: u8,
     ignore_limit: u32,
-    framing: Framing,
     frames: Vec<Vec<u8>>,
     meta: Vec<Meta>,
     free: Vec<PacketId>,
@@ -256,46 +246,29 @@ impl Fabric {
     /// with it): its ports, queues, thresholds, markers and streams (check `unsupported` first).
     pub fn new(net: &crate::fabric::Fabric, scheme: &Scheme) -> Fabric {
         let pfc_on = scheme.flow_control == crate::config::FlowControl::Pfc;
-        let mut ports = Vec::with_capacity(net.ports.len());
-        let mut host_of_node = vec![None; net.nodes.len()];
+        let mut net = net.clone();
+        // the simulator reads PFC state and markers only with PFC and marking on; the live loop always does
+        if net.pfc.len() != net.ports.len() {
+            net.pfc = vec![Default::default(); net.ports.len()];
+        }
+        if net.markers.len() != net.ports.len() {
+            net.markers = vec![crate::mechanisms::ecn::Marker::Off; net.ports.len()];
+        }
+        let mut tx = vec![LiveTx::default(); net.ports.len()];
         for (i, &n) in net.hosts.iter().enumerate() {
-            host_of_node[n as usize] = Some(i as u32);
+            let p = net.nodes[n as usize].port_base;
+            tx[p as usize].host = Some(i as u32);
         }
-        for (p, sp) in net.ports.iter().enumerate() {
-            let eg = PrioQueue::<Fifo>::new(sp.eg.cap).per_priority(sp.eg.per_prio);
-            ports.push(LivePort {
-                node: sp.node,
-                peer: sp.peer,
-                host: host_of_node[sp.node as usize],
-                rate: sp.rate,
-                ing: IngressQueue::new(sp.ing.cap),
-                eg,
-                pfc: PfcPort { ingress: net.pfc.get(p).map(|x| x.ingress.clone()).unwrap_or_default(), egress: Default::default() },
-                marker: net.markers.get(p).cloned().unwrap_or(Marker::Off),
-                xbar: Crossbar::default(),
-                xbar_rate: sp.xbar_rate,
-                xbar_done: Time::ZERO,
-                waiters: Waiters::default(),
-                tx_ready: Time::ZERO,
-                on_wire: None,
-                resumed_at: Time::ZERO,
-                stats: PortStats::default(),
-            });
-        }
-        let nodes = net.nodes.clone();
         let host_port = net.hosts.iter().map(|&n| net.nodes[n as usize].port_base).collect();
         Fabric {
-            ports,
-            nodes,
-            routes: net.routes.clone(),
-            hosts: net.hosts.clone(),
+            net,
+            tx,
             host_port,
             lb: scheme.load_balancing,
             alb: scheme.alb.clone(),
             pfc_on,
             pfc_mask: scheme.pfc.priorities,
             ignore_limit: scheme.pfc.ignore_limit,
-            framing: net.framing,
             frames: Vec::new(),
             meta: Vec::new(),
             free: Vec::new(),
@@ -344,7 +317,7 @@ impl Fabric {
     /// Bytes a frame of `len` bytes (Ethernet header and payload, no FCS) occupies on the wire and in buffers:
     /// the simulator's framing of its IP packet.
     fn wire_of(&self, len: usize) -> u64 {
-        self.framing.wire(len.saturating_sub(frame::ETH_HDR) as u32) as u64
+        self.net.framing.wire(len.saturating_sub(frame::ETH_HDR) as u32) as u64
     }
 
     /// Host `h`'s kernel sent `bytes` on its interface: into its NIC queue, or dropped when that is full.
@@ -354,18 +327,21 @@ impl Fabric {
             self.counters.foreign += 1;
             return;
         };
-        if frame::host_of_ip(info.dst).is_none_or(|d| d as usize >= self.hosts.len()) {
+        if frame::host_of_ip(info.dst).is_none_or(|d| d as usize >= self.net.hosts.len()) {
             self.counters.foreign += 1;
             return;
         }
         let port = self.host_port[h as usize];
         let wire = self.wire_of(bytes.len());
-        if !self.ports[port as usize].eg.has_room(wire) {
+        if !self.net.ports[port as usize].eg.has_room(wire) {
             self.counters.nic_drops += 1;
             return;
         }
         let pid = self.store(bytes);
-        self.enqueue_egress(now, port, pid, info.prio, info.ecn, wire, false);
+        let pt = &mut self.net.ports[port as usize];
+        pt.eg.advance(now);
+        pt.eg.reserve(info.prio, wire);
+        self.enqueue_egress(now, port, pid, info.prio, info.ecn, wire);
     }
 
     /// A frame arrived at fabric port `port` from its peer.
@@ -373,17 +349,17 @@ impl Fabric {
         let kind = frame::parse(bytes);
         match kind {
             Kind::Pfc(f) => {
-                let pt = &mut self.ports[port as usize];
-                pt.stats.pfc_received += 1;
-                let before = pt.pfc.egress.paused;
-                pt.pfc.egress.on_frame(now, f);
-                if before & !pt.pfc.egress.paused != 0 {
+                self.tx[port as usize].stats.pfc_received += 1;
+                let e = &mut self.net.pfc[port as usize].egress;
+                let before = e.paused;
+                e.on_frame(now, f);
+                if before & !e.paused != 0 {
                     // a resume: frames held by the pause are due from now, not from when they queued
-                    pt.resumed_at = now;
+                    self.tx[port as usize].resumed_at = now;
                 }
             }
             Kind::Other => self.counters.foreign += 1,
-            Kind::Ipv4(info) => match self.ports[port as usize].host {
+            Kind::Ipv4(info) => match self.tx[port as usize].host {
                 Some(h) => {
                     let pid = self.store(bytes);
                     self.counters.delivered += 1;
@@ -397,25 +373,23 @@ impl Fabric {
     fn switch_arrive(&mut self, now: Time, port: u32, bytes: &[u8], info: Ipv4Info) {
         let prio = info.prio;
         let wire = self.wire_of(bytes.len());
-        if self.pfc_on && self.ports[port as usize].pfc.ingress.enabled {
-            match self.ports[port as usize].pfc.ingress.on_data(now, prio, self.ignore_limit) {
+        if self.pfc_on && self.net.pfc[port as usize].ingress.enabled {
+            match self.net.pfc[port as usize].ingress.on_data(now, prio, self.ignore_limit) {
                 DataCheck::Resend(f) => self.emit_pfc(port, f),
                 DataCheck::Ignoring => self.counters.pfc_ignoring += 1,
                 DataCheck::Fine | DataCheck::Reported => {}
             }
         }
-        let Some(dst) = frame::host_of_ip(info.dst).filter(|&d| (d as usize) < self.hosts.len()) else {
+        let Some(dst) = frame::host_of_ip(info.dst).filter(|&d| (d as usize) < self.net.hosts.len()) else {
             self.counters.foreign += 1;
             return;
         };
-        let node = self.ports[port as usize].node;
-        let Some(out) = self.route(node, self.hosts[dst as usize], info) else {
+        let node = self.net.ports[port as usize].node;
+        let Some(out) = self.route(node, self.net.hosts[dst as usize], info) else {
             self.counters.no_route += 1;
             return;
         };
-        let pt = &self.ports[port as usize];
-        let lossy = self.pfc_on && pt.pfc.ingress.lossy(prio);
-        if !pt.ing.has_room(wire) || (lossy && pt.ing.total + wire > pt.pfc.ingress.lossy_limit) {
+        if !self.net.ingress_admits(port, prio, wire, self.pfc_on) {
             if self.pfc_on && self.pfc_mask & (1 << prio) != 0 {
                 self.counters.ingress_drops_lossless += 1;
             } else {
@@ -425,7 +399,7 @@ impl Fabric {
         }
         let pid = self.store(bytes);
         self.meta[pid as usize] = Meta { out, prio: info.prio, ecn: info.ecn, wire, queued_at: now };
-        let pt = &mut self.ports[port as usize];
+        let pt = &mut self.net.ports[port as usize];
         pt.ing.advance(now);
         pt.ing.push(prio, pid, wire, &mut self.links);
         self.pfc_check(now, port);
@@ -433,10 +407,10 @@ impl Fabric {
     }
 
     fn route(&mut self, node: u32, dst_node: u32, info: Ipv4Info) -> Option<u32> {
-        let ports = &self.ports;
+        let crate::fabric::Fabric { routes, nodes, ports, .. } = &mut self.net;
         // (live mode has no faults: every port is up)
         let drain = |p: u32| ports[p as usize].eg.drain_bytes(info.prio);
-        self.nodes[node as usize].route(node, &self.routes, dst_node, info.hash, self.lb, &self.alb, |_| true, drain, &mut self.scratch)
+        nodes[node as usize].route(node, routes, dst_node, info.hash, self.lb, &self.alb, |_| true, drain, &mut self.scratch)
     }
 
     /// The ingress bytes of `port` changed: PAUSE / UNPAUSE out of it at once.
@@ -444,9 +418,7 @@ impl Fabric {
         if !self.pfc_on {
             return;
         }
-        let pt = &mut self.ports[port as usize];
-        if let Some(f) = pt.pfc.ingress.check(pt.ing.bytes()) {
-            let f = pt.pfc.ingress.send(now, f);
+        if let Some(f) = self.net.pfc_check(now, port) {
             self.emit_pfc(port, f);
         }
     }
@@ -454,10 +426,11 @@ impl Fabric {
     fn emit_pfc(&mut self, port: u32, f: PfcFrame) {
         let bytes = frame::pfc_frame(port, f);
         let pid = self.store(&bytes);
-        let pt = &mut self.ports[port as usize];
-        pt.stats.pfc_sent += 1;
+        let rate = self.net.ports[port as usize].rate;
+        let t = &mut self.tx[port as usize];
+        t.stats.pfc_sent += 1;
         // the frame shares the wire: the next data frame waits for it
-        pt.tx_ready += pt.rate.tx_time(PFC_FRAME_WIRE);
+        t.tx_ready += rate.tx_time(PFC_FRAME_WIRE);
         self.counters.pfc_frames += 1;
         self.out.push(Out { to: Target::Port(port), pid });
     }
@@ -466,31 +439,24 @@ impl Fabric {
     /// side of the crossbar is free, as the simulator's `xbar_try` does (strict priority; a head waits while
     /// its egress is full or busy, and waits among that egress's waiters).
     fn xbar_try(&mut self, now: Time, inp: u32) {
-        if self.ports[inp as usize].xbar.in_busy {
+        if self.net.ports[inp as usize].xbar.in_busy {
             return;
         }
-        let mut mask = self.ports[inp as usize].ing.nonempty;
+        let mut mask = self.net.ports[inp as usize].ing.nonempty;
         while mask != 0 {
             let prio = mask.trailing_zeros() as u8;
             mask &= mask - 1;
-            let pid = self.ports[inp as usize].ing.head(prio).expect("non-empty priority");
+            let pid = self.net.ports[inp as usize].ing.head(prio).expect("non-empty priority");
             let m = self.meta[pid as usize];
-            let e = &mut self.ports[m.out as usize];
+            let e = &mut self.net.ports[m.out as usize];
             // ingresses already waiting for this egress go first (in the simulator they would have taken it
             // the moment it freed, before this arrival): outside a round of retries, join them
-            let queued_behind = !e.waiters.is_empty() && self.round_of != Some(m.out);
+            let queued_behind = e.waiting && self.round_of != Some(m.out);
             if queued_behind || !e.eg.fits(prio, m.wire) || !e.xbar.out_free(now) {
-                e.waiters.add(prio, inp);
+                e.wait(prio, inp);
                 continue;
             }
-            e.eg.advance(now);
-            e.eg.reserve(prio, m.wire);
-            let out_time = e.xbar_rate.tx_time(m.wire);
-            e.xbar.start_out(now, out_time);
-            let ip = &mut self.ports[inp as usize];
-            ip.ing.pop(prio, &self.links);
-            let in_time = ip.xbar_rate.tx_time(m.wire);
-            ip.xbar_done = ip.xbar.start_in(now, pid, in_time);
+            self.tx[inp as usize].xbar_done = self.net.xbar_start(now, inp, m.out, prio, pid, m.wire, &self.links);
             return;
         }
     }
@@ -498,31 +464,21 @@ impl Fabric {
     /// The transfer out of ingress `inp` ended: its bytes leave the ingress (PFC may resume) and the frame
     /// joins its egress, whose room it already holds.
     fn xbar_finish(&mut self, now: Time, inp: u32) {
-        let pid = self.ports[inp as usize].xbar.finish();
+        let pid = self.net.ports[inp as usize].xbar.in_pkt;
         let m = self.meta[pid as usize];
-        let prio = m.prio;
-        let ip = &mut self.ports[inp as usize];
-        ip.ing.advance(now);
-        ip.ing.release(prio, m.wire);
+        self.net.ports[inp as usize].ing.advance(now);
+        self.net.xbar_end(inp, m.prio, m.wire);
         self.pfc_check(now, inp);
         self.counters.forwarded += 1;
-        self.enqueue_egress(now, m.out, pid, prio, m.ecn, m.wire, true);
+        self.enqueue_egress(now, m.out, pid, m.prio, m.ecn, m.wire);
         self.xbar_try(now, inp);
     }
 
-    /// Frame `pid` joins egress (or NIC) queue `port`: the marker decides CE or drop first. `reserved`: the
-    /// crossbar already holds its room in the queue.
-    #[allow(clippy::too_many_arguments)] // the frame's fields, read once by the caller
-    fn enqueue_egress(&mut self, now: Time, port: u32, pid: PacketId, prio: u8, ecn: u8, wire: u64, reserved: bool) {
-        let node = self.ports[port as usize].node as usize;
-        let is_switch = self.nodes[node].is_switch;
-        let may_drop = is_switch && !(self.pfc_on && self.pfc_mask & (1 << prio) != 0);
-        let pt = &mut self.ports[port as usize];
-        // the marker sees the queue with the arrival included, as the simulator calls it after reserving
-        let add = if reserved { 0 } else { wire };
-        let occ = Occupancy { prio_bytes: pt.eg.prio_bytes(prio) + add, total: pt.eg.total + add, pkts: pt.eg.pkts + 1 };
-        let rng = &mut self.nodes[node].rng;
-        match pt.marker.on_enqueue(occ, wire, ecn, may_drop, || rng.uniform()) {
+    /// Frame `pid` joins egress (or NIC) queue `port`, which already counts its bytes: the marker decides
+    /// CE or drop first (`fabric::Fabric::mark`, as in the simulator).
+    fn enqueue_egress(&mut self, now: Time, port: u32, pid: PacketId, prio: u8, ecn: u8, wire: u64) {
+        let lossless = self.pfc_on && self.pfc_mask & (1 << prio) != 0;
+        match self.net.mark(port, prio, ecn, wire, lossless) {
             Verdict::Pass => {}
             Verdict::Mark => {
                 if ecn != ECN_CE {
@@ -533,46 +489,41 @@ impl Fabric {
             Verdict::Drop => {
                 self.counters.red_drops += 1;
                 self.free.push(pid);
-                if reserved {
-                    let pt = &mut self.ports[port as usize];
-                    pt.eg.advance(now);
-                    pt.eg.release(prio, wire);
-                }
+                let pt = &mut self.net.ports[port as usize];
+                pt.eg.advance(now);
+                pt.eg.release(prio, wire);
                 return;
             }
         }
         self.meta[pid as usize] = Meta { out: port, prio, ecn, wire, queued_at: now };
-        let pt = &mut self.ports[port as usize];
-        if reserved {
-            pt.eg.enlist(prio, pid, 0, 0, &mut self.links);
-        } else {
-            pt.eg.advance(now);
-            pt.eg.push(prio, pid, wire, &mut self.links);
-        }
+        self.net.ports[port as usize].eg.enlist(prio, pid, 0, 0, &mut self.links);
     }
 
     /// Run the crossbar and the paced transmitters up to `now`. Returns the earliest time something is due
     /// (a transfer's end, a crossbar side freeing, a frame's start or its last bit), if anything is pending.
     pub fn poll(&mut self, now: Time) -> Option<Time> {
-        for p in 0..self.ports.len() {
-            if self.ports[p].xbar.in_busy && self.ports[p].xbar_done <= now {
+        for p in 0..self.net.ports.len() {
+            if self.net.ports[p].xbar.in_busy && self.tx[p].xbar_done <= now {
                 self.xbar_finish(now, p as u32);
             }
         }
         self.xbar_all(now);
-        for p in 0..self.ports.len() {
+        for p in 0..self.net.ports.len() {
             self.transmit(now, p);
         }
         // transmissions made room in egresses: heads waiting on them may cross now
         self.xbar_all(now);
-        self.ports
+        self.net
+            .ports
             .iter()
-            .filter_map(|pt| {
-                let start = (pt.eg.nonempty & !pt.pfc.egress.paused != 0).then(|| pt.tx_ready.max(now));
-                let end = pt.on_wire.map(|(_, t)| t.max(now));
-                let xbar_end = pt.xbar.in_busy.then_some(pt.xbar_done.max(now));
+            .zip(&self.tx)
+            .zip(&self.net.pfc)
+            .filter_map(|((pt, t), pfc)| {
+                let start = (pt.eg.nonempty & !pfc.egress.paused != 0).then(|| t.tx_ready.max(now));
+                let end = t.on_wire.map(|(_, e)| e.max(now));
+                let xbar_end = pt.xbar.in_busy.then_some(t.xbar_done.max(now));
                 // heads waiting for this egress side to free
-                let out_free = (!pt.waiters.is_empty() && pt.xbar.out_free_at > now).then_some(pt.xbar.out_free_at);
+                let out_free = (pt.waiting && pt.xbar.out_free_at > now).then_some(pt.xbar.out_free_at);
                 start.into_iter().chain(end).chain(xbar_end).chain(out_free).min()
             })
             .min()
@@ -581,19 +532,19 @@ impl Fabric {
     /// Every egress that can take a transfer lets its blocked ingresses retry, in the simulator's order:
     /// the first of the highest blocked priority first; those that block again keep their place ahead.
     fn xbar_all(&mut self, now: Time) {
-        for e in 0..self.ports.len() {
-            let pt = &mut self.ports[e];
-            if pt.waiters.is_empty() || !pt.xbar.out_free(now) {
+        for e in 0..self.net.ports.len() {
+            let pt = &mut self.net.ports[e];
+            if !pt.waiting || !pt.xbar.out_free(now) {
                 continue;
             }
             let mut round = std::mem::take(&mut self.round);
-            pt.waiters.take_round(&mut round);
+            pt.take_round(&mut round);
             self.round_of = Some(e as u32);
             while let Some(inp) = Waiters::next_of(&mut round) {
                 self.xbar_try(now, inp);
             }
             self.round_of = None;
-            self.ports[e].waiters.end_round(&mut round);
+            self.net.ports[e].end_round(&mut round);
             self.round = round;
         }
     }
@@ -602,16 +553,17 @@ impl Fabric {
     /// ended, start the next.
     fn transmit(&mut self, now: Time, p: usize) {
         loop {
-            let pt = &mut self.ports[p];
-            if let Some((pid, end)) = pt.on_wire {
+            let t = &mut self.tx[p];
+            if let Some((pid, end)) = t.on_wire {
                 if now < end {
                     return;
                 }
-                pt.on_wire = None;
+                t.on_wire = None;
                 self.out.push(Out { to: Target::Port(p as u32), pid });
             }
-            let allowed = !pt.pfc.egress.paused;
-            if pt.eg.nonempty & allowed == 0 || now < pt.tx_ready {
+            let allowed = !self.net.pfc[p].egress.paused;
+            let pt = &mut self.net.ports[p];
+            if pt.eg.nonempty & allowed == 0 || now < t.tx_ready {
                 return;
             }
             let (prio, pid) = pt.eg.pop_next(allowed, &self.links).expect("non-empty");
@@ -619,30 +571,31 @@ impl Fabric {
             pt.eg.advance(now);
             pt.eg.release(prio, m.wire);
             let ser = pt.rate.tx_time(m.wire);
-            let due = pt.tx_ready.max(m.queued_at).max(pt.resumed_at);
+            let catch_up = pt.rate.tx_time(CATCH_UP_BYTES);
+            let due = t.tx_ready.max(m.queued_at).max(t.resumed_at);
             // a pause between the two frames is the peer's doing, not the pacer's: no sample
-            if pt.stats.tx_frames > 0 && m.queued_at <= pt.tx_ready && pt.resumed_at <= pt.stats.last_send {
-                pt.stats.backlog_ideal_ps += pt.stats.last_ser.0;
-                pt.stats.backlog_actual_ps += (now - pt.stats.last_send).0;
+            if t.stats.tx_frames > 0 && m.queued_at <= t.tx_ready && t.resumed_at <= t.stats.last_send {
+                t.stats.backlog_ideal_ps += t.stats.last_ser.0;
+                t.stats.backlog_actual_ps += (now - t.stats.last_send).0;
             }
-            pt.stats.last_send = now;
-            pt.stats.last_ser = ser;
-            pt.stats.late_ns.record((now - due).0 / 1000);
+            t.stats.last_send = now;
+            t.stats.last_ser = ser;
+            t.stats.late_ns.record((now - due).0 / 1000);
             // paced: the next frame may start one serialisation time after this one's due start, but the
             // transmitter catches up at most one full frame behind the clock
-            let floor = now.saturating_sub(pt.rate.tx_time(CATCH_UP_BYTES));
-            pt.tx_ready = due.max(floor) + ser;
-            pt.stats.tx_frames += 1;
-            pt.stats.tx_wire_bytes += m.wire;
-            pt.stats.busy_ps += ser.0;
-            pt.on_wire = Some((pid, pt.tx_ready));
+            let floor = now.saturating_sub(catch_up);
+            t.tx_ready = due.max(floor) + ser;
+            t.stats.tx_frames += 1;
+            t.stats.tx_wire_bytes += m.wire;
+            t.stats.busy_ps += ser.0;
+            t.on_wire = Some((pid, t.tx_ready));
         }
     }
 
     /// Frames held in all queues (ingress and egress), for the conservation check at the end.
     pub fn queued_frames(&self) -> u64 {
         // a frame crossing the crossbar is still counted by its ingress and already by its egress (reserved)
-        self.ports.iter().map(|p| p.ing.pkts as u64 + p.eg.pkts as u64 - p.xbar.in_busy as u64 + p.on_wire.is_some() as u64).sum()
+        self.net.ports.iter().zip(&self.tx).map(|(p, t)| p.ing.pkts as u64 + p.eg.pkts as u64 - p.xbar.in_busy as u64 + t.on_wire.is_some() as u64).sum()
     }
 }
 

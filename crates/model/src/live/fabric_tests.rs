@@ -1,6 +1,7 @@
 //! Unit tests of `fabric` (a file of their own to keep the module short).
 use super::*;
 use crate::live::frame::tests::tcp_frame;
+use detailsim_engine::Rate;
 
 /// Four hosts on one switch at 100 Mbps, the given scheme.
 fn fabric(preset: &str) -> Fabric {
@@ -46,7 +47,7 @@ fn a_frame_crosses_nic_switch_and_reaches_the_destination_host() {
     f.on_host_frame(Time::ZERO, 1, &bytes);
     assert!(outs(&mut f).is_empty(), "queued in the NIC until the transmitter runs");
     let up = f.host_port[1];
-    let ser = f.ports[up as usize].rate.tx_time(f.framing.wire(1040) as u64);
+    let ser = f.net.ports[up as usize].rate.tx_time(f.net.framing.wire(1040) as u64);
     assert_eq!(f.poll(Time::ZERO), Some(ser), "serialising: handed over when its last bit leaves");
     assert!(outs(&mut f).is_empty());
     assert_eq!(f.queued_frames(), 1, "the frame on the wire still counts as held");
@@ -57,15 +58,15 @@ fn a_frame_crosses_nic_switch_and_reaches_the_destination_host() {
     assert_eq!(f.frame(o[0].pid), &bytes[..]);
     f.release(o[0].pid);
     // the switch side of that link receives it and sends it out of the port facing host 0
-    let sw_in = f.ports[up as usize].peer;
+    let sw_in = f.net.ports[up as usize].peer;
     let t = Time::from_us(100);
     f.on_wire_frame(t, sw_in, &bytes);
     // it crosses the crossbar at 4 x 100 Mbps, then is serialised onto the link
     let (at, o) = until_out(&mut f, t);
-    let xbar = f.ports[sw_in as usize].xbar_rate.tx_time(f.framing.wire(1040) as u64);
+    let xbar = f.net.ports[sw_in as usize].xbar_rate.tx_time(f.net.framing.wire(1040) as u64);
     assert_eq!(xbar, Time(ser.0 / 4));
     assert_eq!(at, t + xbar + ser);
-    let down = f.ports[f.host_port[0] as usize].peer;
+    let down = f.net.ports[f.host_port[0] as usize].peer;
     assert_eq!(o.len(), 1);
     assert_eq!(o[0].to, Target::Port(down));
     f.release(o[0].pid);
@@ -84,7 +85,7 @@ fn transmitters_are_paced_at_the_link_rate() {
         f.on_host_frame(Time::ZERO, 2, &bytes);
     }
     // a 1514-byte frame holds a 1500-byte IP packet: the simulator's framing of it, at 100 Mbps
-    let ser = Rate::mbps(100).tx_time(f.framing.wire(1500) as u64);
+    let ser = Rate::mbps(100).tx_time(f.net.framing.wire(1500) as u64);
     assert!(ser > Time::from_us(120) && ser < Time::from_us(124), "{ser:?}");
     let mut sent = Vec::new();
     let mut now = Time::ZERO;
@@ -109,7 +110,7 @@ fn transmitters_are_paced_at_the_link_rate() {
     assert_eq!(outs(&mut g).len(), 1, "the catch-up frame, started a frame time ago, has left");
     let catch_up = Rate::mbps(100).tx_time(CATCH_UP_BYTES);
     assert_eq!(g.poll(late), Some(late - catch_up + ser + ser), "the frame due now follows it back to back");
-    let h = &g.ports[g.host_port[2] as usize].stats.late_ns;
+    let h = &g.tx[g.host_port[2] as usize].stats.late_ns;
     // the first frame started the whole polling delay late, the second about on time (back to back)
     assert_eq!((h.len(), h.max()), (2, late.0 / 1000));
     assert!(h.quantile(0.5) < 1_000, "{}", h.quantile(0.5));
@@ -119,17 +120,17 @@ fn transmitters_are_paced_at_the_link_rate() {
 fn an_incast_pauses_the_senders_and_loses_nothing_under_pfc() {
     let mut f = fabric("detail");
     let bytes: Vec<Vec<u8>> = (1..4).map(|s| tcp_frame(s, 0, 4000 + s as u16, 1460, 0, 0b10)).collect();
-    let sw_in: Vec<u32> = (1..4).map(|s| f.ports[f.host_port[s] as usize].peer).collect();
-    let down = f.ports[f.host_port[0] as usize].peer;
+    let sw_in: Vec<u32> = (1..4).map(|s| f.net.ports[f.host_port[s] as usize].peer).collect();
+    let down = f.net.ports[f.host_port[0] as usize].peer;
     let mut now = Time::ZERO;
-    let ser = Rate::mbps(100).tx_time(f.framing.wire(1500) as u64);
+    let ser = Rate::mbps(100).tx_time(f.net.framing.wire(1500) as u64);
     let (mut fed, mut out_frames, mut paused_seen) = (0u64, 0u64, 0u8);
     let mut per_sender = [0u64; 4];
     // three senders at line rate each into one 100 Mbps port, for 400 frame times; a sender stops when
     // its switch port has paused it
     for _ in 0..400 {
         for k in 0..3 {
-            if f.ports[f.host_port[k + 1] as usize].pfc.egress.paused & 1 == 0 {
+            if f.net.pfc[f.host_port[k + 1] as usize].egress.paused & 1 == 0 {
                 f.on_wire_frame(now, sw_in[k], &bytes[k]);
                 fed += 1;
             }
@@ -139,7 +140,7 @@ fn an_incast_pauses_the_senders_and_loses_nothing_under_pfc() {
             if let Target::Port(p) = o.to {
                 if let Kind::Pfc(pf) = frame::parse(f.frame(o.pid)) {
                     // the PAUSE / UNPAUSE crosses the wire to the host's NIC
-                    let peer = f.ports[p as usize].peer;
+                    let peer = f.net.ports[p as usize].peer;
                     let fb = f.frame(o.pid).to_vec();
                     f.on_wire_frame(now, peer, &fb);
                     paused_seen |= pf.pause;
@@ -165,7 +166,7 @@ fn an_incast_pauses_the_senders_and_loses_nothing_under_pfc() {
         assert!((per_sender[k] as f64 - out_frames as f64 / 3.0).abs() < out_frames as f64 * 0.05, "{per_sender:?}");
     }
     // every queue within its buffer
-    for pt in &f.ports {
+    for pt in &f.net.ports {
         assert!(pt.ing.total <= pt.ing.cap && pt.eg.total <= pt.eg.cap);
     }
 }
@@ -184,7 +185,7 @@ fn a_paused_frame_is_due_from_the_resume_not_from_when_it_queued() {
     f.on_wire_frame(Time::from_us(1000), up, &resume);
     f.poll(Time::from_us(1003));
     assert!(outs(&mut f).is_empty(), "started, still on the wire");
-    let st = &f.ports[up as usize].stats;
+    let st = &f.tx[up as usize].stats;
     assert_eq!((st.pfc_received, st.late_ns.len(), st.late_ns.max()), (2, 1, 3000), "3 us late after the resume, not 1003 us");
     // a second frame queues behind it and a pause arrives while the first is on the wire: the first
     // still leaves whole, the second waits, and the pause is not counted against the pacer's rate
@@ -196,7 +197,7 @@ fn a_paused_frame_is_due_from_the_resume_not_from_when_it_queued() {
     f.poll(Time::from_us(3000));
     f.poll(Time::from_us(4000));
     assert_eq!(outs(&mut f).len(), 1);
-    let st = &f.ports[up as usize].stats;
+    let st = &f.tx[up as usize].stats;
     assert_eq!((st.backlog_ideal_ps, st.backlog_actual_ps), (0, 0));
 }
 
@@ -223,7 +224,7 @@ fn schemes_live_mode_does_not_model_are_refused_by_name() {
 fn without_pfc_the_same_incast_drops_and_sends_no_pfc_frame() {
     let mut f = fabric("fh");
     let bytes = tcp_frame(1, 0, 4001, 1460, 0, 0);
-    let sw_in = f.ports[f.host_port[1] as usize].peer;
+    let sw_in = f.net.ports[f.host_port[1] as usize].peer;
     for _ in 0..2000 {
         f.on_wire_frame(Time::ZERO, sw_in, &bytes);
     }
@@ -237,7 +238,7 @@ fn egress_marking_sets_ce_with_a_valid_checksum() {
     // DCTCP marks at the switch egress above K: fill host 0's egress without sending
     let mut f = fabric("dctcp");
     let bytes = tcp_frame(1, 0, 4001, 1460, 0, 0b10);
-    let sw_in = f.ports[f.host_port[1] as usize].peer;
+    let sw_in = f.net.ports[f.host_port[1] as usize].peer;
     for _ in 0..60 {
         f.on_wire_frame(Time::ZERO, sw_in, &bytes);
     }

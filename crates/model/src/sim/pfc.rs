@@ -74,14 +74,14 @@ impl Sim {
         if !self.pfc_on() {
             return;
         }
-        if let Some(f) = self.fab.pfc[port as usize].ingress.check(self.fab.ports[port as usize].ing.bytes()) {
-            self.pfc_send(port, f.pause, f.unpause);
+        if let Some(f) = self.fab.pfc_check(self.now, port) {
+            self.pfc_emit(port, f);
         }
     }
 
     /// Send a PFC frame from switch ingress `port` now: its component records it, and it is put on its way
-    /// to the peer's egress (effect after the stop delay).
-    #[inline(never)]
+    /// to the peer's egress (effect after the stop delay). (Tests script frames with it.)
+    #[cfg(test)]
     pub(crate) fn pfc_send(&mut self, port: u32, pause: u8, unpause: u8) {
         let f = self.fab.pfc[port as usize].ingress.send(self.now, PfcFrame { pause, unpause });
         self.pfc_emit(port, f);

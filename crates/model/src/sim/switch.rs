@@ -10,7 +10,7 @@
 use crate::config::{EcnMarking, Scheduling};
 use crate::mechanisms::crossbar::Waiters;
 use crate::mechanisms::dibs::{self, Decision};
-use crate::mechanisms::ecn::{Occupancy, Verdict};
+use crate::mechanisms::ecn::Verdict;
 use crate::packet::{PacketId, ECN_CE};
 use crate::sim::{Ev, Sim};
 use crate::stats::DropCause;
@@ -162,13 +162,6 @@ impl Sim {
             _ => out,
         };
         self.pkts.get_mut(pid).out_port = out;
-        let (lossy, limit) = match self.pfc_on() {
-            true => {
-                let st = &self.fab.pfc[port as usize].ingress;
-                (st.lossy(prio), st.lossy_limit)
-            }
-            false => (false, 0),
-        };
         if self.scheme.priority_eviction && !self.fab.ports[port as usize].ing.has_room(wire) {
             // a full ingress buffer makes room for the arrival by dropping lower-priority packets, if that
             // makes enough room (a packet crossing the crossbar cannot be evicted)
@@ -188,15 +181,14 @@ impl Sim {
             }
             self.scratch.victims = victims;
         }
-        let ing = &mut self.fab.ports[port as usize].ing;
-        if !ing.has_room(wire) || (lossy && ing.total + wire > limit) {
+        if !self.fab.ingress_admits(port, prio, wire, self.pfc_on()) {
             let cause = if self.scheme.dibs.enabled { self.dibs_overflow_detour(node, pid, out, prio, wire).err() } else { Some(DropCause::IngressBuffer) };
             if let Some(cause) = cause {
                 self.drop_packet(pid, cause, Some(port));
             }
             return;
         }
-        ing.push(prio, pid, wire, &mut self.pkts);
+        self.fab.ports[port as usize].ing.push(prio, pid, wire, &mut self.pkts);
         self.pfc_check(port);
         self.xbar_try(port);
     }
@@ -243,15 +235,7 @@ impl Sim {
             let e = &mut self.fab.ports[out as usize];
             let fits = e.eg.fits(prio, wire);
             if fits && e.xbar.out_free(now) {
-                e.eg.advance(now);
-                e.eg.reserve(prio, wire);
-                let out_time = e.xbar_time(wire);
-                e.xbar.start_out(now, out_time);
-                let ip = &mut self.fab.ports[inp as usize];
-                ip.ing.pop(prio, &self.pkts);
-                let in_time = ip.xbar_time(wire);
-                let done = ip.xbar.start_in(now, pid, in_time);
-                self.fab.ports[out as usize].xbar.ends_with(done);
+                let done = self.fab.xbar_start(now, inp, out, prio, pid, wire, &self.pkts);
                 self.schedule(done, Ev::XbarDone { port: inp, pkt: pid });
                 return;
             }
@@ -298,11 +282,7 @@ impl Sim {
             let p = self.pkts.get(pid);
             (p.out_port, p.prio, p.wire as u64)
         };
-        {
-            let ip = &mut self.fab.ports[inp as usize];
-            ip.xbar.finish();
-            ip.ing.release(prio, wire);
-        }
+        self.fab.xbar_end(inp, prio, wire);
         self.pfc_check(inp);
         if self.fab.ports[out as usize].up {
             if self.mark_ecn(out, pid, wire) {
@@ -341,21 +321,14 @@ impl Sim {
 
     #[inline(never)]
     fn mark_ecn_on(&mut self, port: u32, pid: PacketId, wire: u64) -> bool {
-        let pt = &self.fab.ports[port as usize];
-        let node = pt.node as usize;
         let (ecn, prio) = {
             let p = self.pkts.get(pid);
             (p.ecn, p.prio)
         };
-        let occ = Occupancy { prio_bytes: pt.eg.prio_bytes(prio), total: pt.eg.total, pkts: pt.eg.pkts };
-        // a host NIC only marks, and under PFC a lossless priority is never dropped by the AQM either
-        let may_drop = self.fab.nodes[node].is_switch && !self.lossless_prio(prio);
-        let nodes = &mut self.fab.nodes;
-        match self.fab.markers[port as usize].on_enqueue(occ, wire, ecn, may_drop, || nodes[node].rng.uniform()) {
+        match self.fab.mark(port, prio, ecn, wire, self.lossless_prio(prio)) {
             Verdict::Pass => true,
             Verdict::Mark => {
                 self.pkts.get_mut(pid).ecn = ECN_CE;
-                self.fab.port_ctr[port as usize].ecn_marks += 1;
                 self.counters.ecn_marks += 1;
                 true
             }

@@ -4,6 +4,8 @@
 //! will change it. The simulator (`sim`) keeps one and drives its pipeline with events; the live forwarder
 //! (`live`) builds its own from the same scenario.
 
+mod pipeline;
+
 use crate::config::{ConfigError, Scenario, Scheme};
 use crate::mechanisms::crossbar::{Crossbar, Waiters};
 use crate::mechanisms::ecn::Marker;
