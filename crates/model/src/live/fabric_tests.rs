@@ -290,18 +290,27 @@ fn the_lateness_histogram_keeps_quantiles_within_its_bucket_width() {
 
 #[test]
 fn the_egress_marker_counts_a_crossed_frame_once() {
-    // RED in packets, instantaneous (weight 1), 1 to 2 packets: one frame crossing into an empty egress
-    // finds one packet there (itself, as in the simulator) and passes; counted twice it would be at the
-    // maximum and marked
+    // RED in packets, instantaneous (weight 1), 1 to 2 packets, on host 0's switch egress held by a PAUSE:
+    // the second frame to cross finds one packet queued (RED's queue excludes the arrival, as in the
+    // simulator) and passes; with the crossed frame counted twice it found two, the maximum, and was marked
     let json = r#"{"run": {"duration": "1ms"}, "topology": {"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"},
         "scheme": {"preset": "dctcp", "ecn_marking": "red",
                    "red": {"min_threshold": "1 packets", "max_threshold": "2 packets", "weight": 1, "gentle": false}},
         "workload": []}"#;
     let (net, scheme) = network(json);
     let mut f = Fabric::new(&net, &scheme);
+    let down = f.net.ports[f.host_port[0] as usize].peer;
+    f.on_wire_frame(Time::ZERO, down, &frame::pfc_frame(f.host_port[0], PfcFrame { pause: 1, unpause: 0 }));
+    assert_eq!(f.net.pfc[down as usize].egress.paused, 1);
     let sw_in = f.net.ports[f.host_port[1] as usize].peer;
-    f.on_wire_frame(Time::ZERO, sw_in, &tcp_frame(1, 0, 4001, 1460, 0, 0b10));
-    let (_, o) = until_out(&mut f, Time::ZERO);
-    assert_eq!(o.len(), 1);
+    let mut now = Time::ZERO;
+    for _ in 0..2 {
+        f.on_wire_frame(now, sw_in, &tcp_frame(1, 0, 4001, 1460, 0, 0b10));
+        for _ in 0..10 {
+            now = now + Time::from_us(10);
+            f.poll(now);
+        }
+    }
+    assert_eq!(f.net.ports[down as usize].eg.pkts, 2, "both frames crossed and wait");
     assert_eq!(f.counters.ecn_marks, 0);
 }
