@@ -307,7 +307,7 @@ fn the_egress_marker_counts_a_crossed_frame_once() {
     for _ in 0..2 {
         f.on_wire_frame(now, sw_in, &tcp_frame(1, 0, 4001, 1460, 0, 0b10));
         for _ in 0..10 {
-            now = now + Time::from_us(10);
+            now += Time::from_us(10);
             f.poll(now);
         }
     }
