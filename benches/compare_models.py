@@ -5,11 +5,16 @@
     python benches/compare_models.py table OLD.json NEW.json  # Markdown table for docs/validation.md
     python benches/compare_models.py repro-snapshot OLD_DIR NEW_DIR > SNAP.json
     python benches/compare_models.py repro-table SNAP.json  # every reproduction's headline, before and after
+    python benches/compare_models.py claims-snapshot OLD_DIR NEW_DIR "OLD LABEL" "NEW LABEL" > SNAP.json
+    python benches/compare_models.py claims-table SNAP.json  # every graded claim, before and after
 
 `repro-snapshot` reads two `detailsim reproduce all --out DIR` results made with the same reproduction
 definitions (for issue 10: commits 9bdd6cd and 0bdc984, whose `reproduce.py` and paper scenarios are
 identical) and keeps each claim's measured headline and whether it held; `repro-table` renders it
-(docs/validation/issue10_reproductions.json is the snapshot docs/validation.md shows).
+(docs/validation/issue10_reproductions.json is the snapshot docs/validation.md shows). `claims-snapshot`
+and `claims-table` do the same for the graded claims of issue 11's grading (value, interval, verdict),
+for issue 35's switch from the push order to the node order
+(docs/validation/issue35_event_order.json).
 
 The cases are short versions of the bundled paper scenarios (same seeds), chosen to show what the model
 fixes of issue 10 move: DeTail vs FH (crossbar, TCP), PIAS / DCTCP / L2DCT / TCP with 16 MB windows (host
@@ -84,6 +89,52 @@ def repro_table(snap: dict) -> str:
     return "\n".join(lines)
 
 
+def claims_snapshot(old_dir: str, new_dir: str, old_label: str, new_label: str) -> dict:
+    """Every graded claim under two results directories: its paper value, measured value with interval, label
+    and verdict."""
+    from pathlib import Path
+
+    def claims(d: str) -> dict[str, dict]:
+        out = {}
+        for p in sorted(Path(d).glob("*/claims.json")):
+            for c in json.loads(p.read_text()):
+                out[c["id"]] = {"claim": c["claim"], "paper": c["paper"], "measured": {k: c["measured"].get(k) for k in ("value", "ci95", "seeds")},
+                                "label": c["label"], "verdict": c["verdict"]}
+        return out
+
+    return {"before": {"label": old_label, "claims": claims(old_dir)}, "after": {"label": new_label, "claims": claims(new_dir)}}
+
+
+def claims_table(snap: dict) -> str:
+    """The Markdown before/after table of a claims snapshot, with how many verdicts changed."""
+    from detailsim.grading import fmt_value
+
+    old, new = snap["before"]["claims"], snap["after"]["claims"]
+    ids = list(new) + [i for i in old if i not in new]
+
+    def val(c: dict | None) -> str:
+        if c is None:
+            return "–"
+        m, unit = c["measured"], c["paper"]["unit"]
+        ci = m.get("ci95")
+        if isinstance(ci, list):
+            ci = max(x for x in ci if x is not None) if any(x is not None for x in ci) else None
+        return fmt_value(m["value"], unit) + (f" ± {ci:.3g}" if isinstance(ci, (int, float)) else "")
+
+    lines = [f"| claim | label | paper | {snap['before']['label']} | {snap['after']['label']} | verdict before → after |", "|---|---|---|---|---|---|"]
+    changed = 0
+    for i in ids:
+        a, b = old.get(i), new.get(i)
+        c = b or a
+        va, vb = (a or {}).get("verdict", "–"), (b or {}).get("verdict", "–")
+        changed += va != vb
+        mark = "" if va == vb else " **(changed)**"
+        lines.append(f"| `{i}` | {c['label']} | {fmt_value(c['paper']['value'], c['paper']['unit'])} | {val(a)} | {val(b)} | {va} → {vb}{mark} |")
+    lines.append("")
+    lines.append(f"{len(ids)} claims; {changed} verdicts changed.")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "run":
         run(sys.argv[2])
@@ -91,5 +142,9 @@ if __name__ == "__main__":
         print(json.dumps(repro_snapshot(sys.argv[2], sys.argv[3]), indent=1))
     elif sys.argv[1] == "repro-table":
         print(repro_table(json.load(open(sys.argv[2]))))
+    elif sys.argv[1] == "claims-snapshot":
+        print(json.dumps(claims_snapshot(*sys.argv[2:6]), indent=1))
+    elif sys.argv[1] == "claims-table":
+        print(claims_table(json.load(open(sys.argv[2]))))
     else:
         table(sys.argv[2], sys.argv[3])

@@ -448,15 +448,33 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
             _fail(f"reproduce: unknown reproduction {n!r}; known: {', '.join(REPROS)}, all")
     outp = Path(out)
     parts = []
-    for n in names:
-        try:
-            md = reproduce(n, outp, quick=quick, workers=workers, scheduler=scheduler, progress=not quiet and sys.stderr.isatty(), regrade=regrade)
-        except _core.ScenarioError as e:
-            _fail(str(e))
-        except FileNotFoundError as e:
-            _fail(str(e))
-        click.echo(md)
-        parts.append(md)
+    progress = not quiet and sys.stderr.isatty()
+    # several reproductions run one after another, each in a process of its own: the memory one takes
+    # (sweep frames, plots) goes back to the system before the next starts (in one process `all` grew past
+    # 24 GB and was killed)
+    fresh = len(names) > 1 and not regrade
+    pool = None
+    if fresh:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"), max_tasks_per_child=1)
+    try:
+        for n in names:
+            if pool is not None:
+                err, md = pool.submit(_reproduce_one, n, str(outp), quick, workers, scheduler, progress).result()
+                if err:
+                    _fail(err)
+            else:
+                try:
+                    md = reproduce(n, outp, quick=quick, workers=workers, scheduler=scheduler, progress=progress, regrade=regrade)
+                except (_core.ScenarioError, FileNotFoundError) as e:
+                    _fail(str(e))
+            click.echo(md)
+            parts.append(md)
+    finally:
+        if pool is not None:
+            pool.shutdown()
     if len(names) > 1:
         from .grading import counts_line, glance_table
 
@@ -468,6 +486,16 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
     if update_docs_:
         for p in update_docs(collect_claims(outp), Path("."), outp):
             click.echo(f"updated {p}", err=True)
+
+
+def _reproduce_one(name: str, out: str, quick: bool, workers: int | None, scheduler: str | None, progress: bool) -> tuple[str | None, str]:
+    """One reproduction in a worker process (`reproduce all`): (error, Markdown)."""
+    from .reproduce import reproduce
+
+    try:
+        return None, reproduce(name, Path(out), quick=quick, workers=workers, scheduler=scheduler, progress=progress)
+    except (_core.ScenarioError, FileNotFoundError) as e:
+        return str(e), ""
 
 
 @main.group("analyze")

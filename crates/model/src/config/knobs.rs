@@ -291,7 +291,7 @@ knobs! {
         reaction_time: Dur, r##"duration"##,
             |s, v| { s.pfc.reaction_time = Some(v.0); },
             |s| opt(s.pfc.reaction_time.map(dur), "derived per link"),
-            r##"worst-case window from generating a PAUSE until the last byte the upstream may still send has arrived: 2 maximum frames + one 84 B PFC frame + 2 link delays + 0.352 µs processing; 36.456 µs at 1 Gbps with 5.476 µs links, as in the paper"##;
+            r##"worst-case window from generating a PAUSE until the last byte the upstream may still send has arrived: 2 maximum frames + one PFC frame (`topology.min_frame`, 72 B) + 2 link delays + 0.448 µs processing; 36.456 µs at 1 Gbps with 5.476 µs links, as in the paper (000_76fdfa378bc5f2cf.txt:283; the processing time is what the paper's total leaves)"##;
         watchdog_timeout: Dur, r##"duration ≥ 1 ns"##,
             |s, v| { check(v.0 >= Time::from_ns(1), "must be at least 1ns")?; s.pfc.watchdog_timeout = v.0; },
             |s| dur(s.pfc.watchdog_timeout),

@@ -381,7 +381,8 @@ impl Fabric {
             rate,
             delay: pt.delay,
             forwarding_delay: self.topo.forwarding_delay,
-            max_frame: self.framing.wire(self.framing.mtu) as u64,
+            max_frame: self.framing.full_frame() as u64,
+            pfc_frame: self.framing.pfc_frame() as u64,
             buffer: pt.ing.cap,
         };
         let name = format!("{}->{}", self.node_name(pt.peer_node), self.node_name(pt.node));

@@ -24,7 +24,7 @@ use crate::config::LoadBalancing;
 use crate::live::frame::{self, Ipv4Info, Kind};
 use crate::mechanisms::crossbar::Waiters;
 use crate::mechanisms::ecn::Verdict;
-use crate::mechanisms::pfc::{DataCheck, PfcFrame, PFC_FRAME_WIRE};
+use crate::mechanisms::pfc::{DataCheck, PfcFrame};
 use crate::mechanisms::queue::NIL;
 use crate::packet::{PacketId, ECN_CE};
 use crate::config::Scheme;
@@ -216,8 +216,7 @@ pub struct Fabric {
     pub counters: Counters,
 }
 
-/// How far behind its paced start a transmitter may catch up: one full frame (a token bucket one frame deep).
-const CATCH_UP_BYTES: u64 = 1538;
+
 
 impl Fabric {
     /// Why a scheme cannot run live (the field and what live mode supports), if it cannot: the live
@@ -430,7 +429,7 @@ impl Fabric {
         let t = &mut self.tx[port as usize];
         t.stats.pfc_sent += 1;
         // the frame shares the wire: the next data frame waits for it
-        t.tx_ready += rate.tx_time(PFC_FRAME_WIRE);
+        t.tx_ready += rate.tx_time(self.net.framing.pfc_frame() as u64);
         self.counters.pfc_frames += 1;
         self.out.push(Out { to: Target::Port(port), pid });
     }
@@ -571,7 +570,9 @@ impl Fabric {
             pt.eg.advance(now);
             pt.eg.release(prio, m.wire);
             let ser = pt.rate.tx_time(m.wire);
-            let catch_up = pt.rate.tx_time(CATCH_UP_BYTES);
+            // how far behind its paced start a transmitter may catch up: one full frame (a token bucket one
+            // frame deep)
+            let catch_up = pt.rate.tx_time(self.net.framing.full_frame() as u64);
             let due = t.tx_ready.max(m.queued_at).max(t.resumed_at);
             // a pause between the two frames is the peer's doing, not the pacer's: no sample
             if t.stats.tx_frames > 0 && m.queued_at <= t.tx_ready && t.resumed_at <= t.stats.last_send {

@@ -108,7 +108,7 @@ fn transmitters_are_paced_at_the_link_rate() {
     let late = Time(ser.0 * 10);
     g.poll(late);
     assert_eq!(outs(&mut g).len(), 1, "the catch-up frame, started a frame time ago, has left");
-    let catch_up = Rate::mbps(100).tx_time(CATCH_UP_BYTES);
+    let catch_up = Rate::mbps(100).tx_time(g.net.framing.full_frame() as u64);
     assert_eq!(g.poll(late), Some(late - catch_up + ser + ser), "the frame due now follows it back to back");
     let h = &g.tx[g.host_port[2] as usize].stats.late_ns;
     // the first frame started the whole polling delay late, the second about on time (back to back)

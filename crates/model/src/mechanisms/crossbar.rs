@@ -50,6 +50,16 @@ impl Crossbar {
         debug_assert!(self.out_free(now));
         self.out_free_at = now + out_time;
     }
+    /// A transfer into this egress side with no ingress side (a DIBS detour the forwarding engine writes
+    /// from a full ingress): it starts when the side is free, now or after the transfers already under way,
+    /// and holds it for `out_time`. When it ends (the caller's event, which lets the waiters retry).
+    #[inline]
+    pub fn queue_out(&mut self, now: Time, out_time: Time) -> Time {
+        let end = self.out_free_at.max(now) + out_time;
+        self.out_free_at = end;
+        self.out_frees_with_done = true;
+        end
+    }
     /// This ingress side starts moving `pkt` now for `in_time`: when the transfer ends (the caller's event).
     #[inline]
     pub fn start_in(&mut self, now: Time, pkt: PacketId, in_time: Time) -> Time {

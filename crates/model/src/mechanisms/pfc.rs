@@ -45,11 +45,10 @@ pub struct PfcParams {
 }
 
 
-/// On-wire size of a PFC frame (64 B MAC control frame, preamble and inter-frame gap).
-pub const PFC_FRAME_WIRE: u64 = 84;
 /// Processing time in the paper's 36.456 µs worst-case window beyond two maximum frames, the PFC frame
-/// and two link delays at 1 GbE (36.456 − 24.48 − 0.672 − 10.952 µs).
-pub const PFC_PROCESSING: Time = Time(352_000);
+/// and two link delays at 1 GbE (36.456 − 24.48 − 0.576 − 10.952 µs: the paper's full frame is 1530 B and
+/// a PFC frame, a minimum-size frame in the same accounting, 72 B; `topology::Framing`).
+pub const PFC_PROCESSING: Time = Time(448_000);
 
 /// Bytes that may still arrive at a port during the reaction window of a link.
 pub fn reaction_bytes(rate: Rate, window: Time) -> u64 {
@@ -85,6 +84,8 @@ pub struct LinkView {
     pub forwarding_delay: Time,
     /// The largest frame on the wire.
     pub max_frame: u64,
+    /// A PFC frame on the wire (a minimum-size frame).
+    pub pfc_frame: u64,
     /// The ingress buffer.
     pub buffer: u64,
 }
@@ -102,7 +103,7 @@ pub struct DeriveError {
 /// checked against the buffer); `name` names the link in errors.
 pub fn derive(p: &PfcParams, l: LinkView, name: &str) -> Result<Thresholds, DeriveError> {
     let (rate, delay, max_frame, buf) = (l.rate, l.delay, l.max_frame, l.buffer);
-    let window = p.reaction_time.unwrap_or(rate.tx_time(max_frame) + rate.tx_time(max_frame) + rate.tx_time(PFC_FRAME_WIRE) + delay + delay + PFC_PROCESSING);
+    let window = p.reaction_time.unwrap_or(rate.tx_time(max_frame) + rate.tx_time(max_frame) + rate.tx_time(l.pfc_frame) + delay + delay + PFC_PROCESSING);
     let r = reaction_bytes(rate, window);
     let n = p.priorities.count_ones() as u64;
     let max_pause = (buf.saturating_sub(n * r)) / n;
@@ -408,7 +409,7 @@ mod tests {
         }
     }
     fn gbe(buffer: u64) -> LinkView {
-        LinkView { rate: Rate(1_000_000_000), delay: Time(5_476_000), forwarding_delay: Time::ZERO, max_frame: 1530, buffer }
+        LinkView { rate: Rate(1_000_000_000), delay: Time(5_476_000), forwarding_delay: Time::ZERO, max_frame: 1530, pfc_frame: 72, buffer }
     }
     fn ingress(pause: u64, unpause: u64, mask: u8) -> PfcIngress {
         let mut i = PfcIngress::default();

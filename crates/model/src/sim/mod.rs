@@ -158,10 +158,10 @@ pub struct App {
 /// when every link sends full frames back to back (2.5 events per frame; fewer per bucket and the
 /// per-bucket work dominates). Measured on paper/steady (1 Gbps: 131 ns x 256) and the k = 8 and 16 fat
 /// trees (10 Gbps: 16.4 ns x 1,024), docs/benchmarks.md. The shape changes the cost, never the order.
-fn wheel_shape(ports: &[Port]) -> (u32, u32) {
+fn wheel_shape(ports: &[Port], full_frame: u64) -> (u32, u32) {
     let (mut longest, mut frames_per_ps) = (0u64, 0f64);
     for p in ports {
-        let ser = p.ser(FULL_FRAME_WIRE).0.max(1);
+        let ser = p.ser(full_frame).0.max(1);
         longest = longest.max(ser + p.arrive_after.0);
         frames_per_ps += 1.0 / ser as f64;
     }
@@ -179,8 +179,6 @@ pub const NO: u32 = u32::MAX;
 /// packet points to pays. In smaller fabrics those lines are mostly cached and the extra reads cost more
 /// than they save (paper/steady: about 5% slower).
 const DEEP_PREFETCH_PORTS: usize = 2048;
-/// A full-size Ethernet frame on the wire (1500 B packet + preamble, header, FCS, gap), for sizing decisions.
-const FULL_FRAME_WIRE: u64 = 1538;
 /// The timer lane is never compacted below this many events (compaction is O(n); small lanes are cheap).
 const TIMER_COMPACT_MIN: usize = 4096;
 
@@ -260,7 +258,7 @@ impl Sim {
             faults,
             pfc_run: PfcRun::default(),
             nic_waiting: Vec::new(),
-            nic: crate::mechanisms::nic::Admission { headroom: 0, frame: FULL_FRAME_WIRE },
+            nic: crate::mechanisms::nic::Admission { headroom: 0, frame: 0 },
             pkts: Arena::new(),
             transfers: Arena::new(),
             apps: Arena::new(),
@@ -307,14 +305,14 @@ impl Sim {
             trace: None,
             rows_not_started: Vec::new(),
         };
-        let frame = sim.fab.framing.wire(sim.fab.framing.mtu) as u64;
+        let frame = sim.fab.framing.full_frame() as u64;
         // the NIC keeps room for control segments (ACKs, SYNs): data is admitted up to this much below the cap
         sim.nic = crate::mechanisms::nic::Admission { headroom: (8 * frame).min(sim.fab.topo.host_buffer / 4), frame };
         sim.nic_waiting = vec![Default::default(); sim.fab.nodes.len()];
         sim.fab.port_ctr = vec![Default::default(); sim.fab.ports.len()];
         sim.fab.tx_count = vec![TxCount::default(); sim.fab.ports.len()];
         debug_assert!(sim.q.is_empty());
-        let (shift, bits) = wheel_shape(&sim.fab.ports);
+        let (shift, bits) = wheel_shape(&sim.fab.ports, sim.fab.framing.full_frame() as u64);
         sim.q = EventQueue::with_wheel(shift, bits);
         sim.deep_prefetch = sim.fab.ports.len() >= DEEP_PREFETCH_PORTS;
         sim.clock.grid = sim.fabric_grid();

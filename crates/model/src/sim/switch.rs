@@ -31,10 +31,8 @@ impl Sim {
     }
 
     /// DIBS: a uniformly random port of `node` other than `out` that leads to a switch, is up, and whose
-    /// egress queue can take `wire` bytes now (and, with `xbar_free`, whose crossbar side can take a
-    /// transfer now); counts the detour on the packet.
-    fn dibs_pick(&mut self, node: u32, pid: PacketId, out: u32, wire: u64, xbar_free: bool) -> Option<u32> {
-        let now = self.now;
+    /// egress queue can take `wire` bytes now; counts the detour on the packet.
+    fn dibs_pick(&mut self, node: u32, pid: PacketId, out: u32, wire: u64) -> Option<u32> {
         let prio = self.pkts.get(pid).prio;
         let (base, n) = (self.fab.nodes[node as usize].port_base, self.fab.nodes[node as usize].nports);
         // the switch's random stream is lent to the component while the port test reads the node table
@@ -43,7 +41,7 @@ impl Sim {
         let ok = |lp: u32| {
             let p = base + lp;
             let pt = &ports[p as usize];
-            p != out && pt.up && nodes[pt.peer_node as usize].is_switch && pt.eg.fits(prio, wire) && (!xbar_free || pt.xbar.out_free(now))
+            p != out && pt.up && nodes[pt.peer_node as usize].is_switch && pt.eg.fits(prio, wire)
         };
         let pick = dibs::pick(n, ok, &mut rng).map(|lp| base + lp);
         self.fab.nodes[node as usize].rng = rng;
@@ -72,16 +70,17 @@ impl Sim {
         match self.dibs_decide(node, pid, prio) {
             Decision::Cap => None,
             Decision::No => Some(out),
-            Decision::Yes => Some(self.dibs_pick(node, pid, out, wire, false).unwrap_or(out)),
+            Decision::Yes => Some(self.dibs_pick(node, pid, out, wire).unwrap_or(out)),
         }
     }
 
     /// DIBS at the buffer that overflows: the arrival port's ingress buffer cannot hold packet `pid`, so
     /// instead of dropping it the forwarding engine writes it across the crossbar into the egress queue of
-    /// a random other switch-facing port with room and a free crossbar side (the output-buffered view of
-    /// the DIBS paper: the packet never needed the full ingress buffer). The transfer holds that egress's
-    /// crossbar side for the frame's crossing time, as any transfer into it does, and the packet joins the
-    /// egress queue when it has crossed (`detour_done`). `Err(cause)` when the packet must be dropped after all.
+    /// a random other switch-facing port with room (the output-buffered view of the DIBS paper: the packet
+    /// never needed the full ingress buffer). The egress holds its room from now; the transfer takes that
+    /// egress's crossbar side for the frame's crossing time once the transfers into it under way have
+    /// ended (so no more than speedup x its rate enters it), and the packet joins the egress queue when it
+    /// has crossed (`detour_done`). `Err(cause)` when the packet must be dropped after all.
     #[cold]
     #[inline(never)]
     fn dibs_overflow_detour(&mut self, node: u32, pid: PacketId, out: u32, prio: u8, wire: u64) -> Result<(), DropCause> {
@@ -90,17 +89,15 @@ impl Sim {
             Decision::No => return Err(DropCause::IngressBuffer),
             Decision::Yes => {}
         }
-        let Some(d) = self.dibs_pick(node, pid, out, wire, true) else { return Err(DropCause::IngressBuffer) };
+        let Some(d) = self.dibs_pick(node, pid, out, wire) else { return Err(DropCause::IngressBuffer) };
         self.pkts.get_mut(pid).out_port = d;
         let now = self.now;
         let e = &mut self.fab.ports[d as usize];
         e.eg.advance(now);
         e.eg.reserve(prio, wire);
         let out_time = e.xbar_time(wire);
-        e.xbar.start_out(now, out_time);
-        // its end lets the waiters retry, as a transfer's end on its ingress side does
-        e.xbar.ends_with(now + out_time);
-        self.schedule(now + out_time, Ev::DetourDone { port: d, pkt: pid });
+        let done = e.xbar.queue_out(now, out_time);
+        self.schedule(done, Ev::DetourDone { port: d, pkt: pid });
         Ok(())
     }
 
@@ -456,7 +453,7 @@ mod tests {
                 let p = &sim.fab.ports[eg as usize];
                 entered.push(sim.fab.tx_count[eg as usize].bytes + p.eg.total);
             }
-            let frame = 1538u64; // the largest frame: bytes count when a transfer starts
+            let frame = sim.fab.framing.full_frame() as u64; // the largest frame: bytes count when a transfer starts
             let mut peak = 0.0f64;
             for w in [10usize, 50, 100] {
                 for t in w..entered.len() {
