@@ -263,3 +263,27 @@ def test_every_held_out_claim_not_reproduced_has_a_demonstrated_cause():
             weak.append(c["id"])
     assert not missing, f"claims not reproduced that the section does not name: {missing}"
     assert not weak, f"claims whose bullet neither demonstrates a cause nor says the paper gives no number: {weak}"
+
+
+def test_the_detail_scenarios_carry_the_calibrations_chosen_point():
+    """The choices the DeTail paper leaves open are the declared calibration's best point
+    (docs/reproduction/calibration.json, first entry), in every DeTail paper scenario that sets them: when
+    a model change moves the calibration's choice, the scenarios follow it (and the reproductions are run
+    again), never the other way round."""
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    best = json.loads((root / DOC_CALIBRATION).read_text())[0]["point"]
+    checked = 0
+    for f in sorted((root / "scenarios" / "paper").glob("*.toml")):
+        sc = tomllib.loads(f.read_text())
+        scheme = sc.get("scheme", {})
+        if "priority_eviction" not in scheme:
+            continue  # not one of the DeTail scenarios the calibration is for
+        for key, want in best.items():
+            cur = sc
+            for part in key.split("."):
+                cur = cur[part]
+            assert cur == want, f"{f.name}: {key} = {cur!r}, the calibration chose {want!r}"
+        checked += 1
+    assert checked >= 10
