@@ -132,6 +132,15 @@ def claims_table(snap: dict) -> str:
         lines.append(f"| `{i}` | {c['label']} | {fmt_value(c['paper']['value'], c['paper']['unit'])} | {val(a)} | {val(b)} | {va} → {vb}{mark} |")
     lines.append("")
     lines.append(f"{len(ids)} claims; {changed} verdicts changed.")
+
+    def tally(cs: dict) -> str:
+        n: dict[str, int] = {}
+        for c in cs.values():
+            if c["label"] == "held out":
+                n[c["verdict"]] = n.get(c["verdict"], 0) + 1
+        return ", ".join(f"{n.get(v, 0)} {v}" for v in ("reproduced", "direction only", "not reproduced", "inconclusive"))
+
+    lines.append(f"Held out, {snap['before']['label']}: {tally(old)}; {snap['after']['label']}: {tally(new)}.")
     return "\n".join(lines)
 
 
