@@ -325,7 +325,7 @@ pub fn build(cfg: &TopologyConfig) -> Result<Topology, ConfigError> {
         links: b.links,
         forwarding_delay: cfg.forwarding_delay.map(|d| d.0).unwrap_or(DEFAULT_FORWARDING_DELAY),
         speedup: cfg.speedup.unwrap_or(DEFAULT_SPEEDUP),
-        host_buffer: cfg.host_buffer.map(|b| b.0).unwrap_or(DEFAULT_HOST_BUFFER_FRAMES * framing.wire(framing.mtu) as u64),
+        host_buffer: cfg.host_buffer.map(|b| b.0).unwrap_or(DEFAULT_HOST_BUFFER_FRAMES * framing.full_frame() as u64),
         framing,
     };
     // every host has exactly one link; buffers must hold a full frame
@@ -333,7 +333,7 @@ pub fn build(cfg: &TopologyConfig) -> Result<Topology, ConfigError> {
     for l in &topo.links {
         deg[l.a] += 1;
         deg[l.b] += 1;
-        let full = topo.framing.wire(topo.framing.mtu) as u64;
+        let full = topo.framing.full_frame() as u64;
         if l.ingress_buffer < full || l.egress_buffer < full {
             return err(format!("topology.tiers.{}.buffer", l.tier), format!("must hold at least one full frame ({full}B)"));
         }

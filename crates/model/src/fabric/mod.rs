@@ -332,7 +332,7 @@ impl Fabric {
     /// forwarder both start from it.
     pub fn for_run(sc: &Scenario, scheme: &Scheme, rng: &RngStreams) -> Result<(Fabric, Vec<Fault>), ConfigError> {
         let mut net = Fabric::build(sc, scheme, rng)?;
-        let frame = net.framing.wire(net.framing.mtu) as u64;
+        let frame = net.framing.full_frame() as u64;
         if 2 * frame > net.topo.host_buffer {
             return crate::config::err("topology.host_buffer", format!("must hold at least two full frames ({} B)", 2 * frame));
         }
@@ -508,7 +508,7 @@ impl Fabric {
             (None, Some(k)) => ("scheme.queue_limit_bdp", (self.bdp.0 as f64 * k).round() as u64),
             (None, None) => return Ok(()),
         };
-        let frame = self.framing.wire(self.framing.mtu) as u64;
+        let frame = self.framing.full_frame() as u64;
         if limit < frame {
             return crate::config::err(key, format!("the queue limit ({limit}B) must hold at least one full frame ({frame}B)"));
         }

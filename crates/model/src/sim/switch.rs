@@ -108,6 +108,17 @@ impl Sim {
             let p = self.pkts.get(pid);
             (p.prio, p.wire as u64)
         };
+        self.enter_egress(out, pid, prio, wire);
+        if self.fab.ports[out as usize].waiting && self.fab.ports[out as usize].xbar.out_free(self.now) {
+            self.wake_waiters(out);
+        }
+    }
+
+    /// Packet `pid` (`prio`, `wire` bytes, its room reserved) has crossed into egress `out`: it joins the
+    /// queue, marked as the egress's marker says, and the transmitter may start it; dropped if the marker
+    /// drops it or the link went down while it crossed.
+    #[inline(always)]
+    fn enter_egress(&mut self, out: u32, pid: PacketId, prio: u8, wire: u64) {
         if !self.fab.ports[out as usize].up {
             self.discard(out, true, prio, pid, DropCause::LinkDown, out);
         } else if self.mark_ecn(out, pid, wire) {
@@ -115,9 +126,6 @@ impl Sim {
             self.tx_try(out);
         } else {
             self.discard(out, true, prio, pid, DropCause::Red, out);
-        }
-        if self.fab.ports[out as usize].waiting && self.fab.ports[out as usize].xbar.out_free(self.now) {
-            self.wake_waiters(out);
         }
     }
 
@@ -281,16 +289,7 @@ impl Sim {
         };
         self.fab.xbar_end(inp, prio, wire);
         self.pfc_check(inp);
-        if self.fab.ports[out as usize].up {
-            if self.mark_ecn(out, pid, wire) {
-                self.fab.ports[out as usize].eg.enlist_packet(pid, &mut self.pkts);
-                self.tx_try(out);
-            } else {
-                self.discard(out, true, prio, pid, DropCause::Red, out);
-            }
-        } else {
-            self.discard(out, true, prio, pid, DropCause::LinkDown, out);
-        }
+        self.enter_egress(out, pid, prio, wire);
         // The freed input (and output, if its side is done): the arbiter picks the next transfer into `out`
         // among the ingresses waiting for it and this one (highest blocked priority first, this ingress last
         // on ties).
