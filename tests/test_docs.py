@@ -114,6 +114,24 @@ def test_layers_do_not_import_what_they_must_not_know(folder, pattern, why):
         assert not uses, f"{folder}/{f.name}: {uses} ({why})"
 
 
+@pytest.mark.parametrize("folder", ["sim", "live"])
+def test_the_switch_pipeline_is_written_once(folder):
+    """Issue 35: the CIOQ pipeline's steps (fabric/pipeline.rs) and its control flow (fabric/cioq.rs: PFC's
+    checks, the crossbar's arbiter, a transfer's end) exist once; the simulator and the live forwarder only
+    supply the effects (events, frames and poll deadlines)."""
+    import re
+    from pathlib import Path
+
+    pattern = (r"\bfn (xbar_try|wake_waiters|pfc_check|pfc_arrival|xbar_done|transfer_ended)\b|take_round\(|\.eg\.pop_next\(!"
+               r"|\.egress\.on_frame\(|\.ingress\.on_data\(|\.ingress\.check\(|\.xbar_start\(|\.xbar_end\(")
+    src = Path(__file__).parents[1] / "crates" / "model" / "src" / folder
+    for f in sorted(src.glob("*.rs")):
+        if f.name.endswith("_tests.rs"):
+            continue
+        uses = [ln.strip() for ln in f.read_text().splitlines() if re.search(pattern, ln)]
+        assert not uses, f"{folder}/{f.name} repeats a step of the switch pipeline: {uses}"
+
+
 def test_the_simulator_struct_stays_small():
     """Issue 35: `Sim` holds at most 30 fields (the network is `Fabric`, run state is grouped in sim/state.rs)."""
     import re

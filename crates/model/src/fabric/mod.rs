@@ -4,6 +4,7 @@
 //! will change it. The simulator (`sim`) keeps one and drives its pipeline with events; the live forwarder
 //! (`live`) builds its own from the same scenario.
 
+pub mod cioq;
 mod pipeline;
 
 use crate::config::{ConfigError, Scenario, Scheme};
@@ -234,6 +235,10 @@ pub struct Fabric {
     /// rather than in a line of `Port` that nothing else on the packet path reads).
     pub port_ctr: Vec<crate::stats::PortCounters>,
     pub tx_count: Vec<TxCount>,
+    /// The arbiter's working space (`cioq::Switch::wake_waiters`): the waiters of the egress whose round
+    /// of retries runs, and which egress that is.
+    pub(crate) round: Vec<(u8, u32)>,
+    pub(crate) round_of: Option<u32>,
 }
 
 impl Fabric {
@@ -323,7 +328,7 @@ impl Fabric {
         } else {
             Vec::new()
         };
-        Ok(Fabric { framing: topo.framing, topo, nodes, ports, hosts, routes, pfc: Vec::new(), markers, bdp: (0, Time::ZERO), queue_limit: None, port_ctr: Vec::new(), tx_count: Vec::new() })
+        Ok(Fabric { framing: topo.framing, topo, nodes, ports, hosts, routes, pfc: Vec::new(), markers, bdp: (0, Time::ZERO), queue_limit: None, port_ctr: Vec::new(), tx_count: Vec::new(), round: Vec::new(), round_of: None })
     }
 
     /// The network a run starts with, and its faults: `build`, then the checks of the framing against the

@@ -5,8 +5,11 @@
 //!
 //! ```text
 //!   arrival ─► ingress_admits ─► (push) ─► pfc_check ─► xbar_start ══ transfer ══► xbar_end ─► pfc_check
-//!                                                                         └─► mark (egress) ─► enlist ─► transmit
+//!                                                                         └─► mark (egress) ─► enlist ─► dequeue
+//!   PFC frame at an egress ─► pfc_receive
 //! ```
+//!
+//! When each step runs (an arrival's, the crossbar arbiter's, a transfer's end) is `fabric::cioq`'s.
 
 use super::Fabric;
 use crate::mechanisms::ecn::{Occupancy, Verdict};
@@ -95,5 +98,29 @@ impl Fabric {
             }
         }
         v
+    }
+
+    /// The transmitter of `port` takes its next frame: the highest priority that is queued and not paused
+    /// (by the scheduler of the egress queue), `wire(pid)` bytes, whose bytes leave the queue now. The frame,
+    /// its priority, bytes and serialisation time at the port's rate; None: nothing may go.
+    #[inline(always)]
+    pub fn dequeue(&mut self, now: Time, port: u32, links: &impl Links, wire: impl Fn(PacketId) -> u64) -> Option<(PacketId, u8, u64, Time)> {
+        let pt = &mut self.ports[port as usize];
+        let (prio, pid) = pt.eg.pop_next(!pt.paused, links)?;
+        let w = wire(pid);
+        pt.eg.advance(now);
+        pt.eg.release(prio, w);
+        Some((pid, prio, w, pt.ser(w)))
+    }
+
+    /// PFC frame `f` reached egress `port`: its pause state and the transmitter's copy of the mask follow.
+    /// How many priorities became paused minus how many resumed.
+    #[inline]
+    pub fn pfc_receive(&mut self, now: Time, port: u32, f: PfcFrame) -> i32 {
+        let e = &mut self.pfc[port as usize].egress;
+        let delta = e.on_frame(now, f);
+        // the transmitter's copy (in the port's first cache line)
+        self.ports[port as usize].paused = e.paused;
+        delta
     }
 }

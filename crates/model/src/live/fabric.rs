@@ -22,9 +22,9 @@
 
 use crate::config::LoadBalancing;
 use crate::live::frame::{self, Ipv4Info, Kind};
-use crate::mechanisms::crossbar::Waiters;
+use crate::fabric::cioq::{Head, Switch};
 use crate::mechanisms::ecn::Verdict;
-use crate::mechanisms::pfc::{DataCheck, PfcFrame};
+use crate::mechanisms::pfc::PfcFrame;
 use crate::mechanisms::queue::NIL;
 use crate::packet::{PacketId, ECN_CE};
 use crate::config::Scheme;
@@ -209,14 +209,59 @@ pub struct Fabric {
     free: Vec<PacketId>,
     links: Vec<PacketId>,
     scratch: Vec<u32>,
-    round: Vec<(u8, u32)>,
-    /// The egress whose waiters are retrying now.
-    round_of: Option<u32>,
+    /// The time of the input or poll being handled (the arbiter's `now`).
+    now: Time,
     out: Vec<Out>,
     pub counters: Counters,
 }
 
 
+
+/// The live forwarder drives the switch's control flow (`fabric::cioq`) at its inputs and polls: a started
+/// transfer's end is a poll deadline (`LiveTx::xbar_done`), and so is a busy egress side's (`poll` reads
+/// `out_free_at`); a PFC frame leaves at once, as a frame on the wire.
+impl Switch for Fabric {
+    type Links = Vec<PacketId>;
+    const WAITERS_FIRST: bool = true;
+    fn now(&self) -> Time {
+        self.now
+    }
+    fn fab(&mut self) -> &mut crate::fabric::Fabric {
+        &mut self.net
+    }
+    fn net(&mut self) -> (&mut crate::fabric::Fabric, &mut Vec<PacketId>) {
+        (&mut self.net, &mut self.links)
+    }
+    fn pfc_on(&self) -> bool {
+        self.pfc_on
+    }
+    fn ignore_limit(&self) -> u32 {
+        self.ignore_limit
+    }
+    fn send_pfc(&mut self, port: u32, f: PfcFrame) {
+        self.emit_pfc(port, f);
+    }
+    fn pfc_ignored(&mut self, _port: u32, _prio: u8) {
+        self.counters.pfc_ignoring += 1;
+    }
+    fn head(&mut self, _inp: u32, _prio: u8, pid: PacketId) -> Head {
+        let m = &self.meta[pid as usize];
+        Head::Cross { out: m.out, wire: m.wire }
+    }
+    fn crossing(&mut self, inp: u32, _pid: PacketId, done: Time) {
+        self.tx[inp as usize].xbar_done = done;
+    }
+    fn retry_at(&mut self, _out: u32, _at: Time) {}
+    fn crossed(&self, pid: PacketId) -> (u32, u8, u64) {
+        let m = &self.meta[pid as usize];
+        (m.out, m.prio, m.wire)
+    }
+    fn enter_egress(&mut self, out: u32, pid: PacketId, prio: u8, wire: u64) {
+        self.counters.forwarded += 1;
+        let ecn = self.meta[pid as usize].ecn;
+        self.enqueue_egress(self.now, out, pid, prio, ecn, wire);
+    }
+}
 
 impl Fabric {
     /// Why a scheme cannot run live (the field and what live mode supports), if it cannot: the live
@@ -273,8 +318,7 @@ impl Fabric {
             free: Vec::new(),
             links: Vec::new(),
             scratch: Vec::new(),
-            round: Vec::new(),
-            round_of: None,
+            now: Time::ZERO,
             out: Vec::new(),
             counters: Counters::default(),
         }
@@ -321,6 +365,7 @@ impl Fabric {
 
     /// Host `h`'s kernel sent `bytes` on its interface: into its NIC queue, or dropped when that is full.
     pub fn on_host_frame(&mut self, now: Time, h: u32, bytes: &[u8]) {
+        self.now = now;
         self.counters.host_frames += 1;
         let Kind::Ipv4(info) = frame::parse(bytes) else {
             self.counters.foreign += 1;
@@ -345,14 +390,14 @@ impl Fabric {
 
     /// A frame arrived at fabric port `port` from its peer.
     pub fn on_wire_frame(&mut self, now: Time, port: u32, bytes: &[u8]) {
+        self.now = now;
         let kind = frame::parse(bytes);
         match kind {
             Kind::Pfc(f) => {
                 self.tx[port as usize].stats.pfc_received += 1;
-                let e = &mut self.net.pfc[port as usize].egress;
-                let before = e.paused;
-                e.on_frame(now, f);
-                if before & !e.paused != 0 {
+                let before = self.net.ports[port as usize].paused;
+                self.net.pfc_receive(now, port, f);
+                if before & !self.net.ports[port as usize].paused != 0 {
                     // a resume: frames held by the pause are due from now, not from when they queued
                     self.tx[port as usize].resumed_at = now;
                 }
@@ -372,13 +417,7 @@ impl Fabric {
     fn switch_arrive(&mut self, now: Time, port: u32, bytes: &[u8], info: Ipv4Info) {
         let prio = info.prio;
         let wire = self.wire_of(bytes.len());
-        if self.pfc_on && self.net.pfc[port as usize].ingress.enabled {
-            match self.net.pfc[port as usize].ingress.on_data(now, prio, self.ignore_limit) {
-                DataCheck::Resend(f) => self.emit_pfc(port, f),
-                DataCheck::Ignoring => self.counters.pfc_ignoring += 1,
-                DataCheck::Fine | DataCheck::Reported => {}
-            }
-        }
+        self.pfc_arrival(port, prio);
         let Some(dst) = frame::host_of_ip(info.dst).filter(|&d| (d as usize) < self.net.hosts.len()) else {
             self.counters.foreign += 1;
             return;
@@ -398,11 +437,7 @@ impl Fabric {
         }
         let pid = self.store(bytes);
         self.meta[pid as usize] = Meta { out, prio: info.prio, ecn: info.ecn, wire, queued_at: now };
-        let pt = &mut self.net.ports[port as usize];
-        pt.ing.advance(now);
-        pt.ing.push(prio, pid, wire, &mut self.links);
-        self.pfc_check(now, port);
-        self.xbar_try(now, port);
+        self.ingress_push(port, prio, pid, wire);
     }
 
     fn route(&mut self, node: u32, dst_node: u32, info: Ipv4Info) -> Option<u32> {
@@ -410,16 +445,6 @@ impl Fabric {
         // (live mode has no faults: every port is up)
         let drain = |p: u32| ports[p as usize].eg.drain_bytes(info.prio);
         nodes[node as usize].route(node, routes, dst_node, info.hash, self.lb, &self.alb, |_| true, drain, &mut self.scratch)
-    }
-
-    /// The ingress bytes of `port` changed: PAUSE / UNPAUSE out of it at once.
-    fn pfc_check(&mut self, now: Time, port: u32) {
-        if !self.pfc_on {
-            return;
-        }
-        if let Some(f) = self.net.pfc_check(now, port) {
-            self.emit_pfc(port, f);
-        }
     }
 
     fn emit_pfc(&mut self, port: u32, f: PfcFrame) {
@@ -432,45 +457,6 @@ impl Fabric {
         t.tx_ready += rate.tx_time(self.net.framing.pfc_frame() as u64);
         self.counters.pfc_frames += 1;
         self.out.push(Out { to: Target::Port(port), pid });
-    }
-
-    /// Start moving the highest-priority head of ingress `inp` whose egress has room and whose egress
-    /// side of the crossbar is free, as the simulator's `xbar_try` does (strict priority; a head waits while
-    /// its egress is full or busy, and waits among that egress's waiters).
-    fn xbar_try(&mut self, now: Time, inp: u32) {
-        if self.net.ports[inp as usize].xbar.in_busy {
-            return;
-        }
-        let mut mask = self.net.ports[inp as usize].ing.nonempty;
-        while mask != 0 {
-            let prio = mask.trailing_zeros() as u8;
-            mask &= mask - 1;
-            let pid = self.net.ports[inp as usize].ing.head(prio).expect("non-empty priority");
-            let m = self.meta[pid as usize];
-            let e = &mut self.net.ports[m.out as usize];
-            // ingresses already waiting for this egress go first (in the simulator they would have taken it
-            // the moment it freed, before this arrival): outside a round of retries, join them
-            let queued_behind = e.waiting && self.round_of != Some(m.out);
-            if queued_behind || !e.eg.fits(prio, m.wire) || !e.xbar.out_free(now) {
-                e.wait(prio, inp);
-                continue;
-            }
-            self.tx[inp as usize].xbar_done = self.net.xbar_start(now, inp, m.out, prio, pid, m.wire, &self.links);
-            return;
-        }
-    }
-
-    /// The transfer out of ingress `inp` ended: its bytes leave the ingress (PFC may resume) and the frame
-    /// joins its egress, whose room it already holds.
-    fn xbar_finish(&mut self, now: Time, inp: u32) {
-        let pid = self.net.ports[inp as usize].xbar.in_pkt;
-        let m = self.meta[pid as usize];
-        self.net.ports[inp as usize].ing.advance(now);
-        self.net.xbar_end(inp, m.prio, m.wire);
-        self.pfc_check(now, inp);
-        self.counters.forwarded += 1;
-        self.enqueue_egress(now, m.out, pid, m.prio, m.ecn, m.wire);
-        self.xbar_try(now, inp);
     }
 
     /// Frame `pid` joins egress (or NIC) queue `port`, which already counts its bytes: the marker decides
@@ -501,24 +487,22 @@ impl Fabric {
     /// Run the crossbar and the paced transmitters up to `now`. Returns the earliest time something is due
     /// (a transfer's end, a crossbar side freeing, a frame's start or its last bit), if anything is pending.
     pub fn poll(&mut self, now: Time) -> Option<Time> {
+        self.now = now;
         for p in 0..self.net.ports.len() {
             if self.net.ports[p].xbar.in_busy && self.tx[p].xbar_done <= now {
-                self.xbar_finish(now, p as u32);
+                self.xbar_done(p as u32);
             }
         }
         self.xbar_all(now);
         for p in 0..self.net.ports.len() {
             self.transmit(now, p);
         }
-        // transmissions made room in egresses: heads waiting on them may cross now
-        self.xbar_all(now);
         self.net
             .ports
             .iter()
             .zip(&self.tx)
-            .zip(&self.net.pfc)
-            .filter_map(|((pt, t), pfc)| {
-                let start = (pt.eg.nonempty & !pfc.egress.paused != 0).then(|| t.tx_ready.max(now));
+            .filter_map(|(pt, t)| {
+                let start = (pt.eg.nonempty & !pt.paused != 0).then(|| t.tx_ready.max(now));
                 let end = t.on_wire.map(|(_, e)| e.max(now));
                 let xbar_end = pt.xbar.in_busy.then_some(t.xbar_done.max(now));
                 // heads waiting for this egress side to free
@@ -528,23 +512,15 @@ impl Fabric {
             .min()
     }
 
-    /// Every egress that can take a transfer lets its blocked ingresses retry, in the simulator's order:
-    /// the first of the highest blocked priority first; those that block again keep their place ahead.
+    /// Every egress whose crossbar side has freed lets its blocked ingresses retry (what the simulator's
+    /// `XbarOutFree` event does, at the poll).
     fn xbar_all(&mut self, now: Time) {
-        for e in 0..self.net.ports.len() {
-            let pt = &mut self.net.ports[e];
-            if !pt.waiting || !pt.xbar.out_free(now) {
-                continue;
+        for e in 0..self.net.ports.len() as u32 {
+            let x = &mut self.net.ports[e as usize].xbar;
+            if x.out_free(now) {
+                x.woken();
+                self.egress_freed(e);
             }
-            let mut round = std::mem::take(&mut self.round);
-            pt.take_round(&mut round);
-            self.round_of = Some(e as u32);
-            while let Some(inp) = Waiters::next_of(&mut round) {
-                self.xbar_try(now, inp);
-            }
-            self.round_of = None;
-            self.net.ports[e].end_round(&mut round);
-            self.round = round;
         }
     }
 
@@ -560,16 +536,15 @@ impl Fabric {
                 t.on_wire = None;
                 self.out.push(Out { to: Target::Port(p as u32), pid });
             }
-            let allowed = !self.net.pfc[p].egress.paused;
-            let pt = &mut self.net.ports[p];
-            if pt.eg.nonempty & allowed == 0 || now < t.tx_ready {
+            let pt = &self.net.ports[p];
+            if pt.eg.nonempty & !pt.paused == 0 || now < t.tx_ready {
                 return;
             }
-            let (prio, pid) = pt.eg.pop_next(allowed, &self.links).expect("non-empty");
+            let meta = &self.meta;
+            let (pid, _, _, ser) = self.net.dequeue(now, p as u32, &self.links, |q| meta[q as usize].wire).expect("non-empty");
             let m = self.meta[pid as usize];
-            pt.eg.advance(now);
-            pt.eg.release(prio, m.wire);
-            let ser = pt.rate.tx_time(m.wire);
+            let pt = &self.net.ports[p];
+            let t = &mut self.tx[p];
             // how far behind its paced start a transmitter may catch up: one full frame (a token bucket one
             // frame deep)
             let catch_up = pt.rate.tx_time(self.net.framing.full_frame() as u64);
@@ -590,6 +565,8 @@ impl Fabric {
             t.stats.tx_wire_bytes += m.wire;
             t.stats.busy_ps += ser.0;
             t.on_wire = Some((pid, t.tx_ready));
+            // room opened in the egress: heads waiting on it may cross
+            self.egress_freed(p as u32);
         }
     }
 

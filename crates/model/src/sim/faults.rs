@@ -2,6 +2,7 @@
 //! transmitter ignores PFC pauses. Routing reconverges at once when a link goes down (the acceptable-port
 //! sets exclude it), as in the paper's asymmetric-topology experiments.
 
+use crate::fabric::cioq::Switch as _;
 use crate::sim::Sim;
 use crate::stats::DropCause;
 

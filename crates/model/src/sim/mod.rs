@@ -25,6 +25,7 @@ pub mod trace;
 pub mod workload;
 
 pub use crate::fabric::{Fabric, Node, Port, TxCount};
+use crate::fabric::cioq::Switch as _;
 use crate::config::{parse_scenario, ConfigError, Scenario, Scheme};
 use crate::packet::{Packet, PacketId};
 use crate::stats::{Classes, Counters, DropCause, FlowColumns};

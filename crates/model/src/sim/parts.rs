@@ -35,6 +35,7 @@
 //! Not yet supported (refused when the scenario uses them, naming the field): the PFC watchdog's
 //! `shutdown` action (a link shut by one part), samples, run guards, incast repeats, packet traces.
 
+use crate::fabric::cioq::Switch as _;
 use crate::config::{ConfigError, Scenario};
 use crate::packet::Packet;
 use crate::sim::{App, Ev, Sim, Transfer, NO};

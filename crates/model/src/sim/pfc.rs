@@ -17,8 +17,9 @@
 //! routing excludes it. A periodic check looks for a cycle of egress ports each paused by the next (a
 //! PFC deadlock) and reports the ports when the same cycle persists across two checks.
 
-use crate::config::{ConfigError, FlowControl, WatchdogAction};
-use crate::mechanisms::pfc::{DataCheck, PfcFrame, Thresholds};
+use crate::fabric::cioq::Switch as _;
+use crate::config::{ConfigError, WatchdogAction};
+use crate::mechanisms::pfc::{PfcFrame, Thresholds};
 use crate::sim::{Ev, Sim};
 use detailsim_engine::{Rate, Time};
 use serde::Serialize;
@@ -47,12 +48,6 @@ pub struct DeadlockState {
 }
 
 impl Sim {
-    /// The scheme runs PFC (without it the per-port PFC state is never read on the packet path).
-    #[inline(always)]
-    pub(crate) fn pfc_on(&self) -> bool {
-        self.scheme.flow_control == FlowControl::Pfc
-    }
-
     /// Whether priority `prio` is lossless (PFC on, and the priority among `scheme.pfc.priorities`).
     #[inline]
     pub(crate) fn lossless_prio(&self, prio: u8) -> bool {
@@ -68,17 +63,6 @@ impl Sim {
         self.fab.pfc[port as usize].ingress.install(self.scheme.pfc.priorities, d);
     }
 
-    /// The ingress bytes of switch port `port` changed: send PAUSE / UNPAUSE as the thresholds say.
-    #[inline(always)]
-    pub(crate) fn pfc_check(&mut self, port: u32) {
-        if !self.pfc_on() {
-            return;
-        }
-        if let Some(f) = self.fab.pfc_check(self.now, port) {
-            self.pfc_emit(port, f);
-        }
-    }
-
     /// Send a PFC frame from switch ingress `port` now: its component records it, and it is put on its way
     /// to the peer's egress (effect after the stop delay). (Tests script frames with it.)
     #[cfg(test)]
@@ -88,7 +72,7 @@ impl Sim {
     }
 
     /// Put frame `f`, already recorded by ingress `port`, on its way to the peer's egress.
-    fn pfc_emit(&mut self, port: u32, f: PfcFrame) {
+    pub(crate) fn pfc_emit(&mut self, port: u32, f: PfcFrame) {
         let at = self.now + self.fab.pfc[port as usize].ingress.stop_delay;
         self.counters.pfc_pause_frames += 1;
         self.counters.pfc_pauses += f.pause.count_ones() as u64;
@@ -106,11 +90,8 @@ impl Sim {
             // the link went down while the frame was on its way: a dead link has no pause state
             return;
         }
-        let e = &mut self.fab.pfc[port as usize].egress;
-        let delta = e.on_frame(self.now, PfcFrame { pause, unpause });
+        let delta = self.fab.pfc_receive(self.now, port, PfcFrame { pause, unpause });
         self.pfc_run.paused = (self.pfc_run.paused as i64 + delta as i64) as u64;
-        // the transmitter's copy of the pause mask (in the port's first cache line)
-        self.fab.ports[port as usize].paused = e.paused;
         if unpause != 0 {
             self.tx_try(port);
         }
@@ -121,7 +102,7 @@ impl Sim {
         format!("{}->{}", self.node_name(p.node), self.node_name(p.peer_node))
     }
 
-    fn watchdog_act(&mut self, kind: &'static str, egress: u32, prio: u8) {
+    pub(crate) fn watchdog_act(&mut self, kind: &'static str, egress: u32, prio: u8) {
         let action = self.scheme.pfc.watchdog_action;
         self.pfc_run.events.push(PfcEvent {
             time_s: self.now.as_secs_f64(),
@@ -162,19 +143,6 @@ impl Sim {
         for (e, q) in hits {
             if self.fab.ports[e as usize].up {
                 self.watchdog_act("paused_too_long", e, q);
-            }
-        }
-    }
-
-    /// Data of priority `prio` arrived at switch ingress `port`: is the upstream ignoring our PAUSE?
-    #[inline]
-    pub(crate) fn pfc_arrival(&mut self, port: u32, prio: u8) {
-        match self.fab.pfc[port as usize].ingress.on_data(self.now, prio, self.scheme.pfc.ignore_limit) {
-            DataCheck::Fine | DataCheck::Reported => {}
-            DataCheck::Resend(f) => self.pfc_emit(port, f),
-            DataCheck::Ignoring => {
-                let up = self.fab.ports[port as usize].peer;
-                self.watchdog_act("ignores_pause", up, prio);
             }
         }
     }

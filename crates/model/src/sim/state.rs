@@ -101,7 +101,6 @@ pub struct Scratch {
     /// The forwarding engine's (ALB's candidates).
     pub(crate) ports: Vec<u32>,
     pub(crate) victims: Vec<(u8, PacketId)>,
-    pub(crate) pairs: Vec<(u8, u32)>,
     /// Segments a TCP state machine asks to send.
     pub(crate) segs: Vec<SegOut>,
 }

@@ -8,13 +8,95 @@
 //! queue (optional ECN marking) → link.
 
 use crate::config::{EcnMarking, Scheduling};
-use crate::mechanisms::crossbar::Waiters;
+use crate::fabric::cioq::{Head, Switch};
 use crate::mechanisms::dibs::{self, Decision};
 use crate::mechanisms::ecn::Verdict;
 use crate::packet::{PacketId, ECN_CE};
 use crate::sim::{Ev, Sim};
 use crate::stats::DropCause;
 use detailsim_engine::Time;
+
+/// The simulator drives the switch's control flow (`fabric::cioq`) with events: a started transfer ends with
+/// `XbarDone`, a busy egress side wakes its waiters with `XbarOutFree`, a PFC frame takes effect at the peer
+/// after the stop delay (`Ev::PfcFrame`).
+impl Switch for Sim {
+    type Links = detailsim_engine::Arena<crate::packet::Packet>;
+    const WAITERS_FIRST: bool = false;
+    #[inline(always)]
+    fn now(&self) -> Time {
+        self.now
+    }
+    #[inline(always)]
+    fn fab(&mut self) -> &mut crate::fabric::Fabric {
+        &mut self.fab
+    }
+    #[inline(always)]
+    fn net(&mut self) -> (&mut crate::fabric::Fabric, &mut Self::Links) {
+        (&mut self.fab, &mut self.pkts)
+    }
+    #[inline(always)]
+    fn pfc_on(&self) -> bool {
+        self.scheme.flow_control == crate::config::FlowControl::Pfc
+    }
+    fn ignore_limit(&self) -> u32 {
+        self.scheme.pfc.ignore_limit
+    }
+    fn send_pfc(&mut self, port: u32, f: crate::mechanisms::pfc::PfcFrame) {
+        self.pfc_emit(port, f);
+    }
+    fn pfc_ignored(&mut self, port: u32, prio: u8) {
+        let up = self.fab.ports[port as usize].peer;
+        self.watchdog_act("ignores_pause", up, prio);
+    }
+    /// The head's chosen egress, asked again of the forwarding engine if that port died while the packet
+    /// waited (dropped when no route is left), and pFabric's admission there (dropped when the arrival ranks
+    /// no better than everything queued).
+    #[inline(always)]
+    fn head(&mut self, inp: u32, prio: u8, pid: PacketId) -> Head {
+        let (mut out, wire) = {
+            let p = self.pkts.get(pid);
+            (p.out_port, p.wire as u64)
+        };
+        if !self.fab.ports[out as usize].up {
+            let node = self.fab.ports[inp as usize].node;
+            match self.route(node, pid) {
+                Some(o) => {
+                    out = o;
+                    self.pkts.get_mut(pid).out_port = o;
+                }
+                None => {
+                    self.fab.ports[inp as usize].ing.pop(prio, &self.pkts);
+                    self.discard(inp, false, prio, pid, DropCause::NoRoute, inp);
+                    self.pfc_check(inp);
+                    return Head::Removed;
+                }
+            }
+        }
+        if self.scheme.scheduling == Scheduling::Pfabric && !self.pfabric_admit(out, pid, wire) {
+            self.fab.ports[inp as usize].ing.pop(prio, &self.pkts);
+            self.discard(inp, false, prio, pid, DropCause::Priority, out);
+            return Head::Removed;
+        }
+        Head::Cross { out, wire }
+    }
+    #[inline(always)]
+    fn crossing(&mut self, inp: u32, pid: PacketId, done: Time) {
+        self.schedule(done, Ev::XbarDone { port: inp, pkt: pid });
+    }
+    #[inline]
+    fn retry_at(&mut self, out: u32, at: Time) {
+        self.schedule(at, Ev::XbarOutFree { port: out });
+    }
+    #[inline(always)]
+    fn crossed(&self, pid: PacketId) -> (u32, u8, u64) {
+        let p = self.pkts.get(pid);
+        (p.out_port, p.prio, p.wire as u64)
+    }
+    #[inline(always)]
+    fn enter_egress(&mut self, out: u32, pid: PacketId, prio: u8, wire: u64) {
+        self.enter_egress_at(out, pid, prio, wire);
+    }
+}
 
 impl Sim {
     /// Choose the output port (global index) of packet `pid` at switch `node`: the edge switch's port to
@@ -108,17 +190,15 @@ impl Sim {
             let p = self.pkts.get(pid);
             (p.prio, p.wire as u64)
         };
-        self.enter_egress(out, pid, prio, wire);
-        if self.fab.ports[out as usize].waiting && self.fab.ports[out as usize].xbar.out_free(self.now) {
-            self.wake_waiters(out);
-        }
+        self.enter_egress_at(out, pid, prio, wire);
+        self.egress_freed(out);
     }
 
     /// Packet `pid` (`prio`, `wire` bytes, its room reserved) has crossed into egress `out`: it joins the
     /// queue, marked as the egress's marker says, and the transmitter may start it; dropped if the marker
     /// drops it or the link went down while it crossed.
     #[inline(always)]
-    fn enter_egress(&mut self, out: u32, pid: PacketId, prio: u8, wire: u64) {
+    fn enter_egress_at(&mut self, out: u32, pid: PacketId, prio: u8, wire: u64) {
         if !self.fab.ports[out as usize].up {
             self.discard(out, true, prio, pid, DropCause::LinkDown, out);
         } else if self.mark_ecn(out, pid, wire) {
@@ -149,9 +229,7 @@ impl Sim {
             let p = self.pkts.get(pid);
             (p.prio, p.wire as u64)
         };
-        if self.pfc_on() && self.fab.pfc[port as usize].ingress.enabled {
-            self.pfc_arrival(port, prio);
-        }
+        self.pfc_arrival(port, prio);
         let Some(out) = self.route(node, pid) else {
             self.drop_packet(pid, DropCause::NoRoute, Some(port));
             return;
@@ -193,66 +271,7 @@ impl Sim {
             }
             return;
         }
-        self.fab.ports[port as usize].ing.push(prio, pid, wire, &mut self.pkts);
-        self.pfc_check(port);
-        self.xbar_try(port);
-    }
-
-    /// Start moving the highest-priority movable head of ingress `inp` across the crossbar.
-    pub(crate) fn xbar_try(&mut self, inp: u32) {
-        if self.fab.ports[inp as usize].xbar.in_busy {
-            return;
-        }
-        let mut mask = self.fab.ports[inp as usize].ing.nonempty;
-        while mask != 0 {
-            let prio = mask.trailing_zeros() as u8;
-            mask &= mask - 1;
-            let pid = self.fab.ports[inp as usize].ing.head(prio).expect("non-empty priority");
-            let (mut out, wire) = {
-                let p = self.pkts.get(pid);
-                (p.out_port, p.wire as u64)
-            };
-            if !self.fab.ports[out as usize].up {
-                // the chosen port died while the packet waited: ask the forwarding engine again
-                let node = self.fab.ports[inp as usize].node;
-                match self.route(node, pid) {
-                    Some(o) => {
-                        out = o;
-                        self.pkts.get_mut(pid).out_port = o;
-                    }
-                    None => {
-                        self.fab.ports[inp as usize].ing.pop(prio, &self.pkts);
-                        self.discard(inp, false, prio, pid, DropCause::NoRoute, inp);
-                        self.pfc_check(inp);
-                        mask = self.fab.ports[inp as usize].ing.nonempty;
-                        continue;
-                    }
-                }
-            }
-            if self.scheme.scheduling == Scheduling::Pfabric && !self.pfabric_admit(out, pid, wire) {
-                // the arrival ranks no better than everything queued: pFabric drops it
-                self.fab.ports[inp as usize].ing.pop(prio, &self.pkts);
-                self.discard(inp, false, prio, pid, DropCause::Priority, out);
-                mask = self.fab.ports[inp as usize].ing.nonempty;
-                continue;
-            }
-            let now = self.now;
-            let e = &mut self.fab.ports[out as usize];
-            let fits = e.eg.fits(prio, wire);
-            if fits && e.xbar.out_free(now) {
-                let done = self.fab.xbar_start(now, inp, out, prio, pid, wire, &self.pkts);
-                self.schedule(done, Ev::XbarDone { port: inp, pkt: pid });
-                return;
-            }
-            if fits {
-                // the egress side is busy with another transfer: retry when it frees (when that is also when
-                // the transfer's XbarDone comes, as with equal port rates, that event lets the waiters retry)
-                if let Some(at) = e.xbar.wake_at() {
-                    self.schedule(at, Ev::XbarOutFree { port: out });
-                }
-            }
-            self.fab.ports[out as usize].wait(prio, inp);
-        }
+        self.ingress_push(port, prio, pid, wire);
     }
 
     /// pFabric admission at egress `out`: while the packet does not fit, evict the queued packet of the
@@ -275,35 +294,9 @@ impl Sim {
             pt.eg.advance(now);
             pt.eg.release(prio, wire);
         } else {
-            pt.ing.advance(now);
             pt.ing.release(prio, wire);
         }
         self.drop_packet(pid, cause, Some(at));
-    }
-
-    pub(crate) fn xbar_done(&mut self, inp: u32) {
-        let pid = self.fab.ports[inp as usize].xbar.in_pkt;
-        let (out, prio, wire) = {
-            let p = self.pkts.get(pid);
-            (p.out_port, p.prio, p.wire as u64)
-        };
-        self.fab.xbar_end(inp, prio, wire);
-        self.pfc_check(inp);
-        self.enter_egress(out, pid, prio, wire);
-        // The freed input (and output, if its side is done): the arbiter picks the next transfer into `out`
-        // among the ingresses waiting for it and this one (highest blocked priority first, this ingress last
-        // on ties).
-        if self.fab.ports[out as usize].waiting && self.fab.ports[out as usize].xbar.out_free(self.now) {
-            // this ingress competes too, behind the others of its priority (it may have no head for `out`:
-            // then its try moves whatever it can and it stays out of the list)
-            let ing = &self.fab.ports[inp as usize].ing;
-            if ing.nonempty != 0 {
-                let prio = ing.nonempty.trailing_zeros() as u8;
-                self.fab.ports[out as usize].wait(prio, inp);
-            }
-            self.wake_waiters(out);
-        }
-        self.xbar_try(inp);
     }
 
     /// ECN marking at egress enqueue (switch egress or host NIC), after the packet's bytes were reserved.
@@ -353,11 +346,9 @@ impl Sim {
             }
             return;
         }
-        let (prio, pid) = pt.eg.pop_next(!pt.paused, &self.pkts).expect("non-empty");
-        let wire = self.pkts.get(pid).wire as u64;
-        pt.eg.advance(now);
-        pt.eg.release(prio, wire);
-        let ser = pt.ser(wire);
+        let pkts = &self.pkts;
+        let (pid, _, wire, ser) = self.fab.dequeue(now, port, pkts, |p| pkts.get(p).wire as u64).expect("non-empty");
+        let pt = &mut self.fab.ports[port as usize];
         pt.tx_busy_ps += ser.0;
         pt.tx_busy_until = now + ser;
         let arrive = pt.tx_busy_until + pt.arrive_after;
@@ -384,36 +375,6 @@ impl Sim {
         if nic_blocked {
             self.nic_wake(port);
         }
-    }
-
-    /// Room opened in egress `port`, or its crossbar side freed: let the blocked ingress ports retry, those
-    /// whose blocked head has the highest priority first (the crossbar arbiter honours strict priority), ties
-    /// in arrival order. Once a transfer into `port` has started its egress side is busy, and the rest would
-    /// only fail and register again: they stay in the list, in order, untried.
-    pub(crate) fn wake_waiters(&mut self, port: u32) {
-        let pt = &mut self.fab.ports[port as usize];
-        if !pt.xbar.out_free(self.now) {
-            // a transfer into this egress is under way: nobody can start now; make sure they retry when its
-            // side frees (with its transfer's XbarDone, or an XbarOutFree event)
-            if let Some(at) = pt.xbar.wake_at() {
-                self.schedule(at, Ev::XbarOutFree { port });
-            }
-            return;
-        }
-        // the waiting list moves out for a round of retries (a scratch vector takes its place, so no
-        // allocation per wake); the arbiter orders it
-        let mut round = std::mem::take(&mut self.scratch.pairs);
-        self.fab.ports[port as usize].take_round(&mut round);
-        while let Some(w) = Waiters::next_of(&mut round) {
-            self.xbar_try(w);
-            if !self.fab.ports[port as usize].xbar.out_free(self.now) {
-                break;
-            }
-        }
-        // those that tried and registered again come first; the untried follow in their order (their heads
-        // did not change meanwhile; one that no longer waits for `port` just retries when woken)
-        self.fab.ports[port as usize].end_round(&mut round);
-        self.scratch.pairs = round;
     }
 
     /// Serialization time of `bytes` on `port`.
