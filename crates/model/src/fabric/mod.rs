@@ -5,6 +5,7 @@
 //! (`live`) builds its own from the same scenario.
 
 pub mod cioq;
+mod faults;
 mod pipeline;
 
 use crate::config::{ConfigError, Scenario, Scheme};

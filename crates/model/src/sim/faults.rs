@@ -1,11 +1,12 @@
 //! Faults: a link shut down or degraded, from the start or at a given time, and a neighbour whose
-//! transmitter ignores PFC pauses. Routing reconverges at once when a link goes down (the acceptable-port
-//! sets exclude it), as in the paper's asymmetric-topology experiments.
+//! transmitter ignores PFC pauses. What each does to the network is `Fabric`'s (`fabric/faults.rs`);
+//! here, when it happens and what the run does about it (drops counted, blocked heads retry, PFC checks,
+//! each at the part of a split run that holds the port). Routing reconverges at once when a link goes down,
+//! as in the paper's asymmetric-topology experiments.
 
 use crate::fabric::cioq::Switch as _;
 use crate::sim::Sim;
 use crate::stats::DropCause;
-
 
 pub use crate::fabric::{Fault, FaultKind};
 
@@ -16,22 +17,14 @@ impl Sim {
         match f.kind {
             FaultKind::LinkDown => self.link_down(f.link),
             FaultKind::Degrade(rate) => {
-                // the rate and everything derived from it: PFC thresholds, reaction window and grace (checked
-                // lossless at build time); crossbar times and path BDPs read the port rates when used
-                for p in self.fab.link_ports(f.link) {
-                    let speedup = self.fab.topo.speedup;
-                    self.fab.ports[p as usize].set_rate(rate, speedup);
-                    if self.fab.pfc[p as usize].ingress.enabled {
-                        let d = self.pfc_derive(p, rate).expect("checked when the scenario was built");
-                        self.pfc_install(p, d);
-                        if self.act_at(p) {
-                            self.pfc_check(p);
-                        }
+                for p in self.fab.degrade(f.link, rate, &self.scheme.pfc) {
+                    if self.fab.pfc[p as usize].ingress.enabled && self.act_at(p) {
+                        self.pfc_check(p);
                     }
                 }
             }
             FaultKind::IgnorePause(egress) => {
-                self.fab.pfc[egress as usize].egress.ignores_pause = true;
+                self.fab.ignore_pause(egress);
                 // it forgets any pause in force
                 if self.act_at(egress) {
                     self.pfc_apply(egress, 0, 0xff);
@@ -52,31 +45,17 @@ impl Sim {
         true
     }
 
-    /// Shut a link down: both directions stop, queued packets are dropped, routes are recomputed.
+    /// Shut a link down (`Fabric::link_down`): the packets it took count as dropped, and blocked heads retry.
     pub(crate) fn link_down(&mut self, link: u32) {
-        let ends = self.fab.link_ports(link);
-        if !self.fab.ports[ends[0] as usize].up {
-            return;
+        let mut dropped = Vec::new();
+        let pkts = &self.pkts;
+        let Some((ends, released)) = self.fab.link_down(self.now, link, pkts, |p| pkts.get(p).wire as u64, &mut dropped) else { return };
+        self.pfc_run.paused -= released;
+        for (p, pid) in dropped {
+            self.counters.drop(DropCause::LinkDown);
+            self.fab.port_ctr[p as usize].drops += 1;
+            self.pkts.release(pid);
         }
-        for &p in &ends {
-            let now = self.now;
-            let st = &mut self.fab.pfc[p as usize];
-            self.pfc_run.paused -= st.egress.release_all(now) as u64;
-            st.ingress.sent = 0;
-            let pt = &mut self.fab.ports[p as usize];
-            pt.up = false;
-            pt.paused = 0;
-            pt.eg.advance(now);
-            // drop what waits in the egress queue (bytes still crossing the crossbar are dropped on arrival)
-            while let Some((prio, pid)) = pt.eg.pop_next(0xff, &self.pkts) {
-                let wire = self.pkts.get(pid).wire as u64;
-                pt.eg.release(prio, wire);
-                self.counters.drop(DropCause::LinkDown);
-                self.fab.port_ctr[p as usize].drops += 1;
-                self.pkts.release(pid);
-            }
-        }
-        self.recompute_routes();
         // blocked ingress heads may point at the dead port: let every switch ingress retry (and reroute)
         for &p in &ends {
             let ws = self.fab.ports[p as usize].drain_waiters();
@@ -91,14 +70,5 @@ impl Sim {
                 self.xbar_try(p);
             }
         }
-    }
-
-    pub(crate) fn recompute_routes(&mut self) {
-        let is_switch: Vec<bool> = self.fab.nodes.iter().map(|n| n.is_switch).collect();
-        let base: Vec<u32> = self.fab.nodes.iter().map(|n| n.port_base).collect();
-        let np: Vec<u32> = self.fab.nodes.iter().map(|n| n.nports).collect();
-        let peer: Vec<u32> = self.fab.ports.iter().map(|p| p.peer_node).collect();
-        let up: Vec<bool> = self.fab.ports.iter().map(|p| p.up).collect();
-        self.fab.routes = crate::routing::Routes::compute(&is_switch, &base, &np, &peer, &up);
     }
 }

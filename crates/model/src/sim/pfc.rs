@@ -59,10 +59,6 @@ impl Sim {
         self.fab.pfc_derive(&self.scheme.pfc, port, rate)
     }
 
-    pub(crate) fn pfc_install(&mut self, port: u32, d: Thresholds) {
-        self.fab.pfc[port as usize].ingress.install(self.scheme.pfc.priorities, d);
-    }
-
     /// Send a PFC frame from switch ingress `port` now: its component records it, and it is put on its way
     /// to the peer's egress (effect after the stop delay). (Tests script frames with it.)
     #[cfg(test)]

@@ -2,9 +2,10 @@
 //! flow), and every PFC frame a selected port sends, recorded as columns. The Python side writes them as a
 //! pcap with real Ethernet / IPv4 / TCP headers and 802.1Qbb MAC Control frames.
 
-use crate::packet::PacketId;
+use crate::packet::{Packet, PacketId};
 use crate::sim::Sim;
 use crate::transport::tcp::SegKind;
+use detailsim_engine::Time;
 use serde::Deserialize;
 
 /// What to capture: application flow ids, node names (all their egress ports), and links by
@@ -86,87 +87,88 @@ impl Sim {
         Ok(())
     }
 
-    fn trace_common(&mut self, port: u32) -> (u32, u32) {
+    /// The tap on the transmitter of `port` (`tx_try`): frame `pid` starts on the wire.
+    pub(crate) fn trace_packet(&mut self, port: u32, pid: PacketId) {
+        let pkt = self.pkts.get(pid);
+        let tr = self.trace.as_ref().expect("tracing");
+        let app = if tr.flows.is_empty() {
+            u64::MAX
+        } else {
+            let t = self.transfers.get(pkt.tr);
+            if t.uid == pkt.tr_uid { t.app_id } else { u64::MAX }
+        };
         let p = &self.fab.ports[port as usize];
-        (p.node, p.peer_node)
+        let hosts = (self.host_index(pkt.src), self.host_index(pkt.dst));
+        self.trace.as_mut().expect("tracing").packet(self.now, port, (p.node, p.peer_node), hosts, pkt, app);
     }
 
-    pub(crate) fn trace_packet(&mut self, port: u32, pid: PacketId) {
-        let pkt = *self.pkts.get(pid);
-        let (by_port, app) = {
-            let tr = self.trace.as_ref().unwrap();
-            let app = if tr.flows.is_empty() {
-                u64::MAX
-            } else {
-                let t = self.transfers.get(pkt.tr);
-                if t.uid == pkt.tr_uid { t.app_id } else { u64::MAX }
-            };
-            (tr.ports[port as usize], app)
-        };
+    /// The tap on switch port `port`'s PFC frames (`pfc_emit`), sent to the upstream neighbour.
+    pub(crate) fn trace_pfc(&mut self, port: u32, pause: u8, unpause: u8) {
+        let p = &self.fab.ports[port as usize];
+        self.trace.as_mut().expect("tracing").pfc(self.now, port, p.peer, (p.node, p.peer_node), pause, unpause);
+    }
+}
+
+/// The trace is a tap on the transmitters: it owns what it captures and the captured columns, and takes
+/// each frame with `now` and what the frame is (it reads nothing of the run).
+impl Trace {
+    /// Frame `pkt` of flow `app` (u64::MAX: unknown or not asked for) starts on the wire at egress `port`,
+    /// of the link (`from`, `to`) between nodes, from host `hosts.0` to host `hosts.1`.
+    pub(crate) fn packet(&mut self, now: Time, port: u32, (from, to): (u32, u32), (src, dst): (u32, u32), pkt: &Packet, app: u64) {
+        let by_port = self.ports[port as usize];
         if !by_port && app == u64::MAX {
             return;
         }
-        let (from, to) = self.trace_common(port);
-        let (src, dst) = (self.host_index(pkt.src), self.host_index(pkt.dst));
-        let now = self.now.0;
-        let tr = self.trace.as_mut().unwrap();
-        tr.t_ps.push(now);
-        tr.app.push(if by_port { u64::MAX } else { app });
-        tr.port.push(port);
-        tr.from.push(from);
-        tr.to.push(to);
-        tr.kind.push(match pkt.kind {
+        self.head(now, port, from, to, if by_port { u64::MAX } else { app });
+        self.kind.push(match pkt.kind {
             SegKind::Data => KIND_DATA,
             SegKind::Ack => KIND_ACK,
             SegKind::Syn => KIND_SYN,
             SegKind::SynAck => KIND_SYNACK,
         });
-        tr.src.push(src);
-        tr.dst.push(dst);
-        tr.sport.push(pkt.sport);
-        tr.dport.push(pkt.dport);
-        tr.seq.push(pkt.seq);
-        tr.len.push(pkt.len);
-        tr.flags.push(pkt.flags);
-        tr.ecn.push(pkt.ecn);
-        tr.prio.push(pkt.prio);
-        tr.pause.push(0);
-        tr.unpause.push(0);
+        self.src.push(src);
+        self.dst.push(dst);
+        self.sport.push(pkt.sport);
+        self.dport.push(pkt.dport);
+        self.seq.push(pkt.seq);
+        self.len.push(pkt.len);
+        self.flags.push(pkt.flags);
+        self.ecn.push(pkt.ecn);
+        self.prio.push(pkt.prio);
+        self.pause.push(0);
+        self.unpause.push(0);
     }
 
-    /// A PFC frame sent by switch port `port` (to the upstream neighbour).
-    pub(crate) fn trace_pfc(&mut self, port: u32, pause: u8, unpause: u8) {
-        let peer = self.fab.ports[port as usize].peer;
-        let tr = self.trace.as_ref().unwrap();
-        // captured on the node that sends it, or on the link whose transmission it controls
-        if !(tr.ports[port as usize] || tr.ports[peer as usize]) {
+    /// Switch port `port` sends a PFC frame to its peer egress `peer`: captured on the node that sends it,
+    /// or on the link whose transmission it controls.
+    pub(crate) fn pfc(&mut self, now: Time, port: u32, peer: u32, (from, to): (u32, u32), pause: u8, unpause: u8) {
+        if !(self.ports[port as usize] || self.ports[peer as usize]) {
             return;
         }
-        let (from, to) = self.trace_common(port);
-        let now = self.now.0;
-        let tr = self.trace.as_mut().unwrap();
-        tr.t_ps.push(now);
-        tr.app.push(u64::MAX);
-        tr.port.push(port);
-        tr.from.push(from);
-        tr.to.push(to);
-        tr.kind.push(KIND_PFC);
-        for v in [&mut tr.src, &mut tr.dst] {
+        self.head(now, port, from, to, u64::MAX);
+        self.kind.push(KIND_PFC);
+        for v in [&mut self.src, &mut self.dst] {
             v.push(u32::MAX);
         }
-        tr.sport.push(0);
-        tr.dport.push(0);
-        tr.seq.push(0);
-        tr.len.push(0);
-        tr.flags.push(0);
-        tr.ecn.push(0);
-        tr.prio.push(0);
-        tr.pause.push(pause);
-        tr.unpause.push(unpause);
+        self.sport.push(0);
+        self.dport.push(0);
+        self.seq.push(0);
+        self.len.push(0);
+        self.flags.push(0);
+        self.ecn.push(0);
+        self.prio.push(0);
+        self.pause.push(pause);
+        self.unpause.push(unpause);
     }
-}
 
-impl Trace {
+    fn head(&mut self, now: Time, port: u32, from: u32, to: u32, app: u64) {
+        self.t_ps.push(now.0);
+        self.app.push(app);
+        self.port.push(port);
+        self.from.push(from);
+        self.to.push(to);
+    }
+
     /// At the end of the run, with flow ids known (`rank`: a flow's id by the order it was opened in):
     /// keep the frames captured for their port and those of the flows asked for.
     pub(crate) fn keep_flows(&mut self, rank: &[u64]) {

@@ -1,0 +1,72 @@
+//! Faults as changes of the network: a link shut down, a link degraded, a transmitter that ignores PFC
+//! pauses. Each is a method of `Fabric` that changes the ports, their PFC state and the routes, and returns
+//! what the driver must act on (the packets the link took down with it, the ports to check); the simulator
+//! schedules them (`sim/faults.rs`: when, and which part of a split run acts where).
+
+use super::Fabric;
+use crate::mechanisms::pfc::PfcParams;
+use crate::mechanisms::queue::Links;
+use crate::packet::PacketId;
+use detailsim_engine::{Rate, Time};
+
+impl Fabric {
+    /// Link `link` goes down: both directions stop, with no pause state (the count of (port, priority)
+    /// pairs that were paused is returned with its two ports), the packets waiting in either egress are
+    /// taken off it into `dropped` (port, packet; in queue order, their bytes gone from the queue; bytes still
+    /// crossing the crossbar are dropped when they arrive), and routes reconverge at once (the acceptable-port
+    /// sets exclude it). None: it was down already.
+    pub fn link_down(&mut self, now: Time, link: u32, links: &impl Links, wire: impl Fn(PacketId) -> u64, dropped: &mut Vec<(u32, PacketId)>) -> Option<([u32; 2], u64)> {
+        let ends = self.link_ports(link);
+        if !self.ports[ends[0] as usize].up {
+            return None;
+        }
+        let mut released = 0;
+        for &p in &ends {
+            let st = &mut self.pfc[p as usize];
+            released += st.egress.release_all(now) as u64;
+            st.ingress.sent = 0;
+            let pt = &mut self.ports[p as usize];
+            pt.up = false;
+            pt.paused = 0;
+            pt.eg.advance(now);
+            while let Some((prio, pid)) = pt.eg.pop_next(0xff, links) {
+                pt.eg.release(prio, wire(pid));
+                dropped.push((p, pid));
+            }
+        }
+        self.recompute_routes();
+        Some((ends, released))
+    }
+
+    /// The routes over the links that are up.
+    pub fn recompute_routes(&mut self) {
+        let is_switch: Vec<bool> = self.nodes.iter().map(|n| n.is_switch).collect();
+        let base: Vec<u32> = self.nodes.iter().map(|n| n.port_base).collect();
+        let np: Vec<u32> = self.nodes.iter().map(|n| n.nports).collect();
+        let peer: Vec<u32> = self.ports.iter().map(|p| p.peer_node).collect();
+        let up: Vec<bool> = self.ports.iter().map(|p| p.up).collect();
+        self.routes = crate::routing::Routes::compute(&is_switch, &base, &np, &peer, &up);
+    }
+
+    /// Link `link` runs at `rate` from now, and so does everything derived from it: crossbar times and,
+    /// where the ingress runs PFC (`pfc`: the scheme's parameters), its thresholds, reaction window and
+    /// grace (checked lossless when the scenario was built, `Fabric::pfc_setup`). Path BDPs read the port
+    /// rates when used. The link's two ports, whose ingresses the driver checks against the new thresholds.
+    pub fn degrade(&mut self, link: u32, rate: Rate, pfc: &PfcParams) -> [u32; 2] {
+        let ends = self.link_ports(link);
+        for p in ends {
+            let speedup = self.topo.speedup;
+            self.ports[p as usize].set_rate(rate, speedup);
+            if self.pfc[p as usize].ingress.enabled {
+                let d = self.pfc_derive(pfc, p, rate).expect("checked when the scenario was built");
+                self.pfc[p as usize].ingress.install(pfc.priorities, d);
+            }
+        }
+        ends
+    }
+
+    /// The transmitter of `egress` ignores PFC pauses from now (the driver lifts any pause in force).
+    pub fn ignore_pause(&mut self, egress: u32) {
+        self.pfc[egress as usize].egress.ignores_pause = true;
+    }
+}
