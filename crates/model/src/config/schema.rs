@@ -472,6 +472,19 @@ macro_rules! workload_table {
             }
         }
     };
+    (@build [$($m:tt)*] $name:ident { $($body:tt)* } [frontends $(, $rest:ident)*]) => {
+        workload_table!(@build [$($m)*] $name { $($body)*
+            /// Arrivals per second at each front-end: retrievals (`retrieval`) or workflows (`sequential`,
+            /// `partition_aggregate`).
+            pub rate: f64,
+            /// Weights of the size (or fan-out) mix, in its order; equal when absent.
+            pub weights: Option<Vec<f64>>,
+            #[serde(default)]
+            pub priority: u8,
+            pub frontends: Option<u32>,
+            pub frontend_layout: Option<FrontendLayout>,
+        } [$($rest),*]);
+    };
     (@build [$($m:tt)*] $name:ident { $($body:tt)* } [requests $(, $rest:ident)*]) => {
         workload_table!(@build [$($m)*] $name { $($body)*
             #[serde(default = "d_request")]
@@ -512,40 +525,26 @@ workload_table! {
     #[derive(Deserialize, Debug, Clone)]
     #[serde(deny_unknown_fields)]
     pub struct SequentialConfig {
-        /// Workflows per second started by each front-end.
-        pub rate: f64,
         /// Retrievals per workflow.
         #[serde(default = "d_len10")]
         pub length: u32,
         pub sizes: Vec<Bytes>,
-        pub weights: Option<Vec<f64>>,
-        #[serde(default)]
-        pub priority: u8,
         #[serde(default = "d_ftb")]
         pub pattern: Pattern,
-        pub frontends: Option<u32>,
-        pub frontend_layout: Option<FrontendLayout>,
-    } with [arrivals, requests]
+    } with [arrivals, requests, frontends]
 }
 
 workload_table! {
     #[derive(Deserialize, Debug, Clone)]
     #[serde(deny_unknown_fields)]
     pub struct PartitionAggregateConfig {
-        /// Workflows per second started by each front-end.
-        pub rate: f64,
         #[serde(default = "d_fanouts")]
         pub fanouts: Vec<u32>,
-        pub weights: Option<Vec<f64>>,
         #[serde(default = "d_2kb")]
         pub size: Bytes,
-        #[serde(default)]
-        pub priority: u8,
         #[serde(default = "d_ftb")]
         pub pattern: Pattern,
-        pub frontends: Option<u32>,
-        pub frontend_layout: Option<FrontendLayout>,
-    } with [arrivals, requests]
+    } with [arrivals, requests, frontends]
 }
 
 workload_table! {
@@ -576,17 +575,10 @@ workload_table! {
     #[derive(Deserialize, Debug, Clone)]
     #[serde(deny_unknown_fields)]
     pub struct RetrievalConfig {
-        /// Retrievals per second issued by each requesting server.
-        pub rate: f64,
         pub sizes: Vec<Bytes>,
-        pub weights: Option<Vec<f64>>,
-        #[serde(default)]
-        pub priority: u8,
         #[serde(default)]
         pub pattern: Pattern,
-        pub frontends: Option<u32>,
-        pub frontend_layout: Option<FrontendLayout>,
-    } with [arrivals, requests]
+    } with [arrivals, requests, frontends]
 }
 
 #[derive(Deserialize, Debug, Clone)]
