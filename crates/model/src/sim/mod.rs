@@ -536,14 +536,27 @@ impl Sim {
                 Ev::DelAckTimer { tr, token } => self.on_delack_timer(tr, token),
                 Ev::Workload { w, i } => self.workload_event(w, i),
                 Ev::ArrivalsEnd => {
+                    self.shared_event();
                     self.clock.arrivals_over = true;
                     self.check_finished();
                 }
                 Ev::PfcFrame { port, pause, unpause } => self.pfc_apply(port, pause, unpause),
-                Ev::PfcSweep => self.pfc_sweep(),
-                Ev::Fault { i } => self.fault_start(i),
-                Ev::Window { close } => self.window_edge(close),
-                Ev::Sample => self.take_sample(),
+                Ev::PfcSweep => {
+                    self.shared_event();
+                    self.pfc_sweep()
+                }
+                Ev::Fault { i } => {
+                    self.shared_event();
+                    self.fault_start(i)
+                }
+                Ev::Window { close } => {
+                    self.shared_event();
+                    self.window_edge(close)
+                }
+                Ev::Sample => {
+                    self.shared_event();
+                    self.take_sample()
+                }
                 Ev::Fin { tr, uid } => self.receiver_close(tr, uid),
             }
         }
@@ -551,6 +564,15 @@ impl Sim {
             self.finalize();
         }
         self.clock.finished
+    }
+
+    /// A fabric-wide event (the end of arrivals, a PFC sweep, a fault, the measurement window's edges, a
+    /// sample) runs in every part of a split run: it counts once, in the first part, as in the ordinary run.
+    #[inline]
+    fn shared_event(&mut self) {
+        if self.split.part.as_ref().is_some_and(|p| p.me != 0) {
+            self.counters.events -= 1;
+        }
     }
 
     /// No event is due by `limit` (or by the end of the run): the run is over when no event is left

@@ -2,8 +2,9 @@
 //! fabric's nodes (`Sim::halves`), each holding only its half's state live, exchanging what crosses the cut
 //! as messages at a barrier after every window of simulated time. The parts run each on its own thread, or
 //! taking turns on one; either way the results are those of the ordinary run with
-//! `run.event_order = "node"`: the same flow table, row by row, and the same counters but the event count
-//! and the peak of packets in flight.
+//! `run.event_order = "node"`: the same flow table, row by row, and the same counters, the event count
+//! included (a fabric-wide event, which runs in every part, counts in the first; a cancelled timer counts in
+//! no run), but the peak of packets in flight (the parts' peaks added up: an upper bound).
 //!
 //! ```text
 //!   part 0 (hosts 0..n/2, their switches)        part 1 (the rest)

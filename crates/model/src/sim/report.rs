@@ -199,8 +199,7 @@ impl Sim {
 
     /// A digest (FNV-1a) of the run's outcome that does not depend on how its flows were numbered: every
     /// flow-table row without its id, in a canonical order, then the drop, flow, delivered-packet, timeout
-    /// and retransmission counts. (Not the event count: lapsed timers are dropped from the queue in batches
-    /// whose timing depends on the whole queue, and the ones not dropped still come out as events.) Flow ids count
+    /// and retransmission counts. (Not the event count, which `check-split` compares in the summary.) Flow ids count
     /// flows in the order they start fabric-wide, which a run split between threads cannot know; two runs
     /// with the same digest differ at most in those ids and the rows' order.
     pub fn outcome_digest(&self) -> u64 {
