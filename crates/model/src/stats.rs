@@ -208,6 +208,7 @@ pub struct Counters {
     pub pfc_pause_frames: u64,
     /// (port, priority) pause transitions requested.
     pub pfc_pauses: u64,
+    /// The most packets in flight (created, not yet delivered or dropped) at a multiple of the fabric's grid.
     pub max_packets_in_flight: u64,
     /// Congestion drops at switches of packets of PFC (lossless) priorities: violations of the lossless
     /// invariant, and those exempt because the link's upstream ignores pauses (a fault).
@@ -220,7 +221,8 @@ pub struct Counters {
     pub detour_histogram: Vec<u64>,
 }
 impl Counters {
-    /// Add another part's counts (a split run); `max_packets_in_flight` adds up the peaks, an upper bound.
+    /// Add another part's counts (a split run; its `max_packets_in_flight` is joined from the parts' samples
+    /// instead, `sim::parts`).
     pub fn add(&mut self, o: &Counters) {
         let Counters { events, link_traversals, pkts_created, pkts_delivered, pkts_stale, drops, ecn_marks, timeouts, spurious_timeouts, retransmits, flows_started, flows_completed, pfc_pause_frames, pfc_pauses, max_packets_in_flight, lossless_drops, lossless_exempt_drops, detours, nic_blocked, detour_histogram } = o;
         for (x, y) in [

@@ -42,10 +42,6 @@ impl Sim {
         }
         let (room, up) = (e.eg.has_room(wire), e.up);
         let pid = self.pkts.alloc(pkt);
-        let live = self.pkts.live() as u64;
-        if live > self.counters.max_packets_in_flight {
-            self.counters.max_packets_in_flight = live;
-        }
         if !up {
             self.drop_packet(pid, DropCause::LinkDown, Some(port));
             return;

@@ -276,6 +276,7 @@ impl Sim {
                 finished: false,
                 finalized: false,
                 grid: Time::MAX,
+                next_peak: Time::MAX,
                 window: None,
             },
             guard: Guard {
@@ -317,6 +318,7 @@ impl Sim {
         sim.q = EventQueue::with_wheel(shift, bits);
         sim.deep_prefetch = sim.fab.ports.len() >= DEEP_PREFETCH_PORTS;
         sim.clock.grid = sim.fabric_grid();
+        sim.clock.next_peak = sim.clock.grid;
         sim.clock.end_limit = sim.grid_end(sim.clock.end_limit);
         for (i, w) in sc.workload.iter().enumerate() {
             let wl = Workload::new(&mut sim, i, w)?;
@@ -507,6 +509,9 @@ impl Sim {
                 break;
             };
             debug_assert!(t >= self.now);
+            if t >= self.clock.next_peak {
+                self.peak_sample(t);
+            }
             self.now = t;
             self.counters.events += 1;
             self.prefetch_next();
@@ -564,6 +569,22 @@ impl Sim {
             self.finalize();
         }
         self.clock.finished
+    }
+
+    /// The first event at or after the next multiple of the grid, at `t`: count the packets in flight at
+    /// the grid's multiples up to `t` (all the same: nothing happened in between). The peak of packets in
+    /// flight is the largest of these counts, which a split run can add up across its parts exactly
+    /// (`parts::peak`), where a peak between two multiples would depend on both parts' timing.
+    #[cold]
+    #[inline(never)]
+    fn peak_sample(&mut self, t: Time) {
+        let g = self.clock.grid.0;
+        let live = self.pkts.live() as u64;
+        if let Some(p) = self.split.part.as_mut() {
+            p.sampled(self.clock.next_peak.0 / g, live);
+        }
+        self.counters.max_packets_in_flight = self.counters.max_packets_in_flight.max(live);
+        self.clock.next_peak = Time((t.0 / g + 1) * g);
     }
 
     /// A fabric-wide event (the end of arrivals, a PFC sweep, a fault, the measurement window's edges, a

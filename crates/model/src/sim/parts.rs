@@ -49,7 +49,8 @@ use std::sync::Mutex;
 #[derive(Debug, Clone)]
 pub(crate) enum Msg {
     /// An event at a node of the other half, with its key (the pusher's order); an `Arrive` carries its packet.
-    Event { key: u128, ev: Ev, timer: bool, pkt: Option<Packet> },
+    /// `sent`: when the packet left the sender's store.
+    Event { key: u128, ev: Ev, timer: bool, pkt: Option<Packet>, sent: Time },
     /// A transfer whose receiver is in the other half: its copy there.
     Transfer { tr: u32, t: Box<Transfer> },
     /// A flow whose other end is in the other half: its copy there.
@@ -88,9 +89,56 @@ pub(crate) struct Part {
     /// With PFC: the time of the next sweep, and what the barrier before it found of the whole fabric.
     pub next_sweep: Time,
     pub sweep: Option<Sweep>,
+    /// The packets in flight in this part's store at the grid's multiples (`Sim::peak_sample`): (index of
+    /// the multiple, count from there on), and the corrections for packets that crossed the cut: (index, +1
+    /// or -1) from the multiple after the sender let one go to the one from which the receiver counts it.
+    pub peaks: Vec<(u64, u64)>,
+    pub moves: Vec<(u64, i64)>,
     /// The tests' way to check that a part that panics ends the run (`DETAILSIM_TEST_PANIC_PART` names
     /// the part): it panics in its first window.
     pub fail_for_test: bool,
+}
+
+impl Part {
+    /// This part's store holds `live` packets at the grid's multiple `k` (and on, until the next sample).
+    pub(crate) fn sampled(&mut self, k: u64, live: u64) {
+        if self.peaks.last().is_none_or(|&(_, c)| c != live) {
+            self.peaks.push((k, live));
+        }
+    }
+}
+
+/// A part's samples and corrections (`Part::peaks`, `Part::moves`).
+type Counted<'a> = (&'a [(u64, u64)], &'a [(u64, i64)]);
+
+/// The peak of packets in flight over the grid's multiples up to the last either part counted at (`last`:
+/// each part's last sampled index), from each part's samples and the cut's corrections: what the one-part
+/// run counts at each multiple.
+fn peak(parts: [Counted; 2], last: [u64; 2]) -> u64 {
+    let end = last[0].max(last[1]);
+    // (index, part or 2 for a correction, value)
+    let mut changes: Vec<(u64, usize, i64)> = Vec::new();
+    for (i, (peaks, moves)) in parts.iter().enumerate() {
+        changes.extend(peaks.iter().map(|&(k, c)| (k, i, c as i64)));
+        changes.extend(moves.iter().map(|&(k, d)| (k, 2, d)));
+    }
+    changes.sort_unstable_by_key(|c| c.0);
+    let (mut value, mut moved, mut best) = ([0i64; 2], 0i64, 0i64);
+    let mut i = 0;
+    while i < changes.len() && changes[i].0 <= end {
+        let k = changes[i].0;
+        while i < changes.len() && changes[i].0 == k {
+            match changes[i] {
+                (_, 2, d) => moved += d,
+                (_, p, c) => value[p] = c,
+            }
+            i += 1;
+        }
+        if k >= 1 {
+            best = best.max(value[0] + value[1] + moved);
+        }
+    }
+    best.max(0) as u64
 }
 
 /// What a part's PFC sweep needs of the whole fabric (`Sim::pfc_sweep`): (port, priority) pairs paused,
@@ -206,16 +254,24 @@ impl Sim {
             }
             _ => None,
         };
-        self.send(Msg::Event { key, ev, timer, pkt });
+        let sent = self.now;
+        self.send(Msg::Event { key, ev, timer, pkt, sent });
     }
 
     /// Apply the other part's messages (at a barrier).
     fn receive(&mut self, msgs: Vec<Msg>) {
         for m in msgs {
             match m {
-                Msg::Event { key, mut ev, timer, pkt } => {
+                Msg::Event { key, mut ev, timer, pkt, sent } => {
                     if let (Ev::Arrive { pkt: id, .. }, Some(p)) = (&mut ev, pkt) {
                         *id = self.pkts.alloc(p);
+                        // in flight from when the sender let it go (its samples after that leave it out) to
+                        // when this part's samples start to count it
+                        let g = self.clock.grid.0;
+                        let (s, r) = (sent.0 / g + 1, self.clock.next_peak.0 / g);
+                        if s != r {
+                            self.split.part.as_mut().expect("a part").moves.extend([(s, 1), (r, -1)]);
+                        }
                     }
                     self.q.push_keyed(key, ev, timer);
                 }
@@ -302,7 +358,7 @@ impl Sim {
         }
         let lookahead = Time(lookahead.max(self.clock.grid.0));
         let fail_for_test = std::env::var("DETAILSIM_TEST_PANIC_PART").is_ok_and(|v| v == me.to_string());
-        self.split.part = Some(Box::new(Part { half, me, port_here, out: Vec::new(), window_end: lookahead, lookahead, end_limit: self.clock.end_limit, hold: None, next_sweep: self.pfc_sweep_interval(), sweep: None, fail_for_test }));
+        self.split.part = Some(Box::new(Part { half, me, port_here, out: Vec::new(), window_end: lookahead, lookahead, end_limit: self.clock.end_limit, hold: None, next_sweep: self.pfc_sweep_interval(), sweep: None, peaks: Vec::new(), moves: Vec::new(), fail_for_test }));
         self.split.divert = true;
         Ok(())
     }
@@ -717,13 +773,17 @@ impl Sim {
 /// workflows and the PFC reports; then the end of the run (rows of unfinished flows, packet conservation
 /// over both parts, the table's canonical order).
 fn merge(a: &mut Sim, mut b: Sim, now: Time) {
-    let half = a.split.part.take().expect("a part").half;
-    let _ = b.split.part.take();
+    let pa = a.split.part.take().expect("a part");
+    let pb = b.split.part.take().expect("a part");
+    let g = a.clock.grid.0;
+    let top = peak([(&pa.peaks, &pa.moves), (&pb.peaks, &pb.moves)], [a.clock.next_peak.0 / g - 1, b.clock.next_peak.0 / g - 1]);
+    let half = pa.half;
     canonical_ids(a, &mut b);
     let mut rk = std::mem::take(&mut b.order.row_keys);
     a.order.row_keys.append(&mut rk);
     a.sampling.samples.append(std::mem::take(&mut b.sampling.samples));
     a.counters.add(&b.counters);
+    a.counters.max_packets_in_flight = top;
     a.active_measured += b.active_measured;
     for p in 0..a.fab.ports.len() {
         if half[a.fab.ports[p].node as usize] == 1 {
@@ -811,3 +871,7 @@ fn canonical_ids(a: &mut Sim, b: &mut Sim) {
     b.apps.slots_mut().iter_mut().skip(1).step_by(2).filter(|x| x.alive).for_each(|x| canon(&mut x.id));
     a.order.open_keys = all.into_iter().map(|(k, _, _)| k).collect();
 }
+
+#[cfg(test)]
+#[path = "parts_tests.rs"]
+mod tests;

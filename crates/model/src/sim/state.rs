@@ -27,6 +27,8 @@ pub struct Clock {
     /// end of an interval of this grid (`grid_end`), so that a run split in windows of it ends at the same
     /// event.
     pub grid: Time,
+    /// The next multiple of `grid` at which the packets in flight are counted (`Sim::peak_sample`).
+    pub(crate) next_peak: Time,
     /// `run.measure_from` .. `measure_to`: the goodput measurement window.
     pub window: Option<(Time, Time)>,
 }
