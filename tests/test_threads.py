@@ -44,7 +44,7 @@ def test_two_threads_give_the_one_thread_results(scenario, scheme):
 def test_threads_are_checked_with_a_clear_error():
     res = CliRunner().invoke(main, ["run", "paper/steady", "--duration", "1ms", "--set", "run.threads=4"])
     assert res.exit_code != 0
-    assert "run.threads" in res.output and "1 or 2" in res.output, res.output
+    assert "run.threads" in res.output and "1, 2 or \"auto\"" in res.output, res.output
     res = CliRunner().invoke(
         main, ["run", "paper/steady", "--duration", "1ms", "--set", "run.threads=2", "--set", "run.max_events=1000"]
     )
@@ -59,3 +59,33 @@ def test_two_threads_sample_what_one_thread_samples():
     assert one.timeseries is not None and one.timeseries.height > 1000
     assert one.timeseries.equals(two.timeseries)
     assert one.flows.equals(two.flows)
+
+
+@pytest.mark.parametrize(("free", "scenario", "sets", "split"), [
+    ("2", "paper/steady", {}, True),  # two cores free, 16 hosts: split
+    ("1", "paper/steady", {}, False),  # one core free: one thread
+    ("2", "examples/dumbbell", {}, False),  # too few hosts to gain
+    ("2", "paper/steady", {"run.max_events": 10**9}, False),  # what a split run refuses: one thread, no error
+    ("2", "paper/steady", {"run.threads": 1}, False),  # said, not auto
+])
+def test_auto_threads_split_only_where_it_gains_and_can(monkeypatch, free, scenario, sets, split):
+    """`run.threads = "auto"` (the default): two threads when two cores are free, the fabric has at least
+    16 hosts and the scenario can be split; one otherwise, never an error."""
+    import json
+
+    from detailsim import _core
+    from detailsim.scenario import prepare
+
+    monkeypatch.setenv("DETAILSIM_FREE_CORES", free)
+    sc, _ = prepare(scenario, overrides=sets)
+    assert sc.get("run", {}).get("threads", "auto") == ("auto" if "run.threads" not in sets else 1)
+    sim = _core.Simulation(json.dumps(sc))
+    assert (sim.split_window_s is not None) == split
+
+
+def test_sweeps_and_traced_runs_take_one_thread():
+    from detailsim.api import one_thread_unless_set
+
+    assert one_thread_unless_set({"run": {"duration": "1ms"}})["run"] == {"duration": "1ms", "threads": 1}
+    assert one_thread_unless_set({"run": {"threads": "auto"}})["run"]["threads"] == 1
+    assert one_thread_unless_set({"run": {"threads": 2}})["run"]["threads"] == 2

@@ -70,6 +70,13 @@ def _kwargs_to_paths(overrides: dict[str, Any]) -> dict[str, Any]:
     return {k.replace("__", "."): v for k, v in overrides.items()}
 
 
+def one_thread_unless_set(sc: dict[str, Any]) -> dict[str, Any]:
+    """`sc` with `run.threads = 1` where it is left to "auto" (a sweep's runs share the cores; a traced run)."""
+    if sc.get("run", {}).get("threads", "auto") != "auto":
+        return sc
+    return {**sc, "run": {**sc.get("run", {}), "threads": 1}}
+
+
 def execute(
     sc: dict[str, Any],
     name: str,
@@ -78,7 +85,10 @@ def execute(
     pcap_filter: str | None = None,
 ) -> Result:
     """Run a prepared scenario dict. `progress(now_s, duration_s)` is called between steps. With `pcap`,
-    the frames `pcap_filter` selects are written there (see detailsim.pcap)."""
+    the frames `pcap_filter` selects are written there (see detailsim.pcap); a traced run runs on one thread
+    unless `run.threads` says otherwise (a split run cannot trace yet)."""
+    if pcap is not None:
+        sc = one_thread_unless_set(sc)
     sim = _core.Simulation(json.dumps(sc))
     if pcap is not None:
         from .pcap import parse_filter

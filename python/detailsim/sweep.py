@@ -183,10 +183,11 @@ def load_sweep(source: str | Path | dict[str, Any]) -> Sweep:
 
 def execute_run(run: Run) -> dict[str, Any]:
     """Run one simulation; never raises (a failure comes back as {"error": ...})."""
-    from .api import execute
+    from .api import execute, one_thread_unless_set
 
     try:
-        res = execute(run.scenario, run.name)
+        # the workers share the machine's cores: each run on one thread (unless the sweep sets run.threads)
+        res = execute(one_thread_unless_set(run.scenario), run.name)
         return {"run_id": run.run_id, "summary": res.summary, "flows": res.flows}
     except BaseException as e:  # noqa: BLE001 - a failed run must not stop the sweep
         return {"run_id": run.run_id, "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()}

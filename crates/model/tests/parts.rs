@@ -191,7 +191,12 @@ fn run_threads_is_checked() {
     let err = |j: String| Sim::from_json(&j).err().map(|e| (e.field, e.msg));
     let (f, m) = err(base.replace(r#""event_order": "node""#, r#""event_order": "node", "threads": 3"#)).unwrap();
     assert_eq!(f, "run.threads");
-    assert!(m.contains("1 or 2"), "{m}");
+    assert!(m.contains("1, 2 or \"auto\""), "{m}");
+    let (f, m) = err(base.replace(r#""event_order": "node""#, r#""event_order": "node", "threads": "many""#)).unwrap();
+    assert_eq!(f, "run.threads");
+    assert!(m.contains("expected 1, 2 or \"auto\""), "{m}");
+    // "auto" runs what a split run refuses on one thread instead of refusing it
+    assert!(err(base.replace(r#""event_order": "node""#, r#""threads": "auto", "max_events": 1000"#)).is_none());
     // without the (now only) order named, two threads are accepted
     assert!(err(base.replace(r#""event_order": "node""#, r#""threads": 2"#)).is_none());
     let (f, _) = err(base.replace(r#""event_order": "node""#, r#""event_order": "node", "threads": 2, "max_events": 1000"#)).unwrap();

@@ -73,14 +73,44 @@ pub struct RunConfig {
     /// How events due at the same picosecond are ordered: `"node"`, the only order (see `EventOrder`).
     #[serde(default)]
     pub event_order: EventOrder,
-    /// 1, or 2: the run split in two parts, one per half of the fabric, each on its own thread
-    /// (`sim::parts`; it gives the one-thread results exactly).
-    #[serde(default = "d_threads")]
-    pub threads: u32,
+    /// 1, 2 (the run split in two parts, one per half of the fabric, each on its own thread: `sim::parts`;
+    /// it gives the one-thread results exactly), or "auto", the default (`Threads`).
+    #[serde(default)]
+    pub threads: Threads,
 }
 
-pub(crate) fn d_threads() -> u32 {
-    1
+/// `run.threads`: how many threads run the simulation. Results do not depend on it.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(try_from = "ThreadsField")]
+pub enum Threads {
+    /// Two when this machine has two cores free (its cores less the load average) and the fabric is big
+    /// enough to gain (`AUTO_MIN_HOSTS` hosts) and can be split (the scenario uses nothing a split run
+    /// refuses); one otherwise. Sweeps run every run on one thread (their workers share the cores).
+    #[default]
+    Auto,
+    N(u32),
+}
+
+/// The fabrics `Threads::Auto` splits: at least this many hosts (a smaller one runs faster on one thread
+/// than it gains from two: docs/benchmarks.md).
+pub const AUTO_MIN_HOSTS: usize = 16;
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ThreadsField {
+    N(u32),
+    Word(String),
+}
+
+impl TryFrom<ThreadsField> for Threads {
+    type Error = String;
+    fn try_from(v: ThreadsField) -> Result<Threads, String> {
+        match v {
+            ThreadsField::N(n) => Ok(Threads::N(n)),
+            ThreadsField::Word(w) if w == "auto" => Ok(Threads::Auto),
+            ThreadsField::Word(w) => Err(format!("{w:?}: expected 1, 2 or \"auto\"")),
+        }
+    }
 }
 
 /// The order of simultaneous events (same picosecond), and with it how nodes act on each other: by the
@@ -115,7 +145,7 @@ impl Default for RunConfig {
             max_events: None,
             max_wall: None,
             event_order: EventOrder::Node,
-            threads: 1,
+            threads: Threads::N(1),
         }
     }
 }

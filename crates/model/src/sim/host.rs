@@ -363,14 +363,11 @@ impl Sim {
             Timer::Rtx => !t.snd_done,
             Timer::DelAck => t.rcv_open,
         };
-        if !t.alive || current != token {
-            // a cancelled timer, which `compact_timers` may have dropped unpopped: it is not counted as an
-            // event, so that the count does not depend on when the lane was compacted (nor on a split run's
-            // parts compacting theirs apart)
+        if !open || current != token {
+            // a timer that does nothing (cancelled, or its end of the transfer closed) is not counted as an
+            // event: `compact_timers` drops some of them unpopped, and a split run's copies of a transfer
+            // die at barriers, so counting them would make the count depend on when either happened
             self.counters.events -= 1;
-            return false;
-        }
-        if !open {
             return false;
         }
         *pending = None;

@@ -26,7 +26,7 @@ pub mod workload;
 
 pub use crate::fabric::{Fabric, Node, Port, TxCount};
 use crate::fabric::cioq::Switch as _;
-use crate::config::{parse_scenario, ConfigError, Scenario, Scheme};
+use crate::config::{parse_scenario, ConfigError, Scenario, Scheme, Threads};
 use crate::packet::{Packet, PacketId};
 use crate::stats::{Classes, Counters, DropCause, FlowColumns};
 use crate::transport::tcp::{TcpReceiver, TcpSender};
@@ -236,10 +236,18 @@ impl Sim {
     }
 
     pub fn new(sc: &Scenario) -> Result<Sim, ConfigError> {
-        if sc.run.threads == 2 {
-            return parts::split(sc, parts::Drive::Paced);
+        match sc.run.threads {
+            Threads::N(2) => parts::split(sc, parts::Drive::Paced),
+            Threads::Auto if free_cores() >= 2 => {
+                let one = Sim::build(sc, None)?;
+                if one.fab.hosts.len() < crate::config::AUTO_MIN_HOSTS {
+                    return Ok(one);
+                }
+                // a scenario a split run refuses, or a fabric with no cut, runs on one thread
+                parts::split(sc, parts::Drive::Paced).or(Ok(one))
+            }
+            _ => Sim::build(sc, None),
         }
-        Sim::build(sc, None)
     }
 
     /// Build a simulation, or (`part`) one part of a run split in two (`parts::run_in_parts`).
@@ -831,3 +839,15 @@ impl Sim {
 #[cfg(test)]
 #[path = "mod_tests.rs"]
 mod tests;
+
+/// Cores free for this run: the cores this process may use less the load average of the last minute
+/// (rounded), so that a run beside a busy sweep takes one thread; `DETAILSIM_FREE_CORES` says it instead
+/// (tests, or a user who knows better).
+fn free_cores() -> usize {
+    if let Some(n) = std::env::var("DETAILSIM_FREE_CORES").ok().and_then(|v| v.parse().ok()) {
+        return n;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let load = std::fs::read_to_string("/proc/loadavg").ok().and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok()).unwrap_or(0.0);
+    cores.saturating_sub(load.round() as usize)
+}
