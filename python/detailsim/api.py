@@ -71,7 +71,7 @@ def _kwargs_to_paths(overrides: dict[str, Any]) -> dict[str, Any]:
 
 
 def one_thread_unless_set(sc: dict[str, Any]) -> dict[str, Any]:
-    """`sc` with `run.threads = 1` where it is left to "auto" (a sweep's runs share the cores; a traced run)."""
+    """`sc` with `run.threads = 1` where it is left out or "auto" (a sweep's runs share the cores; a traced run)."""
     if sc.get("run", {}).get("threads", "auto") != "auto":
         return sc
     return {**sc, "run": {**sc.get("run", {}), "threads": 1}}
@@ -89,6 +89,9 @@ def execute(
     unless `run.threads` says otherwise (a split run cannot trace yet)."""
     if pcap is not None:
         sc = one_thread_unless_set(sc)
+    elif "threads" not in sc.get("run", {}):
+        # a single run: two threads where they gain (the library's own default is one)
+        sc = {**sc, "run": {**sc.get("run", {}), "threads": "auto"}}
     sim = _core.Simulation(json.dumps(sc))
     if pcap is not None:
         from .pcap import parse_filter

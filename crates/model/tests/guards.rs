@@ -16,7 +16,7 @@ fn scenario(run_extra: &str) -> String {
 #[test]
 fn a_limit_set_after_construction_ends_the_run() {
     let mut cut = Sim::from_json(&scenario("")).unwrap();
-    cut.set_max_events(3000);
+    cut.set_max_events(3000).unwrap();
     cut.run();
     assert_eq!(cut.counters.events, 3000);
     assert!(cut.guard.incomplete.as_deref().is_some_and(|w| w.starts_with("run.max_events (3000)")));

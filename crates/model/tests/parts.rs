@@ -195,6 +195,9 @@ fn run_threads_is_checked() {
     let (f, m) = err(base.replace(r#""event_order": "node""#, r#""event_order": "node", "threads": "many""#)).unwrap();
     assert_eq!(f, "run.threads");
     assert!(m.contains("expected 1, 2 or \"auto\""), "{m}");
+    // a guard set on a split run after construction is refused, not a run that never ends
+    let mut split = Sim::from_json(&base.replace(r#""event_order": "node""#, r#""threads": 2"#)).unwrap();
+    assert!(split.set_max_events(1000).unwrap_err().starts_with("run.max_events"));
     // "auto" runs what a split run refuses on one thread instead of refusing it
     assert!(err(base.replace(r#""event_order": "node""#, r#""threads": "auto", "max_events": 1000"#)).is_none());
     // without the (now only) order named, two threads are accepted

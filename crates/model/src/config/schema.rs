@@ -79,16 +79,23 @@ pub struct RunConfig {
     pub threads: Threads,
 }
 
-/// `run.threads`: how many threads run the simulation. Results do not depend on it.
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// `run.threads`: how many threads run the simulation. Results do not depend on it. Left out, one for the
+/// library (`Sim::from_json`: a caller may look into the simulation as it runs, which a split run keeps in
+/// two parts); `detailsim run` and `detailsim.run` make it "auto" (`api.execute`).
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(try_from = "ThreadsField")]
 pub enum Threads {
     /// Two when this machine has two cores free (its cores less the load average) and the fabric is big
     /// enough to gain (`AUTO_MIN_HOSTS` hosts) and can be split (the scenario uses nothing a split run
     /// refuses); one otherwise. Sweeps run every run on one thread (their workers share the cores).
-    #[default]
     Auto,
     N(u32),
+}
+
+impl Default for Threads {
+    fn default() -> Threads {
+        Threads::N(1)
+    }
 }
 
 /// The fabrics `Threads::Auto` splits: at least this many hosts (a smaller one runs faster on one thread

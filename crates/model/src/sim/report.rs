@@ -164,10 +164,15 @@ impl Sim {
             .collect()
     }
 
-    /// Stop the run after `n` events in all (as `run.max_events` would).
-    pub fn set_max_events(&mut self, n: u64) {
+    /// Stop the run after `n` events in all (as `run.max_events` would); a run split in two parts refuses
+    /// it, as it refuses `run.max_events`.
+    pub fn set_max_events(&mut self, n: u64) -> Result<(), String> {
+        if self.split.pair.is_some() {
+            return Err("run.max_events: a run guard is not supported in a run split in two parts yet".into());
+        }
         self.guard.max_events = n;
         self.guard.next_guard = self.guard.next_guard.min(n);
+        Ok(())
     }
 
     /// Whether a guard (run.max_events, run.max_wall) ends the run now; the wall clock is read every 16,384
