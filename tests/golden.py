@@ -67,6 +67,11 @@ def matrix_cases() -> dict[str, tuple[Any, dict[str, Any]]]:
     return {f"{sc}:{scheme}": (sc, {"scheme": scheme, "overrides": run(sc)}) for sc in sorted(bundled_scenarios()) for scheme, _ in _core.presets()}
 
 
+# `--threads auto`: every case as run.threads says (with DETAILSIM_FREE_CORES=2, "auto" splits every case that
+# can be split): the fingerprints must be the one-thread ones
+THREADS: Any = None
+
+
 def fingerprint(scenario: Any, overrides: dict[str, Any]) -> dict[str, Any]:
     """The hash of one run's raw flow columns, with counters that make a mismatch easy to read."""
     from detailsim import _core
@@ -74,6 +79,8 @@ def fingerprint(scenario: Any, overrides: dict[str, Any]) -> dict[str, Any]:
 
     kw = dict(overrides)
     sc, _ = prepare(scenario, scheme=kw.pop("scheme", None), duration=kw.pop("duration", None), overrides=kw.pop("overrides", None))
+    if THREADS is not None:
+        sc.setdefault("run", {})["threads"] = THREADS
     sim = _core.Simulation(json.dumps(sc))
     sim.run_until(float("inf"))
     cols = sim.flow_columns()
@@ -97,7 +104,11 @@ def compute_matrix() -> dict[str, dict[str, Any]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--update", action="store_true", help="rewrite tests/data/golden_flows.json and golden_matrix.json")
+    ap.add_argument("--threads", help='run every case with this run.threads (1, 2 or "auto"), against the same fingerprints')
     a = ap.parse_args()
+    if a.threads is not None:
+        global THREADS
+        THREADS = int(a.threads) if a.threads.isdigit() else a.threads
     bad = []
     for path, now in ((GOLDEN, compute()), (MATRIX, compute_matrix())):
         if a.update:

@@ -80,8 +80,7 @@ pub struct RunConfig {
 }
 
 /// `run.threads`: how many threads run the simulation. Results do not depend on it. Left out, one (a
-/// caller may look into the simulation as it runs, which a split run keeps in two parts; and "auto" waits
-/// for a split-run failure on long DeTail runs to be found: docs/scenarios.md).
+/// caller may look into the simulation as it runs, which a split run keeps in two parts).
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(try_from = "ThreadsField")]
 pub enum Threads {

@@ -564,13 +564,29 @@ fn decide_run(r: &[Report; 2], p: &mut Plan) -> Step {
         Step::Run { limit: l, window_end, hold, sweep: None }
     };
     if let (Some(h0), Some(h1)) = (r[0].hold, r[1].hold) {
+        // both are done: the run ends at the later hold, which both run to. The one behind catches up to the
+        // other first (they are never more than a window apart, and what it sends is due after the other's
+        // progress), then both run windows to the end together; a part running ahead alone to the end
+        // would leave the other more than a window behind, and what that one sends could be due in the
+        // past of the first (a packet across the cut lost)
         let end = h0.max(h1);
-        for i in 0..2 {
-            if behind(i, Time(end.0 + 1), p.ran) {
-                return alone(i, end, p.ran[1 - i], false, p);
-            }
+        let upto = Time(end.0 + 1);
+        let lo = usize::from(p.ran[1] < p.ran[0]);
+        let catch_up = p.ran[1 - lo].min(upto);
+        if behind(lo, catch_up, p.ran) {
+            return alone(lo, Time(catch_up.0 - 1), catch_up, false, p);
         }
-        return Step::End { now: end };
+        p.ran[lo] = p.ran[lo].max(catch_up);
+        let next = (0..2).filter(|&i| behind(i, upto, p.ran)).filter_map(|i| r[i].next).min();
+        let Some(e) = next else { return Step::End { now: end } };
+        let start = e.max(p.ran[0].min(p.ran[1]));
+        let mut wend = Time(start.0.saturating_add(p.lookahead.0)).min(upto);
+        if let Some(dt) = p.sweep_every {
+            wend = wend.min(Time((start.0 / dt.0 + 1) * dt.0));
+        }
+        let last = Time(wend.0 - 1);
+        (p.last, p.held) = ([Some(last), Some(last)], false);
+        return Step::Run { limit: p.last, window_end: wend, hold: false, sweep: None };
     }
     // a part behind the other (it held, or runs after it) catches up first, alone: the other is not done,
     // so the run goes on past where it held
