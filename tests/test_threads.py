@@ -82,17 +82,28 @@ def test_auto_threads_split_only_where_it_gains_and_can(monkeypatch, free, scena
     assert (sim.split_window_s is not None) == split
 
 
-def test_a_run_that_does_not_say_takes_one_thread(monkeypatch):
-    """`run.threads` left out is one thread, also where "auto" would split (see docs/scenarios.md)."""
+def test_a_single_run_is_auto_and_the_library_one_thread(monkeypatch):
+    """`detailsim run` / `detailsim.run` leave `run.threads` to "auto"; `_core.Simulation` (the library, which
+    a caller may look into as it runs) takes one thread unless told."""
     import json
 
-    from detailsim import _core
+    from detailsim import _core, api
     from detailsim.scenario import prepare
 
     monkeypatch.setenv("DETAILSIM_FREE_CORES", "2")
     sc, _ = prepare("paper/steady")
     assert "threads" not in sc.get("run", {})
     assert _core.Simulation(json.dumps(sc)).split_window_s is None
+    seen = []
+    real = _core.Simulation
+
+    def spy(js):
+        seen.append(json.loads(js)["run"].get("threads"))
+        return real(js)
+
+    monkeypatch.setattr(_core, "Simulation", spy)
+    api.execute({**sc, "run": {**sc["run"], "duration": "100us"}}, "steady")
+    assert seen == ["auto"]
 
 
 def test_sweeps_and_traced_runs_take_one_thread():

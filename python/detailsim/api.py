@@ -89,6 +89,9 @@ def execute(
     unless `run.threads` says otherwise (a split run cannot trace yet)."""
     if pcap is not None:
         sc = one_thread_unless_set(sc)
+    elif "threads" not in sc.get("run", {}):
+        # a single run: two threads where they gain (the library's own default is one)
+        sc = {**sc, "run": {**sc.get("run", {}), "threads": "auto"}}
     sim = _core.Simulation(json.dumps(sc))
     if pcap is not None:
         from .pcap import parse_filter

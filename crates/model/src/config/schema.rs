@@ -79,8 +79,9 @@ pub struct RunConfig {
     pub threads: Threads,
 }
 
-/// `run.threads`: how many threads run the simulation. Results do not depend on it. Left out, one (a
-/// caller may look into the simulation as it runs, which a split run keeps in two parts).
+/// `run.threads`: how many threads run the simulation. Results do not depend on it. Left out, one for the
+/// library (a caller may look into the simulation as it runs, which a split run keeps in two parts);
+/// `detailsim run` and `detailsim.run` make it "auto" (`api.execute`).
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(try_from = "ThreadsField")]
 pub enum Threads {
