@@ -78,7 +78,8 @@ def run_case(name: str) -> dict:
         time.sleep(0.2)  # (the neighbour is spinning before the case starts)
     try:
         t0 = time.perf_counter()
-        r = detailsim.run(c["scenario"], scheme=c["scheme"], duration=c["duration"], set=c.get("set"))
+        # one thread unless the case says (a single run's default, "auto", would split on an idle machine)
+        r = detailsim.run(c["scenario"], scheme=c["scheme"], duration=c["duration"], set={"run.threads": 1} | (c.get("set") or {}))
         wall = time.perf_counter() - t0
     finally:
         if busy is not None:

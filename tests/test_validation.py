@@ -206,9 +206,11 @@ def test_a_retrieval_is_one_connection(workload):
     assert np.abs(extra - syn_rtt).max() < 1e-9, f"handshake adds {extra.min() * 1e6:.3f}-{extra.max() * 1e6:.3f} us"
 
 
-def test_issue35_event_order_table_is_generated_from_its_snapshot():
-    """docs/validation.md's before/after table of every graded claim across the switch to the node order is
-    what `benches/compare_models.py claims-table` renders from the committed snapshot."""
+@pytest.mark.parametrize("name", ["issue35_event_order", "issue35_calibration"])
+def test_issue35_before_after_tables_are_generated_from_their_snapshots(name):
+    """docs/validation.md's before/after tables of every graded claim (across the switch to the node order;
+    across the re-calibration on the node-order model) are what `benches/compare_models.py claims-table`
+    renders from the committed snapshots."""
     import json
     import sys
     from pathlib import Path
@@ -219,8 +221,8 @@ def test_issue35_event_order_table_is_generated_from_its_snapshot():
     sys.path.insert(0, str(root / "benches"))
     from compare_models import claims_table
 
-    snap = json.loads((root / "docs" / "validation" / "issue35_event_order.json").read_text())
+    snap = json.loads((root / "docs" / "validation" / f"{name}.json").read_text())
     assert len(snap["after"]["claims"]) >= 80 and set(snap["before"]["claims"]) == set(snap["after"]["claims"])
     text = (root / "docs" / "validation.md").read_text()
-    src = "docs/validation/issue35_event_order.json by `python benches/compare_models.py claims-table`"
-    assert block_of(text, "issue35-event-order", src) == claims_table(snap)
+    src = f"docs/validation/{name}.json by `python benches/compare_models.py claims-table`"
+    assert block_of(text, name.replace("_", "-"), src) == claims_table(snap)
