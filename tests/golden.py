@@ -104,7 +104,7 @@ def compute_matrix() -> dict[str, dict[str, Any]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--update", action="store_true", help="rewrite tests/data/golden_flows.json and golden_matrix.json")
-    ap.add_argument("--threads", help='run every case with this run.threads (1, 2 or "auto"), against the same fingerprints')
+    ap.add_argument("--threads", help='run every case with this run.threads (a number or "auto"), against the same fingerprints')
     a = ap.parse_args()
     if a.threads is not None:
         global THREADS

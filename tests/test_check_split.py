@@ -1,7 +1,7 @@
 """`detailsim check-split` / `detailsim.api.check_split`: with run.event_order = "node" a scenario's nodes
-act on each other only through events a grid interval apart, so a run split in two parts (each half of
-the fabric a window of the cut's lookahead at a time, taking turns on one thread as two threads would run
-them) ends as the ordinary run does."""
+act on each other only through events a grid interval apart, so a run split in parts (each part of the
+fabric a window of the lookahead at a time, taking turns on one thread as threads would run them) ends as
+the ordinary run does."""
 
 import pytest
 from click.testing import CliRunner
@@ -26,9 +26,11 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("parts", [2, 3])
 @pytest.mark.parametrize(("scenario", "scheme"), CASES)
-def test_the_split_schedule_ends_as_the_ordinary_run_does(scenario, scheme):
-    r = check_split(scenario, scheme=scheme, duration="2ms", set={"workload.0.repeats": 1} if scenario == "paper/incast" else None)
+def test_the_split_schedule_ends_as_the_ordinary_run_does(scenario, scheme, parts):
+    sets = {"workload.0.repeats": 1} if scenario == "paper/incast" else None
+    r = check_split(scenario, scheme=scheme, duration="2ms", set=sets, parts=parts)
     assert r["window_s"] > 0
     assert r["same"], r
 
@@ -95,3 +97,11 @@ def test_flow_rows_of_different_senders_close_in_time():
 
     flows = detailsim.run(sc).flows.sort("start")
     assert flows["start"].to_list() == [0.0, 1e-6, 2e-6, 2e-6, 5e-4]
+
+
+def test_check_split_takes_the_number_of_parts():
+    res = CliRunner().invoke(main, ["check-split", "paper/steady", "--duration", "1ms", "--parts", "5"])
+    assert res.exit_code == 0, res.output
+    assert "same" in res.output
+    res = CliRunner().invoke(main, ["check-split", "paper/steady", "--duration", "1ms", "--parts", "1"])
+    assert res.exit_code == 2 and "--parts" in res.output, res.output

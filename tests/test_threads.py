@@ -1,6 +1,6 @@
-"""`run.threads = 2`: the run split in two parts, one per half of the fabric, each on its own thread. With
-the node order, the results are the one-thread run's: the same flow table, row by row, and the
-same counters, the event count and the peak of packets in flight included."""
+"""`run.threads = N`: the run split in N parts of the fabric, each on its own thread. The results are the
+one-thread run's: the same flow table, row by row, and the same counters, the event count and the peak of
+packets in flight included."""
 
 import pytest
 from click.testing import CliRunner
@@ -22,34 +22,49 @@ def _strip(d, drop):
     return d
 
 
-@pytest.mark.parametrize(("scenario", "scheme"), [
-    ("paper/steady", "fh"),
+CASES = [
+    ("paper/steady", "fh"),  # a measurement window
     ("paper/steady", "detail"),  # PFC: sweeps at barriers
     ("paper/partition_aggregate", None),  # workflows
     ("examples/leaf_spine", "pfabric"),  # rank ties
     ("paper/degraded", None),  # a link degraded
     ("paper/disconnected", None),  # a link down (at 1 ms: during the run)
-])
-def test_two_threads_give_the_one_thread_results(scenario, scheme):
+]
+
+
+def _sets(scenario):
     sets = ({"fault.0.at": "1ms"} if scenario == "paper/disconnected" else {})
-    sets |= {"run.measure_from": "1ms", "run.measure_to": "2.5ms"} if scenario == "paper/steady" else {}
-    one = detailsim.run(scenario, scheme=scheme, duration="3ms", set=sets)
-    two = detailsim.run(scenario, scheme=scheme, duration="3ms", set=sets | {"run.threads": 2})
+    return sets | ({"run.measure_from": "1ms", "run.measure_to": "2.5ms"} if scenario == "paper/steady" else {})
+
+
+@pytest.mark.parametrize("threads", [2, 3, 4])
+@pytest.mark.parametrize(("scenario", "scheme"), CASES)
+def test_threads_give_the_one_thread_results(scenario, scheme, threads):
+    """2, 3 and 4 parts (3 splits edge switches from some of their hosts, 4 does not on a k = 4 fat tree):
+    the one-part flow table, ports and summary, with PFC, faults and a measurement window."""
+    one = detailsim.run(scenario, scheme=scheme, duration="3ms", set=_sets(scenario) | {"run.threads": 1})
+    split = detailsim.run(scenario, scheme=scheme, duration="3ms", set=_sets(scenario) | {"run.threads": threads})
     assert one.flows.height > 50
-    assert one.flows.equals(two.flows), "the same flow table, ids and row order included"
-    assert _strip(one.summary, SAME_BUT) == _strip(two.summary, SAME_BUT)
-    assert one.ports.equals(two.ports)
+    assert split.summary["threads"] == threads
+    assert one.flows.equals(split.flows), "the same flow table, ids and row order included"
+    assert _strip(one.summary, SAME_BUT) == _strip(split.summary, SAME_BUT)
+    assert one.ports.equals(split.ports)
 
 
 def test_threads_are_checked_with_a_clear_error():
-    res = CliRunner().invoke(main, ["run", "paper/steady", "--duration", "1ms", "--set", "run.threads=4"])
-    assert res.exit_code != 0
-    assert "run.threads" in res.output and "1, 2 or \"auto\"" in res.output, res.output
+    for bad in ("0", "65", "many"):
+        res = CliRunner().invoke(main, ["run", "paper/steady", "--duration", "1ms", "--set", f"run.threads={bad}"])
+        assert res.exit_code == 2, res.output
+        assert "run.threads" in res.output and "1 to 64" in res.output and "auto" in res.output, res.output
+    # more parts than hosts
+    res = CliRunner().invoke(main, ["run", "examples/dumbbell", "--duration", "1ms", "--set", "run.threads=64"])
+    assert res.exit_code == 2, res.output
+    assert "run.threads" in res.output and "64 parts need at least 64 hosts" in res.output, res.output
     res = CliRunner().invoke(
         main, ["run", "paper/steady", "--duration", "1ms", "--set", "run.threads=2", "--set", "run.max_events=1000"]
     )
     assert res.exit_code != 0
-    assert "run.max_events" in res.output and "not supported in a run split in two parts" in res.output, res.output
+    assert "run.max_events" in res.output and "not supported in a run split in parts" in res.output, res.output
 
 
 def test_two_threads_sample_what_one_thread_samples():
@@ -61,16 +76,19 @@ def test_two_threads_sample_what_one_thread_samples():
     assert one.flows.equals(two.flows)
 
 
-@pytest.mark.parametrize(("free", "scenario", "sets", "split"), [
-    ("2", "paper/steady", {}, True),  # two cores free, 16 hosts: split
-    ("1", "paper/steady", {}, False),  # one core free: one thread
-    ("2", "examples/dumbbell", {}, False),  # too few hosts to gain
-    ("2", "paper/steady", {"run.max_events": 10**9}, False),  # what a split run refuses: one thread, no error
-    ("2", "paper/steady", {"run.threads": 1}, False),  # said, not auto
+@pytest.mark.parametrize(("free", "scenario", "sets", "parts"), [
+    ("2", "paper/steady", {}, 2),  # two cores free, 128 hosts: split in two
+    ("4", "paper/steady", {}, 4),  # four cores free: four parts
+    ("64", "paper/steady", {}, 16),  # at least 8 hosts a part
+    ("4", "examples/incast", {}, 2),  # 16 hosts: at most two parts
+    ("1", "paper/steady", {}, 1),  # one core free: one thread
+    ("2", "examples/dumbbell", {}, 1),  # too few hosts to gain
+    ("2", "paper/steady", {"run.max_events": 10**9}, 1),  # what a split run refuses: one thread, no error
+    ("2", "paper/steady", {"run.threads": 1}, 1),  # said, not auto
 ])
-def test_auto_threads_split_only_where_it_gains_and_can(monkeypatch, free, scenario, sets, split):
-    """`run.threads = "auto"` (the default): two threads when two cores are free, the fabric has at least
-    16 hosts and the scenario can be split; one otherwise, never an error."""
+def test_auto_threads_split_only_where_it_gains_and_can(monkeypatch, free, scenario, sets, parts):
+    """`run.threads = "auto"` (the default): as many parts as cores are free, with at least 8 hosts each,
+    when that is two or more and the scenario can be split; one otherwise, never an error."""
     import json
 
     from detailsim import _core
@@ -79,7 +97,8 @@ def test_auto_threads_split_only_where_it_gains_and_can(monkeypatch, free, scena
     monkeypatch.setenv("DETAILSIM_FREE_CORES", free)
     sc, _ = prepare(scenario, overrides={"run.threads": "auto"} | sets)
     sim = _core.Simulation(json.dumps(sc))
-    assert (sim.split_window_s is not None) == split
+    assert sim.parts == parts
+    assert (sim.split_window_s is not None) == (parts > 1)
 
 
 def test_a_single_run_is_auto_and_the_library_one_thread(monkeypatch):
@@ -117,10 +136,12 @@ def test_sweeps_and_traced_runs_take_one_thread():
 def test_both_parts_done_run_to_the_end_together():
     """Both parts done at different times (DeTail, a long drain): the one behind catches up before the
     other runs on to the end, so nothing sent across the cut is due in the other's past. (Before: the first
-    part ran alone to the end, more than a window ahead, and an internal error stopped the run at 42.9 ms.)"""
+    part ran alone to the end, more than a window ahead, and an internal error stopped the run at 42.9 ms.)
+    Three parts likewise."""
     sets = {"run.drain": "0.3s"}
     one = detailsim.run("paper/steady", scheme="detail", duration="10ms", set=sets)
-    two = detailsim.run("paper/steady", scheme="detail", duration="10ms", set=sets | {"run.threads": 2})
-    assert one.flows.height > 2000 and one.flows.equals(two.flows)
-    assert _strip(one.summary, SAME_BUT) == _strip(two.summary, SAME_BUT)
-    assert one.ports.equals(two.ports)
+    for n in (2, 3):
+        split = detailsim.run("paper/steady", scheme="detail", duration="10ms", set=sets | {"run.threads": n})
+        assert one.flows.height > 2000 and one.flows.equals(split.flows)
+        assert _strip(one.summary, SAME_BUT) == _strip(split.summary, SAME_BUT)
+        assert one.ports.equals(split.ports)

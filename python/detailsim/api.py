@@ -90,7 +90,7 @@ def execute(
     if pcap is not None:
         sc = one_thread_unless_set(sc)
     elif "threads" not in sc.get("run", {}):
-        # a single run: two threads where they gain (the library's own default is one)
+        # a single run: as many threads as gain (the library's own default is one)
         sc = {**sc, "run": {**sc.get("run", {}), "threads": "auto"}}
     sim = _core.Simulation(json.dumps(sc))
     if pcap is not None:
@@ -114,6 +114,8 @@ def execute(
     flows = flows_frame(sim.flow_columns(), core["classes"], sim.window_s, core["sim_time_s"])
     seed = int(sc.get("run", {}).get("seed", 1))
     summary = summarize(core, flows, name, seed, wall)
+    # the parts the run was split in (1: not split), as "auto" chose: like the wall time, not a result
+    summary["threads"] = sim.parts
     ports = pl.DataFrame(core["ports"]) if core["ports"] else pl.DataFrame()
     check_invariants(summary)
     if pcap is not None:
@@ -159,14 +161,15 @@ def check_split(
     seed: int | None = None,
     *,
     duration: str | None = None,
+    parts: int = 2,
     set: dict[str, Any] | None = None,  # noqa: A002 - mirrors the CLI's --set
     sets: list[str] | None = None,
     **overrides: Any,
 ) -> dict[str, Any]:
-    """Whether a run split in two parts (``run.threads = 2``) ends as the ordinary run does: run the scenario
-    as it is and split in two parts taking
-    turns on this thread, with the windows two threads use (the cut's lookahead), and compare the outcomes
-    (the flow table without its ids, and the drop, flow, packet, timeout and retransmission counts).
+    """Whether a run split in ``parts`` parts (``run.threads = parts``) ends as the ordinary run does: run the
+    scenario as it is and split in parts taking turns on this thread, with the windows threads use (the
+    lookahead across the cuts), and compare the outcomes (the flow table without its ids, and the drop,
+    flow, packet, timeout and retransmission counts).
     Returns ``{"window_s", "as_is", "split", "same"}``, or with ``"interaction"`` (the message naming the
     event) when one half affects the other faster than the window. A scenario a split run does not
     support is refused (ScenarioError naming the field). ``sets`` takes the CLI's ``KEY=VALUE`` strings."""
@@ -177,7 +180,7 @@ def check_split(
     text = json.dumps(sc)
     a = _core.Simulation(text)
     a.run_until(float("inf"))
-    b = _core.Simulation.in_parts(text)
+    b = _core.Simulation.in_parts(text, parts)
     out: dict[str, Any] = {"window_s": b.split_window_s, "as_is": f"{a.outcome_digest():016x}"}
     try:
         b.run_until(float("inf"))

@@ -56,7 +56,7 @@ def format_table(summary: dict[str, Any]) -> str:
     f = summary["flows"]
     rows.append(
         f"scheme {summary['scheme']}, seed {summary['seed']}: {f['completed']}/{f['started']} flows completed in "
-        f"{summary['sim_time_s']:.4f} s simulated ({summary['wall_s']:.2f} s wall); drops: {drops}; "
+        f"{summary['sim_time_s']:.4f} s simulated ({summary['wall_s']:.2f} s wall{_threads(summary)}); drops: {drops}; "
         f"timeouts {summary['timeouts']}, retransmits {summary['retransmits']}"
     )
     return "\n".join(rows)
@@ -181,14 +181,15 @@ def run_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int 
 
 @main.command("check-split")
 @_scenario_options("5ms")
-def check_split_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int | None, duration: str | None) -> None:
-    """Check that SCENARIO split in two parts (run.threads = 2) ends as it does on one: run it with
-    as it is and split in two parts taking turns on one thread, with the windows
-    two threads use, and compare the outcomes. Exit status 0: the same; 1: different, or an interaction
-    faster than the window (named); 2: a scenario a split run does not support (the field named)."""
+@click.option("--parts", type=click.IntRange(2, 64), default=2, show_default=True, help="how many parts to split the run in")
+def check_split_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int | None, duration: str | None, parts: int) -> None:
+    """Check that SCENARIO split in parts (run.threads = N) ends as it does on one thread: run it as it is
+    and split in --parts parts taking turns on one thread, with the windows threads use, and compare the
+    outcomes. Exit status 0: the same; 1: different, or an interaction faster than the window (named); 2:
+    a scenario a split run does not support (the field named)."""
     from .api import check_split
 
-    r = check_split(scenario, scheme=scheme, seed=seed, duration=duration, sets=list(sets))
+    r = check_split(scenario, scheme=scheme, seed=seed, duration=duration, sets=list(sets), parts=parts)
     click.echo(f"window {r['window_s'] * 1e6:.3f} us")
     click.echo(f"as is: outcome {r['as_is']}")
     if r["split"] is None:
@@ -198,6 +199,12 @@ def check_split_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], se
     click.echo("same" if r["same"] else "different")
     if not r["same"]:
         raise SystemExit(1)
+
+
+def _threads(summary: dict[str, Any]) -> str:
+    """", N threads" for a run split in N parts."""
+    n = summary.get("threads", 1)
+    return f", {n} threads" if n > 1 else ""
 
 
 @contextlib.contextmanager

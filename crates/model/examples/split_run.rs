@@ -1,14 +1,15 @@
-//! A scenario run as it is (`run.event_order = "node"`) and split in two parts (`run_in_parts`), on one
-//! thread and on two: a hash of the whole flow table (every column, in order) and wall times.
-//!   cargo run --release --example split_run -- scenario.json [which]
-//! `which`: `all` (default), or `serial`, `parts1` or `parts2` alone (for timing one). Exit status 1 when
-//! the digests differ.
+//! A scenario run as it is and split in parts (`run_in_parts`), taking turns on one thread and on a
+//! thread per part: a hash of the whole flow table (every column, in order) and wall times.
+//!   cargo run --release --example split_run -- scenario.json [which] [parts]
+//! `which`: `all` (default), or `serial`, `parts1` (taking turns) or `parts2` (a thread per part) alone
+//! (for timing one); `parts`: how many (2 by default). Exit status 1 when the digests differ.
 use std::time::Instant;
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let path = args.next().expect("usage: split_run SCENARIO.json [all|serial|parts1|parts2]");
     let which = args.next().unwrap_or_else(|| "all".into());
+    let parts: u8 = args.next().map_or(2, |n| n.parse().expect("parts: a number"));
     let mut json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("read scenario")).expect("JSON");
     json["run"]["event_order"] = "node".into();
     let text = json.to_string();
@@ -28,7 +29,7 @@ fn main() {
                 s.run();
                 s
             }
-            k => detailsim_model::sim::parts::run_in_parts(&text, if k == "parts2" { detailsim_model::sim::parts::Drive::Threads } else { detailsim_model::sim::parts::Drive::Turns }).unwrap_or_else(|e| fail(e)),
+            k => detailsim_model::sim::parts::run_in_parts(&text, parts, if k == "parts2" { detailsim_model::sim::parts::Drive::Threads } else { detailsim_model::sim::parts::Drive::Turns }).unwrap_or_else(|e| fail(e)),
         };
         let d = table_hash(&sim);
         println!(

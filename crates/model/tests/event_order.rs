@@ -22,7 +22,7 @@ const MIXED: &str = r#"{"kind": "retrieval", "rate": 2000, "sizes": ["2KB", "8KB
 
 fn run(json: &str, split: bool) -> Sim {
     if split {
-        return detailsim_model::sim::parts::run_in_parts(json, detailsim_model::sim::parts::Drive::Turns).unwrap();
+        return detailsim_model::sim::parts::run_in_parts(json, 2, detailsim_model::sim::parts::Drive::Turns).unwrap();
     }
     let mut sim = Sim::from_json(json).unwrap();
     sim.run_until(Time::MAX);

@@ -1,12 +1,22 @@
-//! A run split in two parts (`detailsim_model::sim::parts::run_in_parts`): two simulators, one per half of
-//! the fabric, exchanging what crosses the cut at a barrier after every grid window, on one thread or two,
-//! end as the ordinary run with `run.event_order = "node"` does.
+//! A run split in parts (`detailsim_model::sim::parts::run_in_parts`): N simulators, one per part of the
+//! fabric, exchanging what crosses the cuts at a barrier after every window, on one thread or N, end as the
+//! ordinary run does.
 
 use detailsim_model::sim::parts::{run_in_parts, Drive};
-
-/// Every way of running the parts: taking turns, two threads, and handing over between them every few rounds.
-const DRIVES: [Drive; 3] = [Drive::Turns, Drive::Threads, Drive::Alternate(3)];
 use detailsim_model::Sim;
+
+/// Every way of running the parts: 2, 3 and 4 parts, taking turns, a thread each, and handing over between
+/// them every few rounds.
+const DRIVES: [(u8, Drive); 8] = [
+    (2, Drive::Turns),
+    (2, Drive::Threads),
+    (2, Drive::Alternate(3)),
+    (3, Drive::Turns),
+    (3, Drive::Threads),
+    (4, Drive::Turns),
+    (4, Drive::Threads),
+    (4, Drive::Alternate(3)),
+];
 
 fn scenario(scheme: &str, workload: &str, extra_run: &str) -> String {
     format!(
@@ -43,7 +53,7 @@ fn ordinary(json: &str) -> Sim {
 }
 
 #[test]
-fn a_run_in_two_parts_ends_as_the_ordinary_run_does() {
+fn a_run_in_parts_ends_as_the_ordinary_run_does() {
     // pFabric breaks rank ties by the transfer's incarnation number: the check fails when that number
     // depends on how the parts interleave
     for scheme in [r#"{"preset": "fh"}"#, r#"{"preset": "dctcp"}"#, r#"{"preset": "pfabric"}"#, r#"{"preset": "las"}"#] {
@@ -51,7 +61,7 @@ fn a_run_in_two_parts_ends_as_the_ordinary_run_does() {
         let a = ordinary(&json);
         assert!(a.counters.flows_completed > 300, "{scheme}: a busy run");
         for threads in DRIVES {
-            let b = run_in_parts(&json, threads).unwrap();
+            let b = run_in_parts(&json, threads.0, threads.1).unwrap();
             let what = format!("{scheme}, {threads:?}");
             assert_eq!(a.outcome_digest(), b.outcome_digest(), "{what}");
             assert_eq!(a.now, b.now, "{what}: the same end");
@@ -70,7 +80,7 @@ fn a_run_in_two_parts_ends_as_the_ordinary_run_does() {
 }
 
 #[test]
-fn unfinished_flows_and_their_counts_are_joined_from_both_parts() {
+fn unfinished_flows_and_their_counts_are_joined_from_every_part() {
     // a run cut short: flows still running at the end get rows whose delivered bytes come from the
     // receiver's part and whose retransmissions come from the sender's
     let json = scenario(r#"{"preset": "fh", "tcp": {"rto_min": "1ms"}}"#, MIXED, r#", "drain": "0s""#).replace(r#""buffer": "128KB""#, r#""buffer": "16KB""#);
@@ -79,7 +89,7 @@ fn unfinished_flows_and_their_counts_are_joined_from_both_parts() {
     assert!(unfinished > 0, "flows still running at the end");
     assert!(a.flows.retransmits.iter().sum::<u32>() > 0, "retransmissions to credit");
     for threads in DRIVES {
-        let b = run_in_parts(&json, threads).unwrap();
+        let b = run_in_parts(&json, threads.0, threads.1).unwrap();
         assert_eq!(a.outcome_digest(), b.outcome_digest(), "{threads:?}");
         same_table(&a, &b, "unfinished flows");
     }
@@ -87,7 +97,7 @@ fn unfinished_flows_and_their_counts_are_joined_from_both_parts() {
 
 #[test]
 fn what_a_split_run_does_not_support_yet_is_refused_naming_the_field() {
-    let field = |json: &str| run_in_parts(json, Drive::Turns).err().map(|e| e.field);
+    let field = |json: &str| run_in_parts(json, 2, Drive::Turns).err().map(|e| e.field);
     let base = scenario(r#"{"preset": "fh"}"#, MIXED, "");
     assert_eq!(field(&base), None);
     assert_eq!(field(&scenario(r#"{"preset": "detail", "pfc": {"watchdog_action": "shutdown"}}"#, MIXED, "")).as_deref(), Some("scheme.pfc.watchdog_action"));
@@ -109,7 +119,7 @@ fn flows(rows: &[(u32, u32, u64, f64)]) -> String {
 fn same_as_ordinary(json: &str) -> Sim {
     let a = ordinary(json);
     for threads in DRIVES {
-        let b = run_in_parts(json, threads).unwrap();
+        let b = run_in_parts(json, threads.0, threads.1).unwrap();
         assert_eq!((a.outcome_digest(), a.now, a.counters.events > 0), (b.outcome_digest(), b.now, b.counters.events > 0), "{threads:?}");
         assert_eq!(a.counters.pkts_delivered, b.counters.pkts_delivered);
         same_table(&a, &b, "flows");
@@ -152,7 +162,7 @@ fn pfc_pauses_across_the_cut_and_the_sweep_sees_the_whole_fabric() {
     };
     assert!(summary(&a).contains("paused_too_long"), "the watchdog reported: {}", summary(&a));
     for threads in DRIVES {
-        let b = run_in_parts(&json, threads).unwrap();
+        let b = run_in_parts(&json, threads.0, threads.1).unwrap();
         assert_eq!(a.outcome_digest(), b.outcome_digest(), "{threads:?}");
         same_table(&a, &b, "pfc");
         assert_eq!((a.now, a.counters.pfc_pause_frames, a.counters.pfc_pauses), (b.now, b.counters.pfc_pause_frames, b.counters.pfc_pauses));
@@ -189,19 +199,26 @@ fn run_threads_2_splits_the_run_and_stepping_it_changes_nothing() {
 fn run_threads_is_checked() {
     let base = scenario(r#"{"preset": "fh"}"#, MIXED, "");
     let err = |j: String| Sim::from_json(&j).err().map(|e| (e.field, e.msg));
-    let (f, m) = err(base.replace(r#""event_order": "node""#, r#""event_order": "node", "threads": 3"#)).unwrap();
-    assert_eq!(f, "run.threads");
-    assert!(m.contains("1, 2 or \"auto\""), "{m}");
+    for bad in ["0", "65"] {
+        let (f, m) = err(base.replace(r#""event_order": "node""#, &format!(r#""event_order": "node", "threads": {bad}"#))).unwrap();
+        assert_eq!(f, "run.threads");
+        assert!(m.contains("1 to 64 or \"auto\""), "{m}");
+    }
     let (f, m) = err(base.replace(r#""event_order": "node""#, r#""event_order": "node", "threads": "many""#)).unwrap();
     assert_eq!(f, "run.threads");
-    assert!(m.contains("expected 1, 2 or \"auto\""), "{m}");
+    assert!(m.contains("expected a number of threads (1 to 64) or \"auto\""), "{m}");
+    // more parts than the fabric has hosts (k = 4: 16)
+    let (f, m) = err(base.replace(r#""event_order": "node""#, r#""threads": 17"#)).unwrap();
+    assert_eq!(f, "run.threads");
+    assert!(m.contains("17 parts need at least 17 hosts; the fabric has 16"), "{m}");
     // a guard set on a split run after construction is refused, not a run that never ends
     let mut split = Sim::from_json(&base.replace(r#""event_order": "node""#, r#""threads": 2"#)).unwrap();
     assert!(split.set_max_events(1000).unwrap_err().starts_with("run.max_events"));
     // "auto" runs what a split run refuses on one thread instead of refusing it
     assert!(err(base.replace(r#""event_order": "node""#, r#""threads": "auto", "max_events": 1000"#)).is_none());
-    // without the (now only) order named, two threads are accepted
-    assert!(err(base.replace(r#""event_order": "node""#, r#""threads": 2"#)).is_none());
+    for n in [2, 3, 16] {
+        assert!(err(base.replace(r#""event_order": "node""#, &format!(r#""threads": {n}"#))).is_none(), "{n} threads");
+    }
     let (f, _) = err(base.replace(r#""event_order": "node""#, r#""event_order": "node", "threads": 2, "max_events": 1000"#)).unwrap();
     assert_eq!(f, "run.max_events");
 }
@@ -220,7 +237,7 @@ fn faults_during_the_run_and_the_measurement_window_end_as_one_thread_does() {
         assert!(a.counters.drops[detailsim_model::stats::DropCause::LinkDown as usize] > 0, "{scheme}: the fault dropped packets");
         assert!(a.flows.window_bytes.iter().any(|&b| b > 0), "{scheme}: window goodput");
         for threads in DRIVES {
-            let b = run_in_parts(&json, threads).unwrap();
+            let b = run_in_parts(&json, threads.0, threads.1).unwrap();
             assert_eq!(a.outcome_digest(), b.outcome_digest(), "{scheme}, {threads:?}");
             same_table(&a, &b, scheme);
             assert_eq!(a.counters.dropped(), b.counters.dropped());
@@ -237,7 +254,7 @@ fn samples_are_the_one_thread_run_s() {
         let a = ordinary(&json);
         assert!(a.sampling.samples.flow.len() > 10_000 && a.sampling.samples.port.len() > 10_000);
         for threads in DRIVES {
-            let b = run_in_parts(&json, threads).unwrap();
+            let b = run_in_parts(&json, threads.0, threads.1).unwrap();
             same_table(&a, &b, scheme);
             let (x, y) = (&a.sampling.samples, &b.sampling.samples);
             assert_eq!((&x.port_t, &x.port, &x.ingress, &x.egress), (&y.port_t, &y.port, &y.ingress, &y.egress), "{scheme}: port samples");

@@ -58,22 +58,29 @@ impl Simulation {
         })
     }
 
-    /// The scenario built split in two parts that take turns on the calling thread (what two threads do,
-    /// on one: `detailsim check-split`); an interaction between the halves faster than the window raises
+    /// The scenario built split in `parts` parts that take turns on the calling thread (what threads do, on
+    /// one: `detailsim check-split`); an interaction between parts faster than the window raises
     /// InternalError naming it when the run gets there.
     #[staticmethod]
-    fn in_parts(scenario_json: &str) -> PyResult<Self> {
+    #[pyo3(signature = (scenario_json, parts = 2))]
+    fn in_parts(scenario_json: &str, parts: u8) -> PyResult<Self> {
         guarded(|| {
-            let sim = detailsim_model::sim::parts::build_in_parts(scenario_json, detailsim_model::sim::parts::Drive::Turns)
+            let sim = detailsim_model::sim::parts::build_in_parts(scenario_json, parts, detailsim_model::sim::parts::Drive::Turns)
                 .map_err(|e| ScenarioError::new_err(e.to_string()))?;
             Ok(Simulation { sim })
         })
     }
 
-    /// A split run's window in seconds (the cut's lookahead), None if the run is not split.
+    /// A split run's window in seconds (the lookahead across the cuts), None if the run is not split.
     #[getter]
     fn split_window_s(&self) -> Option<f64> {
         self.sim.split_window().map(|w| w.0 as f64 * 1e-12)
+    }
+
+    /// How many parts the run is split in (1: not split).
+    #[getter]
+    fn parts(&self) -> usize {
+        self.sim.split_parts()
     }
 
     /// A digest of the run's outcome without flow ids (`Sim::outcome_digest`).

@@ -114,8 +114,8 @@ pub fn parse_scenario(json: &str) -> Result<Scenario, ConfigError> {
     if sc.run.warmup.0 >= sc.run.duration.0 {
         return err("run.warmup", "must be shorter than run.duration");
     }
-    if matches!(sc.run.threads, Threads::N(n) if !(1..=2).contains(&n)) {
-        return err("run.threads", "must be 1, 2 or \"auto\" (2: the run split in two parts, each on its own thread)");
+    if matches!(sc.run.threads, Threads::N(n) if !(1..=MAX_PARTS).contains(&n)) {
+        return err("run.threads", format!("must be 1 to {MAX_PARTS} or \"auto\" (N: the run split in N parts, each on its own thread)"));
     }
     if sc.run.event_order == EventOrder::Push {
         return err("run.event_order", "\"push\" was removed: every run keeps the node order (\"node\", the only value; leave the field out)");

@@ -73,21 +73,22 @@ pub struct RunConfig {
     /// How events due at the same picosecond are ordered: `"node"`, the only order (see `EventOrder`).
     #[serde(default)]
     pub event_order: EventOrder,
-    /// 1, 2 (the run split in two parts, one per half of the fabric, each on its own thread: `sim::parts`;
-    /// it gives the one-thread results exactly), or "auto", the default (`Threads`).
+    /// 1, N up to `MAX_PARTS` (the run split in N parts of the fabric, each on its own thread:
+    /// `sim::parts`; it gives the one-thread results exactly), or "auto", the default (`Threads`).
     #[serde(default)]
     pub threads: Threads,
 }
 
 /// `run.threads`: how many threads run the simulation. Results do not depend on it. Left out, one for the
-/// library (a caller may look into the simulation as it runs, which a split run keeps in two parts);
+/// library (a caller may look into the simulation as it runs, which a split run keeps in parts);
 /// `detailsim run` and `detailsim.run` make it "auto" (`api.execute`).
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(try_from = "ThreadsField")]
 pub enum Threads {
-    /// Two when this machine has two cores free (its cores less the load average) and the fabric is big
-    /// enough to gain (`AUTO_MIN_HOSTS` hosts) and can be split (the scenario uses nothing a split run
-    /// refuses); one otherwise. Sweeps run every run on one thread (their workers share the cores).
+    /// As many as this machine has cores free (its cores less the load average), with at least half of
+    /// `AUTO_MIN_HOSTS` hosts per part, when that is two or more and the scenario can be split (it uses
+    /// nothing a split run refuses); one otherwise (`sim::auto_parts`). Sweeps run every run on one thread
+    /// (their workers share the cores).
     Auto,
     N(u32),
 }
@@ -98,9 +99,12 @@ impl Default for Threads {
     }
 }
 
-/// The fabrics `Threads::Auto` splits: at least this many hosts (a smaller one runs faster on one thread
-/// than it gains from two: docs/benchmarks.md).
+/// The fabrics `Threads::Auto` splits: at least this many hosts, and half as many per part (a smaller one
+/// runs faster on one thread than it gains from two: docs/benchmarks.md).
 pub const AUTO_MIN_HOSTS: usize = 16;
+
+/// The most parts a run can be split in (`run.threads`).
+pub const MAX_PARTS: u32 = 64;
 
 #[derive(Deserialize)]
 #[serde(untagged)]
@@ -115,7 +119,7 @@ impl TryFrom<ThreadsField> for Threads {
         match v {
             ThreadsField::N(n) => Ok(Threads::N(n)),
             ThreadsField::Word(w) if w == "auto" => Ok(Threads::Auto),
-            ThreadsField::Word(w) => Err(format!("{w:?}: expected 1, 2 or \"auto\"")),
+            ThreadsField::Word(w) => Err(format!("{w:?}: expected a number of threads (1 to {MAX_PARTS}) or \"auto\"")),
         }
     }
 }

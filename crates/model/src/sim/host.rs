@@ -182,10 +182,10 @@ impl Sim {
         if !self.owns(dst) {
             // a split run: the receiver's part gets its copy (and of the flow, unless it is the requester's)
             let t = Box::new(self.transfers.get(tr).clone());
-            self.send(crate::sim::parts::Msg::Transfer { tr, t });
+            self.send_to_node(dst, crate::sim::parts::Msg::Transfer { tr, t });
             if role != Role::Response {
                 let a = Box::new(self.apps.get(app).clone());
-                self.send(crate::sim::parts::Msg::App { app, a });
+                self.send_to_node(dst, crate::sim::parts::Msg::App { app, a });
             }
         }
         let mut out = std::mem::take(&mut self.scratch.segs);
@@ -506,9 +506,10 @@ impl Sim {
         let t = self.transfers.get(tr);
         let (app, app_uid, row, to, rtx, uid) = (t.app, t.app_uid, t.row, t.snd.timeouts, t.snd.retransmits, t.uid);
         let (src, dst, w) = (t.src, t.dst, t.workload);
-        if row != NO && !self.owns(t.flow_receiver()) {
-            // the row is in the other part of a split run: its flow completed there
-            self.send(crate::sim::parts::Msg::Credit { row, to, rtx });
+        let receiver = t.flow_receiver();
+        if row != NO && !self.owns(receiver) {
+            // the row is in another part of a split run: its flow completed there
+            self.send_to_node(receiver, crate::sim::parts::Msg::Credit { row, to, rtx });
         } else if row != NO {
             self.flows.timeouts[row as usize] += to;
             self.flows.retransmits[row as usize] += rtx;
@@ -706,8 +707,8 @@ impl Sim {
                     t.row = row;
                     let uid = t.uid;
                     if self.foreign_slot(tr) {
-                        // the sender's copy is in the other part of a split run
-                        self.send(crate::sim::parts::Msg::Row { tr, uid, row });
+                        // the sender's copy is in another part of a split run
+                        self.send_to_owner(tr, crate::sim::parts::Msg::Row { tr, uid, row });
                     }
                 }
             }

@@ -237,21 +237,21 @@ impl Sim {
 
     pub fn new(sc: &Scenario) -> Result<Sim, ConfigError> {
         match sc.run.threads {
-            Threads::N(2) => parts::split(sc, parts::Drive::Paced),
-            Threads::Auto if free_cores() >= 2 => {
-                let one = Sim::build(sc, None)?;
-                if one.fab.hosts.len() < crate::config::AUTO_MIN_HOSTS {
-                    return Ok(one);
+            Threads::N(n) if n >= 2 => parts::split(sc, n as u8, parts::Drive::Paced),
+            Threads::Auto => {
+                let hosts = crate::topology::build(&sc.topology)?.hosts().count();
+                match auto_parts(free_cores(), hosts) {
+                    // a scenario a split run refuses, or a fabric with no cut, runs on one thread
+                    n if n >= 2 => parts::split(sc, n, parts::Drive::Paced).or_else(|_| Sim::build(sc, None)),
+                    _ => Sim::build(sc, None),
                 }
-                // a scenario a split run refuses, or a fabric with no cut, runs on one thread
-                parts::split(sc, parts::Drive::Paced).or(Ok(one))
             }
             _ => Sim::build(sc, None),
         }
     }
 
-    /// Build a simulation, or (`part`) one part of a run split in two (`parts::run_in_parts`).
-    pub(crate) fn build(sc: &Scenario, part: Option<u8>) -> Result<Sim, ConfigError> {
+    /// Build a simulation, or (`part`: this part, of how many) one part of a split run (`parts::run_in_parts`).
+    pub(crate) fn build(sc: &Scenario, part: Option<(u8, u8)>) -> Result<Sim, ConfigError> {
         let scheme = sc.scheme.resolve()?;
         let tcp = std::sync::Arc::new(scheme.tcp.clone());
         let rng = RngStreams::new(sc.run.seed);
@@ -339,8 +339,8 @@ impl Sim {
             }
             sim.workloads.push(wl);
         }
-        if let Some(me) = part {
-            sim.make_part(sc, me)?;
+        if let Some((me, n)) = part {
+            sim.make_part(sc, me, n)?;
         }
         for i in 0..sim.faults.len() {
             let at = sim.faults[i].at;
@@ -416,8 +416,8 @@ impl Sim {
         self.order.open_keys.push(k);
         self.ids.next_app_id += 1;
         match &self.split.part {
-            // a part of a split run: even ids the first part's, odd the second's, until `canonical_ids`
-            Some(p) => 2 * (self.ids.next_app_id - 1) + p.me as u64,
+            // a part `me` of a run split in `n`: ids `me` modulo `n` are its own, until `canonical_ids`
+            Some(p) => p.n as u64 * (self.ids.next_app_id - 1) + p.me as u64,
             None => self.ids.next_app_id - 1,
         }
     }
@@ -446,9 +446,12 @@ impl Sim {
         self.order.acting = node + 1;
     }
 
-    /// Set the acting node during set-up (a host starting its flows), plus one; 0: none.
+    /// Set the acting node during set-up (a host starting its flows), plus one; 0: none. What it pushes
+    /// comes from it (`EventQueue::set_source`): in a split run, events that one part's set-up pushes to
+    /// another's nodes are then ordered there as the ordinary run orders them.
     pub(crate) fn set_acting(&mut self, node_plus_one: u32) {
         self.order.acting = node_plus_one;
+        self.q.set_source(node_plus_one);
     }
 
     /// The node order's flow table at the end: flow ids by where the flows were opened (time, node, that
@@ -500,8 +503,8 @@ impl Sim {
 
     /// Run until simulated time `limit` or the end of the run; returns whether the run has ended.
     pub fn run_until(&mut self, limit: Time) -> bool {
-        if self.split.pair.is_some() {
-            return self.run_pair_until(limit);
+        if self.split.parts.is_some() {
+            return self.run_parts_until(limit);
         }
         while !self.clock.finished {
             if self.counters.events >= self.guard.next_guard && self.guard_hit() {
@@ -657,52 +660,6 @@ impl Sim {
         })
     }
 
-    /// The two halves of a split run, per node: hosts by index (the first half of `hosts`, the second), a
-    /// switch in the half its neighbours agree on (edge switches, then aggregation switches), the rest (cores)
-    /// alternating. An error when no link joins the halves.
-    pub(crate) fn halves(&self) -> Result<Vec<u8>, String> {
-        let n = self.fab.nodes.len();
-        let mut half = vec![u8::MAX; n];
-        let nh = self.fab.hosts.len();
-        for (i, &h) in self.fab.hosts.iter().enumerate() {
-            half[h as usize] = (2 * i >= nh) as u8;
-        }
-        // a switch joins the half of its neighbours when they agree (edge, then aggregation switches), the
-        // rest (cores) alternate
-        loop {
-            let mut changed = false;
-            for s in 0..n {
-                if half[s] != u8::MAX {
-                    continue;
-                }
-                let nd = &self.fab.nodes[s];
-                let mut seen = [false; 2];
-                for p in nd.port_base..nd.port_base + nd.nports {
-                    let h = half[self.fab.ports[p as usize].peer_node as usize];
-                    if h != u8::MAX {
-                        seen[h as usize] = true;
-                    }
-                }
-                if seen[0] != seen[1] {
-                    half[s] = seen[1] as u8;
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
-        let mut next = 0u8;
-        for h in half.iter_mut().filter(|h| **h == u8::MAX) {
-            *h = next;
-            next ^= 1;
-        }
-        if !self.fab.ports.iter().any(|pt| half[pt.node as usize] != half[pt.peer_node as usize]) {
-            return Err("the fabric has no link between the halves to split at".into());
-        }
-        Ok(half)
-    }
-
     /// Start bringing into the cache what the next event will read (its packet, its port's lines, its PFC
     /// state) so that the misses overlap with this event's work. A hint only: it changes no result.
     #[inline(always)]
@@ -843,6 +800,13 @@ mod tests;
 /// Cores free for this run: the cores this process may use less the load average of the last minute
 /// (rounded), so that a run beside a busy sweep takes one thread; `DETAILSIM_FREE_CORES` says it instead
 /// (tests, or a user who knows better).
+/// `run.threads = "auto"`: as many parts as cores are free, each with at least half of
+/// `AUTO_MIN_HOSTS` hosts (so a fabric with fewer than `AUTO_MIN_HOSTS` runs on one thread), at most
+/// `MAX_PARTS`; 1: not split.
+pub(crate) fn auto_parts(free: usize, hosts: usize) -> u8 {
+    free.min(hosts / (crate::config::AUTO_MIN_HOSTS / 2)).clamp(1, crate::config::MAX_PARTS as usize) as u8
+}
+
 fn free_cores() -> usize {
     if let Some(n) = std::env::var("DETAILSIM_FREE_CORES").ok().and_then(|v| v.parse().ok()) {
         return n;

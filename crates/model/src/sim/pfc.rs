@@ -200,7 +200,7 @@ impl Sim {
                 let head = pt.ing.head(p).expect("non-empty priority");
                 let e2 = self.pkts.get(head).out_port;
                 if e2 != crate::sim::NO && self.fab.ports[e2 as usize].paused & (1 << p) != 0 {
-                    g.edges.push((pt.peer, e2));
+                    g.edges.push((i as u32, pt.peer, e2));
                 }
             }
         }
@@ -208,17 +208,26 @@ impl Sim {
     }
 }
 
-/// Pieces of the pause graph (`Sim::pause_graph`).
+/// Pieces of the pause graph (`Sim::pause_graph`): the egress ports paused, and the edges (ingress port,
+/// E, E') in the order of their ingress ports.
 #[derive(Debug, Clone, Default)]
 pub struct PauseGraph {
     pub paused: Vec<u32>,
-    pub edges: Vec<(u32, u32)>,
+    pub edges: Vec<(u32, u32, u32)>,
 }
 
 impl PauseGraph {
-    pub fn join(&mut self, o: &PauseGraph) {
-        self.paused.extend(&o.paused);
-        self.edges.extend(&o.edges);
+    /// Join the pieces of a split run's parts (each holds its own ports) into the whole fabric's graph,
+    /// in the order the ordinary run makes it (by port; a port's edges are one part's, in its order).
+    pub fn join(pieces: &[&PauseGraph]) -> PauseGraph {
+        let mut g = PauseGraph::default();
+        for p in pieces {
+            g.paused.extend(&p.paused);
+            g.edges.extend(&p.edges);
+        }
+        g.paused.sort_unstable();
+        g.edges.sort_by_key(|e| e.0);
+        g
     }
 }
 
@@ -231,7 +240,7 @@ pub fn pause_cycle(n: usize, g: &PauseGraph) -> Option<Vec<u32>> {
     }
     let mut next: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut any = false;
-    for &(e, e2) in &g.edges {
+    for &(_, e, e2) in &g.edges {
         if paused[e as usize] && !next[e as usize].contains(&e2) {
             next[e as usize].push(e2);
             any = true;

@@ -44,7 +44,7 @@ impl Sim {
         let mine = |i: usize, a: &App| match self.split.part.as_ref() {
             None => true,
             Some(p) => {
-                let (own, recent) = (i % 2 == p.me as usize, a.start + p.lookahead > self.now);
+                let (own, recent) = (i % p.n as usize == p.me as usize, a.start + p.lookahead > self.now);
                 if self.owns(a.dst) { own || !recent } else { own && recent }
             }
         };
@@ -167,8 +167,8 @@ impl Sim {
     /// Stop the run after `n` events in all (as `run.max_events` would); a run split in two parts refuses
     /// it, as it refuses `run.max_events`.
     pub fn set_max_events(&mut self, n: u64) -> Result<(), String> {
-        if self.split.pair.is_some() {
-            return Err("run.max_events: a run guard is not supported in a run split in two parts yet".into());
+        if self.split.parts.is_some() {
+            return Err("run.max_events: a run guard is not supported in a run split in parts yet".into());
         }
         self.guard.max_events = n;
         self.guard.next_guard = self.guard.next_guard.min(n);

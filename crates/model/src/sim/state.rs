@@ -74,16 +74,18 @@ pub struct Ids {
     pub(crate) next_app_id: u64,
 }
 
-/// A run split in two parts (`sim::parts`).
+/// A run split in parts (`sim::parts`).
 #[derive(Default)]
 pub struct Split {
     /// This simulation is a part of a split run.
     pub(crate) part: Option<Box<parts::Part>>,
-    /// `run.threads = 2`: this is the first part, and this the second with what drives both.
-    pub(crate) pair: Option<Box<parts::Pair>>,
+    /// `run.threads = N`: this is the first part, and this the others with what drives them all.
+    pub(crate) parts: Option<Box<parts::Parts>>,
+    /// How many parts the run is split in (0: not split), also once they are joined.
+    pub(crate) n: u8,
     /// `part` is set: pushes go through it.
     pub(crate) divert: bool,
-    /// Packets in flight in the other part (for the conservation check at the end).
+    /// Packets in flight in the other parts (for the conservation check at the end).
     pub(crate) in_flight_elsewhere: u64,
     /// A part is running a window (`run_until` stops when the window's events are done).
     pub(crate) in_window: bool,

@@ -545,7 +545,7 @@ impl Sim {
                 }
                 // a part of a split run starts its own sources only (each source draws from its own stream)
                 if let Some(p) = &self.split.part {
-                    evs.retain(|&(_, i)| p.half[self.workloads[w as usize].source_host(i, &self.fab.hosts) as usize] == p.me);
+                    evs.retain(|&(_, i)| p.of[self.workloads[w as usize].source_host(i, &self.fab.hosts) as usize] == p.me);
                 }
             }
             Workload::Background { per_server, .. } => {
@@ -554,7 +554,8 @@ impl Sim {
                     if !self.owns(h) {
                         continue;
                     }
-                    // (the host acts: its flows count as its own, as they would in its events)
+                    // (the host acts: its flows count as its own, and what it pushes (its first frames, due
+                    // at other nodes too) is ordered as its own, as in its events)
                     self.set_acting(h + 1);
                     for _ in 0..n {
                         self.start_background(w, h);
@@ -567,13 +568,13 @@ impl Sim {
                 let mut seen = std::collections::HashSet::new();
                 for (j, r) in rows.iter().enumerate() {
                     let t = r.0.max(now);
-                    if t < duration && seen.insert(r.1) && self.split.part.as_ref().is_none_or(|p| p.half[r.1 as usize] == p.me) {
+                    if t < duration && seen.insert(r.1) && self.split.part.as_ref().is_none_or(|p| p.of[r.1 as usize] == p.me) {
                         evs.push((t, j as u32));
                     }
                 }
             }
             Workload::Incast { start, receiver, .. } => {
-                if *start < duration && self.split.part.as_ref().is_none_or(|p| p.half[*receiver as usize] == p.me) {
+                if *start < duration && self.split.part.as_ref().is_none_or(|p| p.of[*receiver as usize] == p.me) {
                     evs.push((*start, 0));
                 }
             }

@@ -1,5 +1,5 @@
 //! Unit tests of `parts` (a file of their own to keep the module short).
-use super::*;
+use super::merge::peak;
 
 /// The peak of packets in flight joined from two parts' samples counts a packet that crossed the cut once:
 /// part 0 holds 5 packets at multiples 1 and 2 and lets one go to part 1 after multiple 2 (it holds 4 from
@@ -10,10 +10,10 @@ fn a_packet_that_crosses_the_cut_counts_once() {
     let p0: &[(u64, u64)] = &[(1, 5), (3, 4)];
     let p1: &[(u64, u64)] = &[(1, 2), (2, 3)];
     let moves: &[(u64, i64)] = &[(3, 1), (2, -1)];
-    assert_eq!(peak([(p0, moves), (p1, &[])], [3, 3]), 7);
+    assert_eq!(peak(&[(p0, moves), (p1, &[])], &[3, 3]), 7);
     // without the correction the sum at multiple 2 would be 8
-    assert_eq!(peak([(p0, &[]), (p1, &[])], [3, 3]), 8);
+    assert_eq!(peak(&[(p0, &[]), (p1, &[])], &[3, 3]), 8);
     // samples past the last multiple either part counted at are not the run's
     let late: &[(u64, u64)] = &[(1, 2), (9, 50)];
-    assert_eq!(peak([(p0, &[]), (late, &[])], [3, 4]), 7);
+    assert_eq!(peak(&[(p0, &[]), (late, &[])], &[3, 4]), 7);
 }

@@ -1,0 +1,191 @@
+//! The end of a split run: the first part takes the others' results (`merge`), as the ordinary run would
+//! have them.
+
+use super::Part;
+use crate::sim::{App, Sim, Transfer, NO};
+use detailsim_engine::Time;
+
+/// A part's samples and corrections (`Part::peaks`, `Part::moves`).
+pub(super) type Counted<'a> = (&'a [(u64, u64)], &'a [(u64, i64)]);
+
+/// The peak of packets in flight over the grid's multiples up to the last any part counted at (`last`:
+/// each part's last sampled index), from each part's samples and the cuts' corrections: what the one-part
+/// run counts at each multiple.
+pub(super) fn peak(parts: &[Counted], last: &[u64]) -> u64 {
+    let n = parts.len();
+    let end = last.iter().copied().max().unwrap_or(0);
+    // (index, part or n for a correction, value)
+    let mut changes: Vec<(u64, usize, i64)> = Vec::new();
+    for (i, (peaks, moves)) in parts.iter().enumerate() {
+        changes.extend(peaks.iter().map(|&(k, c)| (k, i, c as i64)));
+        changes.extend(moves.iter().map(|&(k, d)| (k, n, d)));
+    }
+    changes.sort_unstable_by_key(|c| c.0);
+    let (mut value, mut total, mut best) = (vec![0i64; n], 0i64, 0i64);
+    let mut i = 0;
+    while i < changes.len() && changes[i].0 <= end {
+        let k = changes[i].0;
+        while i < changes.len() && changes[i].0 == k {
+            match changes[i] {
+                (_, p, d) if p == n => total += d,
+                (_, p, c) => {
+                    total += c - value[p];
+                    value[p] = c;
+                }
+            }
+            i += 1;
+        }
+        if k >= 1 {
+            best = best.max(total);
+        }
+    }
+    best.max(0) as u64
+}
+
+/// Join the parts' results into `a` (the first): counters added up, each port's state from its node's
+/// part, each transfer's sender fields from its owner and receiver fields from its receiver's part, each
+/// flow's record from its owner, the flow tables in part order (ids made canonical first:
+/// `canonical_ids`), the unfinished workflows and the PFC reports; then the end of the run (rows of
+/// unfinished flows, packet conservation over all parts, the table's canonical order).
+pub(super) fn merge(a: &mut Sim, mut others: Vec<Sim>, now: Time) {
+    let mut parts: Vec<Box<Part>> = vec![a.split.part.take().expect("a part")];
+    parts.extend(others.iter_mut().map(|o| o.split.part.take().expect("a part")));
+    let n = parts.len();
+    let g = a.clock.grid.0;
+    let last: Vec<u64> = std::iter::once(&*a).chain(&others).map(|s| s.clock.next_peak.0 / g - 1).collect();
+    let counted: Vec<Counted> = parts.iter().map(|p| (&p.peaks[..], &p.moves[..])).collect();
+    let top = peak(&counted, &last);
+    let of = std::mem::take(&mut parts[0].of);
+    canonical_ids(a, &mut others);
+    // the rows of part k's table follow those of the parts before it
+    let mut base = vec![0u32; n];
+    for k in 1..n {
+        base[k] = base[k - 1] + if k == 1 { a.flows.len() } else { others[k - 2].flows.len() } as u32;
+    }
+    for o in others.iter_mut() {
+        let mut rk = std::mem::take(&mut o.order.row_keys);
+        a.order.row_keys.append(&mut rk);
+        a.sampling.samples.append(std::mem::take(&mut o.sampling.samples));
+        a.counters.add(&o.counters);
+        a.active_measured += o.active_measured;
+    }
+    a.counters.max_packets_in_flight = top;
+    for p in 0..a.fab.ports.len() {
+        let k = of[a.fab.ports[p].node as usize] as usize;
+        if k != 0 {
+            let b = &others[k - 1];
+            a.fab.ports[p] = b.fab.ports[p].clone();
+            a.fab.tx_count[p] = b.fab.tx_count[p];
+            a.fab.port_ctr[p] = b.fab.port_ctr[p];
+            if let Some(f) = b.fab.pfc.get(p) {
+                a.fab.pfc[p] = f.clone();
+            }
+        }
+    }
+    // the PFC reports in the order the ordinary run makes them (each sweep's by port, then its deadlock
+    // report; a packet's after the sweep of its time)
+    for o in others.iter_mut() {
+        let mut events = std::mem::take(&mut o.pfc_run.events);
+        a.pfc_run.events.append(&mut events);
+    }
+    a.pfc_run.events.sort_by_key(|e| e.order);
+    for o in others.iter_mut() {
+        a.flows.append(std::mem::take(&mut o.flows));
+    }
+    // transfers: the owner's copy, with the receiver's fields from the receiver's part
+    let transfers = {
+        let arena = |k: usize| if k == 0 { a.transfers.slots() } else { others[k - 1].transfers.slots() };
+        let len = (0..n).map(|k| arena(k).len()).max().unwrap_or(0);
+        let mut joined = Vec::with_capacity(len);
+        for i in 0..len {
+            let owner = i % n;
+            let Some(mut t) = arena(owner).get(i).cloned() else {
+                joined.push(None);
+                continue;
+            };
+            if t.alive {
+                let rcv_part = of[t.dst as usize] as usize;
+                if rcv_part != owner {
+                    if let Some(r) = arena(rcv_part).get(i).filter(|r| r.uid == t.uid) {
+                        t.rcv = r.rcv.clone();
+                        (t.rcv_done, t.rcv_open, t.del_token, t.del_event_at) = (r.rcv_done, r.rcv_open, r.del_token, r.del_event_at);
+                    }
+                }
+                if t.row != NO {
+                    t.row += base[of[t.flow_receiver() as usize] as usize];
+                }
+            }
+            joined.push(Some(t));
+        }
+        joined
+    };
+    for (i, t) in transfers.into_iter().enumerate() {
+        if let Some(t) = t {
+            let dead = Transfer { alive: false, uid: 0, ..t.clone() };
+            a.transfers.put(i as u32, t, || dead.clone());
+        }
+    }
+    // flows: the owner's record, with the measurement window's snapshots from the part that receives its
+    // data
+    let apps = {
+        let arena = |k: usize| if k == 0 { a.apps.slots() } else { others[k - 1].apps.slots() };
+        let len = (0..n).map(|k| arena(k).len()).max().unwrap_or(0);
+        let mut joined = Vec::with_capacity(len);
+        for i in 0..len {
+            let owner = i % n;
+            let Some(mut x) = arena(owner).get(i).cloned() else {
+                joined.push(None);
+                continue;
+            };
+            let rcv_part = of[x.dst as usize] as usize;
+            if x.alive && rcv_part != owner {
+                if let Some(r) = arena(rcv_part).get(i).filter(|r| r.uid == x.uid) {
+                    (x.win_base, x.win_end) = (r.win_base, r.win_end);
+                }
+            }
+            joined.push(Some(x));
+        }
+        joined
+    };
+    for (i, x) in apps.into_iter().enumerate() {
+        if let Some(x) = x {
+            let dead = App { alive: false, uid: 0, ..x.clone() };
+            a.apps.put(i as u32, x, || dead.clone());
+        }
+    }
+    for o in &others {
+        for f in o.workflows.slots().iter().filter(|f| f.alive && f.measured) {
+            a.workflows.alloc(f.clone());
+        }
+    }
+    a.split.in_flight_elsewhere = others.iter().map(|o| o.pkts.live() as u64).sum();
+    a.now = now;
+    a.clock.finished = true;
+    a.finalize();
+}
+
+/// Flow ids as the ordinary run with the node order gives them at its end (`Sim::canonical_flows`): each
+/// part's ids (part `me` of `n` numbers its `c`-th flow `c * n + me`) mapped to their place among all
+/// parts' flows by where they were opened; `a` keeps the joined keys in that order, so that its `finalize`
+/// keeps the ids.
+fn canonical_ids(a: &mut Sim, others: &mut [Sim]) {
+    let n = others.len() + 1;
+    let mut all: Vec<((u64, u32, u32), usize, usize)> = Vec::new();
+    for (part, sim) in std::iter::once(&*a).chain(others.iter()).enumerate() {
+        all.extend(sim.order.open_keys.iter().enumerate().map(|(i, &k)| (k, part, i)));
+    }
+    all.sort_unstable();
+    let mut rank: Vec<Vec<u64>> = std::iter::once(&*a).chain(others.iter()).map(|s| vec![0u64; s.order.open_keys.len()]).collect();
+    for (k, &(_, part, i)) in all.iter().enumerate() {
+        rank[part][i] = k as u64;
+    }
+    let canon = |id: &mut u64| *id = rank[(*id % n as u64) as usize][(*id / n as u64) as usize];
+    for (part, sim) in std::iter::once(&mut *a).chain(others.iter_mut()).enumerate() {
+        sim.flows.id.iter_mut().for_each(canon);
+        sim.sampling.samples.flow.iter_mut().for_each(canon);
+        sim.workflows.slots_mut().iter_mut().filter(|w| w.alive).for_each(|w| canon(&mut w.id));
+        // a flow's record is its owner's: slot i is part i % n's
+        sim.apps.slots_mut().iter_mut().skip(part).step_by(n).filter(|x| x.alive).for_each(|x| canon(&mut x.id));
+    }
+    a.order.open_keys = all.into_iter().map(|(k, _, _)| k).collect();
+}
