@@ -247,19 +247,20 @@ def test_a_panic_of_the_core_is_one_line_exit_3_with_the_scenario_saved(cli, mon
         detailsim.run("examples/dumbbell", duration="1ms")
 
 
-@pytest.mark.parametrize("part", ["0", "1"])
-def test_a_panic_in_a_part_of_a_split_run_exits_3_at_once(cli, monkeypatch, part):
-    """A part that panics on its thread ends the run (the other part does not wait for it at the barrier
+@pytest.mark.parametrize(("threads", "part"), [(2, "0"), (2, "1"), (3, "2")])
+def test_a_panic_in_a_part_of_a_split_run_exits_3_at_once(cli, monkeypatch, threads, part):
+    """A part that panics on its thread ends the run (the other parts do not wait for it at the barrier
     forever): one line, exit 3, the scenario saved, the failing part's own panic and place."""
     monkeypatch.setenv("DETAILSIM_TEST_PANIC_PART", part)
     t0 = time.perf_counter()
-    r = cli("run", "paper/steady", "--duration", "20ms", "--set", "run.threads=2")
+    r = cli("run", "paper/steady", "--duration", "20ms", "--set", f"run.threads={threads}")
     took = time.perf_counter() - t0
     assert r.returncode == 3, r.stderr
     line = r.stderr.strip()
-    assert "\n" not in line and line.startswith(f"internal error: DETAILSIM_TEST_PANIC_PART={part} is set (at crates/model/src/sim/parts.rs:"), line
+    where = "(at crates/model/src/sim/parts/rounds.rs:"
+    assert "\n" not in line and line.startswith(f"internal error: DETAILSIM_TEST_PANIC_PART={part} is set {where}"), line
     saved = Path(line.split("scenario saved to ")[1].split(";")[0])
-    assert json.loads(saved.read_text())["scenario"]["run"]["threads"] == 2
+    assert json.loads(saved.read_text())["scenario"]["run"]["threads"] == threads
     saved.unlink()
     # the panic comes in the first window: what remains is start-up and exit
     assert took < 10, took
