@@ -181,7 +181,9 @@ def test_the_figure_8_claim_reads_every_live_run(tmp_path, monkeypatch):
                           {"scheme": "detail", "rate": 50, "classes": {c: cls(5.0, live_detail_ms) for c in sizes}}]}
 
     (tmp_path / "validation.json").write_text(json.dumps(run(7.0)))  # simulated cut 50%, live 30%: 20 points
-    monkeypatch.setattr(rp, "LIVE_VALIDATION", tmp_path / "validation.json")
+    from detailsim import claims
+
+    monkeypatch.setattr(claims, "LIVE_VALIDATION", tmp_path / "validation.json")
     d = rp.Data("verification", pl.DataFrame(), pl.DataFrame(), [])
     [one] = rp.verification_claims(d)
     assert one.measured_value == pytest.approx(20.0) and one.ci95 is None and one.verdict == "inconclusive"
