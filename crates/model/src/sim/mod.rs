@@ -551,9 +551,29 @@ impl Sim {
                 Ev::RtxTimer { tr, token } => self.on_rtx_timer(tr, token),
                 Ev::DelAckTimer { tr, token } => self.on_delack_timer(tr, token),
                 Ev::Workload { w, i } => self.workload_event(w, i),
+                Ev::ArrivalsEnd => {
+                    self.shared_event();
+                    self.clock.arrivals_over = true;
+                    self.check_finished();
+                }
                 Ev::PfcFrame { port, pause, unpause } => self.pfc_apply(port, pause, unpause),
+                Ev::PfcSweep => {
+                    self.shared_event();
+                    self.pfc_sweep()
+                }
+                Ev::Fault { i } => {
+                    self.shared_event();
+                    self.fault_start(i)
+                }
+                Ev::Window { close } => {
+                    self.shared_event();
+                    self.window_edge(close)
+                }
+                Ev::Sample => {
+                    self.shared_event();
+                    self.take_sample()
+                }
                 Ev::Fin { tr, uid } => self.receiver_close(tr, uid),
-                Ev::ArrivalsEnd | Ev::PfcSweep | Ev::Fault { .. } | Ev::Window { .. } | Ev::Sample => self.fabric_event(ev),
             }
         }
         if self.clock.finished && !self.split.in_window {
@@ -579,24 +599,11 @@ impl Sim {
     }
 
     /// A fabric-wide event (the end of arrivals, a PFC sweep, a fault, the measurement window's edges, a
-    /// sample). It runs in every part of a split run, and counts once, in the first part, as in the
-    /// ordinary run.
-    #[cold]
-    #[inline(never)]
-    fn fabric_event(&mut self, ev: Ev) {
+    /// sample) runs in every part of a split run: it counts once, in the first part, as in the ordinary run.
+    #[inline]
+    fn shared_event(&mut self) {
         if self.split.part.as_ref().is_some_and(|p| p.me != 0) {
             self.counters.events -= 1;
-        }
-        match ev {
-            Ev::ArrivalsEnd => {
-                self.clock.arrivals_over = true;
-                self.check_finished();
-            }
-            Ev::PfcSweep => self.pfc_sweep(),
-            Ev::Fault { i } => self.fault_start(i),
-            Ev::Window { close } => self.window_edge(close),
-            Ev::Sample => self.take_sample(),
-            _ => unreachable!("{ev:?} is an event at a node"),
         }
     }
 
