@@ -1,8 +1,9 @@
 """The detailsim benchmark suite (`make bench`).
 
 Each case runs in its own process so that its peak RSS is its own. Figures: events per wall second, link
-traversals (a packet crossing one link) per wall second, wall seconds per simulated second, peak RSS.
-Record them in docs/benchmarks.md when the hot path changes.
+traversals (a packet crossing one link) per wall second, events per traversal, instructions per traversal
+(where `perf` can count them: the case's process less the same process set up but not run), wall seconds
+per simulated second, peak RSS. Record them in docs/benchmarks.md when the hot path changes.
 
     python benches/bench.py            # the whole suite
     python benches/bench.py --case steady_fh_0.2s
@@ -39,6 +40,8 @@ CASES: dict[str, dict] = {
     "fattree8_detail_5ms": {"scenario": "paper/steady", "scheme": "detail", "duration": "5ms", "set": FATTREE | {"topology.k": 8}},
     "fattree16_fh_5ms": {"scenario": "paper/steady", "scheme": "fh", "duration": "5ms", "set": FATTREE | {"topology.k": 16}},
     "fattree16_detail_5ms": {"scenario": "paper/steady", "scheme": "detail", "duration": "5ms", "set": FATTREE | {"topology.k": 16}},
+    # 10 Gbps DeTail, 32 long flows and short Poisson flows (issue 36's fabric, bundled as an example)
+    "long_short_10g_detail_10ms": {"scenario": "examples/long_short_10g", "scheme": "detail", "duration": "10ms"},
 }
 # the same cases split in two parts on two threads (run.threads = 2, with the node order it keeps): the
 # traversals per wall second of the two threads together
@@ -65,10 +68,20 @@ def _spin(seconds: float) -> None:
         pass
 
 
-def run_case(name: str) -> dict:
+def run_case(name: str, setup_only: bool = False) -> dict:
     import detailsim
 
     c = {**CASES, **EXTRA}[name]
+    if setup_only:
+        # what the process costs without the run: Python, the scenario, the simulation built
+        import json as _json
+
+        from detailsim import _core
+        from detailsim.scenario import prepare
+
+        sc, _ = prepare(c["scenario"], scheme=c["scheme"], duration=c["duration"], overrides={"run.threads": 1} | (c.get("set") or {}))
+        _core.Simulation(_json.dumps(sc))
+        return {"case": name}
     busy = None
     if c.get("busy"):
         import multiprocessing
@@ -96,35 +109,65 @@ def run_case(name: str) -> dict:
         "link_traversals": s["link_traversals"],
         "events_per_s": s["events"] / core_wall,
         "traversals_per_s": s["link_traversals"] / core_wall,
+        "events_per_traversal": s["events"] / max(s["link_traversals"], 1),
         "wall_per_sim_s": core_wall / s["sim_time_s"],
         "flows": s["flows"]["completed"],
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 
 
+def _instructions(args: list[str]) -> int | None:
+    """User-space instructions of running `args` (`perf stat`), None where perf cannot count them (a VM
+    without hardware counters, no perf)."""
+    import os
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("r", suffix=".perf") as f:
+        try:
+            subprocess.run(["perf", "stat", "-x,", "-e", "instructions:u", "-o", f.name, *args], capture_output=True, check=True,
+                           env=os.environ | {"LC_ALL": "C"})
+        except (OSError, subprocess.CalledProcessError):
+            return None
+        for line in f.read().splitlines():
+            fields = line.split(",")
+            if len(fields) > 2 and fields[2].startswith("instructions"):
+                return int(fields[0]) if fields[0].isdigit() else None
+    return None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--case", choices=sorted({**CASES, **EXTRA}), action="append", help="run only these cases")
     ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--setup-only", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--json", action="store_true", help="print one JSON object per case")
     a = ap.parse_args()
     if a.child:
-        print(json.dumps(run_case(a.child)))
+        print(json.dumps(run_case(a.child, a.setup_only)))
         return
     names = a.case or list(CASES)
     print(f"# detailsim benchmark on {platform.processor() or platform.machine()}, Python {platform.python_version()}")
-    hdr = f"{'case':<25}{'sim s':>8}{'wall s':>8}{'events/s':>12}{'traversals/s':>14}{'wall/sim':>10}{'flows':>9}{'peak RSS MB':>13}"
+    hdr = (f"{'case':<30}{'sim s':>8}{'wall s':>8}{'events/s':>12}{'traversals/s':>14}{'ev/trav':>9}{'instr/trav':>12}"
+           f"{'wall/sim':>10}{'flows':>9}{'peak RSS MB':>13}")
     if not a.json:
         print(hdr)
     for n in names:
         out = subprocess.run([sys.executable, __file__, "--child", n], capture_output=True, text=True, check=True)
         r = json.loads(out.stdout.strip().splitlines()[-1])
+        r["instructions_per_traversal"] = None
+        if not {**CASES, **EXTRA}[n].get("busy") and "_2t" not in n:
+            whole = _instructions([sys.executable, __file__, "--child", n])
+            setup = _instructions([sys.executable, __file__, "--child", n, "--setup-only"]) if whole is not None else None
+            if whole is not None and setup is not None:
+                r["instructions_per_traversal"] = (whole - setup) / max(r["link_traversals"], 1)
         if a.json:
             print(json.dumps(r))
         else:
+            ipt = r["instructions_per_traversal"]
             print(
-                f"{n:<25}{r['sim_s']:>8.3f}{r['core_wall_s']:>8.2f}{r['events_per_s'] / 1e6:>10.2f} M"
-                f"{r['traversals_per_s'] / 1e6:>12.2f} M{r['wall_per_sim_s']:>10.2f}{r['flows']:>9}{r['peak_rss_mb']:>13.0f}"
+                f"{n:<30}{r['sim_s']:>8.3f}{r['core_wall_s']:>8.2f}{r['events_per_s'] / 1e6:>10.2f} M"
+                f"{r['traversals_per_s'] / 1e6:>12.2f} M{r['events_per_traversal']:>9.2f}{'n/a' if ipt is None else f'{ipt:,.0f}':>12}"
+                f"{r['wall_per_sim_s']:>10.2f}{r['flows']:>9}{r['peak_rss_mb']:>13.0f}"
             )
 
 
