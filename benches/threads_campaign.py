@@ -37,13 +37,13 @@ def main() -> int:
     a = ap.parse_args()
     names = list(bundled_scenarios())
     counts = {"same": 0, "refused": 0, "different": 0}
-    node = {"run.threads": 1}
+    one_thread = {"run.threads": 1}
     for sc in names:
         if sc.startswith("live/"):
             continue
         for scheme in SCHEMES:
             try:
-                one = detailsim.run(sc, scheme=scheme, duration=a.duration, set=node)
+                one = detailsim.run(sc, scheme=scheme, duration=a.duration, set=one_thread)
             except _core.ScenarioError:
                 continue  # the preset does not fit the scenario
             try:

@@ -145,3 +145,11 @@ def test_both_parts_done_run_to_the_end_together():
         assert one.flows.height > 2000 and one.flows.equals(split.flows)
         assert _strip(one.summary, SAME_BUT) == _strip(split.summary, SAME_BUT)
         assert one.ports.equals(split.ports)
+
+
+def test_the_run_line_says_how_many_threads_ran_it():
+    two = CliRunner().invoke(main, ["run", "paper/steady", "--duration", "1ms", "--set", "run.threads=2"])
+    assert two.exit_code == 0, two.output
+    assert " s wall, 2 threads)" in two.output, two.output
+    one = CliRunner().invoke(main, ["run", "paper/steady", "--duration", "1ms", "--set", "run.threads=1"])
+    assert one.exit_code == 0 and " s wall)" in one.output and "threads)" not in one.output, one.output

@@ -345,6 +345,22 @@ mod tests {
     use super::*;
     use crate::stats::DropCause;
 
+    /// The parts' pieces of the pause graph joined give the graph the whole fabric's ports give, in its
+    /// order (by ingress port; a port's edges are one part's, in that part's order), whichever part comes
+    /// first: the cycle search then visits edges alike in every split.
+    #[test]
+    fn joined_pieces_are_the_whole_graph_in_port_order() {
+        let whole = PauseGraph { paused: vec![1, 4, 6], edges: vec![(0, 1, 4), (3, 4, 6), (3, 4, 1), (5, 6, 1)] };
+        let a = PauseGraph { paused: vec![4], edges: vec![(3, 4, 6), (3, 4, 1)] };
+        let b = PauseGraph { paused: vec![1, 6], edges: vec![(0, 1, 4), (5, 6, 1)] };
+        for pieces in [[&a, &b], [&b, &a]] {
+            let g = PauseGraph::join(&pieces);
+            assert_eq!((&g.paused, &g.edges), (&whole.paused, &whole.edges));
+            assert_eq!(pause_cycle(8, &g), pause_cycle(8, &whole));
+        }
+        assert!(pause_cycle(8, &whole).is_some(), "1 -> 4 -> 6 -> 1 (and 4 -> 1)");
+    }
+
     /// `n` senders each send 256 KB at priority 0 to host 0 of one switch with 32 KB buffers, under `scheme`
     /// (a JSON object), plus faults.
     fn incast(n: u32, scheme: &str, faults: &str) -> Sim {

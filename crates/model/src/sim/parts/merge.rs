@@ -1,7 +1,7 @@
 //! The end of a split run: the first part takes the others' results (`merge`), as the ordinary run would
 //! have them.
 
-use super::Part;
+use super::{put_copy, Part, Striped};
 use crate::sim::{App, Sim, Transfer, NO};
 use detailsim_engine::Time;
 
@@ -93,64 +93,32 @@ pub(super) fn merge(a: &mut Sim, mut others: Vec<Sim>, now: Time) {
         a.flows.append(std::mem::take(&mut o.flows));
     }
     // transfers: the owner's copy, with the receiver's fields from the receiver's part
-    let transfers = {
-        let arena = |k: usize| if k == 0 { a.transfers.slots() } else { others[k - 1].transfers.slots() };
-        let len = (0..n).map(|k| arena(k).len()).max().unwrap_or(0);
-        let mut joined = Vec::with_capacity(len);
-        for i in 0..len {
-            let owner = i % n;
-            let Some(mut t) = arena(owner).get(i).cloned() else {
-                joined.push(None);
-                continue;
-            };
-            if t.alive {
-                let rcv_part = of[t.dst as usize] as usize;
-                if rcv_part != owner {
-                    if let Some(r) = arena(rcv_part).get(i).filter(|r| r.uid == t.uid) {
-                        t.rcv = r.rcv.clone();
-                        (t.rcv_done, t.rcv_open, t.del_token, t.del_event_at) = (r.rcv_done, r.rcv_open, r.del_token, r.del_event_at);
-                    }
-                }
-                if t.row != NO {
-                    t.row += base[of[t.flow_receiver() as usize] as usize];
-                }
-            }
-            joined.push(Some(t));
+    let arenas: Vec<&[Transfer]> = std::iter::once(a.transfers.slots()).chain(others.iter().map(|o| o.transfers.slots())).collect();
+    let transfers = join_striped(&arenas, &of, |t, rcv| {
+        if let Some(r) = rcv {
+            t.rcv = r.rcv.clone();
+            (t.rcv_done, t.rcv_open, t.del_token, t.del_event_at) = (r.rcv_done, r.rcv_open, r.del_token, r.del_event_at);
         }
-        joined
-    };
+        if t.row != NO {
+            t.row += base[of[t.flow_receiver() as usize] as usize];
+        }
+    });
     for (i, t) in transfers.into_iter().enumerate() {
         if let Some(t) = t {
-            let dead = Transfer { alive: false, uid: 0, ..t.clone() };
-            a.transfers.put(i as u32, t, || dead.clone());
+            put_copy(&mut a.transfers, i as u32, t);
         }
     }
     // flows: the owner's record, with the measurement window's snapshots from the part that receives its
     // data
-    let apps = {
-        let arena = |k: usize| if k == 0 { a.apps.slots() } else { others[k - 1].apps.slots() };
-        let len = (0..n).map(|k| arena(k).len()).max().unwrap_or(0);
-        let mut joined = Vec::with_capacity(len);
-        for i in 0..len {
-            let owner = i % n;
-            let Some(mut x) = arena(owner).get(i).cloned() else {
-                joined.push(None);
-                continue;
-            };
-            let rcv_part = of[x.dst as usize] as usize;
-            if x.alive && rcv_part != owner {
-                if let Some(r) = arena(rcv_part).get(i).filter(|r| r.uid == x.uid) {
-                    (x.win_base, x.win_end) = (r.win_base, r.win_end);
-                }
-            }
-            joined.push(Some(x));
+    let arenas: Vec<&[App]> = std::iter::once(a.apps.slots()).chain(others.iter().map(|o| o.apps.slots())).collect();
+    let apps = join_striped(&arenas, &of, |x, rcv| {
+        if let Some(r) = rcv {
+            (x.win_base, x.win_end) = (r.win_base, r.win_end);
         }
-        joined
-    };
+    });
     for (i, x) in apps.into_iter().enumerate() {
         if let Some(x) = x {
-            let dead = App { alive: false, uid: 0, ..x.clone() };
-            a.apps.put(i as u32, x, || dead.clone());
+            put_copy(&mut a.apps, i as u32, x);
         }
     }
     for o in &others {
@@ -162,6 +130,26 @@ pub(super) fn merge(a: &mut Sim, mut others: Vec<Sim>, now: Time) {
     a.now = now;
     a.clock.finished = true;
     a.finalize();
+}
+
+/// A striped arena joined from the parts' (`arenas`, in part order): each slot the owner's record (slot
+/// `i` is part `i % N`'s), a live one handed to `fix` with the receiver's copy when another part (`of`:
+/// per node, its part) holds it.
+fn join_striped<T: Striped>(arenas: &[&[T]], of: &[u8], mut fix: impl FnMut(&mut T, Option<&T>)) -> Vec<Option<T>> {
+    let n = arenas.len();
+    let len = arenas.iter().map(|s| s.len()).max().unwrap_or(0);
+    (0..len)
+        .map(|i| {
+            let owner = i % n;
+            let mut t = arenas[owner].get(i)?.clone();
+            if t.alive() {
+                let rcv = of[t.receiver() as usize] as usize;
+                let copy = if rcv == owner { None } else { arenas[rcv].get(i).filter(|r| r.uid() == t.uid()) };
+                fix(&mut t, copy);
+            }
+            Some(t)
+        })
+        .collect()
 }
 
 /// Flow ids as the ordinary run with the node order gives them at its end (`Sim::canonical_flows`): each

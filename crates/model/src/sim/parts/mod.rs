@@ -44,7 +44,7 @@ use crate::fabric::cioq::Switch as _;
 use crate::config::{ConfigError, Scenario};
 use crate::packet::Packet;
 use crate::sim::{App, Ev, Sim, Transfer, NO};
-use detailsim_engine::Time;
+use detailsim_engine::{Arena, Time};
 pub use crate::sim::barrier::OtherPartFailed;
 pub use rounds::{build_in_parts, run_in_parts, Drive};
 pub(crate) use rounds::{split, Parts};
@@ -114,6 +114,64 @@ impl Part {
     }
 }
 
+/// A record the two ends of a flow share in a split run, kept in a striped arena: transfers and flows.
+pub(crate) trait Striped: Clone {
+    /// What fills a slot nobody uses (its stripe another part's).
+    fn dead(&self) -> Self;
+    fn alive(&self) -> bool;
+    /// The record's incarnation (a copy is the same record only with the same one).
+    fn uid(&self) -> u32;
+    /// The node whose part holds the receiver's copy.
+    fn receiver(&self) -> u32;
+}
+
+impl Striped for Transfer {
+    fn dead(&self) -> Self {
+        Transfer { alive: false, uid: 0, ..self.clone() }
+    }
+    fn alive(&self) -> bool {
+        self.alive
+    }
+    fn uid(&self) -> u32 {
+        self.uid
+    }
+    fn receiver(&self) -> u32 {
+        self.dst
+    }
+}
+
+impl Striped for App {
+    fn dead(&self) -> Self {
+        App { alive: false, uid: 0, ..self.clone() }
+    }
+    fn alive(&self) -> bool {
+        self.alive
+    }
+    fn uid(&self) -> u32 {
+        self.uid
+    }
+    fn receiver(&self) -> u32 {
+        self.dst
+    }
+}
+
+/// Allocate `v` in `arena`: in a part of a split run, a slot of the part's stripe (`i % N == me`).
+fn alloc_striped<T: Striped>(part: Option<&Part>, arena: &mut Arena<T>, v: T) -> u32 {
+    match part {
+        None => arena.alloc(v),
+        Some(p) => {
+            let dead = v.dead();
+            arena.alloc_in(v, p.n as u32, p.me as u32, || dead.clone())
+        }
+    }
+}
+
+/// Put `v` at slot `i` of `arena` (another part's record, or the joined one at the end).
+fn put_copy<T: Striped>(arena: &mut Arena<T>, i: u32, v: T) {
+    let dead = v.dead();
+    arena.put(i, v, || dead.clone());
+}
+
 /// What a part's PFC sweep needs of the whole fabric (`Sim::pfc_sweep`): (port, priority) pairs paused,
 /// and the cycle of pauses (`pfc::pause_cycle`) when the deadlock check is on and something is paused.
 #[derive(Debug, Clone)]
@@ -149,23 +207,11 @@ impl Sim {
     }
 
     pub(crate) fn alloc_transfer(&mut self, t: Transfer) -> u32 {
-        match self.split.part.as_ref().map(|p| (p.n as u32, p.me as u32)) {
-            None => self.transfers.alloc(t),
-            Some((n, me)) => {
-                let dead = Transfer { alive: false, uid: 0, ..t.clone() };
-                self.transfers.alloc_in(t, n, me, || dead.clone())
-            }
-        }
+        alloc_striped(self.split.part.as_deref(), &mut self.transfers, t)
     }
 
     pub(crate) fn alloc_app(&mut self, a: App) -> u32 {
-        match self.split.part.as_ref().map(|p| (p.n as u32, p.me as u32)) {
-            None => self.apps.alloc(a),
-            Some((n, me)) => {
-                let dead = App { alive: false, uid: 0, ..a.clone() };
-                self.apps.alloc_in(a, n, me, || dead.clone())
-            }
-        }
+        alloc_striped(self.split.part.as_deref(), &mut self.apps, a)
     }
 
     /// Free transfer `tr`'s slot (already marked dead), or tell its owner to.
@@ -258,8 +304,7 @@ impl Sim {
                 }
                 Msg::Transfer { tr, t } => {
                     let (role, app, app_uid, uid) = (t.role, t.app, t.app_uid, t.uid);
-                    let dead = Transfer { alive: false, uid: 0, ..(*t).clone() };
-                    self.transfers.put(tr, *t, || dead.clone());
+                    put_copy(&mut self.transfers, tr, *t);
                     if role == crate::sim::Role::Response && app != NO {
                         // the requester's flow learns its response (as `start_transfer` at the responder did)
                         let a = self.apps.get_mut(app);
@@ -274,8 +319,7 @@ impl Sim {
                     if a.measured && a.alive && self.owns(a.dst) {
                         self.active_measured += 1;
                     }
-                    let dead = App { alive: false, uid: 0, ..(*a).clone() };
-                    self.apps.put(app, *a, || dead.clone());
+                    put_copy(&mut self.apps, app, *a);
                 }
                 Msg::Row { tr, uid, row } => {
                     let t = self.transfers.get_mut(tr);
@@ -370,7 +414,8 @@ impl Sim {
         const NONE: u8 = u8::MAX;
         let nodes = self.fab.nodes.len();
         let nh = self.fab.hosts.len();
-        if n < 2 || nh < n as usize {
+        debug_assert!(n >= 2, "a split run has two parts or more");
+        if nh < n as usize {
             let msg = format!("{n} parts need at least {n} hosts; the fabric has {nh}");
             return Err(ConfigError { field: "run.threads".into(), msg });
         }
