@@ -444,13 +444,12 @@ fn rank_sort<E: Copy, K: Copy + PartialOrd, const W: usize>(
     for (i, e) in src.iter().enumerate() {
         keys[i] = if i < n { key(e, i) } else { pad };
     }
+    // the ranks of the n events are 0..n (padding keys come after every event): each lands in place
     dst.clear();
-    dst.extend_from_slice(src);
-    // every padding slot ranks n (after all n events; it exists only when n < W), so it lands past the end
-    for i in 0..W {
+    dst.resize(n, src[0]);
+    for i in 0..n {
         dst[count_below(&keys, keys[i])] = src[i];
     }
-    dst.truncate(n);
     debug_assert!(dst.windows(2).all(|w| w[0].key < w[1].key), "a bucket out of key order");
 }
 
