@@ -400,6 +400,31 @@ def plot_cmd(store: str, plots_dir: str | None, baseline: str, metric: str, x: s
         click.echo(str(f))
 
 
+@main.command("export")
+@click.argument("run_dir", type=click.Path(file_okay=False, exists=True))
+@click.option("--format", "fmt", type=click.Choice(["hpcc-fct"]), required=True,
+              help="hpcc-fct: the HPCC simulator's fct.txt lines (sip dip sport dport size start_ns fct_ns standalone_fct_ns).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="The file to write (default RUN_DIR/fct.txt).")
+def export_cmd(run_dir: str, fmt: str, output: str | None) -> None:
+    """Write a run's flows (a `detailsim run --out` directory) in another simulator's format: hpcc-fct for
+    Parsimon- and m3-style tools (finished flows, in order of completion; the standalone FCT is the flow's
+    ideal one)."""
+    import json
+
+    import polars as pl
+
+    from .formats import host_node_ids, write_hpcc_fct
+    from .report import is_run_dir
+
+    if not is_run_dir(run_dir):
+        _fail(f"run_dir: {run_dir!r} is not a run directory (no summary.json and flows.parquet; write one with detailsim run --out)")
+    d = Path(run_dir)
+    sc = json.loads((d / "scenario.json").read_text()) if (d / "scenario.json").exists() else {}
+    out = Path(output) if output else d / "fct.txt"
+    n = write_hpcc_fct(pl.read_parquet(d / "flows.parquet"), out, host_node_ids(sc))
+    click.echo(f"{out}: {n} finished flows")
+
+
 @main.command("report")
 @click.argument("store", type=click.Path(file_okay=False, exists=True))
 @click.option("-o", "--output", default="report.html", show_default=True, type=click.Path(dir_okay=False))

@@ -266,10 +266,61 @@ def _resolve_pias(sc: dict[str, Any], base: Path) -> None:
                             "(or scheme.pias.cdf and scheme.pias.load)")
 
 
+FOREIGN_FLOWS = {"hpcc_flows": "the HPCC simulator's flow file", "htsim_cm": "a csg-htsim connection matrix"}
+
+
+def _resolve_hpcc_topology(topo: dict[str, Any], base: Path) -> dict[int, int]:
+    """`[topology] kind = "hpcc", file = ...` into a custom topology; each HPCC host id's host index."""
+    from .formats import read_hpcc_topology
+
+    if "file" not in topo:
+        raise ScenarioError('topology.file: required for kind "hpcc" (the HPCC simulator\'s topology file)')
+    for k in ("nodes", "links"):
+        if k in topo:
+            raise ScenarioError(f'topology.{k}: not with kind "hpcc" (its file lists the nodes and links)')
+    f = Path(topo.pop("file"))
+    nodes, links, host_of = read_hpcc_topology(f if f.is_absolute() else base / f)
+    topo.update(kind="custom", nodes=nodes, links=links)
+    return host_of
+
+
+def _resolve_foreign_flows(w: dict[str, Any], i: int, base: Path, host_of: dict[int, int] | None) -> None:
+    """An HPCC flow file or an htsim connection matrix into a `flows` workload, each row's file line kept
+    for the core's messages; `priority` (optional) gives every flow that priority."""
+    from .formats import read_hpcc_flows, read_htsim_cm
+
+    kind = w["kind"]
+    unknown = set(w) - {"kind", "file", "priority", "class"}
+    if unknown:
+        raise ScenarioError(f"workload[{i}].{sorted(unknown)[0]}: unknown key for kind {kind!r}; allowed: file, priority, class")
+    if "file" not in w:
+        raise ScenarioError(f"workload[{i}].file: required for kind {kind!r} ({FOREIGN_FLOWS[kind]})")
+    prio = w.get("priority")
+    if prio is not None and (not isinstance(prio, int) or isinstance(prio, bool) or not 0 <= prio <= 7):
+        raise ScenarioError(f"workload[{i}].priority: 0 (highest) to 7 (lowest), given to every flow of the file; got {_show(prio)}")
+    f = Path(w["file"])
+    path = f if f.is_absolute() else base / f
+    field = f"workload[{i}].file"
+    rows = read_hpcc_flows(path, field, host_of) if kind == "hpcc_flows" else read_htsim_cm(path, field)
+    lines = [r.pop("line") for r in rows]
+    if prio is not None:
+        for r in rows:
+            r["priority"] = prio
+    out = {"kind": "flows", "rows": rows, "source": path.name, "lines": lines}
+    if "class" in w:
+        out["class"] = w["class"]
+    w.clear()
+    w.update(out)
+
+
 def resolve(sc: dict[str, Any], base: Path) -> dict[str, Any]:
     """Front-end resolution of files referenced by the scenario (modifies `sc`, a private copy, whose shape
     `check_shape` has passed)."""
+    topo0 = sc.get("topology")
+    host_of = _resolve_hpcc_topology(topo0, base) if isinstance(topo0, dict) and topo0.get("kind") == "hpcc" else None
     for i, w in enumerate(sc.get("workload", []) or []):
+        if isinstance(w, dict) and w.get("kind") in FOREIGN_FLOWS:
+            _resolve_foreign_flows(w, i, base, host_of)
         if isinstance(w, dict) and w.get("kind") == "flows" and "file" in w:
             _resolve_flows(w, i, base)
         if isinstance(w, dict) and w.get("kind") == "cdf" and "points" not in w:

@@ -280,6 +280,9 @@ mod tests {
         let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "flows", "source": "f.csv",
             "rows": [{"src": 0, "dst": 1, "size_bytes": 10, "start_s": 0.0, "priority": 9}]}]}"#);
         assert!(m.starts_with("workload[0].file: f.csv row 1: priority: "), "{m}");
+        let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "flows", "source": "flow.txt", "lines": [2, 7],
+            "rows": [{"src": 0, "dst": 1, "size_bytes": 10, "start_s": 0.0}, {"src": 0, "dst": 1, "size_bytes": 10, "start_s": 0.0, "priority": 9}]}]}"#);
+        assert!(m.starts_with("workload[0].file: flow.txt line 7: priority: "), "{m}");
         let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "flows", "rows": []}]}"#);
         assert!(m.starts_with("workload[0].rows: must list at least one flow"), "{m}");
     }

@@ -645,6 +645,10 @@ pub struct FlowsConfig {
     /// The CSV file the rows were read from (set by the front end): errors then name the file and the row.
     #[serde(default)]
     pub source: Option<String>,
+    /// The line of `source` each row came from (an HPCC flow file, an htsim connection matrix: set by the
+    /// front end): errors then name the line.
+    #[serde(default)]
+    pub lines: Option<Vec<u32>>,
 }
 
 /// One listed flow: host indices, bytes, start time in seconds, priority (0 highest).

@@ -178,9 +178,10 @@ impl SchemeConfig {
 impl FlowsConfig {
     /// The field an error about row `j`'s column `k` names: the CSV file and row, or the dotted path.
     pub fn row_field(&self, i: usize, j: usize, k: &str) -> String {
-        match &self.source {
-            Some(src) => format!("workload[{i}].file: {src} row {}: {k}", j + 1),
-            None => format!("workload[{i}].rows[{j}].{k}"),
+        match (&self.source, self.lines.as_ref().and_then(|l| l.get(j))) {
+            (Some(src), Some(line)) => format!("workload[{i}].file: {src} line {line}: {k}"),
+            (Some(src), None) => format!("workload[{i}].file: {src} row {}: {k}", j + 1),
+            (None, _) => format!("workload[{i}].rows[{j}].{k}"),
         }
     }
 }

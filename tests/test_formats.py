@@ -1,0 +1,131 @@
+"""The formats other simulators exchange (python/detailsim/formats.py): the HPCC simulator's topology and
+flow files and csg-htsim's connection matrices read into scenarios, HPCC's fct.txt written from a run;
+damaged files refused naming the file and the line, exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import detailsim
+from conftest import assert_invariants, run_cli
+from detailsim.formats import read_hpcc_flows, read_hpcc_topology, read_htsim_cm
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "python" / "detailsim" / "scenarios" / "examples"
+
+
+def test_the_bundled_hpcc_example_runs_with_its_node_ids_mapped_to_hosts():
+    r = detailsim.run("examples/hpcc_small", set={"run.threads": 1})
+    assert_invariants(r.summary)
+    f = r.flows.sort("start")
+    assert f.height == 8 and f["fct"].null_count() == 0
+    # HPCC node ids 0-5 and 9 are the hosts (6, 7, 8 are switches): host indices 0-5 and 6
+    first = f.row(0, named=True)
+    assert (first["src"], first["dst"], first["size"]) == (0, 3, 2_000_000)
+    last_to_host0 = f.filter(pl.col("dst") == 0).row(0, named=True)
+    assert last_to_host0["src"] == 6 and last_to_host0["size"] == 100_000
+    assert first["start"] == pytest.approx(1e-4) and (f["priority"] == 0).all()
+    nodes, links, hosts = read_hpcc_topology(EXAMPLES / "hpcc_small_topology.txt")
+    assert [n["kind"] for n in nodes].count("switch") == 3 and len(links) == 9 and hosts[9] == 6
+
+
+def test_the_bundled_htsim_example_reads_start_times_in_whole_microseconds():
+    r = detailsim.run("examples/htsim_cm", set={"run.threads": 1})
+    assert_invariants(r.summary)
+    f = r.flows
+    assert f.height == 8 and f["fct"].null_count() == 0
+    starts = sorted(f["start"].to_list())
+    # 0 (four), 50 us (two), 100 us and 100.7 us, which htsim's programs read as 100 us
+    assert starts == pytest.approx([0, 0, 0, 0, 50e-6, 50e-6, 100e-6, 100e-6])
+    assert f.filter(pl.col("dst") == 0).height == 4
+
+
+def test_an_hpcc_flow_file_runs_exactly_as_the_same_flows_listed(tmp_path):
+    # the same four flows as a flow list and as an HPCC flow file (host indices on a non-HPCC topology)
+    rows = [(0, 4, 300_000, 0.0), (1, 5, 300_000, 0.0), (2, 6, 200_000, 1e-4), (3, 7, 100_000, 2e-4)]
+    (tmp_path / "flow.txt").write_text(f"{len(rows)}\n" + "".join(f"{s} {d} 0 100 {b} {t}\n" for s, d, b, t in rows))
+    base = {"run": {"duration": "1ms", "drain": "20ms", "threads": 1}, "topology": {"kind": "dumbbell", "left": 4, "right": 4}}
+    listed = {**base, "workload": [{"kind": "flows", "rows": [{"src": s, "dst": d, "size_bytes": b, "start_s": t} for s, d, b, t in rows]}]}
+    hpcc = {**base, "workload": [{"kind": "hpcc_flows", "file": str(tmp_path / "flow.txt")}]}
+    a, b = detailsim.run(listed), detailsim.run(hpcc)
+    cols = ["src", "dst", "size", "start", "end", "retransmits"]
+    assert a.flows.select(cols).equals(b.flows.select(cols))
+
+
+def test_hpcc_fct_export_round_trips(tmp_path):
+    out = tmp_path / "run"
+    run_cli("run", "examples/hpcc_small", "--out", str(out), "-q", "--set", "run.threads=1", check=True)
+    p = run_cli("export", str(out), "--format", "hpcc-fct", check=True)
+    assert "8 finished flows" in p.stdout
+    lines = (out / "fct.txt").read_text().splitlines()
+    flows = pl.read_parquet(out / "flows.parquet").sort(["end", "id"])
+    assert len(lines) == flows.height == 8
+    for line, r in zip(lines, flows.iter_rows(named=True)):
+        sip, dip, sport, dport, size, start, fct, ideal = line.split()
+        # HPCC numbers node n 0x0b000001 + (n / 256) * 0x10000 + (n % 256) * 0x100; host 6 is HPCC node 9
+        node = {i: i for i in range(6)} | {6: 9}
+        assert int(sip, 16) == 0x0B000001 + node[r["src"]] * 0x100 and int(dip, 16) == 0x0B000001 + node[r["dst"]] * 0x100
+        assert (int(size), int(start), int(fct), int(ideal)) == (r["size"], round(r["start"] * 1e9), round(r["fct"] * 1e9), round(r["ideal"] * 1e9))
+        assert int(dport) == 100 and int(sport) >= 10000
+    # a run that is not one
+    p = run_cli("export", str(tmp_path), "--format", "hpcc-fct")
+    assert p.returncode == 2 and "not a run directory" in p.stderr
+
+
+DAMAGED = [
+    # (file, text, what the message must say)
+    ("topology.txt", "4 1 3\n3\n0 3 10Gbps 1us 0\n1 3 10Gbps 1us 0\n", "3 links expected (line 1 says so), found 2"),
+    ("topology.txt", "4 1 3\n3\n0 3 10Gbps 1us 0\n1 3 10Gbit 1us 0\n2 3 10Gbps 1us 0\n", "topology.txt line 4: rate must be like 100Gbps"),
+    ("topology.txt", "4 1 3\n3\n0 3 10Gbps 1us 0\n1 3 10Gbps 1us 0.01\n2 3 10Gbps 1us 0\n", "line 4: error_rate must be 0"),
+    ("topology.txt", "4 1 3\n3\n0 3 10Gbps 1us 0\n1 2 10Gbps 1us 0\n2 3 10Gbps 1us 0\n", "line 4: joins two hosts"),
+    ("topology.txt", "4 1 3\n3 2\n0 3 10Gbps 1us 0\n", "line 2: 1 switch ids expected"),
+    ("flow.txt", "2\n0 1 3 100 1000 0\n1 3 3 100 1000 0\n", "flow.txt line 3: dst 3 is not a host of the HPCC topology"),
+    ("flow.txt", "2\n0 1 3 100 1000 0\n1 2 3 100 -5 0\n", "flow.txt line 3: size must be 1 to"),
+    ("flow.txt", "3\n0 1 3 100 1000 0\n1 2 3 100 1000 0\n", "3 flows expected (line 1 says so), found 2"),
+    ("flow.txt", "1\n0 1 3 100 1000\n", "line 2: expected 'src dst priority_group dst_port size start_time'"),
+    ("cm.txt", "Nodes 3\nConnections 1\n0->1 start 0\n", "cm.txt line 3: size is required"),
+    ("cm.txt", "Nodes 3\nConnections 1\n0->5 start 0 size 100\n", "cm.txt line 3: dst must be 0 to 2"),
+    ("cm.txt", "Nodes 3\nConnections 2\n0->1 start 0 size 100\n", "cm.txt line 2: 2 connections announced, 1 found"),
+    ("cm.txt", "Nodes 3\nConnections 1\n0->1 id 1 trigger 2 size 100\n", "cm.txt line 3: trigger is not supported"),
+    ("cm.txt", "Nodes 3\nConnections 1\n0->1 start 0 size 100 colour red\n", "cm.txt line 3: unknown token 'colour'"),
+]
+
+
+@pytest.mark.parametrize("name,text,says", DAMAGED)
+def test_a_damaged_file_is_refused_naming_its_line(tmp_path, name, text, says):
+    good_topo = "4 1 3\n3\n0 3 10Gbps 1us 0\n1 3 10Gbps 1us 0\n2 3 10Gbps 1us 0\n"
+    (tmp_path / "topology.txt").write_text(good_topo)
+    (tmp_path / "flow.txt").write_text("1\n0 1 3 100 1000 0\n")
+    (tmp_path / "cm.txt").write_text("Nodes 3\nConnections 1\n0->1 start 0 size 1000\n")
+    (tmp_path / name).write_text(text)
+    kind = "htsim_cm" if name == "cm.txt" else "hpcc_flows"
+    (tmp_path / "s.toml").write_text(f'[run]\nduration = "1ms"\n[topology]\nkind = "hpcc"\nfile = "topology.txt"\n'
+                                     f'[[workload]]\nkind = "{kind}"\nfile = "{name if name != "topology.txt" else "flow.txt"}"\n')
+    p = run_cli("run", str(tmp_path / "s.toml"), "-q")
+    assert p.returncode == 2, p.stderr
+    assert says in p.stderr, p.stderr
+    assert name in p.stderr
+
+
+def test_the_core_names_the_line_of_a_row_it_refuses(tmp_path):
+    # host 20 exists in no k = 4 fat tree (16 hosts): only the core knows; its message names the file's line
+    (tmp_path / "cm.txt").write_text("Nodes 32\nConnections 2\n# a comment\n0->1 start 0 size 100\n0->20 start 0 size 100\n")
+    sc = {"run": {"duration": "1ms"}, "topology": {"kind": "fattree", "k": 4}, "workload": [{"kind": "htsim_cm", "file": str(tmp_path / "cm.txt")}]}
+    with pytest.raises(detailsim.ScenarioError, match=r"workload\[0\].file: cm.txt line 5: dst: host index must be below 16"):
+        detailsim.run(sc)
+
+
+def test_readers_refuse_what_they_cannot_represent(tmp_path):
+    f = tmp_path / "cm.txt"
+    f.write_text("Nodes 4\nConnections 1\nTriggers 1\n0->1 start 0 size 10\ntrigger id 1 oneshot\n")
+    with pytest.raises(detailsim.ScenarioError, match="cm.txt line 5: triggers are not supported"):
+        read_htsim_cm(f, "workload[0].file")
+    f.write_text("2\n0 1 3 100 10 0\n1 0 3 100 10 0\n1 0 3 100 10 0\n")
+    with pytest.raises(detailsim.ScenarioError, match="line 4: more flows than line 1 announces"):
+        read_hpcc_flows(f, "workload[0].file", None)
+    sc = json.loads(json.dumps({"topology": {"kind": "hpcc", "file": "x.txt", "nodes": []}}))
+    with pytest.raises(detailsim.ScenarioError, match='topology.nodes: not with kind "hpcc"'):
+        detailsim.run(sc)
