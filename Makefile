@@ -7,7 +7,7 @@ STAMP_DEPS := $(VENV)/.deps-installed
 STAMP_BUILD := $(VENV)/.native-built
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml .cargo/config.toml
 
-.PHONY: all demo test test-rust test-python lint bench fuzz build clean
+.PHONY: all demo test test-rust test-python lint bench fuzz build clean crosscheck
 
 all: build
 
@@ -55,6 +55,12 @@ test-python: build $(SYSDEPS_STAMP)
 
 bench: build
 	$(PY) benches/bench.py
+
+# ns-3 against detailsim, case by case (detailsim.crosscheck): installs the ns3 wheel (about 69 MB, 2-3
+# minutes) into the venv, runs every case on both and rewrites docs/validation.md's generated table.
+crosscheck: build
+	$(VENV)/bin/pip install -q "ns3==3.44.post0"
+	$(VENV)/bin/detailsim crosscheck --update-docs
 
 # A long input-fuzzing campaign (detailsim.fuzz): FUZZ_CASES mutated scenarios, sweep files, CSV flow lists
 # and CDF files over every core; the report (every failure with its input) goes to fuzz-report.json.

@@ -425,6 +425,29 @@ def export_cmd(run_dir: str, fmt: str, output: str | None) -> None:
     click.echo(f"{out}: {n} finished flows")
 
 
+@main.command("crosscheck")
+@click.option("--case", "cases", multiple=True, help="Run only this case (repeatable; default: all).")
+@click.option("--out", "out", type=click.Path(dir_okay=False), help="Write the results as JSON here.")
+@click.option("--update-docs", is_flag=True, help="Rewrite docs/validation.md's generated:crosscheck table and docs/validation/crosscheck.json (run from the project root).")
+def crosscheck_cmd(cases: tuple[str, ...], out: str | None, update_docs: bool) -> None:
+    """Run the crosscheck scenarios in ns-3 (the `ns3` wheel: `make crosscheck` installs it) and here, and
+    print each headline figure on both with the difference (docs/validation.md, "Checked against ns-3")."""
+    from . import crosscheck as X
+
+    names = list(cases) or list(X.CASES)
+    unknown = [n for n in names if n not in X.CASES]
+    if unknown:
+        _fail(f"--case: no case {unknown[0]!r}; cases: {', '.join(X.CASES)}")
+    try:
+        import ns  # noqa: F401
+    except ImportError:
+        _fail("crosscheck: ns-3's Python bindings are not installed (`make crosscheck` installs the ns3 wheel into the venv)")
+    res = X.main(names, Path(out) if out else None, progress=lambda n: click.echo(f"{n} ...", err=True))
+    click.echo(X.table(res))
+    if update_docs:
+        X.update_docs(res, Path.cwd())
+
+
 @main.command("report")
 @click.argument("store", type=click.Path(file_okay=False, exists=True))
 @click.option("-o", "--output", default="report.html", show_default=True, type=click.Path(dir_okay=False))

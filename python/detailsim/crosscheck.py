@@ -1,0 +1,300 @@
+"""`detailsim crosscheck`: small scenarios described once, built both in ns-3 (its Python bindings, the
+`ns3` wheel) and here, compared on their headline figures (issue 37).
+
+Each case is a dumbbell: `left` hosts on switch L, `right` hosts on switch R, host links at `host_rate`,
+the L-R link at `bottleneck_rate`, every link `delay` one way. Every switch egress queue holds `queue`
+packets, drop-tail, or marks ECN when more than `mark` packets are queued (ns-3: RED with MinTh = MaxTh =
+K and QW = 1, as its dctcp-example; here `ecn_marking = "per_port"`). TCP NewReno or DCTCP without SACK,
+timestamps or delayed ACKs, MSS 1448, initial window, minimum RTO and DCTCP's g as the case says. Flows:
+(src, dst, bytes or None for a bulk flow, start in seconds), hosts numbered left first.
+
+What each side is made to be (so that a difference is the models', not the setup's): ns-3's point-to-point
+frame is the IP packet plus a 2-byte PPP header, so here `frame_overhead = 2` and `min_frame = 42`; an
+ns-3 node forwards at once, so here `forwarding_delay = 0` and the crossbar is 64 times the line rate; the
+device queue under ns-3's queue disc holds one packet, so the disc's limit is the port's; here a switch is
+input-and-output queued, so its egress holds the case's queue and its ingress one frame (a frame that finds
+its egress full waits there, and the next one arriving is dropped: an output queue of the case's size plus
+a frame per input); ns-3's hosts keep their default 1000-packet queue, as ours do. What is left differs by design and is what the
+comparison measures.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MSS = 1448
+WIRE = MSS + 40 + 2  # a full segment on a point-to-point link: IP + TCP headers, PPP's 2 bytes
+
+
+@dataclass
+class Case:
+    name: str
+    what: str
+    left: int
+    right: int
+    flows: list[tuple[int, int, int | None, float]]
+    host_rate: str = "10Gbps"
+    bottleneck_rate: str = "1Gbps"
+    delay: str = "10us"
+    queue: int = 100
+    mark: int | None = None
+    cc: str = "newreno"
+    initial_window: int = 10
+    min_rto: str = "10ms"
+    g: float = 0.0625
+    end: float = 0.5
+    window: tuple[float, float] | None = None
+    headline: str = "goodput"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+CASES: dict[str, Case] = {c.name: c for c in [
+    Case("newreno_droptail", "one 1 Gbps bottleneck, two bulk NewReno flows, 100-packet drop-tail queues",
+         left=2, right=2, flows=[(0, 2, None, 0.0), (1, 3, None, 0.0)], window=(0.3, 0.5)),
+    Case("dctcp_step", "one 1 Gbps bottleneck, two bulk DCTCP flows, marking above 20 packets (g = 1/16)",
+         left=2, right=2, flows=[(0, 2, None, 0.0), (1, 3, None, 0.0)], cc="dctcp", mark=20, window=(0.3, 0.5)),
+    Case("incast_rto10ms", "8 senders, 64 KB each to one receiver at once, 32-packet queues, minimum RTO 10 ms",
+         left=8, right=1, flows=[(i, 8, 65536, 0.0) for i in range(8)], host_rate="1Gbps", queue=32,
+         end=1.0, headline="median_fct"),
+    Case("incast_rto200ms", "the same incast with a minimum RTO of 200 ms",
+         left=8, right=1, flows=[(i, 8, 65536, 0.0) for i in range(8)], host_rate="1Gbps", queue=32,
+         min_rto="200ms", end=2.0, headline="median_fct"),
+]}
+
+
+def _seconds(s: str) -> float:
+    units = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+    for u in ("ns", "us", "ms", "s"):
+        if s.endswith(u):
+            return float(s[: -len(u)]) * units[u]
+    raise ValueError(s)
+
+
+def ours_scenario(c: Case) -> dict[str, Any]:
+    """The case as a detailsim scenario."""
+    scheme: dict[str, Any] = {
+        "preset": "dctcp" if c.cc == "dctcp" else "tcp",
+        "tcp": {"mss": MSS, "initial_window": c.initial_window, "rto_min": c.min_rto, "rto_initial": c.min_rto,
+                "delayed_ack": False, "dctcp_g": c.g},
+    }
+    if c.mark is not None:
+        scheme["ecn_marking"] = "per_port"
+        scheme["ecn_threshold"] = f"{c.mark * WIRE}B"
+    rows = [{"src": s, "dst": d, "size_bytes": b if b is not None else 10**13, "start_s": t} for s, d, b, t in c.flows]
+    sc: dict[str, Any] = {
+        "run": {"duration": f"{c.end}s", "drain": "0s", "threads": 1},
+        "topology": {"kind": "dumbbell", "left": c.left, "right": c.right, "link_rate": c.host_rate,
+                     "bottleneck_rate": c.bottleneck_rate, "link_delay": c.delay, "bottleneck_delay": c.delay,
+                     "egress_buffer": f"{c.queue * WIRE}B", "ingress_buffer": "1502B", "forwarding_delay": "0us", "speedup": 64, "frame_overhead": 2, "min_frame": 42},
+        "scheme": scheme,
+        "workload": [{"kind": "flows", "rows": rows}],
+    }
+    if c.window:
+        sc["run"]["measure_from"] = f"{c.window[0]}s"
+        sc["run"]["measure_to"] = f"{c.window[1]}s"
+    return sc
+
+
+def run_ours(c: Case) -> dict[str, Any]:
+    import polars as pl
+
+    import detailsim
+
+    r = detailsim.run(ours_scenario(c))
+    f = r.flows.sort("id")
+    out: dict[str, Any] = {"drops": int(r.summary["packets"]["dropped"])}
+    if c.window:
+        out["goodput_mbps"] = [float(x) / 1e6 for x in f["window_goodput_bps"].to_list()]
+    fct = f.filter(pl.col("fct").is_not_null())["fct"].to_list()
+    out["fct_ms"] = sorted(x * 1e3 for x in fct)
+    out["timeouts"] = int(f["timeouts"].sum())
+    return out
+
+
+def run_ns3(c: Case, sample: float | None = None) -> dict[str, Any]:
+    """The case in ns-3 (the `ns3` wheel's bindings): per-flow goodput in the window, FCTs, drops, timeouts."""
+    from ns import ns  # the wheel's cppyy bindings
+
+    tcp = "ns3::TcpDctcp" if c.cc == "dctcp" else "ns3::TcpNewReno"
+    ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue(tcp))
+    ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(MSS))
+    ns.Config.SetDefault("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(c.initial_window))
+    ns.Config.SetDefault("ns3::TcpSocket::DelAckCount", ns.UintegerValue(1))
+    ns.Config.SetDefault("ns3::TcpSocket::SndBufSize", ns.UintegerValue(1 << 24))
+    ns.Config.SetDefault("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 24))
+    ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(_seconds(c.min_rto))))
+    ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(False))
+    ns.Config.SetDefault("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
+    if c.cc == "dctcp":
+        ns.Config.SetDefault("ns3::TcpSocketBase::UseEcn", ns.StringValue("On"))
+        ns.Config.SetDefault("ns3::TcpDctcp::DctcpShiftG", ns.DoubleValue(c.g))
+    left, right, sw = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
+    left.Create(c.left)
+    right.Create(c.right)
+    sw.Create(2)
+    ns.InternetStackHelper().InstallAll()
+
+    def link(rate: str) -> Any:
+        h = ns.PointToPointHelper()
+        h.SetDeviceAttribute("DataRate", ns.StringValue(rate))
+        h.SetChannelAttribute("Delay", ns.StringValue(c.delay))
+        h.SetQueue("ns3::DropTailQueue", "MaxSize", ns.QueueSizeValue(ns.QueueSize("1p")))
+        return h
+
+    tch = ns.TrafficControlHelper()
+    if c.mark is None:
+        tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{c.queue}p")))
+    else:
+        tch.SetRootQueueDisc("ns3::RedQueueDisc", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{c.queue}p")),
+                             "MinTh", ns.DoubleValue(c.mark), "MaxTh", ns.DoubleValue(c.mark), "QW", ns.DoubleValue(1.0),
+                             "UseEcn", ns.BooleanValue(True), "UseHardDrop", ns.BooleanValue(False),
+                             "MeanPktSize", ns.UintegerValue(MSS + 40), "LinkBandwidth", ns.DataRateValue(ns.DataRate(c.bottleneck_rate)),
+                             "LinkDelay", ns.TimeValue(ns.Seconds(_seconds(c.delay))))
+    addr = ns.Ipv4AddressHelper()
+    qdiscs = []
+    subnet = [0]
+
+    def join(a: Any, b: Any, rate: str, switch_ends: list[int]) -> Any:
+        devs = link(rate).Install(a, b)
+        tch_dev = ns.NetDeviceContainer()
+        for k in switch_ends:
+            tch_dev.Add(devs.Get(k))
+        qdiscs.append(tch.Install(tch_dev))
+        addr.SetBase(ns.Ipv4Address(f"10.{subnet[0] // 250}.{subnet[0] % 250}.0"), ns.Ipv4Mask("255.255.255.0"))
+        subnet[0] += 1
+        return addr.Assign(devs)
+
+    ifs = []
+    join(sw.Get(0), sw.Get(1), c.bottleneck_rate, [0, 1])
+    for i in range(c.left):
+        ifs.append(join(left.Get(i), sw.Get(0), c.host_rate, [1]))
+    for i in range(c.right):
+        ifs.append(join(right.Get(i), sw.Get(1), c.host_rate, [1]))
+    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+    host = [left.Get(i) for i in range(c.left)] + [right.Get(i) for i in range(c.right)]
+    sinks = []
+    for k, (s, d, b, t) in enumerate(c.flows):
+        port = 5000 + k
+        sink = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo())
+        apps = sink.Install(host[d])
+        apps.Start(ns.Seconds(0.0))
+        sinks.append(ns.DynamicCast[ns.PacketSink](apps.Get(0)))
+        bs = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ifs[d].GetAddress(0), port).ConvertTo())
+        bs.SetAttribute("MaxBytes", ns.UintegerValue(b or 0))
+        bs.SetAttribute("SendSize", ns.UintegerValue(MSS))
+        a = bs.Install(host[s])
+        a.Start(ns.Seconds(t))
+    fmh = ns.FlowMonitorHelper()
+    mon = fmh.InstallAll()
+    out: dict[str, Any] = {}
+    # run to each window edge (and every `sample` seconds, for a look at the bytes delivered over time)
+    edges = sorted({*(c.window or ()), c.end, *([round(k * sample, 9) for k in range(1, int(c.end / sample) + 1)] if sample else [])})
+    now, rx = 0.0, {}
+    for t in edges:
+        if t > now:
+            ns.Simulator.Stop(ns.Seconds(t - now))
+            ns.Simulator.Run()
+            now = t
+        rx[t] = [int(x.GetTotalRx()) for x in sinks]
+    if c.window:
+        a, b = c.window
+        out["goodput_mbps"] = [(y - x) * 8 / (b - a) / 1e6 for x, y in zip(rx[a], rx[b])]
+    if sample:
+        out["rx"] = {str(t): v for t, v in rx.items()}
+    # FCTs: a sized flow's last data packet received, from the flow's start (FlowMonitor, data direction)
+    mon.CheckForLostPackets()
+    cls = ns.DynamicCast[ns.Ipv4FlowClassifier](fmh.GetClassifier())
+    starts = {(str(ifs[s].GetAddress(0)), 5000 + k): (t, b) for k, (s, d, b, t) in enumerate(c.flows)}
+    fct = []
+    for kv in mon.GetFlowStats():
+        tup = cls.FindFlow(kv.first)
+        key = (str(tup.sourceAddress), int(tup.destinationPort))
+        if key in starts and starts[key][1] is not None and int(kv.second.rxBytes) > 0:
+            fct.append((kv.second.timeLastRxPacket.GetSeconds() - starts[key][0]) * 1e3)
+    out["fct_ms"] = sorted(fct)
+    out["drops"] = sum(int(q.Get(k).GetStats().nTotalDroppedPackets) for q in qdiscs for k in range(q.GetN()))
+    out["complete"] = [int(x.GetTotalRx()) >= b for x, (_, _, b, _) in zip(sinks, c.flows) if b is not None]
+    ns.Simulator.Destroy()
+    return out
+
+
+def _median(v: list[float]) -> float:
+    """The nearest-rank median (the lower middle of an even count)."""
+    return sorted(v)[(len(v) - 1) // 2] if v else float("nan")
+
+
+def headline(c: Case, r: dict[str, Any]) -> float:
+    """The case's headline figure: total goodput in the window (Mbit/s), or the median FCT (ms)."""
+    if c.headline == "goodput":
+        return float(sum(r["goodput_mbps"]))
+    return float(_median(r["fct_ms"]))
+
+
+def run_case(name: str) -> dict[str, Any]:
+    """One case on both simulators (ns-3 in a child process: its state does not reset between cases)."""
+    import subprocess
+    import sys
+
+    c = CASES[name]
+    t0 = time.perf_counter()
+    ours = run_ours(c)
+    t1 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-c", f"import json; from detailsim.crosscheck import run_ns3, CASES; print(json.dumps(run_ns3(CASES[{name!r}])))"],
+                       capture_output=True, text=True, timeout=1800)
+    if p.returncode != 0:
+        raise RuntimeError(f"ns-3 run of {name} failed: {p.stderr.strip().splitlines()[-1:] }")
+    ns3 = json.loads(p.stdout.strip().splitlines()[-1])
+    t2 = time.perf_counter()
+    return {"case": name, "what": c.what, "headline": c.headline, "ours": ours, "ns3": ns3,
+            "ours_headline": headline(c, ours), "ns3_headline": headline(c, ns3), "wall_s": [round(t1 - t0, 2), round(t2 - t1, 2)]}
+
+
+DOC = "docs/validation.md"
+DOC_JSON = "docs/validation/crosscheck.json"
+SOURCE = f"{DOC_JSON} by `detailsim crosscheck --update-docs`"
+BLOCK = "crosscheck"
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    """The generated table of docs/validation.md (`generated:crosscheck`): each case's headline on both
+    simulators and the difference, the largest FCT (the tail of a handful of flows) and the drops."""
+    unit = {"goodput": "goodput in the window, Mbit/s", "median_fct": "median FCT, ms"}
+    lines = ["| case | what | headline | ns-3 | detailsim | difference | largest FCT ms, ns-3 / detailsim | drops, ns-3 / detailsim |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        a, b = r["ns3_headline"], r["ours_headline"]
+        diff = (b - a) / a * 100 if a else float("nan")
+        big = lambda x: f"{max(x['fct_ms']):.3g}" if x["fct_ms"] else "-"  # noqa: E731
+        lines.append(f"| {r['case']} | {r['what']} | {unit[r['headline']]} | {a:.4g} | {b:.4g} | {diff:+.1f}% | "
+                     f"{big(r['ns3'])} / {big(r['ours'])} | {r['ns3']['drops']} / {r['ours']['drops']} |")
+    return "\n".join(lines)
+
+
+def update_docs(results: list[dict[str, Any]], root: Path) -> None:
+    from .reproduce import render_block
+
+    (root / DOC_JSON).parent.mkdir(parents=True, exist_ok=True)
+    (root / DOC_JSON).write_text(json.dumps(results, indent=1) + "\n")
+    doc = root / DOC
+    doc.write_text(render_block(doc.read_text(), BLOCK, table(results), DOC, source=SOURCE))
+
+
+def doc_block(root: Path) -> str | None:
+    from .reproduce import block_of
+
+    return block_of((root / DOC).read_text(), BLOCK, source=SOURCE)
+
+
+def main(names: list[str], out: Path | None, progress: Any = None) -> list[dict[str, Any]]:
+    results = []
+    for n in names:
+        if progress:
+            progress(n)
+        results.append(run_case(n))
+    if out is not None:
+        out.write_text(json.dumps(results, indent=1) + "\n")
+    return results
