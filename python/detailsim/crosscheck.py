@@ -42,6 +42,8 @@ class Case:
     delay: str = "10us"
     queue: int = 100
     mark: int | None = None
+    # RED on every switch port: (min, max) packets, maximum probability, weight; gentle, ECN-marking
+    red: tuple[int, int, float, float] | None = None
     cc: str = "newreno"
     initial_window: int = 10
     min_rto: str = "10ms"
@@ -57,6 +59,11 @@ CASES: dict[str, Case] = {c.name: c for c in [
          left=2, right=2, flows=[(0, 2, None, 0.0), (1, 3, None, 0.0)], window=(0.3, 0.5)),
     Case("dctcp_step", "one 1 Gbps bottleneck, two bulk DCTCP flows, marking above 20 packets (g = 1/16)",
          left=2, right=2, flows=[(0, 2, None, 0.0), (1, 3, None, 0.0)], cc="dctcp", mark=20, window=(0.3, 0.5)),
+    Case("dctcp_red", "one 1 Gbps bottleneck, two bulk DCTCP flows, RED marking from 10 to 40 packets (p 0.1, weight 0.002, gentle)",
+         left=2, right=2, flows=[(0, 2, None, 0.0), (1, 3, None, 0.0)], cc="dctcp", red=(10, 40, 0.1, 0.002), window=(0.3, 0.5)),
+    Case("long_short_mix", "two bulk NewReno flows and 20 flows of 64 KB, one every 10 ms from 0.1 s, through one 1 Gbps bottleneck",
+         left=3, right=3, flows=[(0, 3, None, 0.0), (1, 4, None, 0.0)] + [(2, 5, 65536, 0.1 + 0.01 * i) for i in range(20)],
+         end=0.5, headline="median_fct"),
     Case("incast_rto10ms", "8 senders, 64 KB each to one receiver at once, 32-packet queues, minimum RTO 10 ms",
          left=8, right=1, flows=[(i, 8, 65536, 0.0) for i in range(8)], host_rate="1Gbps", queue=32,
          end=1.0, headline="median_fct"),
@@ -84,6 +91,10 @@ def ours_scenario(c: Case) -> dict[str, Any]:
     if c.mark is not None:
         scheme["ecn_marking"] = "per_port"
         scheme["ecn_threshold"] = f"{c.mark * WIRE}B"
+    if c.red is not None:
+        lo, hi, p, w = c.red
+        scheme["ecn_marking"] = "red"
+        scheme["red"] = {"min_threshold": f"{lo} packets", "max_threshold": f"{hi} packets", "max_probability": p, "weight": w, "gentle": True}
     rows = [{"src": s, "dst": d, "size_bytes": b if b is not None else 10**13, "start_s": t} for s, d, b, t in c.flows]
     sc: dict[str, Any] = {
         "run": {"duration": f"{c.end}s", "drain": "0s", "threads": 1},
@@ -112,6 +123,8 @@ def run_ours(c: Case) -> dict[str, Any]:
     fct = f.filter(pl.col("fct").is_not_null())["fct"].to_list()
     out["fct_ms"] = sorted(x * 1e3 for x in fct)
     out["timeouts"] = int(f["timeouts"].sum())
+    sized = f.filter(pl.col("size") < 10**13)
+    out["retx"] = [int(x) for x in sized["retransmits"].to_list()]
     return out
 
 
@@ -146,7 +159,15 @@ def run_ns3(c: Case, sample: float | None = None) -> dict[str, Any]:
         return h
 
     tch = ns.TrafficControlHelper()
-    if c.mark is None:
+    if c.red is not None:
+        lo, hi, p, w = c.red
+        tch.SetRootQueueDisc("ns3::RedQueueDisc", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{c.queue}p")),
+                             "MinTh", ns.DoubleValue(lo), "MaxTh", ns.DoubleValue(hi), "QW", ns.DoubleValue(w),
+                             "LInterm", ns.DoubleValue(1 / p), "Gentle", ns.BooleanValue(True),
+                             "UseEcn", ns.BooleanValue(True), "UseHardDrop", ns.BooleanValue(False),
+                             "MeanPktSize", ns.UintegerValue(MSS + 40), "LinkBandwidth", ns.DataRateValue(ns.DataRate(c.bottleneck_rate)),
+                             "LinkDelay", ns.TimeValue(ns.Seconds(_seconds(c.delay))))
+    elif c.mark is None:
         tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{c.queue}p")))
     else:
         tch.SetRootQueueDisc("ns3::RedQueueDisc", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{c.queue}p")),
@@ -210,11 +231,21 @@ def run_ns3(c: Case, sample: float | None = None) -> dict[str, Any]:
     cls = ns.DynamicCast[ns.Ipv4FlowClassifier](fmh.GetClassifier())
     starts = {(str(ifs[s].GetAddress(0)), 5000 + k): (t, b) for k, (s, d, b, t) in enumerate(c.flows)}
     fct = []
+    index = {(str(ifs[s].GetAddress(0)), 5000 + k): k for k, (s, d, b, t) in enumerate(c.flows)}
+    retx = [0] * len(c.flows)
     for kv in mon.GetFlowStats():
         tup = cls.FindFlow(kv.first)
         key = (str(tup.sourceAddress), int(tup.destinationPort))
-        if key in starts and starts[key][1] is not None and int(kv.second.rxBytes) > 0:
-            fct.append((kv.second.timeLastRxPacket.GetSeconds() - starts[key][0]) * 1e3)
+        if key not in index:
+            continue  # the ACK direction
+        k = index[key]
+        b = c.flows[k][2]
+        if b is not None:
+            # data packets sent beyond the flow's segments, its SYN and its FIN: retransmissions
+            retx[k] = int(kv.second.txPackets) - (-(-b // MSS) + 2)
+            if int(kv.second.rxBytes) > 0:
+                fct.append((kv.second.timeLastRxPacket.GetSeconds() - starts[key][0]) * 1e3)
+    out["retx"] = [retx[k] for k, f in enumerate(c.flows) if f[2] is not None]
     out["fct_ms"] = sorted(fct)
     out["drops"] = sum(int(q.Get(k).GetStats().nTotalDroppedPackets) for q in qdiscs for k in range(q.GetN()))
     out["complete"] = [int(x.GetTotalRx()) >= b for x, (_, _, b, _) in zip(sinks, c.flows) if b is not None]
