@@ -48,3 +48,10 @@ def test_the_cases_are_built_alike_on_both_sides():
 def test_an_unknown_case_is_refused():
     p = run_cli("crosscheck", "--case", "nope")
     assert p.returncode == 2 and "no case 'nope'" in p.stderr
+
+
+def test_this_side_alone_is_rerun_over_the_stored_ns3_figures(tmp_path):
+    out = tmp_path / "cc.json"
+    p = run_cli("crosscheck", "--ours-only", "--case", "incast_rto10ms", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    assert json.loads(out.read_text()) == stored()

@@ -429,7 +429,8 @@ def export_cmd(run_dir: str, fmt: str, output: str | None) -> None:
 @click.option("--case", "cases", multiple=True, help="Run only this case (repeatable; default: all).")
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="Write the results as JSON here.")
 @click.option("--update-docs", is_flag=True, help="Rewrite docs/validation.md's generated:crosscheck table and docs/validation/crosscheck.json (run from the project root).")
-def crosscheck_cmd(cases: tuple[str, ...], out: str | None, update_docs: bool) -> None:
+@click.option("--ours-only", is_flag=True, help="Run only this simulator's side again, keeping ns-3's stored figures (after a change of the model; no ns-3 needed).")
+def crosscheck_cmd(cases: tuple[str, ...], out: str | None, update_docs: bool, ours_only: bool) -> None:
     """Run the crosscheck scenarios in ns-3 (the `ns3` wheel: `make crosscheck` installs it) and here, and
     print each headline figure on both with the difference (docs/validation.md, "Checked against ns-3")."""
     from . import crosscheck as X
@@ -438,11 +439,25 @@ def crosscheck_cmd(cases: tuple[str, ...], out: str | None, update_docs: bool) -
     unknown = [n for n in names if n not in X.CASES]
     if unknown:
         _fail(f"--case: no case {unknown[0]!r}; cases: {', '.join(X.CASES)}")
-    try:
-        import ns  # noqa: F401
-    except ImportError:
-        _fail("crosscheck: ns-3's Python bindings are not installed (`make crosscheck` installs the ns3 wheel into the venv)")
-    res = X.main(names, Path(out) if out else None, progress=lambda n: click.echo(f"{n} ...", err=True))
+    progress = lambda n: click.echo(f"{n} ...", err=True)  # noqa: E731
+    if ours_only:
+        import json
+
+        stored_path = Path.cwd() / X.DOC_JSON
+        if not stored_path.exists():
+            _fail(f"--ours-only: no stored results {X.DOC_JSON} (run from the project root)")
+        try:
+            res = X.rerun_ours(json.loads(stored_path.read_text()), names, progress)
+        except KeyError as e:
+            _fail(f"--ours-only: case {e.args[0]!r} has no stored ns-3 figures; run it with ns-3 first")
+        if out:
+            Path(out).write_text(json.dumps(res, indent=1) + "\n")
+    else:
+        try:
+            import ns  # noqa: F401
+        except ImportError:
+            _fail("crosscheck: ns-3's Python bindings are not installed (`make crosscheck` installs the ns3 wheel into the venv)")
+        res = X.main(names, Path(out) if out else None, progress=progress)
     click.echo(X.table(res))
     if update_docs:
         X.update_docs(res, Path.cwd())

@@ -336,6 +336,20 @@ def doc_block(root: Path) -> str | None:
     return block_of((root / DOC).read_text(), BLOCK, source=SOURCE)
 
 
+def rerun_ours(stored: list[dict[str, Any]], names: list[str], progress: Any = None) -> list[dict[str, Any]]:
+    """The stored results with this simulator's side of cases `names` run again (after a change of the
+    model: ns-3's figures stay, its runs need the wheel); a case the store lacks is an error."""
+    by = {r["case"]: r for r in stored}
+    for n in names:
+        if n not in by:
+            raise KeyError(n)
+        if progress:
+            progress(n)
+        ours = run_ours(CASES[n])
+        by[n] = {**by[n], "ours": ours, "ours_headline": headline(CASES[n], ours)}
+    return [by[n] for n in CASES if n in by]
+
+
 def main(names: list[str], out: Path | None, progress: Any = None) -> list[dict[str, Any]]:
     results = []
     for n in names:
