@@ -5,7 +5,7 @@ Each case is a dumbbell: `left` hosts on switch L, `right` hosts on switch R, ho
 the L-R link at `bottleneck_rate`, every link `delay` one way. Every switch egress queue holds `queue`
 packets, drop-tail, or marks ECN when more than `mark` packets are queued (ns-3: RED with MinTh = MaxTh =
 K and QW = 1, as its dctcp-example; here `ecn_marking = "per_port"`). TCP NewReno or DCTCP without SACK,
-timestamps or delayed ACKs, MSS 1448, initial window, minimum RTO and DCTCP's g as the case says. Flows:
+timestamps or delayed ACKs, a SYN handshake, MSS 1448, initial window, minimum RTO and DCTCP's g as the case says. Flows:
 (src, dst, bytes or None for a bulk flow, start in seconds), hosts numbered left first.
 
 What each side is made to be (so that a difference is the models', not the setup's): ns-3's point-to-point
@@ -39,6 +39,14 @@ class Case:
     flows: list[tuple[int, int, int | None, float]]
     # instead of a dumbbell, a chain of switches joined at `bottleneck_rate`, with this many hosts on each
     chain: list[int] | None = None
+    # instead, a k-ary fat tree, every link at `bottleneck_rate`
+    fattree: int | None = None
+    # spread every packet over the shortest paths at random (ns-3: Ipv4GlobalRouting's RandomEcmpRouting;
+    # here `load_balancing = "packet_scatter"`)
+    spray: bool = False
+    # two strict priorities: each flow's (0 high, 1 low); every switch port has a queue of `queue` per
+    # priority (ns-3: a PrioQueueDisc of two FIFO bands, the high one taken by IP TOS 0x10)
+    prio: list[int] | None = None
     host_rate: str = "10Gbps"
     bottleneck_rate: str = "1Gbps"
     delay: str = "10us"
@@ -69,6 +77,11 @@ CASES: dict[str, Case] = {c.name: c for c in [
     Case("parking_lot", "three switches in a row, 1 Gbps between them: a NewReno flow across both hops and one across each",
          left=0, right=0, chain=[2, 2, 2], flows=[(0, 4, None, 0.0), (1, 2, None, 0.0), (3, 5, None, 0.0)], window=(0.3, 0.5),
          headline="goodput_first"),
+    Case("ecmp_fattree", "a k = 4 fat tree at 1 Gbps, 8 bulk NewReno flows from pods 0-1 to pods 2-3, every packet sprayed over the shortest paths",
+         left=0, right=0, fattree=4, spray=True, flows=[(i, i + 8, None, 0.0) for i in range(8)], window=(0.3, 0.5)),
+    Case("strict_priorities", "a bulk NewReno flow at low priority and 20 flows of 64 KB at high priority, one every 10 ms, through one 1 Gbps bottleneck",
+         left=2, right=2, flows=[(0, 2, None, 0.0)] + [(1, 3, 65536, 0.1 + 0.01 * i) for i in range(20)],
+         prio=[1] + [0] * 20, end=0.5, headline="median_fct"),
     Case("incast_rto10ms", "8 senders, 64 KB each to one receiver at once, 32-packet queues, minimum RTO 10 ms",
          left=8, right=1, flows=[(i, 8, 65536, 0.0) for i in range(8)], host_rate="1Gbps", queue=32,
          end=1.0, headline="median_fct"),
@@ -86,12 +99,30 @@ def _seconds(s: str) -> float:
     raise ValueError(s)
 
 
+def fabric(c: Case) -> tuple[list[int], list[tuple[int, int]], int]:
+    """The case's switches: the switch each host hangs off (hosts numbered in order), the switch-to-switch
+    links, and the number of switches."""
+    if c.fattree is not None:
+        k = c.fattree
+        half = k // 2
+        edge = lambda p, i: p * half + i  # noqa: E731
+        agg = lambda p, j: k * half + p * half + j  # noqa: E731
+        core = lambda j, m: 2 * k * half + j * half + m  # noqa: E731
+        at = [edge(p, i) for p in range(k) for i in range(half) for _ in range(half)]
+        links = [(edge(p, i), agg(p, j)) for p in range(k) for i in range(half) for j in range(half)]
+        links += [(agg(p, j), core(j, m)) for p in range(k) for j in range(half) for m in range(half)]
+        return at, links, 2 * k * half + half * half
+    chain = c.chain if c.chain is not None else [c.left, c.right]
+    at = [k for k, n in enumerate(chain) for _ in range(n)]
+    return at, [(k, k + 1) for k in range(len(chain) - 1)], len(chain)
+
+
 def ours_scenario(c: Case) -> dict[str, Any]:
     """The case as a detailsim scenario."""
     scheme: dict[str, Any] = {
         "preset": "dctcp" if c.cc == "dctcp" else "tcp",
         "tcp": {"mss": MSS, "initial_window": c.initial_window, "rto_min": c.min_rto, "rto_initial": c.min_rto,
-                "delayed_ack": False, "dctcp_g": c.g},
+                "delayed_ack": False, "dctcp_g": c.g, "handshake": True},
     }
     if c.mark is not None:
         scheme["ecn_marking"] = "per_port"
@@ -100,17 +131,24 @@ def ours_scenario(c: Case) -> dict[str, Any]:
         lo, hi, p, w = c.red
         scheme["ecn_marking"] = "red"
         scheme["red"] = {"min_threshold": f"{lo} packets", "max_threshold": f"{hi} packets", "max_probability": p, "weight": w, "gentle": True}
-    rows = [{"src": s, "dst": d, "size_bytes": b if b is not None else 10**13, "start_s": t} for s, d, b, t in c.flows]
+    prios = c.prio or [0] * len(c.flows)
+    rows = [{"src": s, "dst": d, "size_bytes": b if b is not None else 10**13, "start_s": t, "priority": q}
+            for (s, d, b, t), q in zip(c.flows, prios)]
+    if c.prio:
+        scheme["egress_per_priority"] = True
+    if c.spray:
+        scheme["load_balancing"] = "packet_scatter"
     hw = {"egress_buffer": f"{c.queue * WIRE}B", "ingress_buffer": "1502B", "forwarding_delay": "0us", "speedup": 64,
           "frame_overhead": 2, "min_frame": 42, "link_delay": c.delay}
-    if c.chain is None:
+    if c.chain is None and c.fattree is None:
         topo = {"kind": "dumbbell", "left": c.left, "right": c.right, "link_rate": c.host_rate,
                 "bottleneck_rate": c.bottleneck_rate, "bottleneck_delay": c.delay, **hw}
     else:
-        at = [k for k, n in enumerate(c.chain) for _ in range(n)]
-        nodes = [{"name": f"h{i}", "kind": "host"} for i in range(len(at))] + [{"name": f"s{k}", "kind": "switch"} for k in range(len(c.chain))]
-        links = [{"a": f"h{i}", "b": f"s{k}", "rate": c.host_rate} for i, k in enumerate(at)]
-        links += [{"a": f"s{k}", "b": f"s{k + 1}", "rate": c.bottleneck_rate} for k in range(len(c.chain) - 1)]
+        at, swlinks, nsw = fabric(c)
+        host_rate = c.bottleneck_rate if c.fattree is not None else c.host_rate
+        nodes = [{"name": f"h{i}", "kind": "host"} for i in range(len(at))] + [{"name": f"s{k}", "kind": "switch"} for k in range(nsw)]
+        links = [{"a": f"h{i}", "b": f"s{k}", "rate": host_rate} for i, k in enumerate(at)]
+        links += [{"a": f"s{a}", "b": f"s{b}", "rate": c.bottleneck_rate} for a, b in swlinks]
         topo = {"kind": "custom", "nodes": nodes, "links": links, **hw}
     sc: dict[str, Any] = {
         "run": {"duration": f"{c.end}s", "drain": "0s", "threads": 1},
@@ -139,12 +177,39 @@ def run_ours(c: Case) -> dict[str, Any]:
     out["timeouts"] = int(f["timeouts"].sum())
     sized = f.filter(pl.col("size") < 10**13)
     out["retx"] = [int(x) for x in sized["retransmits"].to_list()]
+    # of the data segments sent, the share retransmitted
+    sent = f["bytes_delivered"].to_numpy() / MSS + f["retransmits"].to_numpy()
+    out["retx_share"] = [round(float(r / s), 4) if s else 0.0 for r, s in zip(f["retransmits"].to_list(), sent)]
     return out
 
 
+# A sized flow's completion in ns-3: the simulated time its sink has received all its bytes (a PacketSink
+# "Rx" trace, in C++ through cppyy; FlowMonitor's last received packet is the FIN, which ns-3 sends only once
+# the data is acknowledged, one round trip later).
+_WATCH = """
+namespace xcheck {
+  std::vector<uint64_t> want, got; std::vector<double> done;
+  void Rx(int k, ns3::Ptr<const ns3::Packet> p, const ns3::Address& a) {
+    got[k] += p->GetSize();
+    if (done[k] < 0 && got[k] >= want[k]) done[k] = ns3::Simulator::Now().GetSeconds();
+  }
+  void Watch(ns3::Ptr<ns3::PacketSink> s, int k, uint64_t bytes) {
+    if ((int)want.size() <= k) { want.resize(k + 1); got.resize(k + 1); done.resize(k + 1, -1.0); }
+    want[k] = bytes; got[k] = 0; done[k] = -1.0;
+    s->TraceConnectWithoutContext("Rx", ns3::MakeBoundCallback(&Rx, k));
+  }
+}
+"""
+
+
 def run_ns3(c: Case, sample: float | None = None) -> dict[str, Any]:
-    """The case in ns-3 (the `ns3` wheel's bindings): per-flow goodput in the window, FCTs, drops, timeouts."""
+    """The case in ns-3 (the `ns3` wheel's bindings): per-flow goodput in the window, FCTs, drops,
+    retransmissions."""
+    import cppyy
     from ns import ns  # the wheel's cppyy bindings
+
+    cppyy.cppdef(_WATCH)
+    watch = cppyy.gbl.xcheck
 
     tcp = "ns3::TcpDctcp" if c.cc == "dctcp" else "ns3::TcpNewReno"
     ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue(tcp))
@@ -159,11 +224,13 @@ def run_ns3(c: Case, sample: float | None = None) -> dict[str, Any]:
     if c.cc == "dctcp":
         ns.Config.SetDefault("ns3::TcpSocketBase::UseEcn", ns.StringValue("On"))
         ns.Config.SetDefault("ns3::TcpDctcp::DctcpShiftG", ns.DoubleValue(c.g))
-    chain = c.chain if c.chain is not None else [c.left, c.right]
-    at = [k for k, n in enumerate(chain) for _ in range(n)]
+    at, swlinks, nsw = fabric(c)
+    host_rate = c.bottleneck_rate if c.fattree is not None else c.host_rate
     hosts, sw = ns.NodeContainer(), ns.NodeContainer()
     hosts.Create(len(at))
-    sw.Create(len(chain))
+    sw.Create(nsw)
+    if c.spray:
+        ns.Config.SetDefault("ns3::Ipv4GlobalRouting::RandomEcmpRouting", ns.BooleanValue(True))
     ns.InternetStackHelper().InstallAll()
 
     def link(rate: str) -> Any:
@@ -182,6 +249,10 @@ def run_ns3(c: Case, sample: float | None = None) -> dict[str, Any]:
                              "UseEcn", ns.BooleanValue(True), "UseHardDrop", ns.BooleanValue(False),
                              "MeanPktSize", ns.UintegerValue(MSS + 40), "LinkBandwidth", ns.DataRateValue(ns.DataRate(c.bottleneck_rate)),
                              "LinkDelay", ns.TimeValue(ns.Seconds(_seconds(c.delay))))
+    elif c.prio is not None:
+        handle = tch.SetRootQueueDisc("ns3::PrioQueueDisc", "Priomap", ns.StringValue("1 1 1 1 1 1 0 1 1 1 1 1 1 1 1 1"))
+        classes = tch.AddQueueDiscClasses(handle, 2, "ns3::QueueDiscClass")
+        tch.AddChildQueueDiscs(handle, classes, "ns3::FifoQueueDisc", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{c.queue}p")))
     elif c.mark is None:
         tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{c.queue}p")))
     else:
@@ -204,9 +275,9 @@ def run_ns3(c: Case, sample: float | None = None) -> dict[str, Any]:
         subnet[0] += 1
         return addr.Assign(devs)
 
-    for k in range(len(chain) - 1):
-        join(sw.Get(k), sw.Get(k + 1), c.bottleneck_rate, [0, 1])
-    ifs = [join(hosts.Get(i), sw.Get(k), c.host_rate, [1]) for i, k in enumerate(at)]
+    for a, b in swlinks:
+        join(sw.Get(a), sw.Get(b), c.bottleneck_rate, [0, 1])
+    ifs = [join(hosts.Get(i), sw.Get(k), host_rate, [1]) for i, k in enumerate(at)]
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
     host = [hosts.Get(i) for i in range(len(at))]
     sinks = []
@@ -216,7 +287,11 @@ def run_ns3(c: Case, sample: float | None = None) -> dict[str, Any]:
         apps = sink.Install(host[d])
         apps.Start(ns.Seconds(0.0))
         sinks.append(ns.DynamicCast[ns.PacketSink](apps.Get(0)))
+        if b is not None:
+            watch.Watch(sinks[-1], k, b)
         bs = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ifs[d].GetAddress(0), port).ConvertTo())
+        if c.prio is not None and c.prio[k] == 0:
+            bs.SetAttribute("Tos", ns.UintegerValue(0x10))  # ns-3's socket priority 6 ("interactive"): band 0 of the Priomap above
         bs.SetAttribute("MaxBytes", ns.UintegerValue(b or 0))
         bs.SetAttribute("SendSize", ns.UintegerValue(MSS))
         a = bs.Install(host[s])
@@ -238,13 +313,14 @@ def run_ns3(c: Case, sample: float | None = None) -> dict[str, Any]:
         out["goodput_mbps"] = [(y - x) * 8 / (b - a) / 1e6 for x, y in zip(rx[a], rx[b])]
     if sample:
         out["rx"] = {str(t): v for t, v in rx.items()}
-    # FCTs: a sized flow's last data packet received, from the flow's start (FlowMonitor, data direction)
+    # FCTs (the sinks' traces) and retransmissions (FlowMonitor, data direction)
     mon.CheckForLostPackets()
     cls = ns.DynamicCast[ns.Ipv4FlowClassifier](fmh.GetClassifier())
     starts = {(str(ifs[s].GetAddress(0)), 5000 + k): (t, b) for k, (s, d, b, t) in enumerate(c.flows)}
     fct = []
     index = {(str(ifs[s].GetAddress(0)), 5000 + k): k for k, (s, d, b, t) in enumerate(c.flows)}
     retx = [0] * len(c.flows)
+    share = [0.0] * len(c.flows)
     for kv in mon.GetFlowStats():
         tup = cls.FindFlow(kv.first)
         key = (str(tup.sourceAddress), int(tup.destinationPort))
@@ -252,12 +328,16 @@ def run_ns3(c: Case, sample: float | None = None) -> dict[str, Any]:
             continue  # the ACK direction
         k = index[key]
         b = c.flows[k][2]
+        # of the data packets sent (FlowMonitor), the share beyond what the receiver got in order
+        tx = int(kv.second.txPackets)
+        share[k] = max(0.0, 1 - (int(sinks[k].GetTotalRx()) / MSS) / tx) if tx else 0.0
         if b is not None:
-            # data packets sent beyond the flow's segments, its SYN and its FIN: retransmissions
-            retx[k] = int(kv.second.txPackets) - (-(-b // MSS) + 2)
-            if int(kv.second.rxBytes) > 0:
-                fct.append((kv.second.timeLastRxPacket.GetSeconds() - starts[key][0]) * 1e3)
+            # packets sent beyond the flow's segments, its SYN, the handshake's ACK and its FIN: retransmissions
+            retx[k] = int(kv.second.txPackets) - (-(-b // MSS) + 3)
+            if watch.done[k] >= 0:
+                fct.append((watch.done[k] - starts[key][0]) * 1e3)
     out["retx"] = [retx[k] for k, f in enumerate(c.flows) if f[2] is not None]
+    out["retx_share"] = [round(x, 4) for x in share]
     out["fct_ms"] = sorted(fct)
     out["drops"] = sum(int(q.Get(k).GetStats().nTotalDroppedPackets) for q in qdiscs for k in range(q.GetN()))
     out["complete"] = [int(x.GetTotalRx()) >= b for x, (_, _, b, _) in zip(sinks, c.flows) if b is not None]
