@@ -11,10 +11,11 @@ timestamps or delayed ACKs, a SYN handshake, MSS 1448, initial window, minimum R
 What each side is made to be (so that a difference is the models', not the setup's): ns-3's point-to-point
 frame is the IP packet plus a 2-byte PPP header, so here `frame_overhead = 2` and `min_frame = 42`; an
 ns-3 node forwards at once, so here `forwarding_delay = 0` and the crossbar is 64 times the line rate; the
-device queue under ns-3's queue disc holds one packet, so the disc's limit is the port's; here a switch is
+device queue under ns-3's queue disc holds one packet, so the disc's limit is the port's, and a host's
+NIC has a 1000-packet FIFO (not ns-3's default FqCoDel); here a switch is
 input-and-output queued, so its egress holds the case's queue and its ingress one frame (a frame that finds
 its egress full waits there, and the next one arriving is dropped: an output queue of the case's size plus
-a frame per input); ns-3's hosts keep their default 1000-packet queue, as ours do. What is left differs by design and is what the
+a frame per input); a host's NIC queue holds 1000 frames on both. What is left differs by design and is what the
 comparison measures.
 """
 
@@ -265,12 +266,19 @@ def run_ns3(c: Case, sample: float | None = None) -> dict[str, Any]:
     qdiscs = []
     subnet = [0]
 
+    # a host's NIC queue: a 1000-packet FIFO, Linux's txqueuelen and this simulator's host_buffer (ns-3 would
+    # otherwise give every device without a queue disc its default FqCoDel, which drops at the sender)
+    host_q = ns.TrafficControlHelper()
+    host_q.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", ns.QueueSizeValue(ns.QueueSize("1000p")))
+
     def join(a: Any, b: Any, rate: str, switch_ends: list[int]) -> Any:
         devs = link(rate).Install(a, b)
-        tch_dev = ns.NetDeviceContainer()
-        for k in switch_ends:
-            tch_dev.Add(devs.Get(k))
+        tch_dev, host_dev = ns.NetDeviceContainer(), ns.NetDeviceContainer()
+        for k in range(2):
+            (tch_dev if k in switch_ends else host_dev).Add(devs.Get(k))
         qdiscs.append(tch.Install(tch_dev))
+        if host_dev.GetN():
+            qdiscs.append(host_q.Install(host_dev))
         addr.SetBase(ns.Ipv4Address(f"10.{subnet[0] // 250}.{subnet[0] % 250}.0"), ns.Ipv4Mask("255.255.255.0"))
         subnet[0] += 1
         return addr.Assign(devs)
