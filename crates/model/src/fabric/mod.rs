@@ -240,6 +240,21 @@ pub struct Fabric {
     /// of retries runs, and which egress that is.
     pub(crate) round: Vec<(u8, u32)>,
     pub(crate) round_of: Option<u32>,
+    /// Per port, the transfer out of its ingress whose end has no event (`Crossbar::in_lazy`; the
+    /// simulator's, empty when it never settles a transfer early: see `Sim::crossing`).
+    pub xbar_lazy: Vec<LazyIn>,
+}
+
+/// A crossbar transfer whose packet entered its egress when the transfer started (nothing could leave or
+/// enter that egress before its end, so the packet finds the same queue either way): its ingress side
+/// still ends at `end`, when the `wire` bytes of priority `prio` leave the ingress buffer; it went to
+/// egress `out`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LazyIn {
+    pub end: Time,
+    pub out: u32,
+    pub wire: u32,
+    pub prio: u8,
 }
 
 impl Fabric {
@@ -329,7 +344,7 @@ impl Fabric {
         } else {
             Vec::new()
         };
-        Ok(Fabric { framing: topo.framing, topo, nodes, ports, hosts, routes, pfc: Vec::new(), markers, bdp: (0, Time::ZERO), queue_limit: None, port_ctr: Vec::new(), tx_count: Vec::new(), round: Vec::new(), round_of: None })
+        Ok(Fabric { framing: topo.framing, topo, nodes, ports, hosts, routes, pfc: Vec::new(), markers, bdp: (0, Time::ZERO), queue_limit: None, port_ctr: Vec::new(), tx_count: Vec::new(), round: Vec::new(), round_of: None, xbar_lazy: Vec::new() })
     }
 
     /// The network a run starts with, and its faults: `build`, then the checks of the framing against the

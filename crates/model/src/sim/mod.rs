@@ -48,6 +48,9 @@ pub enum Ev {
     /// Ingress `port` finished moving its packet across the crossbar.
     /// (`pkt`, the packet crossing, is there for prefetching; the port knows it.)
     XbarDone { port: u32, pkt: PacketId },
+    /// The same end, of a transfer whose packet already entered its egress when it started
+    /// (`Sim::crossing`), and whose ingress side became needed before it ended (`Sim::settle_in`).
+    XbarEnd { port: u32, pkt: PacketId },
     /// The egress side of the crossbar at `port` is free again and ingresses wait for it.
     XbarOutFree { port: u32 },
     /// DIBS: packet `pkt`, detoured at a full ingress buffer, has crossed the crossbar into egress `port`.
@@ -325,6 +328,12 @@ impl Sim {
         let (shift, bits) = wheel_shape(&sim.fab.ports, sim.fab.framing.full_frame() as u64);
         sim.q = EventQueue::with_wheel(shift, bits);
         sim.deep_prefetch = sim.fab.ports.len() >= DEEP_PREFETCH_PORTS;
+        // a transfer into a busy transmitter lets its packet into the egress when it starts (`crossing`),
+        // unless the egress's marker draws random numbers (RED), pFabric may evict from the egress before
+        // the transfer's end, or a fault may take the egress down meanwhile
+        if sim.scheme.ecn_marking != crate::config::EcnMarking::Red && sim.scheme.scheduling != crate::config::Scheduling::Pfabric && sim.faults.is_empty() {
+            sim.fab.xbar_lazy = vec![crate::fabric::LazyIn::default(); sim.fab.ports.len()];
+        }
         sim.clock.grid = sim.fabric_grid();
         sim.clock.next_peak = sim.clock.grid;
         sim.clock.end_limit = sim.grid_end(sim.clock.end_limit);
@@ -541,6 +550,7 @@ impl Sim {
                     self.tx_try(port);
                 }
                 Ev::XbarDone { port, .. } => self.xbar_done(port),
+                Ev::XbarEnd { port, .. } => self.xbar_end_only(port),
                 Ev::DetourDone { port, pkt } => self.detour_done(port, pkt),
                 Ev::XbarOutFree { port } => {
                     self.fab.ports[port as usize].xbar.woken();
@@ -575,6 +585,9 @@ impl Sim {
                 }
                 Ev::Fin { tr, uid } => self.receiver_close(tr, uid),
             }
+        }
+        if !self.split.in_window {
+            self.settle_all_in();
         }
         if self.clock.finished && !self.split.in_window {
             self.finalize();
@@ -628,7 +641,7 @@ impl Sim {
     fn set_source(&mut self, ev: Ev) {
         // packet events (nearly all) read the port's node, which their handler reads next anyway
         let s = match ev {
-            Ev::Arrive { port, .. } | Ev::TxDone { port, .. } | Ev::XbarDone { port, .. } => self.fab.ports[port as usize].node + 1,
+            Ev::Arrive { port, .. } | Ev::TxDone { port, .. } | Ev::XbarDone { port, .. } | Ev::XbarEnd { port, .. } => self.fab.ports[port as usize].node + 1,
             _ => self.event_source(ev),
         };
         self.q.set_source(s);
@@ -647,6 +660,7 @@ impl Sim {
             Ev::Arrive { port, .. }
             | Ev::TxDone { port, .. }
             | Ev::XbarDone { port, .. }
+            | Ev::XbarEnd { port, .. }
             | Ev::XbarOutFree { port }
             | Ev::DetourDone { port, .. }
             | Ev::PfcFrame { port, .. } => {
@@ -716,7 +730,7 @@ impl Sim {
     fn prefetch_first(&self, ev: Ev) {
         use detailsim_engine::queue::prefetch;
         let (port, pkt) = match ev {
-            Ev::Arrive { port, pkt } | Ev::TxDone { port, pkt } | Ev::XbarDone { port, pkt } => (port, pkt),
+            Ev::Arrive { port, pkt } | Ev::TxDone { port, pkt } | Ev::XbarDone { port, pkt } | Ev::XbarEnd { port, pkt } => (port, pkt),
             _ => return,
         };
         let Some(pt) = self.fab.ports.get(port as usize) else { return };

@@ -81,6 +81,9 @@ impl Switch for Sim {
     }
     #[inline(always)]
     fn crossing(&mut self, inp: u32, pid: PacketId, done: Time) {
+        if !self.fab.xbar_lazy.is_empty() && self.settle_early(inp, pid, done) {
+            return;
+        }
         self.schedule(done, Ev::XbarDone { port: inp, pkt: pid });
     }
     #[inline]
@@ -99,6 +102,69 @@ impl Switch for Sim {
 }
 
 impl Sim {
+    /// A transfer out of ingress `inp` started, ending at `done`: when nothing can leave or enter its
+    /// egress before then (the transmitter is busy beyond `done`, the egress side is taken until `done`, no
+    /// ingress waits for it, the link is up), the packet enters the egress now, with the same marking and
+    /// the same place in the queue it would get at `done`, and the transfer's ingress end gets no event
+    /// unless something needs it before (`settle_in`): another packet waiting behind it in the ingress, or a
+    /// PAUSE of this ingress that its bytes leaving could lift. True: settled so.
+    #[inline]
+    fn settle_early(&mut self, inp: u32, pid: PacketId, done: Time) -> bool {
+        let (out, prio, wire) = self.crossed(pid);
+        if self.fab.ports[inp as usize].ing.nonempty != 0 || (self.pfc_on() && self.fab.pfc[inp as usize].ingress.sent != 0) {
+            return false;
+        }
+        let e = &self.fab.ports[out as usize];
+        if e.tx_busy_until <= done || e.waiting || !e.up || e.xbar.out_free_at < done {
+            return false;
+        }
+        self.enter_egress_at(out, pid, prio, wire);
+        // no transfer end will let the egress's waiters retry: a wake-up will (`Crossbar::wake_at`)
+        self.fab.ports[out as usize].xbar.out_frees_with_done = false;
+        self.fab.ports[inp as usize].xbar.in_lazy = true;
+        self.fab.xbar_lazy[inp as usize] = crate::fabric::LazyIn { end: done, out, wire: wire as u32, prio };
+        true
+    }
+
+    /// Ingress `port`'s transfer has no event for its end (`settle_early`) and the ingress is needed now:
+    /// if the transfer has ended its bytes leave the ingress; if not, its end gets its event.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn settle_in(&mut self, port: u32) {
+        let l = self.fab.xbar_lazy[port as usize];
+        self.fab.ports[port as usize].xbar.in_lazy = false;
+        if self.now >= l.end {
+            self.fab.xbar_end(port, l.prio, l.wire as u64);
+            self.pfc_check(port);
+        } else {
+            let pkt = self.fab.ports[port as usize].xbar.in_pkt;
+            self.schedule(l.end, Ev::XbarEnd { port, pkt });
+        }
+    }
+
+    /// Every ingress whose settled transfer has ended lets its bytes go (before a sample, or the state is
+    /// read from outside between two stretches of a run).
+    pub(crate) fn settle_all_in(&mut self) {
+        if self.fab.xbar_lazy.is_empty() {
+            return;
+        }
+        for p in 0..self.fab.ports.len() as u32 {
+            if self.fab.ports[p as usize].xbar.in_lazy && self.fab.xbar_lazy[p as usize].end <= self.now {
+                self.settle_in(p);
+            }
+        }
+    }
+
+    /// The ingress end of a transfer whose packet entered its egress when it started (`settle_early`): its
+    /// bytes leave the ingress, and the arbiter goes on as at any transfer's end.
+    pub(crate) fn xbar_end_only(&mut self, inp: u32) {
+        let l = self.fab.xbar_lazy[inp as usize];
+        let (out, prio, wire) = (l.out, l.prio, l.wire as u64);
+        self.fab.xbar_end(inp, prio, wire);
+        self.pfc_check(inp);
+        self.transfer_ended(inp, out);
+    }
+
     /// Choose the output port (global index) of packet `pid` at switch `node`: the edge switch's port to
     /// the destination host, or the forwarding engine's choice among the acceptable ports.
     #[inline]
@@ -224,6 +290,9 @@ impl Sim {
 
     /// A packet has arrived at switch port `port` and passed the forwarding engine.
     pub(crate) fn switch_arrive(&mut self, port: u32, pid: PacketId) {
+        if self.fab.ports[port as usize].xbar.in_lazy {
+            self.settle_in(port);
+        }
         let node = self.fab.ports[port as usize].node;
         let (prio, wire) = {
             let p = self.pkts.get(pid);

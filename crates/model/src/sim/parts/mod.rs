@@ -240,7 +240,7 @@ impl Sim {
     pub(crate) fn part_push(&mut self, at: Time, ev: Ev, timer: bool) {
         let here = match ev {
             // a port's own events (and timers, which go through the general path)
-            Ev::TxDone { .. } | Ev::XbarDone { .. } | Ev::XbarOutFree { .. } | Ev::DetourDone { .. } => true,
+            Ev::TxDone { .. } | Ev::XbarDone { .. } | Ev::XbarEnd { .. } | Ev::XbarOutFree { .. } | Ev::DetourDone { .. } => true,
             Ev::Arrive { port, .. } | Ev::PfcFrame { port, .. } => self.split.part.as_ref().expect("a part").port_here[port as usize],
             _ => return self.part_push_other(at, ev, timer),
         };
