@@ -243,6 +243,9 @@ pub struct Fabric {
     /// Per port, the transfer out of its ingress whose end has no event (`Crossbar::in_lazy`; the
     /// simulator's, empty when it never settles a transfer early: see `Sim::crossing`).
     pub xbar_lazy: Vec<LazyIn>,
+    /// A transfer into an idle egress may start its frame on the wire when it starts (`Sim::crossing`):
+    /// nothing reads the egress's bytes meanwhile (no adaptive load balancing, no DIBS).
+    pub(crate) settle_idle: bool,
 }
 
 /// A crossbar transfer whose packet entered its egress when the transfer started (nothing could leave or
@@ -344,7 +347,7 @@ impl Fabric {
         } else {
             Vec::new()
         };
-        Ok(Fabric { framing: topo.framing, topo, nodes, ports, hosts, routes, pfc: Vec::new(), markers, bdp: (0, Time::ZERO), queue_limit: None, port_ctr: Vec::new(), tx_count: Vec::new(), round: Vec::new(), round_of: None, xbar_lazy: Vec::new() })
+        Ok(Fabric { framing: topo.framing, topo, nodes, ports, hosts, routes, pfc: Vec::new(), markers, bdp: (0, Time::ZERO), queue_limit: None, port_ctr: Vec::new(), tx_count: Vec::new(), round: Vec::new(), round_of: None, xbar_lazy: Vec::new(), settle_idle: false })
     }
 
     /// The network a run starts with, and its faults: `build`, then the checks of the framing against the

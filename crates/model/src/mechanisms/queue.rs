@@ -416,6 +416,14 @@ impl<O: Order> PrioQueue<O> {
         self.total -= wire;
         self.pkts -= 1;
     }
+    /// `wire` bytes of `prio`, counted (reserved), leave at `at`, and nothing else changes the queue from
+    /// `now` until then: the time-average occupancy counts them to `at`, the counts drop now.
+    #[inline]
+    pub fn release_at(&mut self, now: Time, at: Time, prio: u8, wire: u64) {
+        self.advance(now);
+        self.area += wire as u128 * (at.0 - now.0) as u128;
+        self.release(prio, wire);
+    }
     /// Drain-byte counter: bytes of priority `prio` or higher held in this queue.
     #[inline]
     pub fn drain_bytes(&self, prio: u8) -> u64 {

@@ -333,6 +333,7 @@ impl Sim {
         // the transfer's end, or a fault may take the egress down meanwhile
         if sim.scheme.ecn_marking != crate::config::EcnMarking::Red && sim.scheme.scheduling != crate::config::Scheduling::Pfabric && sim.faults.is_empty() {
             sim.fab.xbar_lazy = vec![crate::fabric::LazyIn::default(); sim.fab.ports.len()];
+            sim.fab.settle_idle = sim.scheme.load_balancing != crate::mechanisms::forwarding::LoadBalancing::Adaptive && !sim.scheme.dibs.enabled;
         }
         sim.clock.grid = sim.fabric_grid();
         sim.clock.next_peak = sim.clock.grid;

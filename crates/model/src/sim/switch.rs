@@ -115,15 +115,65 @@ impl Sim {
             return false;
         }
         let e = &self.fab.ports[out as usize];
-        if e.tx_busy_until <= done || e.waiting || !e.up || e.xbar.out_free_at < done {
+        if e.waiting || !e.up || e.xbar.out_free_at < done {
             return false;
         }
-        self.enter_egress_at(out, pid, prio, wire);
+        if e.tx_busy_until > done {
+            self.enter_egress_at(out, pid, prio, wire);
+        } else if e.eg.nonempty == 0 && self.idle_settles(out, prio, done) {
+            self.start_at(out, pid, prio, wire, done);
+        } else {
+            return false;
+        }
         // no transfer end will let the egress's waiters retry: a wake-up will (`Crossbar::wake_at`)
         self.fab.ports[out as usize].xbar.out_frees_with_done = false;
         self.fab.ports[inp as usize].xbar.in_lazy = true;
         self.fab.xbar_lazy[inp as usize] = crate::fabric::LazyIn { end: done, out, wire: wire as u32, prio };
         true
+    }
+
+    /// Whether a transfer ending at `done` into idle egress `out` (empty, its transmitter free by then) may
+    /// start its frame now as of `done`: nothing reads the egress's bytes before then (`settle_idle`), no
+    /// sample falls in between, the frame starts before the run ends, no packet trace records it, and no
+    /// PAUSE can hold its priority (PFC off, or a lossy priority on that link).
+    #[inline]
+    fn idle_settles(&self, out: u32, prio: u8, done: Time) -> bool {
+        if !self.fab.settle_idle || self.trace.is_some() || done > self.clock.end_limit {
+            return false;
+        }
+        if let Some(every) = self.sampling.every {
+            if self.now.0 % every.0 == 0 || self.now.0 / every.0 != done.0 / every.0 {
+                return false;
+            }
+        }
+        if self.pfc_on() {
+            let peer = self.fab.ports[out as usize].peer;
+            let pi = &self.fab.pfc[peer as usize].ingress;
+            if pi.enabled && pi.mask & (1 << prio) != 0 {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The frame of `pid` (`prio`, `wire` bytes, reserved in idle egress `out`) starts on the wire at
+    /// `done`, when its transfer ends: marked as on entering an empty queue, its bytes counted in the
+    /// queue's occupancy until `done`, the transmitter busy from `done`, its arrival at the peer scheduled.
+    fn start_at(&mut self, out: u32, pid: PacketId, prio: u8, wire: u64, done: Time) {
+        let kept = self.mark_ecn(out, pid, wire);
+        debug_assert!(kept, "only RED drops at enqueue, and RED settles no transfer early");
+        let now = self.now;
+        let pt = &mut self.fab.ports[out as usize];
+        pt.eg.release_at(now, done, prio, wire);
+        let ser = pt.ser(wire);
+        pt.tx_busy_ps += ser.0;
+        pt.tx_busy_until = done + ser;
+        let (arrive, peer) = (pt.tx_busy_until + pt.arrive_after, pt.peer);
+        self.counters.link_traversals += 1;
+        let c = &mut self.fab.tx_count[out as usize];
+        c.bytes += wire;
+        c.packets += 1;
+        self.schedule(arrive, Ev::Arrive { port: peer, pkt: pid });
     }
 
     /// Ingress `port`'s transfer has no event for its end (`settle_early`) and the ingress is needed now:
