@@ -331,7 +331,7 @@ impl Sim {
         // a transfer into a busy transmitter lets its packet into the egress when it starts (`crossing`),
         // unless the egress's marker draws random numbers (RED), pFabric may evict from the egress before
         // the transfer's end, or a fault may take the egress down meanwhile
-        if sim.scheme.ecn_marking != crate::config::EcnMarking::Red && sim.scheme.scheduling != crate::config::Scheduling::Pfabric && sim.faults.is_empty() {
+        if sim.scheme.ecn_marking != crate::config::EcnMarking::Red && sim.scheme.scheduling != crate::config::Scheduling::Pfabric && sim.faults.is_empty() && !sim.scheme.dibs.enabled {
             sim.fab.xbar_lazy = vec![crate::fabric::LazyIn::default(); sim.fab.ports.len()];
             sim.fab.settle_idle = sim.scheme.load_balancing != crate::mechanisms::forwarding::LoadBalancing::Adaptive && !sim.scheme.dibs.enabled;
         }

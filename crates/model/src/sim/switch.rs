@@ -138,7 +138,13 @@ impl Sim {
     /// PAUSE can hold its priority (PFC off, or a lossy priority on that link).
     #[inline]
     fn idle_settles(&self, out: u32, prio: u8, done: Time) -> bool {
-        if !self.fab.settle_idle || self.trace.is_some() || done > self.clock.end_limit {
+        if self.trace.is_some() || done > self.clock.end_limit {
+            return false;
+        }
+        // towards a host nothing can pause the frame (a host sends no PAUSE), and no forwarding choice reads
+        // the egress's bytes (it is the only way to its host)
+        let to_host = !self.fab.nodes[self.fab.ports[out as usize].peer_node as usize].is_switch;
+        if !to_host && !self.fab.settle_idle {
             return false;
         }
         if let Some(every) = self.sampling.every {
@@ -146,7 +152,7 @@ impl Sim {
                 return false;
             }
         }
-        if self.pfc_on() {
+        if self.pfc_on() && !to_host {
             let peer = self.fab.ports[out as usize].peer;
             let pi = &self.fab.pfc[peer as usize].ingress;
             if pi.enabled && pi.mask & (1 << prio) != 0 {
