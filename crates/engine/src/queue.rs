@@ -40,11 +40,23 @@ pub struct EventQueue<E> {
     /// The current source, shifted into place above the sequence number (`set_source`).
     src_hi: u64,
     now: Time,
+    /// The key of the event last popped.
+    last: u128,
 }
 
 /// Bits of a key's sequence half that hold the source (`set_source`); the sequence number has the rest.
 pub const SOURCE_BITS: u32 = 24;
 pub(crate) const SEQ_BITS: u32 = 64 - SOURCE_BITS;
+/// A tie (`push_tied`) takes the sequence number's place: at least `TIE_MIN`, so that among the events of
+/// one source at one time those pushed with a sequence number (below `TIE_MIN`) come first, then the tied
+/// ones by their ties, whatever the order they were pushed in.
+pub const TIE_MIN: u64 = 1 << 36;
+
+/// The key an event due at `at` from source `src` with tie `tie` gets (`EventQueue::tied_key`).
+#[inline(always)]
+pub fn key_of(at: Time, src: u32, tie: u64) -> u128 {
+    ((at.0 as u128) << 64) | (((src as u64) << SEQ_BITS) | tie) as u128
+}
 
 impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
@@ -66,6 +78,7 @@ impl<E: Copy> EventQueue<E> {
             seq: 0,
             src_hi: 0,
             now: Time::ZERO,
+            last: 0,
         }
     }
     /// Events pushed from now on come from source `src` (below 2^`SOURCE_BITS`): at equal times, events of
@@ -82,7 +95,7 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     fn key(&mut self, at: Time) -> u128 {
         assert!(at >= self.now, "event scheduled in the past: {} < now {}", at, self.now);
-        debug_assert!(self.seq < 1 << SEQ_BITS, "sequence numbers exhausted");
+        debug_assert!(self.seq < TIE_MIN, "sequence numbers exhausted");
         let key = ((at.0 as u128) << 64) | (self.src_hi | self.seq) as u128;
         self.seq += 1;
         key
@@ -92,6 +105,26 @@ impl<E: Copy> EventQueue<E> {
     pub fn push(&mut self, at: Time, ev: E) {
         let key = self.key(at);
         self.main.push(Entry { key, ev });
+    }
+    /// The key of an event due at `at` with tie `tie` (`TIE_MIN` ..= 2^40 - 1) from the current source: its
+    /// place among that source's events at `at` is its tie's, not the order of pushes.
+    #[inline(always)]
+    pub fn tied_key(&mut self, at: Time, tie: u64) -> u128 {
+        assert!(at >= self.now, "event scheduled in the past: {} < now {}", at, self.now);
+        debug_assert!((TIE_MIN..1 << SEQ_BITS).contains(&tie), "a tie out of range");
+        self.main.tied = true;
+        ((at.0 as u128) << 64) | (self.src_hi | tie) as u128
+    }
+    /// Schedule `ev` at `at` with tie `tie` (see `tied_key`).
+    #[inline(always)]
+    pub fn push_tied(&mut self, at: Time, tie: u64, ev: E) {
+        let key = self.tied_key(at, tie);
+        self.main.push(Entry { key, ev });
+    }
+    /// The key of the event last popped (by `pop` or `pop_until`).
+    #[inline(always)]
+    pub fn last_key(&self) -> u128 {
+        self.last
     }
     /// The key an event due at `at` pushed now would get (the sequence number is used up): for pushing it
     /// into another queue (`push_keyed`) in this queue's order.
@@ -165,6 +198,7 @@ impl<E: Copy> EventQueue<E> {
         let Entry { ev, .. } = self.pop_lane(lane);
         debug_assert!(t >= self.now);
         self.now = t;
+        self.last = key;
         Some((t, ev))
     }
     /// The event `pop` would return next (unless one pushed before then comes first). Between events a

@@ -97,6 +97,9 @@ pub(crate) struct Wheel<E> {
     /// Bits of the largest source the keys carry (`EventQueue::set_source`; 0: none, and sorting by
     /// time and position is enough).
     pub(crate) src_bits: u32,
+    /// Keys may carry ties (`EventQueue::push_tied`): within one time and source the push order is not the
+    /// key order, so a bucket sorted by rank (which falls back on position) is checked by key after.
+    pub(crate) tied: bool,
 }
 
 /// Key of an empty lane (no event has it: its time would be the end of time and its sequence number the
@@ -126,6 +129,7 @@ impl<E: Copy> Wheel<E> {
             shift,
             wheel,
             src_bits: 0,
+            tied: false,
         }
     }
 
@@ -318,6 +322,9 @@ impl<E: Copy> Wheel<E> {
                             let (t, source) = (((e.key >> 64) as u64).wrapping_sub(base), (e.key as u64) >> SEQ_BITS);
                             (t << (SOURCE_BITS + RANK_POS_BITS)) | (source << RANK_POS_BITS) | i as u64
                         });
+                    }
+                    if self.tied {
+                        insertion_sort(&mut self.run);
                     }
                     return;
                 };

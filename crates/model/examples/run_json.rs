@@ -6,6 +6,9 @@ fn main() {
         eprintln!("error: {e}");
         std::process::exit(2)
     });
+    if std::env::args().nth(2).as_deref() == Some("step") {
+        sim.settle_step_by_step();
+    }
     let t0 = std::time::Instant::now();
     let mut t = detailsim_engine::Time::ZERO;
     let mut samples = Vec::new();
@@ -33,6 +36,13 @@ fn main() {
         h = (h ^ *v as u64).wrapping_mul(0x100_0000_01b3);
     }
     println!("flow table fnv64 {h:016x}");
+    let mut g: u64 = 0xcbf2_9ce4_8422_2325;
+    for v in f.end_ps.iter().chain(&f.start_ps).chain(&f.bytes_delivered).chain([c.link_traversals, c.dropped(), c.ecn_marks, c.pfc_pause_frames, c.timeouts as u64].iter()) {
+        for b in v.to_le_bytes() {
+            g = (g ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    println!("results fnv64 {g:016x}");
     println!(
         "sim {:.4}s wall {:.2}s events {} ({:.2} M/s) traversals {} ({:.2} M/s) flows {}/{} drops {} timeouts {}",
         sim.now.as_secs_f64(),

@@ -52,6 +52,9 @@ pub trait Switch {
     fn crossing(&mut self, inp: u32, pid: PacketId, done: Time);
     /// Heads wait for egress `out`'s crossbar side, which frees at `at`: let them retry then.
     fn retry_at(&mut self, out: u32, at: Time);
+    /// A head now waits for egress `out` (its room or its crossbar side).
+    #[inline(always)]
+    fn waits_for(&mut self, _out: u32) {}
 
     /// The ingress bytes of switch port `port` changed: send PAUSE / UNPAUSE as the thresholds say.
     #[inline(always)]
@@ -134,6 +137,7 @@ pub trait Switch {
             if let Some(at) = wake {
                 self.retry_at(out, at);
             }
+            self.waits_for(out);
         }
     }
 

@@ -258,6 +258,12 @@ pub struct LazyIn {
     pub out: u32,
     pub wire: u32,
     pub prio: u8,
+    /// Its frame started on the wire as of `end` (the egress was idle), not only joined the queue.
+    pub started: bool,
+    /// (Of the egress's record) the ingress whose settled transfer came into this egress last.
+    pub from: u32,
+    /// (Of the egress's record) transfers into this egress under way whose packet has not entered it yet.
+    pub entering: u32,
 }
 
 impl Fabric {

@@ -77,6 +77,23 @@ pub enum Ev {
 }
 
 
+impl Ev {
+    /// The place among its node's events at the same time of an event that the simulator may schedule at a
+    /// different moment than the step-by-step pipeline would (`Sim::crossing` settles a transfer's egress
+    /// end when it starts): a packet's arrival, then a transfer's end, then a transmitter's next frame, each
+    /// by its port. Events pushed in order (the rest) come before them (`detailsim_engine::queue::TIE_MIN`).
+    #[inline(always)]
+    pub(crate) fn tie(&self) -> Option<u64> {
+        use detailsim_engine::queue::TIE_MIN;
+        match *self {
+            Ev::Arrive { port, .. } => Some(TIE_MIN + (1 << 32) + port as u64),
+            Ev::XbarDone { port, .. } | Ev::XbarEnd { port, .. } => Some(TIE_MIN + (2 << 32) + port as u64),
+            Ev::TxDone { port, .. } => Some(TIE_MIN + (3 << 32) + port as u64),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
     Request,
@@ -332,7 +349,7 @@ impl Sim {
         // unless the egress's marker draws random numbers (RED), pFabric may evict from the egress before
         // the transfer's end, or a fault may take the egress down meanwhile
         if sim.scheme.ecn_marking != crate::config::EcnMarking::Red && sim.scheme.scheduling != crate::config::Scheduling::Pfabric && sim.faults.is_empty() && !sim.scheme.dibs.enabled {
-            sim.fab.xbar_lazy = vec![crate::fabric::LazyIn::default(); sim.fab.ports.len()];
+            sim.fab.xbar_lazy = vec![crate::fabric::LazyIn { from: NO, ..Default::default() }; sim.fab.ports.len()];
             sim.fab.settle_idle = sim.scheme.load_balancing != crate::mechanisms::forwarding::LoadBalancing::Adaptive && !sim.scheme.dibs.enabled;
         }
         sim.clock.grid = sim.fabric_grid();
@@ -496,7 +513,10 @@ impl Sim {
     #[inline]
     pub(crate) fn schedule(&mut self, at: Time, ev: Ev) {
         if !self.split.divert {
-            self.q.push(at, ev);
+            match ev.tie() {
+                Some(tie) => self.q.push_tied(at, tie, ev),
+                None => self.q.push(at, ev),
+            }
         } else {
             self.part_push(at, ev, false);
         }
@@ -588,7 +608,8 @@ impl Sim {
             }
         }
         if !self.split.in_window {
-            self.settle_all_in();
+            // (every transfer ending by `limit` has ended, as the pipeline would have it step by step)
+            self.settle_all_in(detailsim_engine::queue::key_of(limit.min(self.clock.end_limit), u32::MAX >> 8, u64::MAX >> 24));
         }
         if self.clock.finished && !self.split.in_window {
             self.finalize();
@@ -799,6 +820,12 @@ impl Sim {
     /// Number of pending events.
     pub fn pending_events(&self) -> usize {
         self.q.len()
+    }
+
+    /// Run the crossbar step by step: every transfer's end an event, none settled early (`Sim::crossing`).
+    /// The results are the same (what `tests/early_settling.rs` checks); only the events counted differ.
+    pub fn settle_step_by_step(&mut self) {
+        self.fab.xbar_lazy.clear();
     }
 
     /// Run to the end.

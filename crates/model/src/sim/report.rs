@@ -26,7 +26,7 @@ impl Sim {
     /// bytes; then the next one.
     #[inline(never)]
     pub(crate) fn take_sample(&mut self) {
-        self.settle_all_in();
+        self.settle_all_in(self.q.last_key());
         let t = self.now.0;
         let s = &mut self.sampling.samples;
         for (i, p) in self.fab.ports.iter().enumerate() {

@@ -81,14 +81,29 @@ impl Switch for Sim {
     }
     #[inline(always)]
     fn crossing(&mut self, inp: u32, pid: PacketId, done: Time) {
-        if !self.fab.xbar_lazy.is_empty() && self.settle_early(inp, pid, done) {
-            return;
+        if !self.fab.xbar_lazy.is_empty() {
+            if self.settle_early(inp, pid, done) {
+                return;
+            }
+            let out = self.pkts.get(pid).out_port;
+            self.fab.xbar_lazy[out as usize].entering += 1;
         }
         self.schedule(done, Ev::XbarDone { port: inp, pkt: pid });
     }
     #[inline]
     fn retry_at(&mut self, out: u32, at: Time) {
         self.schedule(at, Ev::XbarOutFree { port: out });
+    }
+    /// A head waits for `out`: if the last transfer into `out` was settled early and has not ended, its end
+    /// gets its event (which lets the waiters retry, as any transfer's end does).
+    #[inline]
+    fn waits_for(&mut self, out: u32) {
+        let Some(l) = self.fab.xbar_lazy.get(out as usize) else { return };
+        let from = l.from;
+        if from != crate::sim::NO && self.fab.ports[from as usize].xbar.in_lazy && self.fab.xbar_lazy[from as usize].out == out {
+            let key = self.q.last_key();
+            self.settle_in(from, key);
+        }
     }
     #[inline(always)]
     fn crossed(&self, pid: PacketId) -> (u32, u8, u64) {
@@ -97,17 +112,25 @@ impl Switch for Sim {
     }
     #[inline(always)]
     fn enter_egress(&mut self, out: u32, pid: PacketId, prio: u8, wire: u64) {
+        if let Some(l) = self.fab.xbar_lazy.get_mut(out as usize) {
+            l.entering -= 1;
+        }
         self.enter_egress_at(out, pid, prio, wire);
     }
 }
 
 impl Sim {
-    /// A transfer out of ingress `inp` started, ending at `done`: when nothing can leave or enter its
-    /// egress before then (the transmitter is busy beyond `done`, the egress side is taken until `done`, no
-    /// ingress waits for it, the link is up), the packet enters the egress now, with the same marking and
-    /// the same place in the queue it would get at `done`, and the transfer's ingress end gets no event
-    /// unless something needs it before (`settle_in`): another packet waiting behind it in the ingress, or a
-    /// PAUSE of this ingress that its bytes leaving could lift. True: settled so.
+    /// A transfer out of ingress `inp` started, ending at `done`. When nothing can tell before `done` whether
+    /// its packet entered the egress then or now, it enters now, and the transfer's end gets no event
+    /// (`settle_in` gives it one when the ingress is needed before): results are those of the step-by-step
+    /// pipeline (`tests/early_settling.rs` compares them), with fewer events. Two cases:
+    /// - the transmitter is busy beyond `done` (and the egress side is taken until `done`, no ingress waits
+    ///   for it): nothing leaves or enters the egress meanwhile, so the packet finds the same queue, marking
+    ///   and place now;
+    /// - the egress is idle (empty, its transmitter free by `done`): the frame starts on the wire as of
+    ///   `done` (`start_at`), when nothing can pause its priority or read the egress's bytes meanwhile.
+    /// The ingress must have nothing else to move, nor a PAUSE out that its bytes leaving could lift. True:
+    /// settled so.
     #[inline]
     fn settle_early(&mut self, inp: u32, pid: PacketId, done: Time) -> bool {
         let (out, prio, wire) = self.crossed(pid);
@@ -115,36 +138,41 @@ impl Sim {
             return false;
         }
         let e = &self.fab.ports[out as usize];
-        if e.waiting || !e.up || e.xbar.out_free_at < done {
+        // (in a round of retries for `out` its waiters are out of the list, and those left untried wait for
+        // this transfer's end)
+        if e.waiting || self.fab.round_of == Some(out) || !e.up || e.xbar.out_free_at < done || self.fab.xbar_lazy[out as usize].entering != 0 {
             return false;
         }
-        if e.tx_busy_until > done {
+        let started = if e.tx_busy_until > done {
             self.enter_egress_at(out, pid, prio, wire);
+            false
         } else if e.eg.nonempty == 0 && self.idle_settles(out, prio, done) {
             self.start_at(out, pid, prio, wire, done);
+            true
         } else {
             return false;
-        }
-        // no transfer end will let the egress's waiters retry: a wake-up will (`Crossbar::wake_at`)
-        self.fab.ports[out as usize].xbar.out_frees_with_done = false;
+        };
         self.fab.ports[inp as usize].xbar.in_lazy = true;
-        self.fab.xbar_lazy[inp as usize] = crate::fabric::LazyIn { end: done, out, wire: wire as u32, prio };
+        let l = &mut self.fab.xbar_lazy;
+        l[inp as usize] = crate::fabric::LazyIn { end: done, out, wire: wire as u32, prio, started, ..l[inp as usize] };
+        l[out as usize].from = inp;
         true
     }
 
     /// Whether a transfer ending at `done` into idle egress `out` (empty, its transmitter free by then) may
-    /// start its frame now as of `done`: nothing reads the egress's bytes before then (`settle_idle`), no
-    /// sample falls in between, the frame starts before the run ends, no packet trace records it, and no
-    /// PAUSE can hold its priority (PFC off, or a lossy priority on that link).
+    /// start its frame now as of `done`: no forwarding choice reads the egress's bytes (no adaptive load
+    /// balancing, or the egress leads to a host, its only way), another frame would still fit at `done`
+    /// (whether a transfer starting then finds the bytes or not), no sample falls in between, the frame
+    /// starts by the end of the run, no packet trace records it, and nothing can pause its priority (a host
+    /// sends no PAUSE; PFC off, or the priority lossy on that link).
     #[inline]
     fn idle_settles(&self, out: u32, prio: u8, done: Time) -> bool {
-        if self.trace.is_some() || done > self.clock.end_limit {
+        if self.trace.is_some() || done > self.run_end() {
             return false;
         }
-        // towards a host nothing can pause the frame (a host sends no PAUSE), and no forwarding choice reads
-        // the egress's bytes (it is the only way to its host)
-        let to_host = !self.fab.nodes[self.fab.ports[out as usize].peer_node as usize].is_switch;
-        if !to_host && !self.fab.settle_idle {
+        let e = &self.fab.ports[out as usize];
+        let to_host = !self.fab.nodes[e.peer_node as usize].is_switch;
+        if (!to_host && !self.fab.settle_idle) || e.eg.cap < 2 * self.fab.framing.full_frame() as u64 {
             return false;
         }
         if let Some(every) = self.sampling.every {
@@ -153,13 +181,17 @@ impl Sim {
             }
         }
         if self.pfc_on() && !to_host {
-            let peer = self.fab.ports[out as usize].peer;
-            let pi = &self.fab.pfc[peer as usize].ingress;
+            let pi = &self.fab.pfc[e.peer as usize].ingress;
             if pi.enabled && pi.mask & (1 << prio) != 0 {
                 return false;
             }
         }
         true
+    }
+
+    /// The end of the run (of the whole run, also in a part of a split one, whose limit moves by windows).
+    fn run_end(&self) -> Time {
+        self.split.part.as_ref().map_or(self.clock.end_limit, |p| p.end_limit)
     }
 
     /// The frame of `pid` (`prio`, `wire` bytes, reserved in idle egress `out`) starts on the wire at
@@ -182,14 +214,25 @@ impl Sim {
         self.schedule(arrive, Ev::Arrive { port: peer, pkt: pid });
     }
 
-    /// Ingress `port`'s transfer has no event for its end (`settle_early`) and the ingress is needed now:
-    /// if the transfer has ended its bytes leave the ingress; if not, its end gets its event.
+    /// Whether ingress `port`'s settled transfer has ended for the event of key `key`: its end (the key the
+    /// step-by-step pipeline's `XbarDone` would have) comes before.
+    #[inline]
+    fn lazy_ended(&self, port: u32, key: u128) -> bool {
+        let end = self.fab.xbar_lazy[port as usize].end;
+        let node = self.fab.ports[port as usize].node;
+        let tie = Ev::XbarDone { port, pkt: 0 }.tie().expect("a transfer's end is tied");
+        detailsim_engine::queue::key_of(end, node + 1, tie) < key
+    }
+
+    /// Ingress `port`'s transfer has no event for its end (`settle_early`) and the event of key `key` needs
+    /// the ingress: if the transfer has ended its bytes leave the ingress; if not, its end gets its event.
     #[cold]
     #[inline(never)]
-    pub(crate) fn settle_in(&mut self, port: u32) {
+    pub(crate) fn settle_in(&mut self, port: u32, key: u128) {
         let l = self.fab.xbar_lazy[port as usize];
+        let ended = self.lazy_ended(port, key);
         self.fab.ports[port as usize].xbar.in_lazy = false;
-        if self.now >= l.end {
+        if ended {
             self.fab.xbar_end(port, l.prio, l.wire as u64);
             self.pfc_check(port);
         } else {
@@ -198,15 +241,15 @@ impl Sim {
         }
     }
 
-    /// Every ingress whose settled transfer has ended lets its bytes go (before a sample, or the state is
-    /// read from outside between two stretches of a run).
-    pub(crate) fn settle_all_in(&mut self) {
+    /// Every ingress whose settled transfer has ended before key `key` lets its bytes go (before a sample,
+    /// or when a stretch of the run stops and its state may be read).
+    pub(crate) fn settle_all_in(&mut self, key: u128) {
         if self.fab.xbar_lazy.is_empty() {
             return;
         }
         for p in 0..self.fab.ports.len() as u32 {
-            if self.fab.ports[p as usize].xbar.in_lazy && self.fab.xbar_lazy[p as usize].end <= self.now {
-                self.settle_in(p);
+            if self.fab.ports[p as usize].xbar.in_lazy && self.lazy_ended(p, key) {
+                self.settle_in(p, key);
             }
         }
     }
@@ -218,6 +261,10 @@ impl Sim {
         let (out, prio, wire) = (l.out, l.prio, l.wire as u64);
         self.fab.xbar_end(inp, prio, wire);
         self.pfc_check(inp);
+        // the frame that started as of now opened room in its egress, as the transmitter's start does
+        if l.started && self.fab.ports[out as usize].waiting {
+            self.wake_waiters(out);
+        }
         self.transfer_ended(inp, out);
     }
 
@@ -347,7 +394,8 @@ impl Sim {
     /// A packet has arrived at switch port `port` and passed the forwarding engine.
     pub(crate) fn switch_arrive(&mut self, port: u32, pid: PacketId) {
         if self.fab.ports[port as usize].xbar.in_lazy {
-            self.settle_in(port);
+            let key = self.q.last_key();
+            self.settle_in(port, key);
         }
         let node = self.fab.ports[port as usize].node;
         let (prio, wire) = {

@@ -272,7 +272,10 @@ impl Sim {
             wend.0,
             self.clock.grid.0
         );
-        let key = self.q.next_key(at);
+        let key = match ev.tie() {
+            Some(tie) => self.q.tied_key(at, tie),
+            None => self.q.next_key(at),
+        };
         let pkt = match ev {
             Ev::Arrive { pkt, .. } => {
                 let p = *self.pkts.get(pkt);
