@@ -1,12 +1,13 @@
 """`detailsim crosscheck`: small scenarios described once, built both in ns-3 (its Python bindings, the
 `ns3` wheel) and here, compared on their headline figures (issue 37).
 
-Each case is a dumbbell: `left` hosts on switch L, `right` hosts on switch R, host links at `host_rate`,
-the L-R link at `bottleneck_rate`, every link `delay` one way. Every switch egress queue holds `queue`
+Each case is a dumbbell (`left` hosts on switch L, `right` hosts on switch R, host links at `host_rate`,
+the L-R link at `bottleneck_rate`), a chain of switches or a fat tree (`fabric`), every link `delay` one
+way. Every switch egress queue holds `queue`
 packets, drop-tail, or marks ECN when more than `mark` packets are queued (ns-3: RED with MinTh = MaxTh =
 K and QW = 1, as its dctcp-example; here `ecn_marking = "per_port"`). TCP NewReno or DCTCP without SACK,
 timestamps or delayed ACKs, a SYN handshake, MSS 1448, initial window, minimum RTO and DCTCP's g as the case says. Flows:
-(src, dst, bytes or None for a bulk flow, start in seconds), hosts numbered left first.
+(src, dst, bytes or None for a bulk flow, start in seconds), hosts numbered as `fabric` lists them.
 
 What each side is made to be (so that a difference is the models', not the setup's): ns-3's point-to-point
 frame is the IP packet plus a 2-byte PPP header, so here `frame_overhead = 2` and `min_frame = 42`; an
@@ -23,9 +24,11 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 MSS = 1448
 WIRE = MSS + 40 + 2  # a full segment on a point-to-point link: IP + TCP headers, PPP's 2 bytes
@@ -62,7 +65,6 @@ class Case:
     end: float = 0.5
     window: tuple[float, float] | None = None
     headline: str = "goodput"
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 CASES: dict[str, Case] = {c.name: c for c in [
@@ -90,14 +92,6 @@ CASES: dict[str, Case] = {c.name: c for c in [
          left=8, right=1, flows=[(i, 8, 65536, 0.0) for i in range(8)], host_rate="1Gbps", queue=32,
          min_rto="200ms", end=2.0, headline="median_fct"),
 ]}
-
-
-def _seconds(s: str) -> float:
-    units = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-    for u in ("ns", "us", "ms", "s"):
-        if s.endswith(u):
-            return float(s[: -len(u)]) * units[u]
-    raise ValueError(s)
 
 
 def fabric(c: Case) -> tuple[list[int], list[tuple[int, int]], int]:
@@ -219,7 +213,7 @@ def run_ns3(c: Case, sample: float | None = None) -> dict[str, Any]:
     ns.Config.SetDefault("ns3::TcpSocket::DelAckCount", ns.UintegerValue(1))
     ns.Config.SetDefault("ns3::TcpSocket::SndBufSize", ns.UintegerValue(1 << 24))
     ns.Config.SetDefault("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 24))
-    ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(_seconds(c.min_rto))))
+    ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Time(c.min_rto)))
     ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(False))
     ns.Config.SetDefault("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
     if c.cc == "dctcp":
@@ -249,7 +243,7 @@ def run_ns3(c: Case, sample: float | None = None) -> dict[str, Any]:
                              "LInterm", ns.DoubleValue(1 / p), "Gentle", ns.BooleanValue(True),
                              "UseEcn", ns.BooleanValue(True), "UseHardDrop", ns.BooleanValue(False),
                              "MeanPktSize", ns.UintegerValue(MSS + 40), "LinkBandwidth", ns.DataRateValue(ns.DataRate(c.bottleneck_rate)),
-                             "LinkDelay", ns.TimeValue(ns.Seconds(_seconds(c.delay))))
+                             "LinkDelay", ns.TimeValue(ns.Time(c.delay)))
     elif c.prio is not None:
         handle = tch.SetRootQueueDisc("ns3::PrioQueueDisc", "Priomap", ns.StringValue("1 1 1 1 1 1 0 1 1 1 1 1 1 1 1 1"))
         classes = tch.AddQueueDiscClasses(handle, 2, "ns3::QueueDiscClass")
@@ -261,7 +255,7 @@ def run_ns3(c: Case, sample: float | None = None) -> dict[str, Any]:
                              "MinTh", ns.DoubleValue(c.mark), "MaxTh", ns.DoubleValue(c.mark), "QW", ns.DoubleValue(1.0),
                              "UseEcn", ns.BooleanValue(True), "UseHardDrop", ns.BooleanValue(False),
                              "MeanPktSize", ns.UintegerValue(MSS + 40), "LinkBandwidth", ns.DataRateValue(ns.DataRate(c.bottleneck_rate)),
-                             "LinkDelay", ns.TimeValue(ns.Seconds(_seconds(c.delay))))
+                             "LinkDelay", ns.TimeValue(ns.Time(c.delay)))
     addr = ns.Ipv4AddressHelper()
     qdiscs = []
     subnet = [0]
@@ -324,7 +318,6 @@ def run_ns3(c: Case, sample: float | None = None) -> dict[str, Any]:
     # FCTs (the sinks' traces) and retransmissions (FlowMonitor, data direction)
     mon.CheckForLostPackets()
     cls = ns.DynamicCast[ns.Ipv4FlowClassifier](fmh.GetClassifier())
-    starts = {(str(ifs[s].GetAddress(0)), 5000 + k): (t, b) for k, (s, d, b, t) in enumerate(c.flows)}
     fct = []
     index = {(str(ifs[s].GetAddress(0)), 5000 + k): k for k, (s, d, b, t) in enumerate(c.flows)}
     retx = [0] * len(c.flows)
@@ -341,21 +334,15 @@ def run_ns3(c: Case, sample: float | None = None) -> dict[str, Any]:
         share[k] = max(0.0, 1 - (int(sinks[k].GetTotalRx()) / MSS) / tx) if tx else 0.0
         if b is not None:
             # packets sent beyond the flow's segments, its SYN, the handshake's ACK and its FIN: retransmissions
-            retx[k] = int(kv.second.txPackets) - (-(-b // MSS) + 3)
+            retx[k] = tx - (-(-b // MSS) + 3)
             if watch.done[k] >= 0:
-                fct.append((watch.done[k] - starts[key][0]) * 1e3)
+                fct.append((watch.done[k] - c.flows[k][3]) * 1e3)
     out["retx"] = [retx[k] for k, f in enumerate(c.flows) if f[2] is not None]
     out["retx_share"] = [round(x, 4) for x in share]
     out["fct_ms"] = sorted(fct)
     out["drops"] = sum(int(q.Get(k).GetStats().nTotalDroppedPackets) for q in qdiscs for k in range(q.GetN()))
-    out["complete"] = [int(x.GetTotalRx()) >= b for x, (_, _, b, _) in zip(sinks, c.flows) if b is not None]
     ns.Simulator.Destroy()
     return out
-
-
-def _median(v: list[float]) -> float:
-    """The nearest-rank median (the lower middle of an even count)."""
-    return sorted(v)[(len(v) - 1) // 2] if v else float("nan")
 
 
 def headline(c: Case, r: dict[str, Any]) -> float:
@@ -365,7 +352,9 @@ def headline(c: Case, r: dict[str, Any]) -> float:
         return float(sum(r["goodput_mbps"]))
     if c.headline == "goodput_first":
         return float(r["goodput_mbps"][0])
-    return float(_median(r["fct_ms"]))
+    from .results import nearest_rank
+
+    return float(nearest_rank(np.sort(np.asarray(r["fct_ms"], dtype=float)), 0.5))
 
 
 def run_case(name: str) -> dict[str, Any]:
@@ -410,12 +399,9 @@ def table(results: list[dict[str, Any]]) -> str:
 
 
 def update_docs(results: list[dict[str, Any]], root: Path) -> None:
-    from .reproduce import render_block
+    from .reproduce import write_generated
 
-    (root / DOC_JSON).parent.mkdir(parents=True, exist_ok=True)
-    (root / DOC_JSON).write_text(json.dumps(results, indent=1) + "\n")
-    doc = root / DOC
-    doc.write_text(render_block(doc.read_text(), BLOCK, table(results), DOC, source=SOURCE))
+    write_generated(root, DOC, DOC_JSON, BLOCK, results, table(results), SOURCE)
 
 
 def doc_block(root: Path) -> str | None:

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .reproduce import block_of, render_block
+from .reproduce import block_of, write_generated
 from .results import QUANTILES, nearest_rank
 
 DEFAULT_SCENARIO = "live/verification"
@@ -130,10 +130,7 @@ def table(res: dict[str, Any]) -> str:
 
 
 def update_docs(res: dict[str, Any], root: Path) -> None:
-    (root / DOC_JSON).parent.mkdir(parents=True, exist_ok=True)
-    (root / DOC_JSON).write_text(json.dumps(res, indent=1) + "\n")
-    doc = root / DOC
-    doc.write_text(render_block(doc.read_text(), BLOCK, table(res), DOC, source=SOURCE))
+    write_generated(root, DOC, DOC_JSON, BLOCK, res, table(res), SOURCE)
 
 
 def doc_block(root: Path) -> str | None:

@@ -616,6 +616,13 @@ def render_block(text: str, name: str, body: str, path: str = "", source: str = 
     return text[: i + len(begin)] + "\n" + body + "\n" + text[j:]
 
 
+def write_generated(root: Path, doc: str, doc_json: str, name: str, data: Any, body: str, source: str) -> None:
+    """Store `data` as `doc_json` and put `body` in `doc`'s generated block `name` (both under `root`)."""
+    (root / doc_json).parent.mkdir(parents=True, exist_ok=True)
+    (root / doc_json).write_text(json.dumps(data, indent=1) + "\n")
+    (root / doc).write_text(render_block((root / doc).read_text(), name, body, doc, source=source))
+
+
 def block_of(text: str, name: str, source: str = REPRODUCE_SOURCE) -> str | None:
     begin, end = _block(name, source)
     i, j = text.find(begin), text.find(end)
