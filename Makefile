@@ -50,8 +50,20 @@ lint:
 	@if cargo clippy --version >/dev/null 2>&1; then cargo clippy -q --release --workspace --all-targets -- -D warnings; \
 	else echo "lint: cargo clippy is not installed (rustup component add clippy); not linted"; fi
 
-test-python: build $(SYSDEPS_STAMP)
-	$(VENV)/bin/pytest -q tests
+# ns-3 (the `ns3` wheel, about 69 MB, 2-3 minutes) for one crosscheck case in the tests; if the registry
+# cannot give it within ten minutes, the reason is kept and that one test is skipped saying it.
+NS3_WHEEL := ns3==3.44.post0
+NS3_STAMP := $(VENV)/.ns3
+$(NS3_STAMP): | $(STAMP_DEPS)
+	@rm -f $(VENV)/.ns3-unavailable
+	@if ! timeout 600 $(PIP) install -q "$(NS3_WHEEL)" 2>$(VENV)/.ns3-pip.log; then \
+		echo "pip install $(NS3_WHEEL) failed or took over 10 minutes: $$(tail -n 1 $(VENV)/.ns3-pip.log)" > $(VENV)/.ns3-unavailable; \
+		cat $(VENV)/.ns3-unavailable; \
+	fi
+	touch $@
+
+test-python: build $(SYSDEPS_STAMP) $(NS3_STAMP)
+	DETAILSIM_NS3_EXPECTED=1 $(VENV)/bin/pytest -q tests
 
 bench: build
 	$(PY) benches/bench.py
@@ -59,7 +71,7 @@ bench: build
 # ns-3 against detailsim, case by case (detailsim.crosscheck): installs the ns3 wheel (about 69 MB, 2-3
 # minutes) into the venv, runs every case on both and rewrites docs/validation.md's generated table.
 crosscheck: build
-	$(VENV)/bin/pip install -q "ns3==3.44.post0"
+	$(VENV)/bin/pip install -q "$(NS3_WHEEL)"
 	$(VENV)/bin/detailsim crosscheck --update-docs
 
 # A long input-fuzzing campaign (detailsim.fuzz): FUZZ_CASES mutated scenarios, sweep files, CSV flow lists

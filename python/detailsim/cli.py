@@ -430,15 +430,35 @@ def export_cmd(run_dir: str, fmt: str, output: str | None) -> None:
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="Write the results as JSON here.")
 @click.option("--update-docs", is_flag=True, help="Rewrite docs/validation.md's generated:crosscheck table and docs/validation/crosscheck.json (run from the project root).")
 @click.option("--ours-only", is_flag=True, help="Run only this simulator's side again, keeping ns-3's stored figures (after a change of the model; no ns-3 needed).")
-def crosscheck_cmd(cases: tuple[str, ...], out: str | None, update_docs: bool, ours_only: bool) -> None:
+@click.option("--vary", "varied", multiple=True, metavar="FIELD=VALUE",
+              help="What-if: change the case on both sides (queue, mark, initial_window, g, end, host_rate, bottleneck_rate, delay, min_rto; repeatable).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="What-if: override this side's scenario (as `run --set`; repeatable).")
+@click.option("--ns3-set", "attrs", multiple=True, metavar="ns3::Type::Attribute=VALUE",
+              help="What-if: set an ns-3 attribute default after the case's own (repeatable).")
+def crosscheck_cmd(cases: tuple[str, ...], out: str | None, update_docs: bool, ours_only: bool, varied: tuple[str, ...],
+                   sets: tuple[str, ...], attrs: tuple[str, ...]) -> None:
     """Run the crosscheck scenarios in ns-3 (the `ns3` wheel: `make crosscheck` installs it) and here, and
-    print each headline figure on both with the difference (docs/validation.md, "Checked against ns-3")."""
+    print each headline figure on both with the difference (docs/validation.md, "Checked against ns-3").
+    --vary changes a case on both sides, --set and --ns3-set one side or the other, to show what a difference
+    comes from."""
     from . import crosscheck as X
 
     names = list(cases) or list(X.CASES)
     unknown = [n for n in names if n not in X.CASES]
     if unknown:
         _fail(f"--case: no case {unknown[0]!r}; cases: {', '.join(X.CASES)}")
+    if update_docs and (sets or attrs or varied):
+        _fail("crosscheck: --update-docs writes the cases as they are; leave out --vary, --set and --ns3-set")
+    try:
+        for n in names:
+            X.vary(X.CASES[n], list(varied))
+    except ValueError as e:
+        _fail(str(e))
+    if ours_only and attrs:
+        _fail("crosscheck: --ns3-set needs ns-3 runs; leave out --ours-only")
+    bad = [a for a in attrs if not a.startswith("ns3::") or "=" not in a]
+    if bad:
+        _fail(f"--ns3-set: {bad[0]!r} is not ns3::Type::Attribute=VALUE")
     progress = lambda n: click.echo(f"{n} ...", err=True)  # noqa: E731
     if ours_only:
         import json
@@ -447,7 +467,7 @@ def crosscheck_cmd(cases: tuple[str, ...], out: str | None, update_docs: bool, o
         if not stored_path.exists():
             _fail(f"--ours-only: no stored results {X.DOC_JSON} (run from the project root)")
         try:
-            res = X.rerun_ours(json.loads(stored_path.read_text()), names, progress)
+            res = X.rerun_ours(json.loads(stored_path.read_text()), names, progress, list(sets), list(varied))
         except KeyError as e:
             _fail(f"--ours-only: case {e.args[0]!r} has no stored ns-3 figures; run it with ns-3 first")
         if out:
@@ -457,7 +477,11 @@ def crosscheck_cmd(cases: tuple[str, ...], out: str | None, update_docs: bool, o
             import ns  # noqa: F401
         except ImportError:
             _fail("crosscheck: ns-3's Python bindings are not installed (`make crosscheck` installs the ns3 wheel into the venv)")
-        res = X.main(names, Path(out) if out else None, progress=progress)
+        try:
+            res = X.main(names, Path(out) if out else None, progress=progress, sets=list(sets), attrs=list(attrs),
+                         varied=list(varied))
+        except RuntimeError as e:
+            _fail(f"crosscheck: {e}")
     click.echo(X.table(res))
     if update_docs:
         X.update_docs(res, Path.cwd())

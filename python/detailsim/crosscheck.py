@@ -5,7 +5,7 @@ Each case is a dumbbell (`left` hosts on switch L, `right` hosts on switch R, ho
 the L-R link at `bottleneck_rate`), a chain of switches or a fat tree (`fabric`), every link `delay` one
 way. Every switch egress queue holds `queue`
 packets, drop-tail, or marks ECN when more than `mark` packets are queued (ns-3: RED with MinTh = MaxTh =
-K and QW = 1, as its dctcp-example; here `ecn_marking = "per_port"`). TCP NewReno or DCTCP without SACK,
+K and QW = 1, as its dctcp-example; here `ecn_marking = "per_port"`). TCP NewReno or DCTCP without SACK, limited transmit,
 timestamps or delayed ACKs, a SYN handshake, MSS 1448, initial window, minimum RTO and DCTCP's g as the case says. Flows:
 (src, dst, bytes or None for a bulk flow, start in seconds), hosts numbered as `fabric` lists them.
 
@@ -94,6 +94,29 @@ CASES: dict[str, Case] = {c.name: c for c in [
 ]}
 
 
+# what `--vary FIELD=VALUE` may change in a case, on both sides at once (a what-if run), and how to read it
+VARY: dict[str, Any] = {"queue": int, "mark": int, "initial_window": int, "g": float, "end": float, "host_rate": str,
+                        "bottleneck_rate": str, "delay": str, "min_rto": str}
+
+
+def vary(c: Case, items: list[str]) -> Case:
+    """The case with FIELD=VALUE changes (`VARY`); a ValueError names the field and what is allowed."""
+    import dataclasses
+
+    changes: dict[str, Any] = {}
+    for a in items:
+        k, eq, v = a.partition("=")
+        if not eq or k not in VARY:
+            raise ValueError(f"--vary {a!r}: FIELD=VALUE with FIELD one of {', '.join(VARY)}")
+        try:
+            changes[k] = VARY[k](v)
+        except ValueError:
+            raise ValueError(f"--vary {k}: {v!r} is not {'an integer' if VARY[k] is int else 'a number'}") from None
+        if VARY[k] is not str and changes[k] <= 0:
+            raise ValueError(f"--vary {k}: must be positive, got {v!r}")
+    return dataclasses.replace(c, **changes)
+
+
 def fabric(c: Case) -> tuple[list[int], list[tuple[int, int]], int]:
     """The case's switches: the switch each host hangs off (hosts numbered in order), the switch-to-switch
     links, and the number of switches."""
@@ -157,12 +180,14 @@ def ours_scenario(c: Case) -> dict[str, Any]:
     return sc
 
 
-def run_ours(c: Case) -> dict[str, Any]:
+def run_ours(c: Case, sets: list[str] | None = None) -> dict[str, Any]:
+    """The case here; `sets` are `--set KEY=VALUE` overrides of its scenario (a what-if run)."""
     import polars as pl
 
-    import detailsim
+    from .api import execute
+    from .scenario import prepare
 
-    r = detailsim.run(ours_scenario(c))
+    r = execute(*prepare(ours_scenario(c), sets=sets))
     f = r.flows.sort("id")
     out: dict[str, Any] = {"drops": int(r.summary["packets"]["dropped"])}
     if c.window:
@@ -197,9 +222,10 @@ namespace xcheck {
 """
 
 
-def run_ns3(c: Case, sample: float | None = None) -> dict[str, Any]:
+def run_ns3(c: Case, sample: float | None = None, attrs: list[str] | None = None) -> dict[str, Any]:
     """The case in ns-3 (the `ns3` wheel's bindings): per-flow goodput in the window, FCTs, drops,
-    retransmissions."""
+    retransmissions. `attrs` are `ns3::Type::Attribute=VALUE` defaults set after the case's own (a what-if
+    run); an unknown attribute or a value it refuses is a ValueError."""
     import cppyy
     from ns import ns  # the wheel's cppyy bindings
 
@@ -216,9 +242,18 @@ def run_ns3(c: Case, sample: float | None = None) -> dict[str, Any]:
     ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Time(c.min_rto)))
     ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(False))
     ns.Config.SetDefault("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
+    # RFC 3042's limited transmit, on by default in ns-3, is not in this simulator's TCP. Without SACK, ns-3
+    # pairs it with a guess: each duplicate ACK marks the next segment above the hole as received, and a
+    # guess found wrong when the cumulative ACK advances marks the new head lost (TcpTxBuffer::DiscardUpTo),
+    # which under reordering resends about half the packets (docs/validation.md, section 17).
+    ns.Config.SetDefault("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(False))
     if c.cc == "dctcp":
         ns.Config.SetDefault("ns3::TcpSocketBase::UseEcn", ns.StringValue("On"))
         ns.Config.SetDefault("ns3::TcpDctcp::DctcpShiftG", ns.DoubleValue(c.g))
+    for a in attrs or []:
+        name, eq, value = a.partition("=")
+        if not eq or not name.startswith("ns3::") or not ns.Config.SetDefaultFailSafe(name, ns.StringValue(value)):
+            raise ValueError(f"--ns3-set {a!r}: not an ns-3 attribute default it accepts (ns3::Type::Attribute=VALUE)")
     at, swlinks, nsw = fabric(c)
     host_rate = c.bottleneck_rate if c.fattree is not None else c.host_rate
     hosts, sw = ns.NodeContainer(), ns.NodeContainer()
@@ -357,19 +392,23 @@ def headline(c: Case, r: dict[str, Any]) -> float:
     return float(nearest_rank(np.sort(np.asarray(r["fct_ms"], dtype=float)), 0.5))
 
 
-def run_case(name: str) -> dict[str, Any]:
-    """One case on both simulators (ns-3 in a child process: its state does not reset between cases)."""
+def run_case(name: str, sets: list[str] | None = None, attrs: list[str] | None = None,
+             varied: list[str] | None = None) -> dict[str, Any]:
+    """One case on both simulators (ns-3 in a child process: its state does not reset between cases);
+    `varied` changes the case on both sides, `sets` and `attrs` this side's scenario and ns-3's attribute
+    defaults (what-if runs)."""
     import subprocess
     import sys
 
-    c = CASES[name]
+    c = vary(CASES[name], varied or [])
     t0 = time.perf_counter()
-    ours = run_ours(c)
+    ours = run_ours(c, sets)
     t1 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-c", f"import json; from detailsim.crosscheck import run_ns3, CASES; print(json.dumps(run_ns3(CASES[{name!r}])))"],
-                       capture_output=True, text=True, timeout=1800)
+    code = ("import json; from detailsim.crosscheck import run_ns3, vary, CASES; "
+            f"print(json.dumps(run_ns3(vary(CASES[{name!r}], {list(varied or [])!r}), attrs={list(attrs or [])!r})))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1800)
     if p.returncode != 0:
-        raise RuntimeError(f"ns-3 run of {name} failed: {p.stderr.strip().splitlines()[-1:] }")
+        raise RuntimeError(f"ns-3 run of {name} failed: {' '.join(p.stderr.strip().splitlines()[-1:])}")
     ns3 = json.loads(p.stdout.strip().splitlines()[-1])
     t2 = time.perf_counter()
     return {"case": name, "what": c.what, "headline": c.headline, "ours": ours, "ns3": ns3,
@@ -410,7 +449,8 @@ def doc_block(root: Path) -> str | None:
     return block_of((root / DOC).read_text(), BLOCK, source=SOURCE)
 
 
-def rerun_ours(stored: list[dict[str, Any]], names: list[str], progress: Any = None) -> list[dict[str, Any]]:
+def rerun_ours(stored: list[dict[str, Any]], names: list[str], progress: Any = None, sets: list[str] | None = None,
+               varied: list[str] | None = None) -> list[dict[str, Any]]:
     """The stored results with this simulator's side of cases `names` run again (after a change of the
     model: ns-3's figures stay, its runs need the wheel); a case the store lacks is an error."""
     by = {r["case"]: r for r in stored}
@@ -419,17 +459,19 @@ def rerun_ours(stored: list[dict[str, Any]], names: list[str], progress: Any = N
             raise KeyError(n)
         if progress:
             progress(n)
-        ours = run_ours(CASES[n])
-        by[n] = {**by[n], "ours": ours, "ours_headline": headline(CASES[n], ours)}
+        c = vary(CASES[n], varied or [])
+        ours = run_ours(c, sets)
+        by[n] = {**by[n], "ours": ours, "ours_headline": headline(c, ours)}
     return [by[n] for n in CASES if n in by]
 
 
-def main(names: list[str], out: Path | None, progress: Any = None) -> list[dict[str, Any]]:
+def main(names: list[str], out: Path | None, progress: Any = None, sets: list[str] | None = None,
+         attrs: list[str] | None = None, varied: list[str] | None = None) -> list[dict[str, Any]]:
     results = []
     for n in names:
         if progress:
             progress(n)
-        results.append(run_case(n))
+        results.append(run_case(n, sets, attrs, varied))
     if out is not None:
         out.write_text(json.dumps(results, indent=1) + "\n")
     return results
