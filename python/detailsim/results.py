@@ -167,6 +167,8 @@ def summarize(core: dict[str, Any], flows: pl.DataFrame, scenario: str, seed: in
         "fabric": core["fabric"],
         "packets": core["packets"],
         "invariants": core["invariants"],
+        # shared-buffer switches only: the largest pool use of any switch, the pool, the PAUSEs sent
+        **({"shared_buffer": core["shared_buffer"]} if "shared_buffer" in core else {}),
         **({"goodput": goodput} if goodput is not None else {}),
     }
 

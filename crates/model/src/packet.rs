@@ -46,6 +46,9 @@ pub struct Packet {
     pub flags: u8,
     /// Whether this is a retransmission (for traces).
     pub retx: bool,
+    /// A shared-buffer switch: the local index of the port the packet came in on (its MMU charged that
+    /// ingress; released when the packet leaves the egress).
+    pub in_lp: u16,
     /// Data: first byte's sequence number. ACK: cumulative acknowledgement.
     pub seq: u64,
     /// Send timestamp (TSval) and echoed timestamp (TSecr), in picoseconds.

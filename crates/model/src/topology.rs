@@ -69,7 +69,17 @@ pub struct Topology {
     pub speedup: f64,
     pub host_buffer: u64,
     pub framing: Framing,
+    /// Shared-buffer switches (`[topology.shared_buffer]`): the pool's settings, and the headroom per
+    /// ingress port and lossless priority when set (None: derived from each port's link under PFC).
+    pub shared_buffer: Option<(crate::mechanisms::mmu::MmuParams, Option<u64>)>,
 }
+
+/// `[topology.shared_buffer]`'s defaults: egress alpha 1 (Choudhury and Hahne's dynamic threshold), PFC
+/// alpha 1/8 (the HPCC simulator's `pfc_a_shift` of 3), no reserve, a resume offset of 3 KiB (the HPCC
+/// simulator's `SwitchMmu`: `resume_offset = 3 * 1024`).
+pub const SHARED_ALPHA: f64 = 1.0;
+pub const SHARED_PFC_ALPHA: f64 = 0.125;
+pub const SHARED_RESUME_OFFSET: u64 = 3 * 1024;
 
 impl Topology {
     pub fn hosts(&self) -> impl Iterator<Item = usize> + '_ {
@@ -327,6 +337,16 @@ pub fn build(cfg: &TopologyConfig) -> Result<Topology, ConfigError> {
         speedup: cfg.speedup.unwrap_or(DEFAULT_SPEEDUP),
         host_buffer: cfg.host_buffer.map(|b| b.0).unwrap_or(DEFAULT_HOST_BUFFER_FRAMES * framing.full_frame() as u64),
         framing,
+        shared_buffer: cfg.shared_buffer.as_ref().map(|sb| {
+            let p = crate::mechanisms::mmu::MmuParams {
+                size: sb.size.map(|b| b.0).unwrap_or(0),
+                alpha: sb.alpha.unwrap_or(SHARED_ALPHA),
+                pfc_alpha: sb.pfc_alpha.unwrap_or(SHARED_PFC_ALPHA),
+                reserve: sb.reserve.map(|b| b.0).unwrap_or(0),
+                resume_offset: sb.resume_offset.map(|b| b.0).unwrap_or(SHARED_RESUME_OFFSET),
+            };
+            (p, sb.headroom.map(|b| b.0))
+        }),
     };
     // every host has exactly one link; buffers must hold a full frame
     let mut deg = vec![0u32; topo.nodes.len()];

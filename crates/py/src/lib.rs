@@ -275,6 +275,9 @@ fn network(scenario_json: &str) -> PyResult<(detailsim_model::fabric::Fabric, de
     if let Some(why) = detailsim_model::live::Fabric::unsupported(&scheme, &faults) {
         return Err(ScenarioError::new_err(why));
     }
+    if net.shared() {
+        return Err(ScenarioError::new_err("topology.shared_buffer: live mode runs DeTail's CIOQ switches only (shared-buffer switches are simulated only)"));
+    }
     Ok((net, scheme))
 }
 

@@ -231,6 +231,21 @@ pub struct TopologyConfig {
     pub mtu: Option<Bytes>,
     pub frame_overhead: Option<Bytes>,
     pub min_frame: Option<Bytes>,
+    /// `[topology.shared_buffer]`: every switch's ports draw on one pool (a shared-buffer switch) instead
+    /// of DeTail's per-port ingress and egress buffers and crossbar.
+    pub shared_buffer: Option<SharedBufferConfig>,
+}
+
+/// `[topology.shared_buffer]` (see `mechanisms::mmu`).
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SharedBufferConfig {
+    pub size: Option<Bytes>,
+    pub alpha: Option<f64>,
+    pub pfc_alpha: Option<f64>,
+    pub reserve: Option<Bytes>,
+    pub resume_offset: Option<Bytes>,
+    pub headroom: Option<Bytes>,
 }
 
 pub const TOPOLOGY_KINDS: &[&str] =
@@ -250,6 +265,7 @@ pub(crate) const COMMON_TOPO_KEYS: &[&str] = &[
     "mtu",
     "frame_overhead",
     "min_frame",
+    "shared_buffer",
 ];
 
 

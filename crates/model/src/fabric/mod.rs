@@ -240,6 +240,9 @@ pub struct Fabric {
     /// of retries runs, and which egress that is.
     pub(crate) round: Vec<(u8, u32)>,
     pub(crate) round_of: Option<u32>,
+    /// Shared-buffer switches (`[topology.shared_buffer]`): per node, a switch's MMU (`mmu_setup`); empty
+    /// for DeTail's CIOQ switches.
+    pub mmu: Vec<Option<crate::mechanisms::mmu::Mmu>>,
 }
 
 impl Fabric {
@@ -329,7 +332,7 @@ impl Fabric {
         } else {
             Vec::new()
         };
-        Ok(Fabric { framing: topo.framing, topo, nodes, ports, hosts, routes, pfc: Vec::new(), markers, bdp: (0, Time::ZERO), queue_limit: None, port_ctr: Vec::new(), tx_count: Vec::new(), round: Vec::new(), round_of: None })
+        Ok(Fabric { framing: topo.framing, topo, nodes, ports, hosts, routes, pfc: Vec::new(), markers, bdp: (0, Time::ZERO), queue_limit: None, port_ctr: Vec::new(), tx_count: Vec::new(), round: Vec::new(), round_of: None, mmu: Vec::new() })
     }
 
     /// The network a run starts with, and its faults: `build`, then the checks of the framing against the
@@ -351,7 +354,55 @@ impl Fabric {
         let degrades: Vec<(usize, u32, Rate)> =
             faults.iter().enumerate().filter_map(|(i, f)| if let FaultKind::Degrade(r) = f.kind { Some((i, f.link, r)) } else { None }).collect();
         net.pfc_setup(scheme, &degrades)?;
+        net.mmu_setup(scheme)?;
         Ok((net, faults))
+    }
+
+    /// Whether the switches share one buffer each (`[topology.shared_buffer]`).
+    #[inline(always)]
+    pub fn shared(&self) -> bool {
+        !self.mmu.is_empty()
+    }
+
+    /// Shared-buffer switches: each switch's MMU, its lossless priorities those of PFC (none without it),
+    /// each ingress port's headroom per lossless priority the configured one or, derived from its link,
+    /// what may still arrive after its PAUSE is sent (`pfc::headroom`); the egress queues bounded only by
+    /// the pool (and `queue_limit`).
+    pub fn mmu_setup(&mut self, scheme: &Scheme) -> Result<(), ConfigError> {
+        let Some((params, headroom)) = self.topo.shared_buffer.clone() else { return Ok(()) };
+        let pfc = scheme.flow_control == crate::config::FlowControl::Pfc;
+        let lossless = if pfc { scheme.pfc.priorities } else { 0 };
+        let mut mmu = Vec::with_capacity(self.nodes.len());
+        for (n, nd) in self.nodes.iter().enumerate() {
+            if !nd.is_switch {
+                mmu.push(None);
+                continue;
+            }
+            let ports = nd.port_base..nd.port_base + nd.nports;
+            let hr: Vec<u64> = ports
+                .clone()
+                .map(|p| match (headroom, pfc) {
+                    (_, false) => 0,
+                    (Some(h), true) => h,
+                    (None, true) => crate::mechanisms::pfc::headroom(&scheme.pfc, self.pfc_link_view(p, self.ports[p as usize].rate)),
+                })
+                .collect();
+            let m = crate::mechanisms::mmu::Mmu::new(params.clone(), hr, lossless).map_err(|e| ConfigError {
+                field: "topology.shared_buffer.size".into(),
+                msg: format!(
+                    "{} B leave no shared pool at switch {:?}: its reserves ({} B per port and priority) and PFC headroom take {} B; raise the size, or lower reserve or headroom",
+                    params.size, self.node_name(n as u32), params.reserve, e.needed - 1
+                ),
+            })?;
+            let cap = params.size.min(crate::mechanisms::queue::MAX_CAP);
+            for p in ports {
+                let eg = &mut self.ports[p as usize].eg;
+                eg.cap = self.queue_limit.map_or(cap, |l| l.min(cap));
+            }
+            mmu.push(Some(m));
+        }
+        self.mmu = mmu;
+        Ok(())
     }
 
     /// PFC's state per port: under PFC, each switch ingress's thresholds and delays derived from its link
@@ -383,17 +434,25 @@ impl Fabric {
     /// PFC thresholds and delays of switch ingress `port` when its link runs at `rate`.
     pub fn pfc_derive(&self, params: &crate::config::PfcParams, port: u32, rate: Rate) -> Result<crate::mechanisms::pfc::Thresholds, ConfigError> {
         let pt = &self.ports[port as usize];
-        let link = crate::mechanisms::pfc::LinkView {
+        let link = self.pfc_link_view(port, rate);
+        let name = format!("{}->{}", self.node_name(pt.peer_node), self.node_name(pt.node));
+        crate::mechanisms::pfc::derive(params, link, &name)
+            .map_err(|e| ConfigError { field: e.param.map_or("scheme.pfc".into(), |p| format!("scheme.pfc.{p}")), msg: e.msg })
+    }
+
+    /// Switch ingress `port`'s link as PFC sees it at `rate` (its buffer: the ingress's; with shared
+    /// buffers, whose thresholds and headroom are the MMU's, unbounded here: only the delays derived from
+    /// the link are used, and the pool's size is checked against the headroom by `mmu_setup`).
+    pub fn pfc_link_view(&self, port: u32, rate: Rate) -> crate::mechanisms::pfc::LinkView {
+        let pt = &self.ports[port as usize];
+        crate::mechanisms::pfc::LinkView {
             rate,
             delay: pt.delay,
             forwarding_delay: self.topo.forwarding_delay,
             max_frame: self.framing.full_frame() as u64,
             pfc_frame: self.framing.pfc_frame() as u64,
-            buffer: pt.ing.cap,
-        };
-        let name = format!("{}->{}", self.node_name(pt.peer_node), self.node_name(pt.node));
-        crate::mechanisms::pfc::derive(params, link, &name)
-            .map_err(|e| ConfigError { field: e.param.map_or("scheme.pfc".into(), |p| format!("scheme.pfc.{p}")), msg: e.msg })
+            buffer: if self.topo.shared_buffer.is_some() { crate::mechanisms::queue::MAX_CAP } else { pt.ing.cap },
+        }
     }
 
     /// The two ports of link `link` (its first node's, then its second's).

@@ -5,6 +5,7 @@ pub mod crossbar;
 pub mod dibs;
 pub mod ecn;
 pub mod forwarding;
+pub mod mmu;
 pub mod nic;
 pub mod pfc;
 pub mod pias;

@@ -140,6 +140,14 @@ pub fn derive(p: &PfcParams, l: LinkView, name: &str) -> Result<Thresholds, Deri
     })
 }
 
+/// Headroom a lossless priority of an ingress on link `l` needs (a shared-buffer switch's, which pauses
+/// from the MMU's dynamic threshold): what may still arrive after the PAUSE is sent, as `derive` bounds it:
+/// the reaction window's bytes, those of the forwarding delay, and a frame.
+pub fn headroom(p: &PfcParams, l: LinkView) -> u64 {
+    let window = p.reaction_time.unwrap_or(l.rate.tx_time(l.max_frame) + l.rate.tx_time(l.max_frame) + l.rate.tx_time(l.pfc_frame) + l.delay + l.delay + PFC_PROCESSING);
+    reaction_bytes(l.rate, window) + reaction_bytes(l.rate, l.forwarding_delay) + l.max_frame
+}
+
 /// What data arriving at an ingress says about the upstream's obedience.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DataCheck {

@@ -797,6 +797,10 @@ impl Sim {
 #[path = "mod_tests.rs"]
 mod tests;
 
+#[cfg(test)]
+#[path = "shared_tests.rs"]
+mod shared_tests;
+
 /// Cores free for this run: the cores this process may use less the load average of the last minute
 /// (rounded), so that a run beside a busy sweep takes one thread; `DETAILSIM_FREE_CORES` says it instead
 /// (tests, or a user who knows better).

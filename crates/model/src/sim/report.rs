@@ -101,6 +101,7 @@ impl Sim {
         }
         self.canonical_flows(&rank, first_unfinished, apps);
         self.check_conservation().expect("packet conservation");
+        self.check_shared().expect("shared buffer bounds");
     }
 
     /// Packets still in the network (in both parts of a split run).
@@ -117,6 +118,26 @@ impl Sim {
                 "packet conservation violated at {}: created {} != delivered {} + dropped {} + in flight {}",
                 self.now, c.pkts_created, c.pkts_delivered, c.dropped(), in_flight
             ));
+        }
+        Ok(())
+    }
+
+    /// Shared-buffer switches: each MMU within its pool (the most ever in use at most its size, the shared
+    /// part and every headroom within theirs) and its egress accounting that of the queues (bytes per port).
+    pub fn check_shared(&self) -> Result<(), String> {
+        for (n, m) in self.fab.mmu.iter().enumerate() {
+            let Some(m) = m else { continue };
+            let name = self.node_name(n as u32);
+            if m.peak > m.p.size || m.shared_used > m.shared {
+                return Err(format!("shared buffer of {name}: {} B in use at most, {} B shared in use, pool {} B, shared part {} B", m.peak, m.shared_used, m.p.size, m.shared));
+            }
+            let base = self.fab.nodes[n].port_base;
+            for (lp, (eg, hd)) in m.egress.iter().zip(&m.hdrm).enumerate() {
+                let queued = self.fab.ports[base as usize + lp].eg.total;
+                if eg.iter().sum::<u64>() != queued || hd.iter().any(|&h| h > m.headroom[lp]) {
+                    return Err(format!("shared buffer of {name}, port {lp}: the MMU counts {} B, the egress queue holds {queued} B (headroom {:?} of {} B)", eg.iter().sum::<u64>(), hd, m.headroom[lp]));
+                }
+            }
         }
         Ok(())
     }
@@ -245,7 +266,7 @@ impl Sim {
             DropCause::ALL.iter().map(|d| (d.name().to_string(), c.drops[*d as usize].into())).collect();
         let congestion_drops: u64 = DropCause::ALL.iter().filter(|d| d.is_congestion()).map(|d| c.drops[*d as usize]).sum();
         let (bdp, rtt) = self.fab.bdp;
-        let v = serde_json::json!({
+        let mut v = serde_json::json!({
             "scheme": self.scheme.name,
             "mlfq_thresholds_bytes": self.scheme.tcp.mlfq,
             "sim_time_s": self.now.as_secs_f64(),
@@ -289,6 +310,13 @@ impl Sim {
             "hosts": self.fab.hosts.iter().map(|&h| self.node_name(h)).collect::<Vec<_>>(),
             "ports": self.port_stats(),
         });
+        if self.fab.shared() {
+            // only with shared-buffer switches (the summaries of other runs stay as they were)
+            v["invariants"]["shared_buffer"] = serde_json::json!(self.check_shared().is_ok());
+            let peak = self.fab.mmu.iter().flatten().map(|m| m.peak).max().unwrap_or(0);
+            let pauses: u64 = self.fab.pfc.iter().map(|p| p.ingress.pauses_sent.iter().sum::<u64>()).sum();
+            v["shared_buffer"] = serde_json::json!({"peak_bytes": peak, "pool_bytes": self.fab.topo.shared_buffer.as_ref().map(|(p, _)| p.size), "pfc_pauses_sent": pauses});
+        }
         v.to_string()
     }
 }

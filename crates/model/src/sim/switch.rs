@@ -120,10 +120,14 @@ impl Sim {
         // the switch's random stream is lent to the component while the port test reads the node table
         let mut rng = self.fab.nodes[node as usize].rng.clone();
         let (ports, nodes) = (&self.fab.ports, &self.fab.nodes);
+        // a shared-buffer switch: the MMU must admit the packet there (charged to the port it came in on)
+        let mmu = self.fab.mmu.get(node as usize).and_then(|m| m.as_ref());
+        let inp = self.pkts.get(pid).in_lp as usize;
         let ok = |lp: u32| {
             let p = base + lp;
             let pt = &ports[p as usize];
             p != out && pt.up && nodes[pt.peer_node as usize].is_switch && pt.eg.fits(prio, wire)
+                && mmu.is_none_or(|m| m.admits(inp, lp as usize, prio as usize, wire).is_ok())
         };
         let pick = dibs::pick(n, ok, &mut rng).map(|lp| base + lp);
         self.fab.nodes[node as usize].rng = rng;
@@ -245,6 +249,10 @@ impl Sim {
             _ => out,
         };
         self.pkts.get_mut(pid).out_port = out;
+        if self.fab.shared() {
+            self.shared_arrive(node, port, out, pid, prio, wire);
+            return;
+        }
         if self.scheme.priority_eviction && !self.fab.ports[port as usize].ing.has_room(wire) {
             // a full ingress buffer makes room for the arrival by dropping lower-priority packets, if that
             // makes enough room (a packet crossing the crossbar cannot be evicted)
@@ -274,6 +282,81 @@ impl Sim {
         self.ingress_push(port, prio, pid, wire);
     }
 
+    /// A shared-buffer switch (`[topology.shared_buffer]`, `mechanisms::mmu`): packet `pid`, arrived at
+    /// `port` and routed to `out`, enters the egress queue at once (an output-queued switch: no ingress
+    /// queue, no crossbar) if the switch's MMU admits it, charged to its ingress port and priority and to
+    /// the egress; under PFC the ingress may send PAUSE. A lossy arrival the MMU refuses is detoured under
+    /// DIBS (to a random other switch port the MMU admits it to), otherwise dropped (`ingress_buffer`: the
+    /// switch's buffer refused it); a lossless one refused (its headroom full) is a lossless violation.
+    #[inline(never)]
+    fn shared_arrive(&mut self, node: u32, port: u32, mut out: u32, pid: PacketId, prio: u8, wire: u64) {
+        if self.scheduling_is_pfabric() && !self.pfabric_admit(out, pid, wire) {
+            self.drop_packet(pid, DropCause::Priority, Some(port));
+            return;
+        }
+        let base = self.fab.nodes[node as usize].port_base;
+        let p = (port - base) as usize;
+        self.pkts.get_mut(pid).in_lp = p as u16;
+        let mmu = self.fab.mmu[node as usize].as_ref().expect("a switch has an MMU");
+        if let Err(r) = mmu.admits(p, (out - base) as usize, prio as usize, wire) {
+            let detour = if r == crate::mechanisms::mmu::Refusal::Egress && self.scheme.dibs.enabled {
+                match self.dibs_decide(node, pid, prio) {
+                    Decision::Cap => Err(DropCause::DetourLimit),
+                    Decision::No => Err(DropCause::IngressBuffer),
+                    Decision::Yes => self.dibs_pick(node, pid, out, wire).ok_or(DropCause::IngressBuffer),
+                }
+            } else {
+                Err(DropCause::IngressBuffer)
+            };
+            match detour {
+                Ok(d) => {
+                    out = d;
+                    self.pkts.get_mut(pid).out_port = d;
+                }
+                Err(cause) => {
+                    self.drop_packet(pid, cause, Some(port));
+                    return;
+                }
+            }
+        }
+        self.fab.mmu[node as usize].as_mut().unwrap().charge(p, (out - base) as usize, prio as usize, wire);
+        self.shared_pfc(port);
+        let now = self.now;
+        let e = &mut self.fab.ports[out as usize];
+        e.eg.advance(now);
+        e.eg.reserve(prio, wire);
+        self.enter_egress_at(out, pid, prio, wire);
+    }
+
+    fn scheduling_is_pfabric(&self) -> bool {
+        self.scheme.scheduling == Scheduling::Pfabric
+    }
+
+    /// A shared-buffer switch: packet `pid` (`prio`, `wire` bytes) left egress `out` (sent or dropped
+    /// there): its bytes leave the MMU, and the ingress it came in on may resume.
+    #[inline(never)]
+    pub(crate) fn shared_release(&mut self, out: u32, pid: PacketId, prio: u8, wire: u64) {
+        let node = self.fab.ports[out as usize].node;
+        let Some(m) = self.fab.mmu[node as usize].as_mut() else { return };
+        let base = self.fab.nodes[node as usize].port_base;
+        let p = self.pkts.get(pid).in_lp as u32;
+        m.release(p as usize, (out - base) as usize, prio as usize, wire);
+        self.shared_pfc(base + p);
+    }
+
+    /// A shared-buffer switch's ingress `port`: under PFC, the PAUSE / UNPAUSE its MMU calls for now.
+    fn shared_pfc(&mut self, port: u32) {
+        if !self.pfc_on() || !self.fab.pfc[port as usize].ingress.enabled {
+            return;
+        }
+        let node = self.fab.ports[port as usize].node;
+        let base = self.fab.nodes[node as usize].port_base;
+        let sent = self.fab.pfc[port as usize].ingress.sent;
+        let Some(f) = self.fab.mmu[node as usize].as_ref().unwrap().pfc_frame((port - base) as usize, sent) else { return };
+        let f = self.fab.pfc[port as usize].ingress.send(self.now, f);
+        self.pfc_emit(port, f);
+    }
+
     /// pFabric admission at egress `out`: while the packet does not fit, evict the queued packet of the
     /// highest rank if it ranks strictly worse than the arrival. False: no room can be made (drop it).
     fn pfabric_admit(&mut self, out: u32, pid: PacketId, wire: u64) -> bool {
@@ -293,6 +376,9 @@ impl Sim {
         if egress {
             pt.eg.advance(now);
             pt.eg.release(prio, wire);
+            if self.fab.shared() {
+                self.shared_release(port, pid, prio, wire);
+            }
         } else {
             pt.ing.release(prio, wire);
         }
@@ -347,7 +433,10 @@ impl Sim {
             return;
         }
         let pkts = &self.pkts;
-        let (pid, _, wire, ser) = self.fab.dequeue(now, port, pkts, |p| pkts.get(p).wire as u64).expect("non-empty");
+        let (pid, prio, wire, ser) = self.fab.dequeue(now, port, pkts, |p| pkts.get(p).wire as u64).expect("non-empty");
+        if self.fab.shared() {
+            self.shared_release(port, pid, prio, wire);
+        }
         let pt = &mut self.fab.ports[port as usize];
         pt.tx_busy_ps += ser.0;
         pt.tx_busy_until = now + ser;
