@@ -57,11 +57,14 @@ def shared_scenarios(draw):
         scheme["tcp"] = {"mlfq_thresholds": ["10KB"]}
     if pfc:
         scheme["pfc"] = {"priorities": [0, 1, 2, 3, 4]}
+    elif preset != "pfabric" and draw(st.booleans()):
+        # an egress queue limit on top of the pool: drop-tail there
+        scheme["queue_limit"] = draw(st.sampled_from(["16KB", "64KB"]))
     return {"run": {"duration": "2ms", "drain": "50ms", "seed": draw(st.integers(0, 2**32))},
             "topology": topo, "scheme": scheme, "workload": w}, pool
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(shared_scenarios())
 def test_every_preset_keeps_its_invariants_on_shared_buffers(case):
     sc, pool = case
@@ -72,7 +75,8 @@ def test_every_preset_keeps_its_invariants_on_shared_buffers(case):
     cap = int(pool.removesuffix("MB")) * KB * KB if pool.endswith("MB") else int(pool.removesuffix("KB")) * KB
     assert 0 <= s["shared_buffer"]["peak_bytes"] <= cap == s["shared_buffer"]["pool_bytes"]
     sw = r.ports.filter(~pl.col("node").str.starts_with("h"))
-    assert sw["max_egress_bytes"].max() <= cap and sw["max_ingress_bytes"].max() == 0
+    limit = int(sc["scheme"].get("queue_limit", f"{cap // KB}KB").removesuffix("KB")) * KB
+    assert sw["max_egress_bytes"].max() <= min(cap, limit) and sw["max_ingress_bytes"].max() == 0
     if sc["scheme"]["preset"] in PFC_PRESETS:
         assert s["congestion_drops"] == 0, s["drops"]
     assert sum(s["drops"].values()) == s["packets"]["dropped"]

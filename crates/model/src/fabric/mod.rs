@@ -372,6 +372,10 @@ impl Fabric {
         let Some((params, headroom)) = self.topo.shared_buffer.clone() else { return Ok(()) };
         let pfc = scheme.flow_control == crate::config::FlowControl::Pfc;
         let lossless = if pfc { scheme.pfc.priorities } else { 0 };
+        if lossless != 0 && self.queue_limit.is_some() {
+            let key = if scheme.queue_limit.is_some() { "scheme.queue_limit" } else { "scheme.queue_limit_bdp" };
+            return crate::config::err(key, "with shared-buffer switches under PFC a lossless priority cannot be held to a queue limit (it would drop); leave the limit out or make flow_control tail_drop");
+        }
         let mut mmu = Vec::with_capacity(self.nodes.len());
         for (n, nd) in self.nodes.iter().enumerate() {
             if !nd.is_switch {

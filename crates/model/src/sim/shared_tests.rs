@@ -93,3 +93,25 @@ fn every_scheme_preset_runs_on_shared_buffers_with_its_books_balanced() {
         assert_eq!(in_use, queued, "{}", p.name);
     }
 }
+
+#[test]
+fn a_queue_limit_is_drop_tail_on_a_shared_buffer_and_refused_under_pfc() {
+    // a large pool, each egress queue capped at 20 full frames: an output-queued drop-tail switch
+    let mut sim = incast(8, "16MB", r#"{"preset": "tcp", "queue_limit": "30600B"}"#, "");
+    let hot = port_to(&sim, "h0");
+    let (mut most, mut us) = (0u64, 0u64);
+    while !sim.run_until(Time::from_us(us)) {
+        most = most.max(sim.fab.ports[hot as usize].eg.total);
+        us += 1;
+    }
+    assert!(most <= 30_600 && most > 30_600 - 3060, "{most} B queued");
+    assert!(sim.counters.drops[DropCause::IngressBuffer as usize] > 0 && sim.counters.flows_completed == 8);
+    sim.check_shared().unwrap();
+    let e = Sim::from_json(
+        r#"{"topology": {"kind": "single_switch", "hosts": 3, "shared_buffer": {"size": "4MB"}},
+            "scheme": {"preset": "detail", "queue_limit": "64KB"}, "workload": [{"kind": "flows", "rows": [{"src": 1, "dst": 0, "size_bytes": 1000, "start_s": 0.0}]}]}"#,
+    )
+    .err()
+    .expect("refused");
+    assert!(e.field == "scheme.queue_limit" && e.msg.contains("lossless"), "{e}");
+}

@@ -298,7 +298,10 @@ impl Sim {
         let p = (port - base) as usize;
         self.pkts.get_mut(pid).in_lp = p as u16;
         let mmu = self.fab.mmu[node as usize].as_ref().expect("a switch has an MMU");
-        if let Err(r) = mmu.admits(p, (out - base) as usize, prio as usize, wire) {
+        // the MMU's decision, and the egress queue's own bound (`scheme.queue_limit`: drop-tail beyond it)
+        let fits = self.fab.ports[out as usize].eg.fits(prio, wire);
+        let verdict = mmu.admits(p, (out - base) as usize, prio as usize, wire).and(if fits { Ok(()) } else { Err(crate::mechanisms::mmu::Refusal::Egress) });
+        if let Err(r) = verdict {
             let detour = if r == crate::mechanisms::mmu::Refusal::Egress && self.scheme.dibs.enabled {
                 match self.dibs_decide(node, pid, prio) {
                     Decision::Cap => Err(DropCause::DetourLimit),
