@@ -2,4 +2,5 @@
 //! it updates its state and appends the segments to send to an output vector; its retransmission and
 //! delayed-ACK deadlines are fields the simulator reads to schedule (lazily cancelled) timer events.
 
+pub mod dcqcn;
 pub mod tcp;
