@@ -10,6 +10,8 @@ pub const ECN_CE: u8 = 0b11;
 /// TCP flags we model.
 pub const FLAG_ECE: u8 = 1;
 pub const FLAG_CWR: u8 = 2;
+/// RoCE (DCQCN): the ACK is a NACK, the receiver asks for everything from its ACK number again.
+pub const FLAG_NACK: u8 = 4;
 
 /// Field order is the memory layout (`repr(C)`): what a switch reads of a packet (queue link, output port,
 /// size, destination, hash, priority, ECN, detours, kind) comes first, in 24 bytes, so that a traversal

@@ -75,6 +75,7 @@ fn mask_of(v: &[u8]) -> u8 {
 pub(crate) fn size(b: u64) -> String {
     match b {
         0 => "`0`".into(),
+        u64::MAX => "`\"inf\"`".into(),
         _ if b.is_multiple_of(1 << 20) => format!("`\"{}MB\"`", b >> 20),
         _ if b.is_multiple_of(1024) => format!("`\"{}KB\"`", b >> 10),
         _ => format!("`{b}`"),
@@ -202,7 +203,7 @@ knobs! {
         rwnd: Bytes, r##"size"##,
             |s, v| { check(v.0 >= s.tcp.mss as u64, "must be at least one MSS")?; s.tcp.rwnd = v.0; },
             |s| size(s.tcp.rwnd),
-            r##"the receiver's advertised window: bytes in flight never exceed min(cwnd, rwnd). 128 KB is ns-3's default receive buffer (the DeTail paper's simulator)"##;
+            r##"the receiver's advertised window: bytes in flight never exceed min(cwnd, rwnd). 128 KB is ns-3's default receive buffer (the DeTail paper's simulator); `dcqcn` has no window (`"inf"`)"##;
         handshake: bool, r##"bool"##,
             |s, v| { s.tcp.handshake = v; },
             |s| flag(s.tcp.handshake),
@@ -239,10 +240,10 @@ knobs! {
             |s, v| { s.tcp.delayed_ack_timeout = v.0; },
             |s| dur(s.tcp.delayed_ack_timeout),
             r##"how long a lone segment's ACK is held (`delayed_ack` only: the presets built on DCTCP, `dctcp`, `dibs`, `pias`, `las`, `l2dct`). Our choice, no paper states one: below the base RTTs the PIAS paper reports ("The base round-trip time (RTT) of our testbed is around 100us", ../shared/papers/003_5c3f0d64251b88f8.txt:239; "85.2µs" across its simulated spine, line 354), so a held ACK delays a flow's last round trip by less than one base RTT. Linux holds it much longer (its minimum, `TCP_DELACK_MIN`, is 40 ms; `quickack` mode and the 200 ms maximum aside), which at datacenter RTTs stalls a flow whose last window is one segment; set `"40ms"` to model that"##;
-        congestion_control: CongestionControl, r##"`new_reno`, `dctcp`, `l2dct`, `pfabric`"##,
+        congestion_control: CongestionControl, r##"`new_reno`, `dctcp`, `l2dct`, `pfabric`, `dcqcn`"##,
             |s, v| { s.tcp.cc = v; },
             |s| en(s.tcp.cc),
-            r##"L2DCT: DCTCP's α and echo, but the cut is α^w / 2 and the congestion-avoidance increase w / 2.5 segments per RTT, with the weight w = 2.5 until the flow has sent 200 segments, then falling linearly to 0.125 at 1000 segments (the L2DCT authors' values). pFabric: the window changes only on a timeout (to one segment, then slow start); three duplicate ACKs resend the missing segment without a cut; no ECN reaction; the window never exceeds the path BDP; after 5 timeouts in a row the flow enters pFabric's probe mode: each timeout sends one header-only segment, and the first ACK ends probe mode and restarts from one segment. DCTCP: the sender keeps α ← (1 − g) α + g F (F the fraction of bytes acknowledged with ECE in the last window, α starts at 1) and cuts the window by α/2 once per window; the receiver echoes the CE state exactly, sending an ACK at once when it changes while an ACK is held back (the DCTCP delayed-ACK state machine)"##;
+            r##"L2DCT: DCTCP's α and echo, but the cut is α^w / 2 and the congestion-avoidance increase w / 2.5 segments per RTT, with the weight w = 2.5 until the flow has sent 200 segments, then falling linearly to 0.125 at 1000 segments (the L2DCT authors' values). pFabric: the window changes only on a timeout (to one segment, then slow start); three duplicate ACKs resend the missing segment without a cut; no ECN reaction; the window never exceeds the path BDP; after 5 timeouts in a row the flow enters pFabric's probe mode: each timeout sends one header-only segment, and the first ACK ends probe mode and restarts from one segment. DCTCP: the sender keeps α ← (1 − g) α + g F (F the fraction of bytes acknowledged with ECE in the last window, α starts at 1) and cuts the window by α/2 once per window; the receiver echoes the CE state exactly, sending an ACK at once when it changes while an ACK is held back (the DCTCP delayed-ACK state machine) DCQCN (RoCEv2, `transport/dcqcn.rs`): no window and no slow start; each flow's rate limiter starts at its NIC's line rate and spaces segments by their wire time at its rate, which DCQCN's reaction point sets (alpha, rate decrease on a CNP, fast recovery, additive and hyper increase on its timer, and on its byte counter if set); the receiver acknowledges every segment in order, discards one out of order and sends a NACK (once per 500 µs for the same point) that makes the sender go back to it (go-back-N), and answers CE with a CNP (ECE on the ACK) at most once per 50 µs; the retransmission timer remains as a last resort. The `dcqcn` preset takes the HPCC simulator's DCQCN settings (alpha every 1 µs, decrease check every 4 µs, increase timer 300 µs, g = 1/256, one fast recovery step, +5 / +50 Mb/s, minimum rate 1 Gb/s; RED marking from 100 to 400 KB with p 0.2 on the instantaneous queue; PFC), tuned for 25 Gbps NICs"##;
         dctcp_g: f64, r##"number in (0, 1]"##,
             |s, v| { check(v > 0.0 && v <= 1.0, format!("must be in (0, 1], got {v}"))?; s.tcp.dctcp_g = v; },
             |s| num(s.tcp.dctcp_g),

@@ -64,6 +64,11 @@ pub struct TcpParams {
     /// Detect spurious timeouts with the echoed timestamps and undo their window cut (RFC 3522 / 4015,
     /// what Linux does by default).
     pub spurious_rto_undo: bool,
+    /// DCQCN's parameters (`cc = "dcqcn"`).
+    pub dcqcn: crate::transport::dcqcn::DcqcnParams,
+    /// Bytes a segment occupies on the wire beyond its payload (headers and framing; the simulator sets it
+    /// from the topology's framing): what a rate-limited sender paces.
+    pub wire_overhead: u32,
 }
 
 /// A resolved scheme: one row of the policy table.
@@ -120,6 +125,8 @@ pub(crate) fn base_tcp() -> TcpParams {
         line_rate_start: false,
         rto_rtts: 0.0,
         spurious_rto_undo: false,
+        dcqcn: crate::transport::dcqcn::DcqcnParams::default(),
+        wire_overhead: crate::packet::HEADERS + 30,
     }
 }
 
@@ -169,6 +176,36 @@ pub(crate) fn row(name: &str, lb: LoadBalancing, fc: FlowControl, source_ecn: bo
 
 pub(crate) fn dctcp_tcp() -> TcpParams {
     TcpParams { cc: CongestionControl::Dctcp, ecn: true, delayed_ack: true, ..base_tcp() }
+}
+
+/// DCQCN as the HPCC simulator runs it for the HPCC paper's comparison (its `run.py`, `--cc dcqcn`, at a
+/// 25 Gbps NIC: CC_MODE 1, ALPHA_RESUME_INTERVAL 1 us, RATE_DECREASE_INTERVAL 4 us, RP_TIMER 300 us, EWMA_GAIN
+/// 1/256, FAST_RECOVERY_TIMES 1, RATE_AI 5 Mb/s, RATE_HAI 50 Mb/s, MIN_RATE 1000 Mb/s, CLAMP_TARGET_RATE 0;
+/// KMIN 100 KB, KMAX 400 KB, PMAX 0.2 on the instantaneous queue), lossless under PFC.
+pub(crate) fn dcqcn_row() -> Scheme {
+    let tcp = TcpParams {
+        cc: CongestionControl::Dcqcn,
+        ecn: true,
+        fast_retransmit: false,
+        rwnd: u64::MAX,
+        dcqcn: crate::transport::dcqcn::DcqcnParams {
+            g: 1.0 / 256.0,
+            rate_ai: 5e6,
+            rate_hai: 50e6,
+            min_rate: 1e9,
+            alpha_interval: Time::from_us(1),
+            decrease_interval: Time::from_us(4),
+            increase_interval: Time::from_us(300),
+            fast_recovery: 1,
+            ..Default::default()
+        },
+        ..base_tcp()
+    };
+    let mut s = row("dcqcn", LoadBalancing::FlowHash, FlowControl::Pfc, false, tcp);
+    s.ecn_marking = EcnMarking::Red;
+    let red = RedParams::new(QLen::Bytes(100_000), QLen::Bytes(400_000), 0.2, 1.0, false).expect("valid");
+    s.red = RedConfig { base: red, tiers: Vec::new() };
+    s
 }
 
 pub(crate) fn dctcp_row(name: &str) -> Scheme {
@@ -269,6 +306,11 @@ pub const PRESETS: &[Preset] = &[
             s.name = "detail_pias".into();
             s
         },
+    },
+    Preset {
+        name: "dcqcn",
+        summary: "RoCEv2 with DCQCN: rate-limited senders from line rate (no window, no slow start), CNPs from RED-style ECN marking (100-400 KB, p 0.2), go-back-N, PFC, flow hashing; the HPCC simulator's DCQCN settings",
+        build: dcqcn_row,
     },
     Preset {
         name: "alb_only",

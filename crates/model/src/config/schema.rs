@@ -285,6 +285,12 @@ pub enum CongestionControl {
     /// start); fast retransmit resends the lost segment without a cut; no ECN reaction; header-only probes
     /// after 5 timeouts in a row until an ACK returns.
     Pfabric,
+    /// RoCEv2 with DCQCN (`transport::dcqcn`): no window and no slow start; each flow's rate limiter starts
+    /// at the line rate and follows DCQCN's reaction point; the receiver acknowledges every segment in order,
+    /// discards one out of order and asks for the rest again (go-back-N, NACK at most once per
+    /// `nack_interval` for the same point), and sends a CNP (an ACK with ECE) for CE at most once per
+    /// `cnp_interval`.
+    Dcqcn,
 }
 
 /// How the retransmission timeout is computed from the RTT estimate (SRTT, RTTVAR).

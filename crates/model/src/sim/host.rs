@@ -2,7 +2,7 @@
 //! state machines; transfer and application-flow life cycles.
 
 use crate::mechanisms::ecn::source_mark;
-use crate::packet::{Packet, ECN_CE, ECN_ECT, FLAG_CWR, FLAG_ECE};
+use crate::packet::{Packet, ECN_CE, ECN_ECT, FLAG_CWR, FLAG_ECE, FLAG_NACK};
 use crate::sim::{App, Ev, Role, Sim, Transfer, NO};
 use crate::stats::DropCause;
 use crate::transport::tcp::{AckOut, SegKind, TcpReceiver, TcpSender};
@@ -167,7 +167,14 @@ impl Sim {
             row: NO,
         };
         let fit = p.line_rate_start || p.rto_rtts > 0.0;
+        let dcqcn = p.cc == crate::config::CongestionControl::Dcqcn;
         let tr = self.alloc_transfer(t);
+        if dcqcn {
+            // DCQCN's rate limiter starts at the sender's NIC rate
+            let nic = self.fab.ports[self.fab.nodes[src as usize].port_base as usize].rate.0 as f64;
+            let p = self.tcp.clone();
+            self.transfers.get_mut(tr).snd.set_line_rate(&p, nic);
+        }
         if fit {
             if let Some((rtt, bdp)) = self.path_bdp(src, dst) {
                 let p = self.tcp.clone();
@@ -268,7 +275,7 @@ impl Sim {
             kind: a.kind,
             prio: t.prio,
             ecn: if ect { ECN_ECT } else { 0 },
-            flags: if a.ece { FLAG_ECE } else { 0 },
+            flags: if a.ece { FLAG_ECE } else { 0 } | if a.nack { FLAG_NACK } else { 0 },
             src: t.dst,
             dst: t.src,
             seq: a.ack,
@@ -295,7 +302,8 @@ impl Sim {
     fn sync_timer(&mut self, tr: u32, k: Timer) {
         let t = self.transfers.get(tr);
         let (deadline, pending) = match k {
-            Timer::Rtx => (t.snd.deadline, t.rtx_event_at),
+            // the retransmission deadline, or (DCQCN) the end of a wait for the rate
+            Timer::Rtx => (t.snd.wake_at(), t.rtx_event_at),
             Timer::DelAck => (t.rcv.deadline, t.del_event_at),
         };
         let Some(d) = deadline else { return };
@@ -356,7 +364,7 @@ impl Sim {
         let now = self.now;
         let t = self.transfers.get_mut(tr);
         let (current, pending, deadline) = match k {
-            Timer::Rtx => (t.rtx_token, &mut t.rtx_event_at, t.snd.deadline),
+            Timer::Rtx => (t.rtx_token, &mut t.rtx_event_at, t.snd.wake_at()),
             Timer::DelAck => (t.del_token, &mut t.del_event_at, t.rcv.deadline),
         };
         let open = match k {
@@ -389,8 +397,9 @@ impl Sim {
         let mut out = std::mem::take(&mut self.scratch.segs);
         out.clear();
         self.prep_sender(tr);
-        self.transfers.get_mut(tr).snd.on_timeout(now, &params, &mut out);
-        self.counters.timeouts += 1;
+        if self.transfers.get_mut(tr).snd.on_timer(now, &params, &mut out) {
+            self.counters.timeouts += 1;
+        }
         self.send_segments(tr, &out);
         self.after_sender(tr);
         self.scratch.segs = out;
@@ -461,7 +470,11 @@ impl Sim {
                 self.prep_sender(tr);
                 let t = self.transfers.get_mut(tr);
                 let spurious = t.snd.spurious_timeouts;
-                t.snd.on_ack(now, &params, pkt.kind, pkt.seq, pkt.flags & FLAG_ECE != 0, Time(pkt.ts_echo), &mut out);
+                if pkt.flags & FLAG_NACK != 0 {
+                    t.snd.on_nack(now, &params, pkt.seq, pkt.flags & FLAG_ECE != 0, Time(pkt.ts_echo), &mut out);
+                } else {
+                    t.snd.on_ack(now, &params, pkt.kind, pkt.seq, pkt.flags & FLAG_ECE != 0, Time(pkt.ts_echo), &mut out);
+                }
                 self.counters.spurious_timeouts += (t.snd.spurious_timeouts - spurious) as u64;
                 let done = t.snd.done() && !t.snd_done;
                 if done {

@@ -253,9 +253,9 @@ impl Sim {
     /// Build a simulation, or (`part`: this part, of how many) one part of a split run (`parts::run_in_parts`).
     pub(crate) fn build(sc: &Scenario, part: Option<(u8, u8)>) -> Result<Sim, ConfigError> {
         let scheme = sc.scheme.resolve()?;
-        let tcp = std::sync::Arc::new(scheme.tcp.clone());
         let rng = RngStreams::new(sc.run.seed);
         let (fab, faults) = Fabric::for_run(sc, &scheme, &rng)?;
+        let tcp = std::sync::Arc::new(crate::config::TcpParams { wire_overhead: crate::packet::HEADERS + fab.framing.overhead, ..scheme.tcp.clone() });
         let n = fab.nodes.len();
         let duration = sc.run.duration.0;
         let mut sim = Sim {
@@ -800,6 +800,10 @@ mod tests;
 #[cfg(test)]
 #[path = "shared_tests.rs"]
 mod shared_tests;
+
+#[cfg(test)]
+#[path = "roce_tests.rs"]
+mod roce_tests;
 
 /// Cores free for this run: the cores this process may use less the load average of the last minute
 /// (rounded), so that a run beside a busy sweep takes one thread; `DETAILSIM_FREE_CORES` says it instead

@@ -52,6 +52,9 @@ pub struct DcqcnParams {
     pub clamp_target: bool,
     /// The notification point's interval: at most one CNP per flow per this (50 us, the DCQCN paper's N).
     pub cnp_interval: Time,
+    /// The receiver's NACK interval: one NACK per this for the same missing point (`NACK Generation
+    /// Interval`, 500 us).
+    pub nack_interval: Time,
 }
 
 impl Default for DcqcnParams {
@@ -69,6 +72,7 @@ impl Default for DcqcnParams {
             rate_on_first_cnp: 1.0,
             clamp_target: false,
             cnp_interval: Time::from_us(50),
+            nack_interval: Time::from_us(500),
         }
     }
 }

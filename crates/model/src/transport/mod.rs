@@ -3,4 +3,5 @@
 //! delayed-ACK deadlines are fields the simulator reads to schedule (lazily cancelled) timer events.
 
 pub mod dcqcn;
+pub mod hpcc;
 pub mod tcp;

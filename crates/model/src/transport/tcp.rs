@@ -118,6 +118,11 @@ pub struct TcpSender {
     pub deadline: Option<Time>,
     pub timeouts: u32,
     pub retransmits: u32,
+    /// DCQCN (`cc = "dcqcn"`, after `set_line_rate`): the reaction point, whose rate paces the segments;
+    /// when the next may leave, and the time the sender waits for (None: not waiting for the rate).
+    pub rp: Option<Box<crate::transport::dcqcn::Rp>>,
+    next_send: Time,
+    pub pace_at: Option<Time>,
 }
 
 impl TcpSender {
@@ -159,7 +164,41 @@ impl TcpSender {
             deadline: None,
             timeouts: 0,
             retransmits: 0,
+            rp: None,
+            next_send: Time::ZERO,
+            pace_at: None,
         }
+    }
+
+    /// DCQCN: the flow's rate limiter starts at its NIC's line rate `bps` (no window, no slow start).
+    pub fn set_line_rate(&mut self, p: &TcpParams, bps: f64) {
+        if p.cc == CongestionControl::Dcqcn {
+            self.rp = Some(Box::new(crate::transport::dcqcn::Rp::new(bps)));
+            self.cwnd = f64::INFINITY;
+        }
+    }
+
+    /// When the caller's timer must fire: the retransmission deadline, or the end of a wait for the rate.
+    #[inline]
+    pub fn wake_at(&self) -> Option<Time> {
+        match (self.deadline, self.pace_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The caller's timer (`wake_at`) fired at `now`: the retransmission timer expired (true), or a wait
+    /// for the rate ended and the sender goes on.
+    pub fn on_timer(&mut self, now: Time, p: &TcpParams, out: &mut Vec<SegOut>) -> bool {
+        if self.deadline.is_some_and(|d| d <= now) {
+            self.on_timeout(now, p, out);
+            return true;
+        }
+        if self.pace_at.is_some_and(|t| t <= now) {
+            self.pace_at = None;
+            self.try_send(now, p, out);
+        }
+        false
     }
 
     /// Adapt to the flow's path (before `start`): with `line_rate_start` the initial window is the
@@ -285,6 +324,10 @@ impl TcpSender {
     }
 
     fn try_send(&mut self, now: Time, p: &TcpParams, out: &mut Vec<SegOut>) {
+        if let Some(rp) = self.rp.as_deref_mut() {
+            rp.advance(now, &p.dcqcn);
+            self.pace_at = None;
+        }
         while self.nxt < self.size {
             let seg = (p.mss as u64).min(self.size - self.nxt);
             if self.flight() > 0 && ((self.flight() + seg) as f64 > self.cwnd || self.flight() + seg > p.rwnd) {
@@ -295,7 +338,17 @@ impl TcpSender {
                 self.nic_limited = true;
                 break;
             }
+            if self.rp.is_some() && now < self.next_send {
+                // DCQCN: the rate limiter holds the next segment until its time
+                self.pace_at = Some(self.next_send);
+                break;
+            }
             let n = self.emit(self.nxt, p, out);
+            if let Some(rp) = self.rp.as_deref_mut() {
+                let wire = n + p.wire_overhead as u64;
+                self.next_send = self.next_send.max(now) + Time((wire as f64 * 8e12 / rp.rate).round() as u64);
+                rp.on_sent(wire, &p.dcqcn);
+            }
             self.nxt += n;
             self.max_sent = self.max_sent.max(self.nxt);
         }
@@ -333,6 +386,10 @@ impl TcpSender {
             return;
         }
         if kind != SegKind::Ack {
+            return;
+        }
+        if p.cc == CongestionControl::Dcqcn {
+            self.on_ack_dcqcn(now, p, ack, ece, false, ts_echo, out);
             return;
         }
         if self.probing {
@@ -405,7 +462,7 @@ impl TcpSender {
                     // L2DCT: the cut is alpha^w / 2, gentler for flows that sent little
                     CongestionControl::L2dct => self.dctcp_reduce(p, self.alpha.powf(self.l2dct_weight(p))),
                     CongestionControl::NewReno => self.ecn_reduce(p),
-                    CongestionControl::Pfabric => {}
+                    CongestionControl::Pfabric | CongestionControl::Dcqcn => {}
                 }
             }
             if self.una >= self.size {
@@ -439,6 +496,42 @@ impl TcpSender {
             }
         } else {
             return;
+        }
+        self.try_send(now, p, out);
+    }
+
+    /// DCQCN: a NACK arrived (the receiver lacks `ack` onwards): go back to it (go-back-N).
+    pub fn on_nack(&mut self, now: Time, p: &TcpParams, ack: u64, ece: bool, ts_echo: Time, out: &mut Vec<SegOut>) {
+        if self.state == State::Established {
+            self.on_ack_dcqcn(now, p, ack, ece, true, ts_echo, out);
+        }
+    }
+
+    /// DCQCN's ACK (or NACK): the reaction point sees the CNP an ECE carries; no window, no fast
+    /// retransmit: a cumulative ACK moves the left edge, a NACK sends everything from it again.
+    #[allow(clippy::too_many_arguments)]
+    fn on_ack_dcqcn(&mut self, now: Time, p: &TcpParams, ack: u64, ece: bool, nack: bool, ts_echo: Time, out: &mut Vec<SegOut>) {
+        if let Some(rp) = self.rp.as_deref_mut() {
+            rp.advance(now, &p.dcqcn);
+            if ece {
+                rp.on_cnp(now, &p.dcqcn);
+            }
+        }
+        if ack > self.una {
+            self.una = ack.min(self.size);
+            self.nxt = self.nxt.max(self.una);
+            self.rtt_sample(now, ts_echo);
+            self.backoff = 0;
+            self.streak = 0;
+            if self.una >= self.size {
+                self.deadline = None;
+                self.pace_at = None;
+                return;
+            }
+            self.arm(now, p);
+        }
+        if nack && self.una < self.nxt {
+            self.nxt = self.una;
         }
         self.try_send(now, p, out);
     }
@@ -493,6 +586,15 @@ impl TcpSender {
             self.arm(now, p);
             return;
         }
+        if p.cc == CongestionControl::Dcqcn {
+            // go back to the first unacknowledged byte, at the rate the reaction point has now
+            self.nxt = self.una;
+            self.try_send(now, p, out);
+            if self.deadline.is_none() && self.una < self.nxt {
+                self.arm(now, p);
+            }
+            return;
+        }
         let mss = self.mss(p);
         if self.streak == 1 && p.spurious_rto_undo && p.cc != CongestionControl::Pfabric {
             self.undo = Some(Undo { retx_at: now, cwnd: self.cwnd, ssthresh: self.ssthresh });
@@ -527,6 +629,8 @@ pub struct AckOut {
     pub kind: SegKind,
     pub ack: u64,
     pub ece: bool,
+    /// DCQCN: a NACK (go back to `ack`).
+    pub nack: bool,
     pub ts_echo: Time,
 }
 
@@ -540,11 +644,14 @@ pub struct TcpReceiver {
     pending_ts: Time,
     /// Delayed-ACK deadline, if an ACK is being held back.
     pub deadline: Option<Time>,
+    /// DCQCN: the notification point, and the last NACK (when, for which point).
+    pub np: crate::transport::dcqcn::Np,
+    nack_at: Option<(Time, u64)>,
 }
 
 impl TcpReceiver {
     pub fn new(size: u64) -> Self {
-        TcpReceiver { size, rcv_nxt: 0, ooo: Vec::new(), ece: false, pending: 0, pending_ts: Time::ZERO, deadline: None }
+        TcpReceiver { size, rcv_nxt: 0, ooo: Vec::new(), ece: false, pending: 0, pending_ts: Time::ZERO, deadline: None, np: Default::default(), nack_at: None }
     }
     pub fn complete(&self) -> bool {
         self.rcv_nxt >= self.size
@@ -555,13 +662,16 @@ impl TcpReceiver {
     }
 
     pub fn on_syn(&mut self, ts: Time) -> AckOut {
-        AckOut { kind: SegKind::SynAck, ack: 0, ece: false, ts_echo: ts }
+        AckOut { kind: SegKind::SynAck, ack: 0, ece: false, nack: false, ts_echo: ts }
     }
 
     /// A data segment arrived. Returns the ACKs to send now: with DCTCP, a change of the CE state while
     /// an ACK is held back first sends that ACK with the old state (the DCTCP receiver state machine).
     #[allow(clippy::too_many_arguments)]
     pub fn on_data(&mut self, now: Time, p: &TcpParams, seq: u64, len: u32, ce: bool, cwr: bool, ts: Time) -> (Option<AckOut>, Option<AckOut>) {
+        if p.cc == CongestionControl::Dcqcn {
+            return (None, self.on_data_roce(now, p, seq, len, ce, ts));
+        }
         let mut early = None;
         if p.cc.dctcp_echo() {
             if ce != self.ece {
@@ -624,6 +734,25 @@ impl TcpReceiver {
         None
     }
 
+    /// RoCE's receiver (DCQCN): in order, an ACK; out of order, the segment is discarded and a NACK asks
+    /// for everything from `rcv_nxt` (once per `nack_interval` for the same point, as the HPCC simulator's
+    /// NIC); a duplicate, nothing. CE calls for a CNP (ECE on the answer, or alone) at most once per
+    /// `cnp_interval` (the notification point).
+    fn on_data_roce(&mut self, now: Time, p: &TcpParams, seq: u64, len: u32, ce: bool, ts: Time) -> Option<AckOut> {
+        let cnp = ce && self.np.on_ce(now, &p.dcqcn);
+        let reply = |ack: u64, nack: bool| AckOut { kind: SegKind::Ack, ack, ece: cnp, nack, ts_echo: ts };
+        if seq == self.rcv_nxt {
+            self.rcv_nxt = seq + len as u64;
+            return Some(reply(self.rcv_nxt, false));
+        }
+        if seq > self.rcv_nxt && self.nack_at.is_none_or(|(t, at)| now >= t || at != self.rcv_nxt) {
+            self.nack_at = Some((now + p.dcqcn.nack_interval, self.rcv_nxt));
+            return Some(reply(self.rcv_nxt, true));
+        }
+        // a CNP alone (an ACK the sender reads as neither new data nor a NACK)
+        cnp.then(|| reply(self.rcv_nxt, false))
+    }
+
     /// The delayed-ACK timer expired.
     pub fn on_delack_timeout(&mut self) -> Option<AckOut> {
         self.deadline = None;
@@ -635,7 +764,7 @@ impl TcpReceiver {
     }
 
     fn ack(&self, ts_echo: Time) -> AckOut {
-        AckOut { kind: SegKind::Ack, ack: self.rcv_nxt, ece: self.ece, ts_echo }
+        AckOut { kind: SegKind::Ack, ack: self.rcv_nxt, ece: self.ece, nack: false, ts_echo }
     }
 
     fn insert(&mut self, a: u64, b: u64) {

@@ -497,3 +497,128 @@ fn pfabric_starts_at_line_rate_and_cuts_only_on_timeouts() {
     assert_eq!(segs(&mut out), vec![(0, 1460)]);
     assert_eq!(s.deadline, Some(Time::from_ms(8) + s.rto(&p)));
 }
+
+// ---------------------------------------------------------------- DCQCN (RoCEv2)
+
+fn dcqcn() -> TcpParams {
+    (crate::config::preset("dcqcn").unwrap().build)().tcp
+}
+
+/// A DCQCN sender of `n` full segments on a 10 Gbps NIC, started at 0.
+fn roce_sender(n: u64) -> (TcpSender, TcpParams, Vec<SegOut>) {
+    let p = dcqcn();
+    let mut s = TcpSender::new(n * 1460, &p, false);
+    s.set_line_rate(&p, 10e9);
+    let mut out = Vec::new();
+    s.start(Time::ZERO, &p, &mut out);
+    (s, p, out)
+}
+
+#[test]
+fn a_dcqcn_sender_paces_at_its_rate_with_no_window() {
+    let (mut s, p, mut out) = roce_sender(1000);
+    // one segment now, the next when the first has left at 10 Gbps: (1460 + 70) B x 8 / 10 Gbps = 1.224 us
+    assert_eq!(segs(&mut out), vec![(0, 1460)]);
+    let gap = Time(1_224_000);
+    assert_eq!(s.pace_at, Some(gap));
+    assert_eq!(s.wake_at(), Some(gap), "the pacing wait comes before the RTO");
+    let mut t = Time::ZERO;
+    for k in 1..200u64 {
+        t += gap;
+        assert!(!s.on_timer(t, &p, &mut out));
+        assert_eq!(segs(&mut out), vec![(k * 1460, 1460)], "segment {k} at {t}");
+    }
+    // 200 segments in flight and no ACK: no window holds them back
+    assert_eq!(s.nxt - s.una, 200 * 1460);
+}
+
+#[test]
+fn a_cnp_slows_the_pacing_and_the_rate_recovers() {
+    let (mut s, p, mut out) = roce_sender(100_000);
+    out.clear();
+    // a CNP on the ACK of the first segment at 2 us: the decrease check 4 us later halves the rate (alpha 1)
+    s.on_ack(Time::from_us(2), &p, SegKind::Ack, 1460, true, Time::ZERO, &mut out);
+    let rp = s.rp.as_deref().unwrap();
+    assert_eq!((rp.rate, rp.first), (10e9, false));
+    let mut t = Time::from_us(2);
+    let mut gaps = Vec::new();
+    let mut last = None;
+    while t < Time::from_us(30) {
+        t = s.wake_at().unwrap();
+        s.on_timer(t, &p, &mut out);
+        if !out.is_empty() {
+            out.clear();
+            if let Some(l) = last {
+                gaps.push((t - l).0);
+            }
+            last = Some(t);
+        }
+    }
+    let rp = s.rp.as_deref().unwrap();
+    assert_eq!(rp.decreases, 1);
+    // segments left every 1.224 us before the decrease at 6.001 us; by then alpha, updated every 1 us from
+    // 3 us on without another CNP, is (255/256)^4, and the rate 10 Gbps x (1 - alpha / 2)
+    let rate = 10e9 * (1.0 - (255.0f64 / 256.0).powi(4) / 2.0);
+    assert!((s.rp.as_deref().unwrap().rate - rate).abs() < 1.0);
+    assert_eq!(gaps.first(), Some(&1_224_000));
+    assert_eq!(*gaps.last().unwrap(), (1530.0 * 8e12 / rate).round() as u64);
+    // the increase timer (300 us) brings the rate halfway back to the target, still the line rate (fast
+    // recovery, F = 1)
+    let t1 = Time(6_001_000) + Time::from_us(300);
+    s.on_ack(t1, &p, SegKind::Ack, 2 * 1460, false, Time::ZERO, &mut out);
+    let rp = s.rp.as_deref().unwrap();
+    assert!((rp.rate - (rate + 10e9) / 2.0).abs() < 1.0, "{}", rp.rate);
+}
+
+#[test]
+fn a_nack_goes_back_to_the_first_missing_byte() {
+    let (mut s, p, mut out) = roce_sender(100);
+    let gap = Time(1_224_000);
+    for k in 1..10u64 {
+        s.on_timer(Time(gap.0 * k), &p, &mut out);
+    }
+    assert_eq!(s.nxt, 10 * 1460);
+    out.clear();
+    // the receiver got segments 0-2 and then 4: it acknowledged 3 segments, then NACKs from segment 3
+    s.on_ack(Time::from_us(12), &p, SegKind::Ack, 3 * 1460, false, Time::ZERO, &mut out);
+    s.on_nack(Time(12_500_000), &p, 3 * 1460, false, Time::ZERO, &mut out);
+    assert_eq!(s.nxt, 3 * 1460 + out.iter().map(|x| x.len as u64).sum::<u64>(), "sending again from segment 3");
+    let resent: Vec<u64> = out.iter().map(|x| x.seq).collect();
+    assert!(resent.is_empty() || resent[0] == 3 * 1460, "{resent:?}");
+    let before = s.retransmits;
+    for k in 11..20u64 {
+        s.on_timer(Time(gap.0 * k), &p, &mut out);
+    }
+    assert!(s.retransmits > before, "segments 3-9 go again as retransmissions");
+    // a plain duplicate ACK (a CNP alone) does not go back
+    let nxt = s.nxt;
+    s.on_ack(Time::from_us(30), &p, SegKind::Ack, 3 * 1460, true, Time::ZERO, &mut out);
+    assert!(s.nxt >= nxt);
+}
+
+#[test]
+fn the_roce_receiver_discards_out_of_order_nacks_once_per_interval_and_paces_cnps() {
+    let p = dcqcn();
+    let mut r = TcpReceiver::new(100 * 1460);
+    let data = |r: &mut TcpReceiver, us: u64, k: u64, ce: bool| r.on_data(Time::from_us(us), &p, k * 1460, 1460, ce, false, Time::ZERO).1;
+    let a = data(&mut r, 0, 0, false).unwrap();
+    assert_eq!((a.ack, a.nack, a.ece), (1460, false, false));
+    // segment 2 before 1: discarded, NACK for 1
+    let a = data(&mut r, 1, 2, false).unwrap();
+    assert_eq!((a.ack, a.nack), (1460, true));
+    assert_eq!((r.rcv_nxt, r.buffered()), (1460, 0), "nothing kept out of order");
+    // more out of order within the NACK interval (500 us): no second NACK
+    assert_eq!(data(&mut r, 2, 3, false), None);
+    assert_eq!(data(&mut r, 400, 4, false), None);
+    // after it, a NACK again
+    assert!(data(&mut r, 502, 5, false).unwrap().nack);
+    // in order again; CE: a CNP (ECE) at most once per 50 us
+    assert!(data(&mut r, 510, 1, true).unwrap().ece);
+    assert!(!data(&mut r, 520, 2, true).unwrap().ece);
+    let a = data(&mut r, 561, 3, true).unwrap();
+    assert!(a.ece && !a.nack && a.ack == 4 * 1460);
+    // a duplicate: nothing, unless it carries a CNP that is due
+    assert_eq!(data(&mut r, 562, 1, false), None);
+    let a = data(&mut r, 700, 1, true).unwrap();
+    assert!(a.ece && !a.nack && a.ack == 4 * 1460);
+}

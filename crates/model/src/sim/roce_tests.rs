@@ -1,0 +1,60 @@
+//! RoCEv2 with DCQCN (`cc = "dcqcn"`, the `dcqcn` preset) in whole runs: lossless under PFC, the incast's
+//! bytes at the line rate, two flows sharing a bottleneck fairly, go-back-N repairing losses without PFC.
+use super::*;
+
+fn run(json: &str) -> Sim {
+    let mut sim = Sim::from_json(json).unwrap();
+    sim.run();
+    sim.check_conservation().unwrap();
+    sim
+}
+
+#[test]
+fn a_dcqcn_incast_is_lossless_marks_and_ends_at_the_line_rate() {
+    let rows: Vec<String> = (1..=16).map(|i| format!(r#"{{"src": {i}, "dst": 0, "size_bytes": 1000000, "start_s": 0.0}}"#)).collect();
+    let sim = run(&format!(
+        r#"{{"run": {{"duration": "30ms"}}, "topology": {{"kind": "single_switch", "hosts": 17, "link_rate": "25Gbps", "buffer": "2MB"}},
+             "scheme": {{"preset": "dcqcn"}}, "workload": [{{"kind": "flows", "rows": [{}]}}]}}"#,
+        rows.join(",")
+    ));
+    let c = &sim.counters;
+    assert_eq!((c.flows_completed, c.dropped(), c.retransmits, c.lossless_drops), (16, 0, 0, 0));
+    assert!(c.ecn_marks > 100, "the queue passed K_min: {} CE marks", c.ecn_marks);
+    // 16 MB into one 25 Gbps port: the last flow ends within 2% of 16 MB x 1530 / 1460 at 25 Gbps
+    let last = sim.flows.end_ps.iter().max().copied().unwrap() as f64 / 1e12;
+    let ideal = 16e6 * 1530.0 / 1460.0 * 8.0 / 25e9;
+    assert!(last > ideal && last < 1.02 * ideal, "{last} s against {ideal} s");
+}
+
+#[test]
+fn two_dcqcn_flows_share_a_bottleneck_fairly() {
+    // two long flows from two hosts to one (a 25 Gbps bottleneck), measured over 10-30 ms
+    let sim = run(
+        r#"{"run": {"duration": "30ms", "measure_from": "10ms", "measure_to": "30ms"},
+            "topology": {"kind": "single_switch", "hosts": 3, "link_rate": "25Gbps", "buffer": "2MB"},
+            "scheme": {"preset": "dcqcn"},
+            "workload": [{"kind": "flows", "rows": [{"src": 1, "dst": 0, "size_bytes": 1000000000, "start_s": 0.0},
+                                                    {"src": 2, "dst": 0, "size_bytes": 1000000000, "start_s": 0.0}]}]}"#,
+    );
+    let w: Vec<f64> = sim.flows.window_bytes.iter().map(|&b| b as f64).collect();
+    let (a, b) = (w[0], w[1]);
+    let total = (a + b) * 8.0 / 0.02;
+    assert!(total > 0.9 * 25e9 * 1460.0 / 1530.0, "the bottleneck is used: {total} bit/s");
+    let jain = (a + b).powi(2) / (2.0 * (a * a + b * b));
+    assert!(jain > 0.95, "Jain's index {jain} ({a} / {b} B)");
+    assert_eq!(sim.counters.dropped(), 0);
+}
+
+#[test]
+fn go_back_n_repairs_losses_without_pfc() {
+    // DCQCN without PFC on small tail-drop buffers: losses, NACKs, the rest resent; every flow completes
+    let rows: Vec<String> = (1..=8).map(|i| format!(r#"{{"src": {i}, "dst": 0, "size_bytes": 200000, "start_s": 0.0}}"#)).collect();
+    let sim = run(&format!(
+        r#"{{"run": {{"duration": "100ms"}}, "topology": {{"kind": "single_switch", "hosts": 9, "link_rate": "10Gbps", "buffer": "64KB"}},
+             "scheme": {{"preset": "dcqcn", "flow_control": "tail_drop"}}, "workload": [{{"kind": "flows", "rows": [{}]}}]}}"#,
+        rows.join(",")
+    ));
+    let c = &sim.counters;
+    assert_eq!(c.flows_completed, 8);
+    assert!(c.dropped() > 0 && c.retransmits >= c.dropped(), "{} drops, {} resent", c.dropped(), c.retransmits);
+}
