@@ -39,7 +39,8 @@ pub struct DcqcnParams {
     pub alpha_interval: Time,
     /// How often a CNP's rate decrease is checked (`RateDecreaseInterval`, 4 us).
     pub decrease_interval: Time,
-    /// The rate increase timer (`RPTimer`, 1500 us in the HPCC simulator; the DCQCN paper's is 55 us).
+    /// The rate increase timer (`RPTimer`, 1500 us; the HPCC simulator's `run.py` uses 300 us for `dcqcn` and
+    /// 55 us for `dcqcn_paper`).
     pub increase_interval: Time,
     /// Bytes sent per rate increase event, the paper's byte counter (None: timer only, as the HPCC simulator).
     pub byte_counter: Option<u64>,
@@ -50,7 +51,9 @@ pub struct DcqcnParams {
     /// Set the target to the current rate on every decrease (`ClampTargetRate`, off: not on the first
     /// decrease of a recovery).
     pub clamp_target: bool,
-    /// The notification point's interval: at most one CNP per flow per this (50 us, the DCQCN paper's N).
+    /// The notification point's interval: at most one CNP per flow per this (50 us: the value commonly
+    /// cited for DCQCN's N; the HPCC simulator marks every ACK instead, and we do not have the DCQCN paper
+    /// to quote).
     pub cnp_interval: Time,
     /// The receiver's NACK interval: one NACK per this for the same missing point (`NACK Generation
     /// Interval`, 500 us).
