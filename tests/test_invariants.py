@@ -82,7 +82,7 @@ def test_invariants_hold(case):
 # ---------------------------------------------------------------- every scheme preset, custom fabrics, faults
 
 PRESETS = [name for name, _ in detailsim._core.presets()]
-PFC_PRESETS = {"lps", "detail", "pfc_only", "detail_pias", "dcqcn"}
+PFC_PRESETS = {"lps", "detail", "pfc_only", "detail_pias", "dcqcn", "hpcc"}
 
 
 @st.composite

@@ -20,6 +20,8 @@ SECTIONS = {
     "scheme.alb.": ("knobs-scheme.alb", "unit"),
     "scheme.pfc.": ("knobs-scheme.pfc", "unit"),
     "scheme.tcp.": ("knobs-scheme.tcp", "unit"),
+    "scheme.dcqcn.": ("knobs-scheme.dcqcn", "unit"),
+    "scheme.hpcc.": ("knobs-scheme.hpcc", "unit"),
 }
 BASE = "fh"
 

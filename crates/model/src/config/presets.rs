@@ -66,6 +66,8 @@ pub struct TcpParams {
     pub spurious_rto_undo: bool,
     /// DCQCN's parameters (`cc = "dcqcn"`).
     pub dcqcn: crate::transport::dcqcn::DcqcnParams,
+    /// HPCC's parameters (`cc = "hpcc"`).
+    pub hpcc: crate::transport::hpcc::HpccParams,
     /// Bytes a segment occupies on the wire beyond its payload (headers and framing; the simulator sets it
     /// from the topology's framing): what a rate-limited sender paces.
     pub wire_overhead: u32,
@@ -126,6 +128,7 @@ pub(crate) fn base_tcp() -> TcpParams {
         rto_rtts: 0.0,
         spurious_rto_undo: false,
         dcqcn: crate::transport::dcqcn::DcqcnParams::default(),
+        hpcc: crate::transport::hpcc::HpccParams::default(),
         wire_overhead: crate::packet::HEADERS + 30,
     }
 }
@@ -311,6 +314,14 @@ pub const PRESETS: &[Preset] = &[
         name: "dcqcn",
         summary: "RoCEv2 with DCQCN: rate-limited senders from line rate (no window, no slow start), CNPs from RED-style ECN marking (100-400 KB, p 0.2), go-back-N, PFC, flow hashing; the HPCC simulator's DCQCN settings",
         build: dcqcn_row,
+    },
+    Preset {
+        name: "hpcc",
+        summary: "HPCC: a window from in-band telemetry (every switch egress records queue, bytes sent, time, rate; eta 0.95, maxStage 5), paced at W / base RTT, starting at the path's BDP; go-back-N, PFC, flow hashing, no ECN",
+        build: || {
+            let tcp = TcpParams { cc: CongestionControl::Hpcc, fast_retransmit: false, rwnd: u64::MAX, ..base_tcp() };
+            row("hpcc", LoadBalancing::FlowHash, FlowControl::Pfc, false, tcp)
+        },
     },
     Preset {
         name: "alb_only",

@@ -291,6 +291,10 @@ pub enum CongestionControl {
     /// `nack_interval` for the same point), and sends a CNP (an ACK with ECE) for CE at most once per
     /// `cnp_interval`.
     Dcqcn,
+    /// HPCC (`transport::hpcc`): RoCE's reliability (go-back-N, the receiver in order only) with a window
+    /// from in-band telemetry that every switch egress writes into data packets and the receiver echoes,
+    /// paced at window / base RTT.
+    Hpcc,
 }
 
 /// How the retransmission timeout is computed from the RTT estimate (SRTT, RTTVAR).

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::mechanisms::red::RedParams;
-use crate::units::{Bytes, Dur};
+use crate::units::{Bytes, Dur, QLen, QueueLen};
 use detailsim_engine::Time;
 
 impl FaultConfig {
@@ -129,6 +129,21 @@ impl TopologyConfig {
 }
 
 impl RedOverrides {
+    /// RED's parameters: those the scenario sets, the rest the preset's (`preset`: its base parameters).
+    pub(crate) fn resolve_over(&self, preset: &RedConfig) -> Result<RedConfig, ConfigError> {
+        let b = &preset.base;
+        let q = |x: f64| if b.packets { QLen::Packets(x as u64) } else { QLen::Bytes(x as u64) };
+        let filled = RedOverrides {
+            min_threshold: self.min_threshold.or(Some(QueueLen(q(b.min)))),
+            max_threshold: self.max_threshold.or(Some(QueueLen(q(b.max)))),
+            max_probability: self.max_probability.or(Some(b.max_p)),
+            weight: self.weight.or(Some(b.weight)),
+            gentle: self.gentle.or(Some(b.gentle)),
+            tiers: self.tiers.clone(),
+        };
+        filled.resolve()
+    }
+
     pub(crate) fn resolve(&self) -> Result<RedConfig, ConfigError> {
         let prob = |key: &str, v: Option<f64>, d: f64| -> Result<f64, ConfigError> {
             match v {
@@ -169,7 +184,9 @@ impl SchemeConfig {
         self.pfc.apply(&mut s)?;
         self.alb.apply(&mut s)?;
         self.dibs.apply(&mut s)?;
-        s.red = self.red.resolve()?;
+        s.red = self.red.resolve_over(&s.red)?;
+        self.dcqcn.apply(&mut s)?;
+        self.hpcc.apply(&mut s)?;
         // Under PFC a full ingress buffer never meets an arrival (pauses stop the sender first), so
         // priority_eviction changes nothing there: a scenario can set it once for its tail-drop baseline
         // and still run DeTail.

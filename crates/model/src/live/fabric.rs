@@ -270,8 +270,12 @@ impl Fabric {
         if !faults.is_empty() {
             return Some("fault: live mode does not inject faults (remove the scenario's [[fault]] entries)".into());
         }
-        if s.tcp.cc == crate::config::CongestionControl::Dcqcn {
-            return Some(format!("scheme.tcp.congestion_control: live mode's hosts run kernel TCP, not RoCEv2 with DCQCN (the scheme {} uses it)", s.name));
+        if s.tcp.cc.roce() {
+            return Some(format!(
+                "scheme.tcp.congestion_control: live mode's hosts run kernel TCP, not RoCEv2 with {} (the scheme {} uses it)",
+                if s.tcp.cc == crate::config::CongestionControl::Dcqcn { "DCQCN" } else { "HPCC" },
+                s.name
+            ));
         }
         if s.scheduling != crate::config::Scheduling::StrictPriority {
             return Some(format!("scheme.scheduling: live mode runs strict_priority only (the scheme {} uses {:?})", s.name, s.scheduling));

@@ -42,6 +42,11 @@ impl Sim {
         }
         let (room, up) = (e.eg.has_room(wire), e.up);
         let pid = self.pkts.alloc(pkt);
+        if self.int.on {
+            // HPCC: a data packet starts with no records, an ACK echoes its data packet's
+            let int = if pkt.kind == SegKind::Ack { self.int.echo } else { Default::default() };
+            *self.int_at(pid) = int;
+        }
         if !up {
             self.drop_packet(pid, DropCause::LinkDown, Some(port));
             return;
@@ -57,6 +62,16 @@ impl Sim {
         self.mark_ecn(port, pid, wire); // a NIC marks, never drops
         self.fab.ports[port as usize].eg.enlist_packet(pid, &mut self.pkts);
         self.tx_try(port);
+    }
+
+    /// HPCC: packet `pid`'s telemetry slot.
+    #[inline]
+    pub(crate) fn int_at(&mut self, pid: crate::packet::PacketId) -> &mut crate::transport::hpcc::IntStack {
+        let i = pid as usize;
+        if self.int.stacks.len() <= i {
+            self.int.stacks.resize((i + 1).next_power_of_two(), Default::default());
+        }
+        &mut self.int.stacks[i]
     }
 
     /// Before an input to transfer `tr`'s sender: tell it how many full-size segments its host's NIC can
@@ -168,12 +183,21 @@ impl Sim {
         };
         let fit = p.line_rate_start || p.rto_rtts > 0.0;
         let dcqcn = p.cc == crate::config::CongestionControl::Dcqcn;
+        let hpcc = p.cc == crate::config::CongestionControl::Hpcc;
         let tr = self.alloc_transfer(t);
         if dcqcn {
             // DCQCN's rate limiter starts at the sender's NIC rate
             let nic = self.fab.ports[self.fab.nodes[src as usize].port_base as usize].rate.0 as f64;
             let p = self.tcp.clone();
             self.transfers.get_mut(tr).snd.set_line_rate(&p, nic);
+        }
+        if hpcc {
+            // HPCC's first window is the path's BDP at the NIC's rate, and T its base RTT
+            let nic = self.fab.ports[self.fab.nodes[src as usize].port_base as usize].rate.0 as f64;
+            if let Some((rtt, _)) = self.path_bdp(src, dst) {
+                let p = self.tcp.clone();
+                self.transfers.get_mut(tr).snd.set_hpcc(&p, rtt, nic);
+            }
         }
         if fit {
             if let Some((rtt, bdp)) = self.path_bdp(src, dst) {
@@ -323,7 +347,7 @@ impl Sim {
             }
         };
         self.schedule_timer(d, ev);
-        if self.q.timers_len() > self.timer_compact.at {
+        if self.q.timers_len() > self.tuning.timer_compact.at {
             self.compact_timers();
         }
     }
@@ -347,7 +371,7 @@ impl Sim {
             }
             _ => true,
         });
-        self.timer_compact.at = (2 * self.q.timers_len()).max(self.timer_compact.min);
+        self.tuning.timer_compact.at = (2 * self.q.timers_len()).max(self.tuning.timer_compact.min);
     }
 
     fn sync_rtx_timer(&mut self, tr: u32) {
@@ -418,6 +442,11 @@ impl Sim {
     /// A packet reached its destination host.
     pub(crate) fn host_receive(&mut self, pid: u32) {
         let pkt = *self.pkts.get(pid);
+        // HPCC: a data packet's records go back in its ACK; an ACK's records reach the sender
+        let int = if self.int.on { *self.int_at(pid) } else { Default::default() };
+        if self.int.on && pkt.kind == SegKind::Data {
+            self.int.echo = int;
+        }
         self.pkts.release(pid);
         self.counters.pkts_delivered += 1;
         if self.scheme.dibs.enabled {
@@ -470,6 +499,9 @@ impl Sim {
                 self.prep_sender(tr);
                 let t = self.transfers.get_mut(tr);
                 let spurious = t.snd.spurious_timeouts;
+                if self.int.on && pkt.kind == SegKind::Ack {
+                    t.snd.on_int(&params, pkt.seq, int.hops());
+                }
                 if pkt.flags & FLAG_NACK != 0 {
                     t.snd.on_nack(now, &params, pkt.seq, pkt.flags & FLAG_ECE != 0, Time(pkt.ts_echo), &mut out);
                 } else {

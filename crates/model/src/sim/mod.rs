@@ -34,7 +34,7 @@ use crate::sim::workload::Workload;
 use detailsim_engine::{Arena, EventQueue, RngStreams, Time};
 
 pub use crate::purpose;
-pub use crate::sim::state::{Clock, Guard, Ids, NodeOrder, PfcRun, Sampling, Scratch, Split, TimerCompaction};
+pub use crate::sim::state::{Clock, Guard, Ids, NodeOrder, PfcRun, Sampling, Scratch, Split, Telemetry, TimerCompaction, Tuning};
 
 #[derive(Debug, Clone, Copy)]
 pub enum Ev {
@@ -212,10 +212,10 @@ pub struct Sim {
     pub(crate) ids: Ids,
     pub(crate) split: Split,
     pub(crate) scratch: Scratch,
-    pub(crate) timer_compact: TimerCompaction,
-    /// Prefetch in two stages, up to three events ahead (see `prefetch_next`): on in fabrics whose state
-    /// outgrows the caches.
-    pub(crate) deep_prefetch: bool,
+    /// HPCC (`cc = "hpcc"`): the in-band telemetry each packet carries.
+    pub(crate) int: Telemetry,
+    /// The loop's housekeeping: when to compact the timer lane, how far ahead to prefetch.
+    pub(crate) tuning: Tuning,
     pub counters: Counters,
     pub flows: FlowColumns,
     pub classes: Classes,
@@ -256,6 +256,7 @@ impl Sim {
         let rng = RngStreams::new(sc.run.seed);
         let (fab, faults) = Fabric::for_run(sc, &scheme, &rng)?;
         let tcp = std::sync::Arc::new(crate::config::TcpParams { wire_overhead: crate::packet::HEADERS + fab.framing.overhead, ..scheme.tcp.clone() });
+        let int_on = tcp.cc == crate::config::CongestionControl::Hpcc;
         let n = fab.nodes.len();
         let duration = sc.run.duration.0;
         let mut sim = Sim {
@@ -305,8 +306,8 @@ impl Sim {
             ids: Ids::default(),
             split: Split::default(),
             scratch: Scratch { segs: Vec::with_capacity(64), ..Default::default() },
-            timer_compact: TimerCompaction { at: TIMER_COMPACT_MIN, min: TIMER_COMPACT_MIN },
-            deep_prefetch: false,
+            int: Telemetry { on: int_on, ..Default::default() },
+            tuning: Tuning { timer_compact: TimerCompaction { at: TIMER_COMPACT_MIN, min: TIMER_COMPACT_MIN }, deep_prefetch: false },
             counters: Counters::default(),
             flows: FlowColumns::default(),
             classes: Classes::default(),
@@ -324,7 +325,7 @@ impl Sim {
         debug_assert!(sim.q.is_empty());
         let (shift, bits) = wheel_shape(&sim.fab.ports, sim.fab.framing.full_frame() as u64);
         sim.q = EventQueue::with_wheel(shift, bits);
-        sim.deep_prefetch = sim.fab.ports.len() >= DEEP_PREFETCH_PORTS;
+        sim.tuning.deep_prefetch = sim.fab.ports.len() >= DEEP_PREFETCH_PORTS;
         sim.clock.grid = sim.fabric_grid();
         sim.clock.next_peak = sim.clock.grid;
         sim.clock.end_limit = sim.grid_end(sim.clock.end_limit);
@@ -665,7 +666,7 @@ impl Sim {
     #[inline(always)]
     fn prefetch_next(&self) {
         use detailsim_engine::queue::prefetch;
-        if !self.deep_prefetch {
+        if !self.tuning.deep_prefetch {
             if let Some(&ev) = self.q.peek() {
                 self.prefetch_first(ev);
             }

@@ -13,8 +13,8 @@ fn compacting_the_timer_lane_changes_nothing() {
                      {"kind": "background", "size": "256KB", "priority": 1}]}"#;
     let run = |compact_at: usize| {
         let mut sim = Sim::from_json(json).unwrap();
-        sim.timer_compact.at = compact_at;
-        sim.timer_compact.min = compact_at;
+        sim.tuning.timer_compact.at = compact_at;
+        sim.tuning.timer_compact.min = compact_at;
         sim.run();
         sim
     };
@@ -30,7 +30,7 @@ fn compacting_the_timer_lane_changes_nothing() {
     // (and compaction does drop cancelled timers: halfway through, the lane of the run that never compacts
     // shrinks when compacted)
     let mut half = Sim::from_json(json).unwrap();
-    half.timer_compact.at = usize::MAX;
+    half.tuning.timer_compact.at = usize::MAX;
     half.run_until(Time::from_ms(20));
     let before = half.q.timers_len();
     half.compact_timers();

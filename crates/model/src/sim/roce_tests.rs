@@ -58,3 +58,47 @@ fn go_back_n_repairs_losses_without_pfc() {
     assert_eq!(c.flows_completed, 8);
     assert!(c.dropped() > 0 && c.retransmits >= c.dropped(), "{} drops, {} resent", c.dropped(), c.retransmits);
 }
+
+#[test]
+fn hpcc_keeps_the_incast_queue_short_and_pauses_nothing() {
+    let rows: Vec<String> = (1..=16).map(|i| format!(r#"{{"src": {i}, "dst": 0, "size_bytes": 1000000, "start_s": 0.0}}"#)).collect();
+    let json = |preset: &str| {
+        format!(
+            r#"{{"run": {{"duration": "30ms"}}, "topology": {{"kind": "single_switch", "hosts": 17, "link_rate": "25Gbps", "buffer": "2MB"}},
+                 "scheme": {{"preset": "{preset}"}}, "workload": [{{"kind": "flows", "rows": [{}]}}]}}"#,
+            rows.join(",")
+        )
+    };
+    let (hpcc, dcqcn) = (run(&json("hpcc")), run(&json("dcqcn")));
+    let hot = |s: &Sim| (0..s.fab.ports.len()).find(|&p| s.fab.nodes[s.fab.ports[p].node as usize].is_switch && s.node_name(s.fab.ports[p].peer_node) == "h0").unwrap();
+    let mean = |s: &Sim| s.fab.ports[hot(s)].eg.mean_total(s.now);
+    assert_eq!((hpcc.counters.flows_completed, hpcc.counters.dropped(), hpcc.counters.pfc_pause_frames), (16, 0, 0));
+    // the queue HPCC keeps is a small fraction of DCQCN's (which PFC had to hold)
+    assert!(mean(&hpcc) < 0.1 * mean(&dcqcn), "mean queue {} B against {} B", mean(&hpcc), mean(&dcqcn));
+    assert!(dcqcn.counters.pfc_pause_frames > 0);
+    // and the link runs at about eta = 95%: 16 MB end within 0.95 - 0.99 of the line rate's time
+    let last = hpcc.flows.end_ps.iter().max().copied().unwrap() as f64 / 1e12;
+    let ideal = 16e6 * 1530.0 / 1460.0 * 8.0 / 25e9;
+    assert!(last > ideal / 0.99 && last < ideal / 0.93, "{last} s against {ideal} s at line rate");
+}
+
+#[test]
+fn hpcc_reads_every_switch_hop_and_shares_fairly() {
+    // two long flows across pods of a k = 4 fat tree (five switch egresses each) into one host
+    let mut sim = Sim::from_json(
+        r#"{"run": {"duration": "10ms", "measure_from": "4ms", "measure_to": "10ms"},
+            "topology": {"kind": "fattree", "k": 4, "link_rate": "25Gbps", "buffer": "2MB"},
+            "scheme": {"preset": "hpcc"},
+            "workload": [{"kind": "flows", "rows": [{"src": 0, "dst": 15, "size_bytes": 1000000000, "start_s": 0.0},
+                                                    {"src": 4, "dst": 15, "size_bytes": 1000000000, "start_s": 0.0}]}]}"#,
+    )
+    .unwrap();
+    sim.run_until(Time::from_ms(10));
+    let hops: Vec<usize> = sim.transfers.slots().iter().filter(|t| t.alive).filter_map(|t| t.snd.hp.as_deref().map(|h| h.hops())).collect();
+    assert_eq!(hops, vec![5, 5], "ToR, aggregation, core, aggregation, ToR");
+    sim.run();
+    let w: Vec<f64> = sim.flows.window_bytes.iter().map(|&b| b as f64).collect();
+    let jain = (w[0] + w[1]).powi(2) / (2.0 * (w[0] * w[0] + w[1] * w[1]));
+    assert!(jain > 0.95, "Jain's index {jain} ({w:?})");
+    assert_eq!(sim.counters.dropped(), 0);
+}

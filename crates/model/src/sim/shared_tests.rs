@@ -70,7 +70,7 @@ fn lossy_queues_stop_at_alpha_times_the_free_pool() {
 #[test]
 fn every_scheme_preset_runs_on_shared_buffers_with_its_books_balanced() {
     for p in crate::PRESETS {
-        let pfc = matches!(p.name, "lps" | "detail" | "pfc_only" | "detail_pias" | "dcqcn");
+        let pfc = matches!(p.name, "lps" | "detail" | "pfc_only" | "detail_pias" | "dcqcn" | "hpcc");
         let json = format!(
             r#"{{"run": {{"duration": "3ms", "drain": "50ms", "seed": 7}}, "topology": {{"kind": "fattree", "k": 4, "shared_buffer": {{"size": "{}"}}}},
                 "scheme": {{"preset": "{}"{}}},

@@ -109,6 +109,24 @@ pub struct Scratch {
     pub(crate) segs: Vec<SegOut>,
 }
 
+/// HPCC's in-band telemetry (`cc = "hpcc"`): whether it runs, the records each packet carries (by packet
+/// id; empty otherwise), and those of the data packet being acknowledged (the ACK echoes them).
+#[derive(Debug, Clone, Default)]
+pub struct Telemetry {
+    pub(crate) on: bool,
+    pub(crate) stacks: Vec<crate::transport::hpcc::IntStack>,
+    pub(crate) echo: crate::transport::hpcc::IntStack,
+}
+
+/// The loop's housekeeping.
+#[derive(Debug, Clone)]
+pub struct Tuning {
+    pub(crate) timer_compact: TimerCompaction,
+    /// Prefetch in two stages, up to three events ahead (see `prefetch_next`): on in fabrics whose state
+    /// outgrows the caches.
+    pub(crate) deep_prefetch: bool,
+}
+
 /// Compact the timer lane when it holds more events than `at` (see `Sim::compact_timers`), and never below `min`.
 #[derive(Debug, Clone)]
 pub struct TimerCompaction {

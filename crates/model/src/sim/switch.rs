@@ -457,6 +457,9 @@ impl Sim {
         let c = &mut self.fab.tx_count[port as usize];
         c.bytes += wire;
         c.packets += 1;
+        if self.int.on {
+            self.int_record(port, pid);
+        }
         if self.trace.is_some() {
             self.trace_packet(port, pid);
         }
@@ -467,6 +470,18 @@ impl Sim {
         if nic_blocked {
             self.nic_wake(port);
         }
+    }
+
+    /// HPCC: a data packet leaving switch egress `port` gets the egress's record: the bytes queued behind
+    /// it, the bytes the port has sent (this packet included), the time and the line rate.
+    #[inline(never)]
+    fn int_record(&mut self, port: u32, pid: PacketId) {
+        let pt = &self.fab.ports[port as usize];
+        if !self.fab.nodes[pt.node as usize].is_switch || self.pkts.get(pid).kind != crate::transport::tcp::SegKind::Data {
+            return;
+        }
+        let h = crate::transport::hpcc::IntHop { qlen: pt.eg.total, tx_bytes: self.fab.tx_count[port as usize].bytes, ts: self.now.0, rate: pt.rate.0 };
+        self.int_at(pid).push(h);
     }
 
     /// Serialization time of `bytes` on `port`.

@@ -218,8 +218,7 @@ impl Rp {
         if t.max(b) < f {
             Increase::FastRecovery
         } else if t.min(b) > f {
-            Increase::Hyper
-        } else if p.byte_counter.is_none() && t > f {
+            // (without a byte counter b is the timer's stage: past F alone is hyper increase)
             Increase::Hyper
         } else {
             Increase::Additive

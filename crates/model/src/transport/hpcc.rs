@@ -30,8 +30,29 @@ pub struct IntHop {
     pub rate: u64,
 }
 
-/// The most hops a packet records (a five-tier path: host, ToR, aggregation, core, aggregation, ToR).
+/// The most hops a packet records (a fat tree's longest path: ToR, aggregation, core, aggregation, ToR).
 pub const MAX_HOPS: usize = 5;
+
+/// The records a packet carries (a data packet's, or the ACK that echoes them).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct IntStack {
+    pub n: u8,
+    pub hops: [IntHop; MAX_HOPS],
+}
+
+impl IntStack {
+    /// A switch egress appends its record (beyond `MAX_HOPS`, nothing).
+    #[inline]
+    pub fn push(&mut self, h: IntHop) {
+        if (self.n as usize) < MAX_HOPS {
+            self.hops[self.n as usize] = h;
+            self.n += 1;
+        }
+    }
+    pub fn hops(&self) -> &[IntHop] {
+        &self.hops[..self.n as usize]
+    }
+}
 
 /// HPCC's parameters. Defaults: the HPCC simulator's (`rdma-hw.cc` attributes `TargetUtil` 0.95 and
 /// `MiThresh` 5; `run.py --cc hp` at a 100 Gbps NIC: `ai = 10 * bw / 25` = 40 Mb/s).
@@ -75,6 +96,11 @@ impl Hpcc {
     pub fn new(t: f64, nic_bps: f64) -> Hpcc {
         let w_init = nic_bps * t / 8.0;
         Hpcc { t, w_init, w: w_init, wc: w_init, u: 0.0, inc_stage: 0, last_update_seq: 0, prev: [IntHop::default(); MAX_HOPS], nhop: 0 }
+    }
+
+    /// Hops on the path the last ACK reported.
+    pub fn hops(&self) -> usize {
+        self.nhop
     }
 
     /// The pacing rate, bit/s: W / T.

@@ -16,6 +16,11 @@ impl CongestionControl {
     pub fn dctcp_echo(self) -> bool {
         matches!(self, CongestionControl::Dctcp | CongestionControl::L2dct)
     }
+    /// RoCE's reliability: go-back-N, the receiver in order only (DCQCN and HPCC).
+    #[inline]
+    pub fn roce(self) -> bool {
+        matches!(self, CongestionControl::Dcqcn | CongestionControl::Hpcc)
+    }
 }
 
 /// L2DCT's weight bounds and the sent-segment counts between which the weight falls linearly.
@@ -121,6 +126,8 @@ pub struct TcpSender {
     /// DCQCN (`cc = "dcqcn"`, after `set_line_rate`): the reaction point, whose rate paces the segments;
     /// when the next may leave, and the time the sender waits for (None: not waiting for the rate).
     pub rp: Option<Box<crate::transport::dcqcn::Rp>>,
+    /// HPCC (`cc = "hpcc"`, after `set_hpcc`): the window from telemetry, whose W / T paces the segments.
+    pub hp: Option<Box<crate::transport::hpcc::Hpcc>>,
     next_send: Time,
     pub pace_at: Option<Time>,
 }
@@ -165,6 +172,7 @@ impl TcpSender {
             timeouts: 0,
             retransmits: 0,
             rp: None,
+            hp: None,
             next_send: Time::ZERO,
             pace_at: None,
         }
@@ -175,6 +183,32 @@ impl TcpSender {
         if p.cc == CongestionControl::Dcqcn {
             self.rp = Some(Box::new(crate::transport::dcqcn::Rp::new(bps)));
             self.cwnd = f64::INFINITY;
+        }
+    }
+
+    /// HPCC: the flow's base RTT and its NIC's rate give its first window (the path's BDP) and its pacing.
+    pub fn set_hpcc(&mut self, p: &TcpParams, base_rtt: Time, nic_bps: f64) {
+        if p.cc == CongestionControl::Hpcc {
+            let h = crate::transport::hpcc::Hpcc::new(base_rtt.0 as f64 / 1e12, nic_bps);
+            self.cwnd = h.w.max(p.mss as f64);
+            self.hp = Some(Box::new(h));
+        }
+    }
+
+    /// HPCC: an ACK for `ack` brought these hop records: the window follows them.
+    pub fn on_int(&mut self, p: &TcpParams, ack: u64, hops: &[crate::transport::hpcc::IntHop]) {
+        if let Some(h) = self.hp.as_deref_mut() {
+            self.cwnd = h.on_ack(&p.hpcc, ack, self.nxt, hops).max(p.mss as f64);
+        }
+    }
+
+    /// The rate the segments are paced at, bit/s (DCQCN's, or HPCC's W / T); None: not paced.
+    #[inline]
+    fn pace_rate(&self) -> Option<f64> {
+        match (&self.rp, &self.hp) {
+            (Some(rp), _) => Some(rp.rate),
+            (None, Some(h)) => Some(h.rate()),
+            _ => None,
         }
     }
 
@@ -326,8 +360,8 @@ impl TcpSender {
     fn try_send(&mut self, now: Time, p: &TcpParams, out: &mut Vec<SegOut>) {
         if let Some(rp) = self.rp.as_deref_mut() {
             rp.advance(now, &p.dcqcn);
-            self.pace_at = None;
         }
+        self.pace_at = None;
         while self.nxt < self.size {
             let seg = (p.mss as u64).min(self.size - self.nxt);
             if self.flight() > 0 && ((self.flight() + seg) as f64 > self.cwnd || self.flight() + seg > p.rwnd) {
@@ -338,16 +372,19 @@ impl TcpSender {
                 self.nic_limited = true;
                 break;
             }
-            if self.rp.is_some() && now < self.next_send {
-                // DCQCN: the rate limiter holds the next segment until its time
+            let rate = self.pace_rate();
+            if rate.is_some() && now < self.next_send {
+                // DCQCN, HPCC: the rate limiter holds the next segment until its time
                 self.pace_at = Some(self.next_send);
                 break;
             }
             let n = self.emit(self.nxt, p, out);
-            if let Some(rp) = self.rp.as_deref_mut() {
+            if let Some(rate) = rate {
                 let wire = n + p.wire_overhead as u64;
-                self.next_send = self.next_send.max(now) + Time((wire as f64 * 8e12 / rp.rate).round() as u64);
-                rp.on_sent(wire, &p.dcqcn);
+                self.next_send = self.next_send.max(now) + Time((wire as f64 * 8e12 / rate).round() as u64);
+                if let Some(rp) = self.rp.as_deref_mut() {
+                    rp.on_sent(wire, &p.dcqcn);
+                }
             }
             self.nxt += n;
             self.max_sent = self.max_sent.max(self.nxt);
@@ -388,7 +425,7 @@ impl TcpSender {
         if kind != SegKind::Ack {
             return;
         }
-        if p.cc == CongestionControl::Dcqcn {
+        if p.cc.roce() {
             self.on_ack_dcqcn(now, p, ack, ece, false, ts_echo, out);
             return;
         }
@@ -462,7 +499,7 @@ impl TcpSender {
                     // L2DCT: the cut is alpha^w / 2, gentler for flows that sent little
                     CongestionControl::L2dct => self.dctcp_reduce(p, self.alpha.powf(self.l2dct_weight(p))),
                     CongestionControl::NewReno => self.ecn_reduce(p),
-                    CongestionControl::Pfabric | CongestionControl::Dcqcn => {}
+                    CongestionControl::Pfabric | CongestionControl::Dcqcn | CongestionControl::Hpcc => {}
                 }
             }
             if self.una >= self.size {
@@ -586,7 +623,7 @@ impl TcpSender {
             self.arm(now, p);
             return;
         }
-        if p.cc == CongestionControl::Dcqcn {
+        if p.cc.roce() {
             // go back to the first unacknowledged byte, at the rate the reaction point has now
             self.nxt = self.una;
             self.try_send(now, p, out);
@@ -669,7 +706,7 @@ impl TcpReceiver {
     /// an ACK is held back first sends that ACK with the old state (the DCTCP receiver state machine).
     #[allow(clippy::too_many_arguments)]
     pub fn on_data(&mut self, now: Time, p: &TcpParams, seq: u64, len: u32, ce: bool, cwr: bool, ts: Time) -> (Option<AckOut>, Option<AckOut>) {
-        if p.cc == CongestionControl::Dcqcn {
+        if p.cc.roce() {
             return (None, self.on_data_roce(now, p, seq, len, ce, ts));
         }
         let mut early = None;

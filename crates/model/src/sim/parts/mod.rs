@@ -54,7 +54,8 @@ pub(crate) use rounds::{split, Parts};
 pub(crate) enum Msg {
     /// An event at a node of another part, with its key (the pusher's order); an `Arrive` carries its packet.
     /// `sent`: when the packet left the sender's store.
-    Event { key: u128, ev: Ev, timer: bool, pkt: Option<Packet>, sent: Time },
+    /// `int`: the packet's HPCC telemetry (with `cc = "hpcc"`).
+    Event { key: u128, ev: Ev, timer: bool, pkt: Option<Packet>, sent: Time, int: Option<Box<crate::transport::hpcc::IntStack>> },
     /// A transfer whose receiver is in another part: its copy there.
     Transfer { tr: u32, t: Box<Transfer> },
     /// A flow whose other end is in another part: its copy there.
@@ -273,25 +274,32 @@ impl Sim {
             self.clock.grid.0
         );
         let key = self.q.next_key(at);
+        let mut int = None;
         let pkt = match ev {
             Ev::Arrive { pkt, .. } => {
                 let p = *self.pkts.get(pkt);
+                if self.int.on {
+                    int = Some(Box::new(*self.int_at(pkt)));
+                }
                 self.pkts.release(pkt);
                 Some(p)
             }
             _ => None,
         };
         let sent = self.now;
-        self.send_to_node(node.expect("an event at a node"), Msg::Event { key, ev, timer, pkt, sent });
+        self.send_to_node(node.expect("an event at a node"), Msg::Event { key, ev, timer, pkt, sent, int });
     }
 
     /// Apply another part's messages (at a barrier).
     fn receive(&mut self, msgs: Vec<Msg>) {
         for m in msgs {
             match m {
-                Msg::Event { key, mut ev, timer, pkt, sent } => {
+                Msg::Event { key, mut ev, timer, pkt, sent, int } => {
                     if let (Ev::Arrive { pkt: id, .. }, Some(p)) = (&mut ev, pkt) {
                         *id = self.pkts.alloc(p);
+                        if let Some(int) = int {
+                            *self.int_at(*id) = *int;
+                        }
                         // in flight from when the sender let it go (its samples after that leave it out) to
                         // when this part's samples start to count it
                         let g = self.clock.grid.0;
