@@ -49,6 +49,9 @@ pub struct Port {
     /// `waiters` is not empty (kept with it, so that the transmitter and the crossbar test it here instead
     /// of reading the list's line).
     pub waiting: bool,
+    /// Something beyond the queue sees each frame this port sends: a shared-buffer switch's MMU, HPCC's
+    /// telemetry (`Sim::tx_hooks`).
+    pub tx_hooks: bool,
     /// Time the transmitter has spent serializing frames (each at the rate it was sent at), the frame
     /// still on the wire included; `port_stats` takes off what lies beyond `now`. In the first cache line,
     /// which every transmission writes anyway.
@@ -69,7 +72,7 @@ pub struct Port {
 }
 
 // what every transmission touches stays in the port's first cache line
-const _: () = assert!(std::mem::offset_of!(Port, tx_busy_ps) + 8 <= 64 && std::mem::offset_of!(Port, node) < 64 && std::mem::offset_of!(Port, waiting) < 64);
+const _: () = assert!(std::mem::offset_of!(Port, tx_busy_ps) + 8 <= 64 && std::mem::offset_of!(Port, node) < 64 && std::mem::offset_of!(Port, waiting) < 64 && std::mem::offset_of!(Port, tx_hooks) < 64);
 
 impl Port {
     /// Set the line rate and what derives from it here: the crossbar rate at `speedup` and both per-byte times.
@@ -296,6 +299,7 @@ impl Fabric {
                 xbar_rate: topology::xbar_rate(l.rate, topo.speedup),
                 waiters: Waiters::default(),
                 nic_blocked: false,
+                tx_hooks: false,
                 paused: 0,
                 up: true,
                 tx_busy_ps: 0,
@@ -400,6 +404,7 @@ impl Fabric {
             })?;
             let cap = params.size.min(crate::mechanisms::queue::MAX_CAP);
             for p in ports {
+                self.ports[p as usize].tx_hooks = true;
                 let eg = &mut self.ports[p as usize].eg;
                 eg.cap = self.queue_limit.map_or(cap, |l| l.min(cap));
             }

@@ -442,10 +442,9 @@ impl Sim {
     /// A packet reached its destination host.
     pub(crate) fn host_receive(&mut self, pid: u32) {
         let pkt = *self.pkts.get(pid);
-        // HPCC: a data packet's records go back in its ACK; an ACK's records reach the sender
-        let int = if self.int.on { *self.int_at(pid) } else { Default::default() };
         if self.int.on && pkt.kind == SegKind::Data {
-            self.int.echo = int;
+            // HPCC: a data packet's records go back in its ACK
+            self.int.echo = *self.int_at(pid);
         }
         self.pkts.release(pid);
         self.counters.pkts_delivered += 1;
@@ -500,8 +499,11 @@ impl Sim {
                 let t = self.transfers.get_mut(tr);
                 let spurious = t.snd.spurious_timeouts;
                 if self.int.on && pkt.kind == SegKind::Ack {
-                    t.snd.on_int(&params, pkt.seq, int.hops());
+                    // HPCC: the ACK's records (its slot is the released packet's until the next allocation)
+                    let int = self.int.stacks[pid as usize];
+                    self.transfers.get_mut(tr).snd.on_int(&params, pkt.seq, int.hops());
                 }
+                let t = self.transfers.get_mut(tr);
                 if pkt.flags & FLAG_NACK != 0 {
                     t.snd.on_nack(now, &params, pkt.seq, pkt.flags & FLAG_ECE != 0, Time(pkt.ts_echo), &mut out);
                 } else {

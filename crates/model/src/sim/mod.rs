@@ -257,6 +257,14 @@ impl Sim {
         let (fab, faults) = Fabric::for_run(sc, &scheme, &rng)?;
         let tcp = std::sync::Arc::new(crate::config::TcpParams { wire_overhead: crate::packet::HEADERS + fab.framing.overhead, ..scheme.tcp.clone() });
         let int_on = tcp.cc == crate::config::CongestionControl::Hpcc;
+        let mut fab = fab;
+        if int_on {
+            for p in 0..fab.ports.len() {
+                if fab.nodes[fab.ports[p].node as usize].is_switch {
+                    fab.ports[p].tx_hooks = true;
+                }
+            }
+        }
         let n = fab.nodes.len();
         let duration = sc.run.duration.0;
         let mut sim = Sim {

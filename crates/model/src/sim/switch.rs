@@ -437,10 +437,8 @@ impl Sim {
         }
         let pkts = &self.pkts;
         let (pid, prio, wire, ser) = self.fab.dequeue(now, port, pkts, |p| pkts.get(p).wire as u64).expect("non-empty");
-        if self.fab.shared() {
-            self.shared_release(port, pid, prio, wire);
-        }
         let pt = &mut self.fab.ports[port as usize];
+        let hooks = pt.tx_hooks;
         pt.tx_busy_ps += ser.0;
         pt.tx_busy_until = now + ser;
         let arrive = pt.tx_busy_until + pt.arrive_after;
@@ -457,8 +455,8 @@ impl Sim {
         let c = &mut self.fab.tx_count[port as usize];
         c.bytes += wire;
         c.packets += 1;
-        if self.int.on {
-            self.int_record(port, pid);
+        if hooks {
+            self.tx_hooks(port, pid, prio, wire);
         }
         if self.trace.is_some() {
             self.trace_packet(port, pid);
@@ -469,6 +467,18 @@ impl Sim {
         }
         if nic_blocked {
             self.nic_wake(port);
+        }
+    }
+
+    /// What sees a frame switch port `port` sends (`Port::tx_hooks`): a shared-buffer switch's MMU releases
+    /// its bytes, and HPCC's telemetry records the egress.
+    #[inline(never)]
+    fn tx_hooks(&mut self, port: u32, pid: PacketId, prio: u8, wire: u64) {
+        if self.fab.shared() {
+            self.shared_release(port, pid, prio, wire);
+        }
+        if self.int.on {
+            self.int_record(port, pid);
         }
     }
 

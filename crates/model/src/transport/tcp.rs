@@ -358,10 +358,10 @@ impl TcpSender {
     }
 
     fn try_send(&mut self, now: Time, p: &TcpParams, out: &mut Vec<SegOut>) {
-        if let Some(rp) = self.rp.as_deref_mut() {
-            rp.advance(now, &p.dcqcn);
+        if self.rp.is_some() || self.hp.is_some() {
+            self.try_send_paced(now, p, out);
+            return;
         }
-        self.pace_at = None;
         while self.nxt < self.size {
             let seg = (p.mss as u64).min(self.size - self.nxt);
             if self.flight() > 0 && ((self.flight() + seg) as f64 > self.cwnd || self.flight() + seg > p.rwnd) {
@@ -372,19 +372,42 @@ impl TcpSender {
                 self.nic_limited = true;
                 break;
             }
-            let rate = self.pace_rate();
-            if rate.is_some() && now < self.next_send {
-                // DCQCN, HPCC: the rate limiter holds the next segment until its time
+            let n = self.emit(self.nxt, p, out);
+            self.nxt += n;
+            self.max_sent = self.max_sent.max(self.nxt);
+        }
+        if self.deadline.is_none() && self.una < self.nxt {
+            self.arm(now, p);
+        }
+    }
+
+    /// `try_send` of a rate-limited sender (DCQCN, HPCC): the window as TCP's, and each segment no earlier
+    /// than the previous one's wire time at the rate after it (`pace_at`: the sender waits for that time).
+    #[inline(never)]
+    fn try_send_paced(&mut self, now: Time, p: &TcpParams, out: &mut Vec<SegOut>) {
+        if let Some(rp) = self.rp.as_deref_mut() {
+            rp.advance(now, &p.dcqcn);
+        }
+        self.pace_at = None;
+        while self.nxt < self.size {
+            let seg = (p.mss as u64).min(self.size - self.nxt);
+            if self.flight() > 0 && ((self.flight() + seg) as f64 > self.cwnd || self.flight() + seg > p.rwnd) {
+                break;
+            }
+            if self.nic_room == 0 {
+                self.nic_limited = true;
+                break;
+            }
+            if now < self.next_send {
                 self.pace_at = Some(self.next_send);
                 break;
             }
+            let rate = self.pace_rate().expect("a paced sender");
             let n = self.emit(self.nxt, p, out);
-            if let Some(rate) = rate {
-                let wire = n + p.wire_overhead as u64;
-                self.next_send = self.next_send.max(now) + Time((wire as f64 * 8e12 / rate).round() as u64);
-                if let Some(rp) = self.rp.as_deref_mut() {
-                    rp.on_sent(wire, &p.dcqcn);
-                }
+            let wire = n + p.wire_overhead as u64;
+            self.next_send = self.next_send.max(now) + Time((wire as f64 * 8e12 / rate).round() as u64);
+            if let Some(rp) = self.rp.as_deref_mut() {
+                rp.on_sent(wire, &p.dcqcn);
             }
             self.nxt += n;
             self.max_sent = self.max_sent.max(self.nxt);
@@ -547,6 +570,7 @@ impl TcpSender {
     /// DCQCN's ACK (or NACK): the reaction point sees the CNP an ECE carries; no window, no fast
     /// retransmit: a cumulative ACK moves the left edge, a NACK sends everything from it again.
     #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
     fn on_ack_dcqcn(&mut self, now: Time, p: &TcpParams, ack: u64, ece: bool, nack: bool, ts_echo: Time, out: &mut Vec<SegOut>) {
         if let Some(rp) = self.rp.as_deref_mut() {
             rp.advance(now, &p.dcqcn);
