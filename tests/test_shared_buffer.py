@@ -112,3 +112,24 @@ def test_live_mode_refuses_shared_buffers():
           "scheme": {"preset": "fh"}, "workload": []}
     with pytest.raises(_core.ScenarioError, match="topology.shared_buffer: live mode"):
         _core.live_layout(json.dumps(sc))
+
+
+def _bundled() -> list[str]:
+    from detailsim.scenario import bundled_scenarios
+
+    return sorted(bundled_scenarios())
+
+
+@pytest.mark.parametrize("name", _bundled())
+def test_every_bundled_topology_runs_on_shared_buffers_with_the_roce_schemes(name):
+    """Issue 38: the three features on every bundled topology, invariants holding (1 ms of each)."""
+    for scheme in (None, "dcqcn", "hpcc"):
+        sets = {"topology.shared_buffer": {"size": "16MB"}, "run.drain": "20ms"}
+        if scheme is not None:
+            sets["scheme.pfc.priorities"] = [0, 1, 2]
+        r = detailsim.run(name, scheme=scheme, duration="1ms", set=sets)
+        s = r.summary
+        assert_invariants(s)
+        assert s["invariants"]["shared_buffer"] is True, (name, scheme)
+        if scheme is not None:
+            assert s["congestion_drops"] == 0, (name, scheme, s["drops"])

@@ -169,6 +169,8 @@ def summarize(core: dict[str, Any], flows: pl.DataFrame, scenario: str, seed: in
         "invariants": core["invariants"],
         # shared-buffer switches only: the largest pool use of any switch, the pool, the PAUSEs sent
         **({"shared_buffer": core["shared_buffer"]} if "shared_buffer" in core else {}),
+        # the RoCE schemes only (dcqcn, hpcc): CNPs and NACKs sent, DCQCN's rate cuts
+        **({"roce": core["roce"]} if "roce" in core else {}),
         **({"goodput": goodput} if goodput is not None else {}),
     }
 

@@ -219,12 +219,16 @@ pub struct Counters {
     /// Times a sender's data found its host NIC full and waited (back-pressure).
     pub nic_blocked: u64,
     pub detour_histogram: Vec<u64>,
+    /// RoCE (DCQCN, HPCC): CNPs the receivers sent, NACKs, and DCQCN's rate cuts.
+    pub cnps: u64,
+    pub nacks: u64,
+    pub rate_cuts: u64,
 }
 impl Counters {
     /// Add another part's counts (a split run; its `max_packets_in_flight` is joined from the parts' samples
     /// instead, `sim::parts`).
     pub fn add(&mut self, o: &Counters) {
-        let Counters { events, link_traversals, pkts_created, pkts_delivered, pkts_stale, drops, ecn_marks, timeouts, spurious_timeouts, retransmits, flows_started, flows_completed, pfc_pause_frames, pfc_pauses, max_packets_in_flight, lossless_drops, lossless_exempt_drops, detours, nic_blocked, detour_histogram } = o;
+        let Counters { events, link_traversals, pkts_created, pkts_delivered, pkts_stale, drops, ecn_marks, timeouts, spurious_timeouts, retransmits, flows_started, flows_completed, pfc_pause_frames, pfc_pauses, max_packets_in_flight, lossless_drops, lossless_exempt_drops, detours, nic_blocked, detour_histogram, cnps, nacks, rate_cuts } = o;
         for (x, y) in [
             (&mut self.events, events),
             (&mut self.link_traversals, link_traversals),
@@ -244,6 +248,9 @@ impl Counters {
             (&mut self.lossless_exempt_drops, lossless_exempt_drops),
             (&mut self.detours, detours),
             (&mut self.nic_blocked, nic_blocked),
+            (&mut self.cnps, cnps),
+            (&mut self.nacks, nacks),
+            (&mut self.rate_cuts, rate_cuts),
         ] {
             *x += y;
         }

@@ -291,6 +291,10 @@ impl Sim {
     }
 
     fn send_ack(&mut self, tr: u32, a: AckOut) {
+        if self.tcp.cc.roce() {
+            self.counters.cnps += a.ece as u64;
+            self.counters.nacks += a.nack as u64;
+        }
         let t = self.transfers.get(tr);
         let ect = self.scheme.tcp.ecn && self.scheme.tcp.cc.dctcp_echo();
         let p = Packet {
@@ -424,6 +428,7 @@ impl Sim {
         if self.transfers.get_mut(tr).snd.on_timer(now, &params, &mut out) {
             self.counters.timeouts += 1;
         }
+        self.counters.rate_cuts += self.transfers.get_mut(tr).snd.rp.as_deref_mut().map_or(0, |r| r.fresh_decreases());
         self.send_segments(tr, &out);
         self.after_sender(tr);
         self.scratch.segs = out;
@@ -510,6 +515,7 @@ impl Sim {
                     t.snd.on_ack(now, &params, pkt.kind, pkt.seq, pkt.flags & FLAG_ECE != 0, Time(pkt.ts_echo), &mut out);
                 }
                 self.counters.spurious_timeouts += (t.snd.spurious_timeouts - spurious) as u64;
+                self.counters.rate_cuts += t.snd.rp.as_deref_mut().map_or(0, |r| r.fresh_decreases());
                 let done = t.snd.done() && !t.snd_done;
                 if done {
                     t.snd_done = true;

@@ -310,6 +310,11 @@ impl Sim {
             "hosts": self.fab.hosts.iter().map(|&h| self.node_name(h)).collect::<Vec<_>>(),
             "ports": self.port_stats(),
         });
+        if self.tcp.cc.roce() {
+            // only with the RoCE schemes: CNPs and NACKs the receivers sent, DCQCN's rate cuts (as ACKs and
+            // timers reached the senders)
+            v["roce"] = serde_json::json!({"cnps": c.cnps, "nacks": c.nacks, "rate_cuts": c.rate_cuts});
+        }
         if self.fab.shared() {
             // only with shared-buffer switches (the summaries of other runs stay as they were)
             v["invariants"]["shared_buffer"] = serde_json::json!(self.check_shared().is_ok());

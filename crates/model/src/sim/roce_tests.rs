@@ -102,3 +102,23 @@ fn hpcc_reads_every_switch_hop_and_shares_fairly() {
     assert!(jain > 0.95, "Jain's index {jain} ({w:?})");
     assert_eq!(sim.counters.dropped(), 0);
 }
+
+#[test]
+fn the_summary_counts_cnps_nacks_and_rate_cuts_of_the_roce_schemes_only() {
+    let rows: Vec<String> = (1..=8).map(|i| format!(r#"{{"src": {i}, "dst": 0, "size_bytes": 500000, "start_s": 0.0}}"#)).collect();
+    let json = |preset: &str| {
+        format!(
+            r#"{{"run": {{"duration": "20ms"}}, "topology": {{"kind": "single_switch", "hosts": 9, "link_rate": "25Gbps", "buffer": "2MB"}},
+                 "scheme": {{"preset": "{preset}"}}, "workload": [{{"kind": "flows", "rows": [{}]}}]}}"#,
+            rows.join(",")
+        )
+    };
+    let d = run(&json("dcqcn"));
+    let s: serde_json::Value = serde_json::from_str(&d.summary_json()).unwrap();
+    let (cnps, cuts) = (s["roce"]["cnps"].as_u64().unwrap(), s["roce"]["rate_cuts"].as_u64().unwrap());
+    // CNPs reached the senders and cut their rates; no more cuts than CNPs (a check applies what came since)
+    assert!(cnps > 8 && cuts > 8 && cuts <= cnps, "{cnps} CNPs, {cuts} cuts");
+    assert_eq!(s["roce"]["nacks"], 0, "lossless: nothing out of order");
+    let t: serde_json::Value = serde_json::from_str(&run(&json("dctcp")).summary_json()).unwrap();
+    assert!(t.get("roce").is_none());
+}

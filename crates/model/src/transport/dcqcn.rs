@@ -112,6 +112,8 @@ pub struct Rp {
     /// Decreases and increases made (for the run's counters and tests).
     pub decreases: u64,
     pub increases: u64,
+    /// Decreases already reported (`fresh_decreases`).
+    reported: u64,
 }
 
 impl Rp {
@@ -133,7 +135,15 @@ impl Rp {
             increase_at: None,
             decreases: 0,
             increases: 0,
+            reported: 0,
         }
+    }
+
+    /// Decreases made since the last call (for the caller's counters).
+    pub fn fresh_decreases(&mut self) -> u64 {
+        let n = self.decreases - self.reported;
+        self.reported = self.decreases;
+        n
     }
 
     /// The earliest deadline (for the caller's timer).
