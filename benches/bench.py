@@ -42,6 +42,12 @@ CASES: dict[str, dict] = {
     "fattree16_detail_5ms": {"scenario": "paper/steady", "scheme": "detail", "duration": "5ms", "set": FATTREE | {"topology.k": 16}},
     # 10 Gbps DeTail, 32 long flows and short Poisson flows (issue 36's fabric, bundled as an example)
     "long_short_10g_detail_10ms": {"scenario": "examples/long_short_10g", "scheme": "detail", "duration": "10ms"},
+    # issue 38: the RoCE schemes (paced senders; HPCC's telemetry at every switch egress) on the k = 8 fat tree
+    # at 10 Gbps, and a shared-buffer switch under a 25 Gbps incast
+    "fattree8_dcqcn_5ms": {"scenario": "paper/steady", "scheme": "dcqcn", "duration": "5ms", "set": FATTREE | {"topology.k": 8}},
+    "fattree8_hpcc_5ms": {"scenario": "paper/steady", "scheme": "hpcc", "duration": "5ms", "set": FATTREE | {"topology.k": 8}},
+    "rdma_incast_shared_dcqcn": {"scenario": "examples/rdma_incast", "scheme": "dcqcn", "duration": "30ms"},
+    "rdma_incast_shared_hpcc": {"scenario": "examples/rdma_incast", "scheme": "hpcc", "duration": "30ms"},
 }
 # the same cases split in two parts on two threads (run.threads = 2, with the node order it keeps): the
 # traversals per wall second of the two threads together
