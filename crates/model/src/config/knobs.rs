@@ -499,9 +499,28 @@ mod tests {
             (r#"{"pfc": {"priorities": []}}"#, "scheme.pfc.priorities"),
             (r#"{"alb": {"t1": "64KB", "t2": "16KB"}}"#, "scheme.alb.t2"),
             (r#"{"tcp": {"mss": 1460, "rwnd": 1000}}"#, "scheme.tcp.rwnd"),
+            (r#"{"preset": "dcqcn", "dcqcn": {"g": 0}}"#, "scheme.dcqcn.g"),
+            (r#"{"preset": "dcqcn", "dcqcn": {"decrease_interval": "0us"}}"#, "scheme.dcqcn.decrease_interval"),
+            (r#"{"preset": "hpcc", "hpcc": {"eta": 1.5}}"#, "scheme.hpcc.eta"),
         ] {
             assert_eq!(resolve(json).unwrap_err().field, key, "{json}");
         }
+        // the RoCE knobs reach their parameters
+        let s = resolve(r#"{"preset": "dcqcn", "dcqcn": {"rate_ai": "20Mbps", "byte_counter": "10MB"}, "hpcc": {"max_stage": 0}}"#).unwrap();
+        assert_eq!((s.tcp.dcqcn.rate_ai, s.tcp.dcqcn.byte_counter, s.tcp.hpcc.max_stage), (20e6, Some(10 << 20), 0));
+    }
+
+    #[test]
+    fn a_presets_red_marking_stays_unless_the_scenario_overrides_it() {
+        // dcqcn marks from 100 to 400 KB with p 0.2 on the instantaneous queue; [scheme.red] overrides a part
+        let s = resolve(r#"{"preset": "dcqcn"}"#).unwrap();
+        let b = s.red.base;
+        assert_eq!((b.min, b.max, b.packets, b.max_p, b.weight, b.gentle), (100_000.0, 400_000.0, false, 0.2, 1.0, false));
+        let s = resolve(r#"{"preset": "dcqcn", "red": {"max_probability": 0.5}}"#).unwrap();
+        assert_eq!((s.red.base.min, s.red.base.max_p), (100_000.0, 0.5));
+        // the other presets keep RED's defaults (5 to 15 packets)
+        let s = resolve(r#"{"preset": "dctcp"}"#).unwrap();
+        assert_eq!((s.red.base.min, s.red.base.max, s.red.base.packets), (5.0, 15.0, true));
     }
 
     #[test]

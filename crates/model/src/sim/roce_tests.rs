@@ -2,6 +2,17 @@
 //! bytes at the line rate, two flows sharing a bottleneck fairly, go-back-N repairing losses without PFC.
 use super::*;
 
+/// `n` senders, `bytes` each to host 0 of one switch at `rate` with `buffer`s, under `scheme` (a JSON object).
+fn incast(n: u32, bytes: u64, rate: &str, buffer: &str, scheme: &str, duration: &str) -> String {
+    let rows: Vec<String> = (1..=n).map(|i| format!(r#"{{"src": {i}, "dst": 0, "size_bytes": {bytes}, "start_s": 0.0}}"#)).collect();
+    format!(
+        r#"{{"run": {{"duration": "{duration}"}}, "topology": {{"kind": "single_switch", "hosts": {}, "link_rate": "{rate}", "buffer": "{buffer}"}},
+             "scheme": {scheme}, "workload": [{{"kind": "flows", "rows": [{}]}}]}}"#,
+        n + 1,
+        rows.join(",")
+    )
+}
+
 fn run(json: &str) -> Sim {
     let mut sim = Sim::from_json(json).unwrap();
     sim.run();
@@ -11,12 +22,7 @@ fn run(json: &str) -> Sim {
 
 #[test]
 fn a_dcqcn_incast_is_lossless_marks_and_ends_at_the_line_rate() {
-    let rows: Vec<String> = (1..=16).map(|i| format!(r#"{{"src": {i}, "dst": 0, "size_bytes": 1000000, "start_s": 0.0}}"#)).collect();
-    let sim = run(&format!(
-        r#"{{"run": {{"duration": "30ms"}}, "topology": {{"kind": "single_switch", "hosts": 17, "link_rate": "25Gbps", "buffer": "2MB"}},
-             "scheme": {{"preset": "dcqcn"}}, "workload": [{{"kind": "flows", "rows": [{}]}}]}}"#,
-        rows.join(",")
-    ));
+    let sim = run(&incast(16, 1_000_000, "25Gbps", "2MB", r#"{"preset": "dcqcn"}"#, "30ms"));
     let c = &sim.counters;
     assert_eq!((c.flows_completed, c.dropped(), c.retransmits, c.lossless_drops), (16, 0, 0, 0));
     assert!(c.ecn_marks > 100, "the queue passed K_min: {} CE marks", c.ecn_marks);
@@ -48,12 +54,7 @@ fn two_dcqcn_flows_share_a_bottleneck_fairly() {
 #[test]
 fn go_back_n_repairs_losses_without_pfc() {
     // DCQCN without PFC on small tail-drop buffers: losses, NACKs, the rest resent; every flow completes
-    let rows: Vec<String> = (1..=8).map(|i| format!(r#"{{"src": {i}, "dst": 0, "size_bytes": 200000, "start_s": 0.0}}"#)).collect();
-    let sim = run(&format!(
-        r#"{{"run": {{"duration": "100ms"}}, "topology": {{"kind": "single_switch", "hosts": 9, "link_rate": "10Gbps", "buffer": "64KB"}},
-             "scheme": {{"preset": "dcqcn", "flow_control": "tail_drop"}}, "workload": [{{"kind": "flows", "rows": [{}]}}]}}"#,
-        rows.join(",")
-    ));
+    let sim = run(&incast(8, 200_000, "10Gbps", "64KB", r#"{"preset": "dcqcn", "flow_control": "tail_drop"}"#, "100ms"));
     let c = &sim.counters;
     assert_eq!(c.flows_completed, 8);
     assert!(c.dropped() > 0 && c.retransmits >= c.dropped(), "{} drops, {} resent", c.dropped(), c.retransmits);
@@ -61,14 +62,7 @@ fn go_back_n_repairs_losses_without_pfc() {
 
 #[test]
 fn hpcc_keeps_the_incast_queue_short_and_pauses_nothing() {
-    let rows: Vec<String> = (1..=16).map(|i| format!(r#"{{"src": {i}, "dst": 0, "size_bytes": 1000000, "start_s": 0.0}}"#)).collect();
-    let json = |preset: &str| {
-        format!(
-            r#"{{"run": {{"duration": "30ms"}}, "topology": {{"kind": "single_switch", "hosts": 17, "link_rate": "25Gbps", "buffer": "2MB"}},
-                 "scheme": {{"preset": "{preset}"}}, "workload": [{{"kind": "flows", "rows": [{}]}}]}}"#,
-            rows.join(",")
-        )
-    };
+    let json = |preset: &str| incast(16, 1_000_000, "25Gbps", "2MB", &format!(r#"{{"preset": "{preset}"}}"#), "30ms");
     let (hpcc, dcqcn) = (run(&json("hpcc")), run(&json("dcqcn")));
     let hot = |s: &Sim| (0..s.fab.ports.len()).find(|&p| s.fab.nodes[s.fab.ports[p].node as usize].is_switch && s.node_name(s.fab.ports[p].peer_node) == "h0").unwrap();
     let mean = |s: &Sim| s.fab.ports[hot(s)].eg.mean_total(s.now);
@@ -105,14 +99,7 @@ fn hpcc_reads_every_switch_hop_and_shares_fairly() {
 
 #[test]
 fn the_summary_counts_cnps_nacks_and_rate_cuts_of_the_roce_schemes_only() {
-    let rows: Vec<String> = (1..=8).map(|i| format!(r#"{{"src": {i}, "dst": 0, "size_bytes": 500000, "start_s": 0.0}}"#)).collect();
-    let json = |preset: &str| {
-        format!(
-            r#"{{"run": {{"duration": "20ms"}}, "topology": {{"kind": "single_switch", "hosts": 9, "link_rate": "25Gbps", "buffer": "2MB"}},
-                 "scheme": {{"preset": "{preset}"}}, "workload": [{{"kind": "flows", "rows": [{}]}}]}}"#,
-            rows.join(",")
-        )
-    };
+    let json = |preset: &str| incast(8, 500_000, "25Gbps", "2MB", &format!(r#"{{"preset": "{preset}"}}"#), "20ms");
     let d = run(&json("dcqcn"));
     let s: serde_json::Value = serde_json::from_str(&d.summary_json()).unwrap();
     let (cnps, cuts) = (s["roce"]["cnps"].as_u64().unwrap(), s["roce"]["rate_cuts"].as_u64().unwrap());

@@ -290,7 +290,7 @@ impl Sim {
     /// switch's buffer refused it); a lossless one refused (its headroom full) is a lossless violation.
     #[inline(never)]
     fn shared_arrive(&mut self, node: u32, port: u32, mut out: u32, pid: PacketId, prio: u8, wire: u64) {
-        if self.scheduling_is_pfabric() && !self.pfabric_admit(out, pid, wire) {
+        if self.scheme.scheduling == Scheduling::Pfabric && !self.pfabric_admit(out, pid, wire) {
             self.drop_packet(pid, DropCause::Priority, Some(port));
             return;
         }
@@ -329,10 +329,6 @@ impl Sim {
         e.eg.advance(now);
         e.eg.reserve(prio, wire);
         self.enter_egress_at(out, pid, prio, wire);
-    }
-
-    fn scheduling_is_pfabric(&self) -> bool {
-        self.scheme.scheduling == Scheduling::Pfabric
     }
 
     /// A shared-buffer switch: packet `pid` (`prio`, `wire` bytes) left egress `out` (sent or dropped
