@@ -281,3 +281,22 @@ fn a_fault_that_shortens_the_lookahead_is_within_the_windows_from_the_start() {
     assert!(a.counters.pfc_pause_frames > 0, "PAUSE frames across the faster links");
     assert_eq!(a.counters.flows_completed, 16);
 }
+
+#[test]
+fn a_split_run_on_shared_buffers_keeps_each_switch_mmu_with_its_queues() {
+    // background flows still queued at the end: each switch's MMU books must come from the part that ran
+    // it (they were part 0's, empty for the other part's switches, and the end-of-run check failed)
+    for preset in ["detail", "dcqcn", "hpcc"] {
+        let json = scenario(&format!(r#"{{"preset": "{preset}"}}"#), MIXED, "").replace(r#""buffer": "128KB""#, r#""buffer": "128KB", "shared_buffer": {"size": "1MB"}"#);
+        let a = ordinary(&json);
+        assert!(a.packets_in_flight() > 0, "{preset}: packets left in the network");
+        a.check_shared().unwrap();
+        for threads in DRIVES {
+            let b = run_in_parts(&json, threads.0, threads.1).unwrap();
+            let what = format!("{preset}, {threads:?}");
+            assert_eq!(a.outcome_digest(), b.outcome_digest(), "{what}");
+            b.check_shared().unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(a.fab.mmu, b.fab.mmu, "{what}: every MMU's books");
+        }
+    }
+}

@@ -48,7 +48,7 @@ pub enum Refusal {
 }
 
 /// One switch's pool and its per-port, per-priority accounting.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Mmu {
     pub p: MmuParams,
     /// Headroom per ingress port (each lossless priority of the port has this much).

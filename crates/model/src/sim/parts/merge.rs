@@ -82,6 +82,13 @@ pub(super) fn merge(a: &mut Sim, mut others: Vec<Sim>, now: Time) {
             }
         }
     }
+    // a shared-buffer switch's MMU from the part that holds the switch (its books match that part's queues)
+    for n in 0..a.fab.mmu.len() {
+        let k = of[n] as usize;
+        if k != 0 && a.fab.mmu[n].is_some() {
+            a.fab.mmu[n] = others[k - 1].fab.mmu[n].clone();
+        }
+    }
     // the PFC reports in the order the ordinary run makes them (each sweep's by port, then its deadlock
     // report; a packet's after the sweep of its time)
     for o in others.iter_mut() {
