@@ -325,8 +325,16 @@ impl Sim {
             rows_not_started: Vec::new(),
         };
         let frame = sim.fab.framing.full_frame() as u64;
-        // the NIC keeps room for control segments (ACKs, SYNs): data is admitted up to this much below the cap
-        sim.nic = crate::mechanisms::nic::Admission { headroom: (8 * frame).min(sim.fab.topo.host_buffer / 4), frame };
+        // the NIC keeps room for control segments (ACKs, SYNs): data is admitted up to this much below the cap.
+        // A RoCE NIC has no queue of data in front of the wire: its scheduler picks the next queue pair's
+        // segment (at the rate its rate limiter allows) only when the port can take it, so data waits in
+        // the queue pairs, not in a FIFO that would go out at line rate after a PAUSE whatever DCQCN decided.
+        // Its queue takes two full frames of data (one on the wire, one ready) and keeps the rest of the
+        // buffer for the ACKs, NACKs and CNPs a paused port holds (with 8 frames, hosts paused under DCQCN
+        // dropped their ACKs, and their senders waited for timeouts).
+        let hb = sim.fab.topo.host_buffer;
+        let control = if sim.tcp.cc.roce() { hb.saturating_sub(2 * frame) } else { (8 * frame).min(hb / 4) };
+        sim.nic = crate::mechanisms::nic::Admission { headroom: control, frame };
         sim.nic_waiting = vec![Default::default(); sim.fab.nodes.len()];
         sim.fab.port_ctr = vec![Default::default(); sim.fab.ports.len()];
         sim.fab.tx_count = vec![TxCount::default(); sim.fab.ports.len()];

@@ -83,10 +83,10 @@ pub(super) fn merge(a: &mut Sim, mut others: Vec<Sim>, now: Time) {
         }
     }
     // a shared-buffer switch's MMU from the part that holds the switch (its books match that part's queues)
-    for n in 0..a.fab.mmu.len() {
+    for (n, m) in a.fab.mmu.iter_mut().enumerate() {
         let k = of[n] as usize;
-        if k != 0 && a.fab.mmu[n].is_some() {
-            a.fab.mmu[n] = others[k - 1].fab.mmu[n].clone();
+        if k != 0 && m.is_some() {
+            *m = others[k - 1].fab.mmu[n].clone();
         }
     }
     // the PFC reports in the order the ordinary run makes them (each sweep's by port, then its deadlock
