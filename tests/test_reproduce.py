@@ -11,14 +11,17 @@ from conftest import run_cli
 NAMES = ["calibrate", "scatter", "incast", "verification", "steady", "steady_open_background", "pfc_alone", "bursty", "long_flows", "disconnected",
          "degraded", "sequential", "sequential_first", "partition_aggregate", "partition_aggregate_first", "page_creation", "dibs_incast",
          "pias_testbed", "pias_memcached", "pias_endhost", "pias_queues", "pias_thresholds", "pias_mismatch", "pias_websearch",
-         "pias_datamining", "pias_leafspine", "pias_las", "pias_oversubscribed"]
+         "pias_datamining", "pias_leafspine", "pias_las", "pias_oversubscribed", "modern_steady", "modern_bursty", "modern_fattree",
+         "roce_incast", "roce_convergence"]
 CLAIM_KEYS = {"id", "experiment", "claim", "quote", "source", "label", "label_note", "paper", "measured", "check", "direction_matches", "verdict", "resolve"}
 
 
 def test_list_names_every_evaluation():
     r = run_cli("reproduce", "--list", check=True)
     listed = [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
-    assert listed == NAMES
+    # and the group that runs DeTail beside DCQCN and HPCC
+    assert listed == [*NAMES, "modern"]
+    assert "runs modern_steady, modern_bursty, modern_fattree" in r.stdout
 
 
 def test_unknown_reproduction():
@@ -57,7 +60,8 @@ def test_reproduce_all_quick(tmp_path):
     readme = (tmp_path / "README.md").read_text()
     assert readme.startswith("# Reproductions (quick)") and "claims graded held out under the strict rule" in readme
     claims = json.loads((tmp_path / "claims.json").read_text())
-    demos = {"calibrate", "steady_open_background", "sequential_first", "partition_aggregate_first", "pias_websearch", "pias_datamining"}
+    demos = {"calibrate", "steady_open_background", "sequential_first", "partition_aggregate_first", "pias_websearch", "pias_datamining",
+             "modern_steady", "modern_bursty"}
     assert {c["experiment"] for c in claims} == set(NAMES) - demos
     assert (tmp_path / "calibrate" / "calibration.json").exists()
     # the PIAS experiments plot mean FCT (what their claims are about), the DeTail ones the 99.9th percentile
@@ -193,3 +197,27 @@ def test_the_figure_8_claim_reads_every_live_run(tmp_path, monkeypatch):
     assert three.seeds == 3 and three.measured_value == pytest.approx(40 / 3, rel=1e-3)
     assert three.ci95 == pytest.approx(4.303 * 5.7735 / 3 ** 0.5, rel=1e-3)
     assert three.to_json()["check"] == {"value": 20.0, "how": "live runs 1-1 of 3", "converged": True}
+
+
+def test_modern_runs_detail_beside_the_roce_schemes_with_its_tables(tmp_path):
+    """`reproduce modern` (quick): the three comparisons, each with the FCT table against DeTail, the slowdown
+    table and the fabric table; the fat tree with both workloads at both link rates with the RoCE settings
+    scaled, and its HPCC claims graded."""
+    r = run_cli("reproduce", "modern", "--quick", "--out", str(tmp_path), "--quiet", check=True, timeout=900)
+    for n in ("modern_steady", "modern_bursty", "modern_fattree"):
+        md = (tmp_path / n / "table.md").read_text()
+        assert f"## {n}:" in r.stdout and "| unfinished | slowdown p50 | slowdown p95 | slowdown p99 |" in md and "| PFC paused / run time |" in md, n
+        summ = pl.read_parquet(tmp_path / n / "summary")
+        assert sorted(summ["scheme"].unique().to_list()) == ["dcqcn", "dctcp", "detail", "hpcc"], n
+        for row in summ.iter_rows(named=True):
+            s = json.loads(row["summary_json"])
+            assert s["invariants"]["lossless"] and s["invariants"]["conservation"] and s["invariants"]["shared_buffer"], (n, row["scheme"])
+    ws = pl.read_parquet(tmp_path / "modern_fattree" / "summary")
+    assert sorted(ws["link_rate"].unique().to_list()) == ["100Gbps", "10Gbps"]
+    dq = [json.loads(row["summary_json"]) for row in ws.filter(pl.col("scheme") == "dcqcn").iter_rows(named=True)]
+    # the scaled DCQCN settings reached the runs: CNPs at both rates under both workloads, and no drop anywhere
+    assert len(dq) == 4 and all(s["roce"]["cnps"] > 0 and sum(s["drops"].values()) == 0 for s in dq)
+    claims = json.loads((tmp_path / "modern_fattree" / "claims.json").read_text())
+    assert [c["id"] for c in claims] == ["modern_fattree.hpcc_short_flows_websearch", "modern_fattree.hpcc_short_flows_hadoop"]
+    assert all(c["source"].startswith("cited:hpcc") and c["paper"]["value"] is None for c in claims)
+    assert sorted(ws["workload.0.cdf"].unique().to_list()) == ["hadoop", "websearch"]

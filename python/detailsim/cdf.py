@@ -20,6 +20,7 @@ BUNDLED = {
     "datamining": "datamining_vl2_pkts1460_ns2.tcl",
     "websearch_bytes": "websearch_dctcp_bytes_pct.txt",
     "datamining_fine": "datamining_vl2_bytes_frac_trafficgenerator.txt",
+    "hadoop": "fb_hadoop_bytes_pct.txt",
 }
 NS2_PACKET = 1460
 

@@ -34,15 +34,30 @@ PAPER_FILES = {
 }
 
 
+# papers a claim may cite that are not among ../shared/papers (issue 38): what the claim says they state is
+# our summary of the published paper, in our words, with where in it; it cannot be checked against a file
+# here, and docs/reproduction.md ("Cited papers") lists every such statement
+CITED = {
+    "dcqcn": "Zhu et al., Congestion Control for Large-Scale RDMA Deployments (DCQCN), SIGCOMM 2015",
+    "hpcc": "Li et al., HPCC: High Precision Congestion Control, SIGCOMM 2019",
+}
+CITED_PREFIX = "cited:"
+
+
 @dataclass(frozen=True)
 class Q:
-    """Where a claim comes from: the paper, the line of its text file and the words on that line."""
+    """Where a claim comes from: the paper, the line of its text file and the words on that line; for a paper
+    we do not have as a file (`CITED`), `line` is 0, `where` names the part of the paper and `text` is our
+    summary of what it states."""
     paper: str
     line: int
     text: str
+    where: str = ""
 
     @property
     def source(self) -> str:
+        if self.paper in CITED:
+            return f"{CITED_PREFIX}{self.paper} ({self.where})"
         return f"{PAPER_FILES[self.paper]}:{self.line}"
 
 
@@ -91,6 +106,8 @@ class Repro:
     zip: list[dict[str, list[Any]]] = field(default_factory=list)
     quick_set: dict[str, Any] = field(default_factory=dict)
     quick_axes: dict[str, list[Any]] = field(default_factory=dict)
+    # `zip` in --quick (when its zipped values hold what quick_set would shorten)
+    quick_zip: list[dict[str, list[Any]]] | None = None
     classes: list[str] = field(default_factory=lambda: list(SIZES))
     claims: Callable[[Data], list[Claim]] | None = None
     hide: list[str] = field(default_factory=list)
@@ -110,6 +127,9 @@ class Repro:
     uses: list[str] = field(default_factory=list)
     # plots and report.html (the calibration's 160 series of 26 million flows have no plot worth drawing)
     plots: bool = True
+    # more Markdown for table.md and the docs, from the flow table and the run summaries (all seeds) and the
+    # series' keys
+    report: Callable[[pl.DataFrame, pl.DataFrame, list[str]], str] | None = None
 
     def sweep_spec(self, quick: bool, duration: str | None = None) -> dict[str, Any]:
         axes = {**self.axes, **(self.quick_axes if quick else {})}
@@ -124,8 +144,9 @@ class Repro:
             "set": sets,
             "axes": axes,
         }
-        if self.zip:
-            spec["zip"] = self.zip
+        zipped = self.quick_zip if quick and self.quick_zip is not None else self.zip
+        if zipped:
+            spec["zip"] = zipped
         if self.hide:
             spec["hide"] = self.hide
         if self.labels:

@@ -518,13 +518,15 @@ def report_cmd(store: str, output: str, baseline: str, metric: str) -> None:
                    "and counts in docs/reproduction.md and README.md (run from the project root).")
 def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers: int | None, scheduler: str | None, quiet: bool,
                   regrade: bool, update_docs_: bool) -> None:
-    """Reproduce an evaluation of the DeTail, DIBS or PIAS papers (NAME, or `all`): sweep, plots, table, claims."""
-    from .reproduce import REPROS, collect_claims, reproduce, update_docs
+    """Reproduce an evaluation of the DeTail, DIBS or PIAS papers, or DeTail beside DCQCN and HPCC (NAME, `modern` or `all`): sweep, plots, table, claims."""
+    from .reproduce import GROUPS, REPROS, collect_claims, reproduce, update_docs
 
     if list_ or name is None:
         width = max(len(n) for n in REPROS)
         for n, r in REPROS.items():
             click.echo(f"{n:<{width}}  {r.title}")
+        for g, members in GROUPS.items():
+            click.echo(f"{g:<{width}}  runs {', '.join(members)}")
         if name is None and not list_:
             click.echo("\nrun one with: detailsim reproduce NAME [--quick]   (or: all)", err=True)
         return
@@ -536,10 +538,10 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
             _fail("reproduce: --update-docs must run from the project root (no docs/reproduction.md here)")
     if regrade and quick:
         _fail("reproduce: --regrade grades what the store holds (quick or not); leave out --quick")
-    names = list(REPROS) if name == "all" else [name]
+    names = list(REPROS) if name == "all" else GROUPS.get(name, [name])
     for n in names:
         if n not in REPROS:
-            _fail(f"reproduce: unknown reproduction {n!r}; known: {', '.join(REPROS)}, all")
+            _fail(f"reproduce: unknown reproduction {n!r}; known: {', '.join(REPROS)}, {', '.join(GROUPS)}, all")
     outp = Path(out)
     parts = []
     progress = not quiet and sys.stderr.isatty()

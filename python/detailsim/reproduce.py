@@ -25,6 +25,8 @@ from typing import Any
 import polars as pl
 
 from .claims import (  # noqa: F401 - re-exported: the reproductions' definitions and claims
+    CITED,
+    CITED_PREFIX,
     DEGRADE,
     Data,
     FIG9,
@@ -61,6 +63,8 @@ from .claims import (  # noqa: F401 - re-exported: the reproductions' definition
     workflow_claims,
 )
 from .grading import Claim, fmt_measured, fmt_value, glance_table
+from .modern import (MODERN_HANDSHAKE, MODERN_SCHEMES, hpcc_fattree_claims, modern_report, roce_convergence_claims, roce_incast_claims,
+                     roce_scaling, roce_scaling_zip)
 from .plots import ci_of, fmt_reduction, pooled_percentiles, reduction_ci, reduction_table, seed_ci
 from .sweep import _manifest, load_sweep, read_store, run_sweep
 
@@ -172,6 +176,17 @@ PAGE_SIZES = ["2KB", "4KB", "8KB", "16KB", "32KB"]
 # flows at 6 per second per server (one flow in flight per server on average if the core capacity the
 # retrievals leave at 2000/s were shared half by half, by M/G/1-PS's n = rho / (1 - rho))
 OPEN_BACKGROUND = {"kind": "cdf", "points": [[1048576, 0.0], [1048576, 1.0]], "rate": 6, "priority": 1}
+
+def modern_fattree_zip(durations: list[str]) -> list[dict[str, list[Any]]]:
+    """modern_fattree's points (by workload): the four schemes, by 10 and 100 Gbps links (with the pool, 100 KB per 10
+    Gbps of each of a switch's 8 ports, the RoCE settings scaled to the rate, and the arrival window)."""
+    return [{"scheme": MODERN_SCHEMES},
+            {"link_rate": ["10Gbps", "100Gbps"], "topology.link_rate": ["10Gbps", "100Gbps"],
+             "topology.shared_buffer.size": ["800KB", "8MB"], "run.duration": durations, **roce_scaling_zip([10, 100])}]
+
+
+# issue 38: one pool per switch, the memory the paper's 12-port ToR has in its per-port buffers (12 x 2 x 128 KB)
+MODERN_SHARED_1G = {"topology.shared_buffer.size": "3MB"}
 
 REPROS: dict[str, Repro] = {
     r.name: r
@@ -315,6 +330,36 @@ REPROS: dict[str, Repro] = {
               # 5 seeds: with 3 the all-flow cut was undecided (4 at its spread)
               set={"run.duration": "0.2s"}, quick_set={"run.duration": "0.005s"}, quick_axes={"workload.load": [0.5, 0.8]},
               classes=["small", "medium", "large"], claims=oversubscribed_claims, baseline="dctcp", metric="mean", converge="length"),
+        # issue 38: DeTail beside today's lossless fabric (`detailsim reproduce modern` runs the three)
+        Repro("modern_steady", "DeTail against DCTCP, DCQCN and HPCC on the DeTail paper's steady workload (2/8/32 KB at 2000 retrievals/s, "
+              "1 MB background, 1 Gbps), every switch a 3 MB shared buffer; RoCE settings scaled to 1 Gbps by the declared rule",
+              "paper/steady", {}, zip=[{"scheme": MODERN_SCHEMES, "scheme.tcp.handshake": MODERN_HANDSHAKE}], hide=["scheme.tcp.handshake"],
+              seeds=8, set={"run.duration": "0.2s", **MODERN_SHARED_1G, **roce_scaling(1)}, quick_set={"run.duration": "0.02s"},
+              classes=[*SIZES, "background"], baseline="detail", metric="p99", converge="none", report=modern_report([*SIZES, "background"])),
+        Repro("modern_bursty", "DeTail against DCTCP, DCQCN and HPCC on the DeTail paper's bursty workload (40 ms bursts at 2500 retrievals/s "
+              "every 100 ms, 1 Gbps), every switch a 3 MB shared buffer; RoCE settings scaled to 1 Gbps",
+              "paper/bursty", {}, zip=[{"scheme": MODERN_SCHEMES, "scheme.tcp.handshake": MODERN_HANDSHAKE}], hide=["scheme.tcp.handshake"],
+              seeds=8, set={"run.duration": "0.3s", **MODERN_SHARED_1G, **roce_scaling(1)}, quick_set={"run.duration": "0.1s"},
+              classes=[*SIZES, "background"], baseline="detail", metric="p99", converge="none", report=modern_report([*SIZES, "background"])),
+        Repro("modern_fattree", "DeTail against DCTCP, DCQCN and HPCC on a k = 8 fat tree (128 hosts) of 10 and 100 Gbps links, web search and "
+              "Facebook Hadoop (the HPCC paper's two workloads) at load 0.5, shared buffers of 100 KB per 10 Gbps of port; RoCE settings scaled "
+              "to the link rate",
+              "examples/websearch_fattree", {"workload.0.cdf": ["websearch", "hadoop"]},
+              # the arrival window per rate: about 2,000 web-search flows a seed at 10 Gbps, 4,000 at 100 Gbps
+              zip=modern_fattree_zip(["40ms", "8ms"]), quick_zip=modern_fattree_zip(["2ms", "0.4ms"]),
+              labels=["link_rate"], hide=["topology.link_rate", "topology.shared_buffer.size", "run.duration", *roce_scaling(1)],
+              seeds=8, classes=["small", "medium", "large"], baseline="detail", metric="p99", claims=hpcc_fattree_claims,
+              report=modern_report(["small", "medium", "large"])),
+        # issue 38: checks against the DCQCN and HPCC papers (cited, not files here: docs/reproduction.md, "Cited papers")
+        Repro("roce_incast", "DCQCN and HPCC papers: a 16-to-1 incast (1 MB each) into one 25 Gbps port through a 4 MB shared buffer; DCQCN, HPCC, "
+              "and RoCE with PFC alone (DCQCN's senders with no marking: line rate until paused)",
+              "examples/rdma_incast", {},
+              zip=[{"variant": ["DCQCN", "HPCC", "PFC alone"], "scheme": ["dcqcn", "hpcc", "dcqcn"], "scheme.ecn_marking": ["red", "none", "none"]}],
+              labels=["variant"], hide=["scheme", "scheme.ecn_marking"], seeds=8, classes=["incast"], claims=roce_incast_claims,
+              baseline="PFC alone", metric="p99", plot_x="variant"),
+        Repro("roce_convergence", "DCQCN and HPCC papers: two flows into one 25 Gbps port (the second joins 2 ms after the first), goodput over 10-20 ms",
+              "examples/roce_two_flows", {"scheme": ["dcqcn", "hpcc"]}, seeds=8, classes=["pair"], claims=roce_convergence_claims,
+              baseline="dcqcn", metric="p99"),
     ]
 }
 
@@ -545,6 +590,8 @@ def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = N
         md += f"Claims read from the stores of {', '.join(r.uses)} (their tables are in their own sections).\n"
     if r.extra:
         md += "\n" + r.extra(stats) + "\n"
+    if r.report and t is not None:
+        md += "\n" + r.report(t["flows"], t["summary"], keys) + "\n"
     if claims:
         md += "\n" + claims_markdown(claims) + "\n"
     (d / "table.md").write_text(md)
@@ -554,7 +601,9 @@ def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = N
 ORDER = ["calibrate", "scatter", "incast", "verification", "steady", "steady_open_background", "pfc_alone", "bursty", "long_flows", "disconnected",
          "degraded", "sequential", "sequential_first", "partition_aggregate", "partition_aggregate_first", "page_creation", "dibs_incast",
          "pias_testbed", "pias_memcached", "pias_endhost", "pias_queues", "pias_thresholds", "pias_mismatch", "pias_websearch",
-         "pias_datamining", "pias_leafspine", "pias_las", "pias_oversubscribed"]
+         "pias_datamining", "pias_leafspine", "pias_las", "pias_oversubscribed", "modern_steady", "modern_bursty", "modern_fattree", "roce_incast", "roce_convergence"]
+# names that run several reproductions
+GROUPS = {"modern": ["modern_steady", "modern_bursty", "modern_fattree"]}
 REPROS = {k: REPROS[k] for k in ORDER}
 
 
@@ -639,6 +688,8 @@ def paper_lines(claims: list[dict[str, Any]], papers: Path) -> dict[str, str]:
     """Each claim's source line, `file:line` -> the line's text, read from the papers' text files."""
     out: dict[str, str] = {}
     for c in claims:
+        if c["source"].startswith(CITED_PREFIX):
+            continue  # a paper we do not have as a file (docs/reproduction.md, "Cited papers")
         f, n = c["source"].rsplit(":", 1)
         out[c["source"]] = (papers / f).read_text().splitlines()[int(n) - 1]
     return dict(sorted(out.items(), key=lambda kv: (kv[0].split(":")[0], int(kv[0].split(":")[1]))))

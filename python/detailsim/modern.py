@@ -1,0 +1,250 @@
+"""DeTail beside today's lossless fabric (issue 38): `detailsim reproduce modern` runs DeTail, DCTCP, DCQCN and
+HPCC on the same shared-buffer switches over the DeTail paper's steady and bursty workloads and a web-search
+fat tree at 10 and 100 Gbps. This module holds what those reproductions need beyond the others: the rule that
+scales the RoCE presets to a link rate, and the tables of FCT slowdown and of what each scheme did to the
+fabric (PFC pauses, CNPs, drops), each value with its 95% interval over seeds.
+
+The scaling rule, declared before any of these runs (docs/reproduction.md, "DeTail beside DCQCN and HPCC"):
+the `dcqcn` preset is the HPCC simulator's DCQCN at 25 Gbps, and that simulator's `run.py` scales its
+additive and hyper increase and its RED thresholds by (NIC rate / 25 Gbps); the minimum rate (1 Gb/s at
+25 Gbps) is scaled by the same factor here (run.py keeps it fixed, which at 1 Gbps would pin every flow at
+line rate). The `hpcc` preset's additive increase (40 Mb/s x T) is run.py's for 100 Gbps NICs and is
+scaled by (rate / 100 Gbps). Nothing else is scaled: DeTail's and DCTCP's parameters are their papers'
+(DeTail's ALB and source-ECN thresholds were stated for 1 Gbps and are kept as stated at 10 and 100 Gbps).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import polars as pl
+
+from .claims import Data, Q, cut, positive
+from .grading import Claim, ci95
+
+MODERN_SCHEMES = ["detail", "dctcp", "dcqcn", "hpcc"]
+# RoCE has no connection handshake on the data path (queue pairs are set up out of band); the TCP schemes
+# keep the paper scenarios' calibrated SYN / SYN-ACK
+MODERN_HANDSHAKE = [True, True, False, False]
+
+
+def _num(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def roce_scaling(gbps: float) -> dict[str, Any]:
+    """The `dcqcn` and `hpcc` presets' rate-dependent settings at links of `gbps` Gb/s, by the declared rule
+    (module docstring): DCQCN's increase steps, minimum rate and RED thresholds x gbps / 25, HPCC's
+    additive increase x gbps / 100."""
+    f, h = gbps / 25.0, gbps / 100.0
+    return {
+        "scheme.dcqcn.rate_ai": f"{_num(5 * f)}Mbps",
+        "scheme.dcqcn.rate_hai": f"{_num(50 * f)}Mbps",
+        "scheme.dcqcn.min_rate": f"{_num(1000 * f)}Mbps",
+        "scheme.red.min_threshold": f"{round(100_000 * f)}B",
+        "scheme.red.max_threshold": f"{round(400_000 * f)}B",
+        "scheme.hpcc.rate_ai": f"{_num(40 * h)}Mbps",
+    }
+
+
+def roce_scaling_zip(rates: list[float]) -> dict[str, list[Any]]:
+    """`roce_scaling` for several link rates, as a sweep's zipped axes (one list per setting)."""
+    each = [roce_scaling(g) for g in rates]
+    return {k: [e[k] for e in each] for k in each[0]}
+
+
+def _pm(v: float, ci: float | None, fmt: str) -> str:
+    if v != v:
+        return "–"
+    return fmt.format(v) + (f" ± {fmt.format(ci)}" if ci is not None and math.isfinite(ci) else "")
+
+
+SLOWDOWN_Q = (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))
+
+
+def _slowdowns(g: pl.DataFrame) -> dict[str, float]:
+    """Nearest-rank slowdown percentiles of one group's measured flows (an unfinished flow at its lower
+    bound, fct so far / ideal), and whether any rank falls on an unfinished flow."""
+    from .results import nearest_rank
+
+    sd = g.with_columns(pl.coalesce(pl.col("slowdown"), pl.col("fct_lower") / pl.col("ideal")).alias("_sd")).filter(pl.col("_sd").is_not_null())
+    out: dict[str, float] = {}
+    vals = sd.sort("_sd")
+    arr = vals["_sd"].to_numpy()
+    unfinished = vals["fct"].is_null().to_numpy()
+    for name, q in SLOWDOWN_Q:
+        v = nearest_rank(arr, q)
+        out[name] = v
+        # a bound when the flow at that rank, or any below it, is still running
+        k = max(1, math.ceil(q * len(arr) - 1e-9)) if len(arr) else 0
+        out[f"{name}_lb"] = bool(len(arr) and unfinished[:k].any())
+    out["flows"] = int(len(arr) - unfinished.sum())
+    out["unfinished"] = int(unfinished.sum())
+    return out
+
+
+def slowdown_table(flows: pl.DataFrame, keys: list[str], classes: list[str]) -> str:
+    """FCT slowdown (FCT / the flow's ideal FCT on an empty fabric) per point and class: p50, p95 and p99
+    over all seeds' flows pooled (">=" where the rank falls on a flow still running at the end, taken at its
+    lower bound), each with its 95% interval over seeds (the percentile on each seed alone); finished and
+    unfinished flows counted."""
+    f = flows.with_columns(pl.col("class").cast(pl.String)).filter(pl.col("class").is_in(classes))
+    order = {c: i for i, c in enumerate(classes)}
+    head = [*keys, "class", "flows", "unfinished", *(f"slowdown {n}" for n, _ in SLOWDOWN_Q)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    groups = sorted(f.group_by([*keys, "class"], maintain_order=True), key=lambda kg: (*[str(x) for x in kg[0][:-1]], order[kg[0][-1]]))
+    for key, g in groups:
+        pooled = _slowdowns(g)
+        per = [_slowdowns(s) for _, s in g.group_by("seed")] if "seed" in g.columns and g["seed"].n_unique() > 1 else []
+        cells = [str(x) for x in key] + [str(pooled["flows"]), str(pooled["unfinished"])]
+        for n, _ in SLOWDOWN_Q:
+            ci = ci95([p[n] for p in per]) if per else None
+            cells.append((">= " if pooled[f"{n}_lb"] else "") + _pm(pooled[n], ci, "{:.2f}"))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _fabric_row(s: dict[str, Any]) -> dict[str, float]:
+    """What one run did to the fabric, from its summary."""
+    sim_t = max(float(s["sim_time_s"]), 1e-12)
+    roce = s.get("roce") or {}
+    sb = s.get("shared_buffer") or {}
+    return {
+        "PFC paused / run time": float(s["pfc"]["paused_time_s"]) / sim_t,
+        "PAUSE frames": float(s["pfc"]["pause_frames"]),
+        "drops": float(sum(s["drops"].values())),
+        "timeouts": float(s["timeouts"]),
+        "CNPs": float(roce.get("cnps", 0)),
+        "NACKs": float(roce.get("nacks", 0)),
+        "peak buffer KB": float(sb.get("peak_bytes", 0)) / 1000.0,
+    }
+
+
+FABRIC_COLS = ["PFC paused / run time", "PAUSE frames", "drops", "timeouts", "CNPs", "NACKs", "peak buffer KB"]
+
+
+def fabric_table(summary: pl.DataFrame, keys: list[str]) -> str:
+    """Per point: the mean over seeds (± its 95% interval) of what the scheme did to the fabric: PFC (the
+    time egress ports spent paused, summed over ports and priorities, over the run's length: how many
+    (port, priority) queues were paused at a time on average; PAUSE frames sent), drops, timeouts, RoCE's CNPs and NACKs, and the shared buffer's peak (the
+    largest of any switch)."""
+    rows = [(tuple(r[k] for k in keys), _fabric_row(json.loads(r["summary_json"]))) for r in summary.iter_rows(named=True)]
+    by: dict[tuple, list[dict[str, float]]] = {}
+    for k, v in rows:
+        by.setdefault(k, []).append(v)
+    head = [*keys, *FABRIC_COLS]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for k in sorted(by, key=lambda t: tuple(str(x) for x in t)):
+        vs = by[k]
+        cells = [str(x) for x in k]
+        for c in FABRIC_COLS:
+            xs = [v[c] for v in vs]
+            fmt = "{:.3f}" if c == "PFC paused / run time" else "{:.0f}"
+            cells.append(_pm(sum(xs) / len(xs), ci95(xs) if len(xs) > 1 else None, fmt))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def modern_report(classes: list[str]):
+    """The extra tables of a `modern_*` reproduction (Repro.report): slowdown, then the fabric."""
+    def report(flows: pl.DataFrame, summary: pl.DataFrame, keys: list[str]) -> str:
+        return ("FCT slowdown (FCT over the flow's ideal FCT on the empty fabric; ± 95% interval over seeds):\n\n"
+                + slowdown_table(flows, keys, classes)
+                + "\n\nWhat each scheme did to the fabric (per run, mean over seeds ± 95% interval; `PFC paused / run time`: the "
+                  "time egress queues spent paused by PFC, summed over ports and priorities, over the run's length):\n\n"
+                + fabric_table(summary, keys))
+    return report
+
+
+# ---------------------------------------------------------------- checks against the DCQCN and HPCC papers
+#
+# We do not have these two papers as files (../shared/papers holds DeTail, DIBS and PIAS). Each claim below
+# states, in our words, what the paper shows and where, and is graded by the same rule as every other claim;
+# none quotes a number from them that we cannot check, so most are graded on their direction alone
+# (docs/reproduction.md, "Cited papers").
+
+
+
+def _summ(su: pl.DataFrame, **where: Any) -> list[dict[str, Any]]:
+    q = su
+    for k, v in where.items():
+        q = q.filter(pl.col(k) == v)
+    return [json.loads(s) for s in q["summary_json"].to_list()]
+
+
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def paused_time(su: pl.DataFrame, **where: Any) -> float:
+    """PFC: the time egress ports spent paused, summed over ports (s), mean over runs."""
+    return _mean([float(s["pfc"]["paused_time_s"]) for s in _summ(su, **where)])
+
+
+def peak_buffer(su: pl.DataFrame, **where: Any) -> float:
+    return _mean([float((s.get("shared_buffer") or {}).get("peak_bytes", 0)) for s in _summ(su, **where)])
+
+
+def reduction(a: float, b: float) -> float:
+    """How much lower b is than a, in % of a."""
+    return (a - b) / a * 100 if a else float("nan")
+
+
+def share_ratio(jain: float) -> float:
+    """The slower of two flows' rate over the faster's, from Jain's index J of the pair: J = (1 + r)^2 / (2 (1 + r^2))."""
+    j = min(max(jain, 0.5), 1.0)
+    if j >= 1.0:
+        return 1.0
+    # (2J - 1) r^2 - 2 r + (2J - 1) = 0, the root in [0, 1]
+    a = 2 * j - 1
+    return (1 - math.sqrt(max(0.0, 1 - a * a))) / a
+
+
+def pair_ratio(su: pl.DataFrame, **where: Any) -> float:
+    return _mean([share_ratio(float(s["goodput"]["pair"]["jain"])) for s in _summ(su, **where)])
+
+
+DCQCN_FAIR = Q("dcqcn", 0, "DCQCN's fluid model has a unique fixed point at which the flows sharing a bottleneck send at equal rates, "
+               "and flows that start at different rates converge to it", where="fluid-model analysis")
+HPCC_FAIR = Q("hpcc", 0, "HPCC's additive increase (W_AI) brings flows that share a bottleneck to equal rates", where="design and evaluation (fairness)")
+DCQCN_PFC = Q("dcqcn", 0, "DCQCN reacts to congestion before PFC does, so that PFC PAUSEs become rare (compared with RoCE relying on PFC alone)",
+              where="design goals and testbed evaluation")
+HPCC_QUEUE = Q("hpcc", 0, "HPCC keeps switch queues near zero where DCQCN builds them up, and triggers PFC far less", where="evaluation (incast and queue length)")
+HPCC_SHORT = Q("hpcc", 0, "on the 100 Gbps fat tree with web-search and Facebook Hadoop traffic, short flows finish much faster under HPCC "
+               "than under DCQCN (the abstract: flow completion times shortened by up to 95%)", where="evaluation, FCT slowdown by flow size")
+
+
+def roce_convergence_claims(d: Data) -> list[Claim]:
+    out = []
+    for scheme, q in (("dcqcn", DCQCN_FAIR), ("hpcc", HPCC_FAIR)):
+        out.append(d.claim(f"{scheme}_equal_shares", f"{scheme.upper()}: two flows into one 25 Gbps port converge to equal shares",
+                           1.0, "ratio", "fairness", lambda st, su, s=scheme: pair_ratio(su, scheme=s), None,
+                           "the slower flow's goodput over the faster's, 10-20 ms (the second flow joined at 2 ms), from Jain's index of the pair",
+                           q=q))
+    return out
+
+
+def roce_incast_claims(d: Data) -> list[Claim]:
+    nocc, dcqcn, hpcc = "PFC alone", "DCQCN", "HPCC"
+    return [
+        d.claim("dcqcn_fewer_pauses", "DCQCN leaves ports paused by PFC for less time than RoCE with PFC alone (16 x 1 MB into one 25 Gbps port)", None, "%",
+                "design goals; testbed", lambda st, su: reduction(paused_time(su, variant=nocc), paused_time(su, variant=dcqcn)), positive,
+                "reduction of the time ports spent paused by PFC (summed over ports), DCQCN against the same RoCE senders with no "
+                "congestion control (no marking: line rate until paused)", q=DCQCN_PFC),
+        d.claim("hpcc_fewer_pauses", "HPCC leaves ports paused by PFC for less time than DCQCN in the incast", None, "%", "incast",
+                lambda st, su: reduction(paused_time(su, variant=dcqcn), paused_time(su, variant=hpcc)), positive,
+                "reduction of the time ports spent paused by PFC (summed over ports), HPCC against DCQCN", q=HPCC_QUEUE),
+        d.claim("hpcc_smaller_queue", "HPCC holds a smaller queue than DCQCN in the incast", None, "%", "incast",
+                lambda st, su: reduction(peak_buffer(su, variant=dcqcn), peak_buffer(su, variant=hpcc)), positive,
+                "reduction of the shared buffer's peak occupancy, HPCC against DCQCN", q=HPCC_QUEUE),
+    ]
+
+
+def hpcc_fattree_claims(d: Data) -> list[Claim]:
+    return [d.claim(f"hpcc_short_flows_{cdf}", f"HPCC: short {what} flows finish faster than under DCQCN at 100 Gbps (99th percentile)", None, "%",
+                    "FCT slowdown by size", lambda st, su, c=cdf: cut(st, "small", "p99", scheme="hpcc", base="dcqcn", link_rate="100Gbps",
+                                                                      **{"workload.0.cdf": c}), positive,
+                    f"reduction of the 99th-percentile FCT of flows under 100 KB, HPCC against DCQCN (k = 8 fat tree, {what}, load 0.5)", q=HPCC_SHORT)
+            for cdf, what in (("websearch", "web-search"), ("hadoop", "Facebook Hadoop"))]
