@@ -23,6 +23,7 @@ import polars as pl
 
 from .claims import Data, Q, cut, positive
 from .grading import Claim, ci95
+from .results import nearest_rank
 
 MODERN_SCHEMES = ["detail", "dctcp", "dcqcn", "hpcc"]
 # RoCE has no connection handshake on the data path (queue pairs are set up out of band); the TCP schemes
@@ -67,8 +68,6 @@ SLOWDOWN_Q = (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))
 def _slowdowns(g: pl.DataFrame) -> dict[str, float]:
     """Nearest-rank slowdown percentiles of one group's measured flows (an unfinished flow at its lower
     bound, fct so far / ideal), and whether any rank falls on an unfinished flow."""
-    from .results import nearest_rank
-
     sd = g.with_columns(pl.coalesce(pl.col("slowdown"), pl.col("fct_lower") / pl.col("ideal")).alias("_sd")).filter(pl.col("_sd").is_not_null())
     out: dict[str, float] = {}
     vals = sd.sort("_sd")
@@ -128,8 +127,8 @@ FABRIC_COLS = ["PFC paused / run time", "PAUSE frames", "drops", "timeouts", "CN
 def fabric_table(summary: pl.DataFrame, keys: list[str]) -> str:
     """Per point: the mean over seeds (± its 95% interval) of what the scheme did to the fabric: PFC (the
     time egress ports spent paused, summed over ports and priorities, over the run's length: how many
-    (port, priority) queues were paused at a time on average; PAUSE frames sent), drops, timeouts, RoCE's CNPs and NACKs, and the shared buffer's peak (the
-    largest of any switch)."""
+    (port, priority) queues were paused at a time on average; PAUSE frames sent), drops, timeouts, RoCE's
+    CNPs and NACKs, and the shared buffer's peak (the largest of any switch)."""
     rows = [(tuple(r[k] for k in keys), _fabric_row(json.loads(r["summary_json"]))) for r in summary.iter_rows(named=True)]
     by: dict[tuple, list[dict[str, float]]] = {}
     for k, v in rows:
