@@ -4,14 +4,14 @@ fat tree at 10 and 100 Gbps. This module holds what those reproductions need bey
 scales the RoCE presets to a link rate, and the tables of FCT slowdown and of what each scheme did to the
 fabric (PFC pauses, CNPs, drops), each value with its 95% interval over seeds.
 
-The scaling rule, declared before any of these runs (docs/reproduction.md, "DeTail beside DCQCN and HPCC"):
-the `dcqcn` preset is the HPCC simulator's DCQCN at 25 Gbps, and that simulator's `run.py` scales its
-additive and hyper increase and its RED thresholds by (NIC rate / 25 Gbps); the minimum rate (1 Gb/s at
-25 Gbps) is scaled by the same factor here (run.py keeps it fixed, which at 1 Gbps would pin every flow at
-line rate). The `hpcc` preset's additive increase (40 Mb/s x T) is run.py's for 100 Gbps NICs and is
-scaled by (rate / 100 Gbps). Nothing else is scaled: DeTail's and DCTCP's parameters are their papers'
-(DeTail's ALB and source-ECN thresholds were stated for 1 Gbps and are kept as stated at 10 and 100 Gbps).
-"""
+The scaling rule, written here before any of these runs and not changed after them (committed with their
+results; docs/reproduction.md, "DeTail beside DCQCN and HPCC"): the `dcqcn` preset is the HPCC simulator's
+DCQCN at 25 Gbps, and that simulator's `run.py` scales its additive and hyper increase and its RED
+thresholds by (NIC rate / 25 Gbps); the minimum rate (1 Gb/s at 25 Gbps) is scaled by the same factor here
+(run.py keeps it fixed, which at 1 Gbps would pin every flow at line rate). The `hpcc` preset's additive
+increase (40 Mb/s x T) is run.py's for 100 Gbps NICs and is scaled by (rate / 100 Gbps). Nothing else is
+scaled: DeTail's and DCTCP's parameters are their papers' (DeTail's ALB and source-ECN thresholds were
+stated for 1 Gbps and are kept as stated at 10 and 100 Gbps)."""
 
 from __future__ import annotations
 
