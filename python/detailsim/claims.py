@@ -6,6 +6,7 @@ graded by the strict rule (`detailsim.grading`). `detailsim.reproduce` runs them
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -155,6 +156,11 @@ class Repro:
 
 
 # ---------------------------------------------------------------- helpers for claims
+
+
+def pm(v: float, ci: float | None, fmt: str = "{:.3f}") -> str:
+    """A value with its 95% interval half-width (when there is one), for the tables."""
+    return fmt.format(v) + (f" ± {fmt.format(ci)}" if ci is not None and math.isfinite(ci) else "")
 
 
 def pct(stats: pl.DataFrame, cls: str, metric: str = "p999", **where: Any) -> float:

@@ -21,7 +21,7 @@ from typing import Any
 
 import polars as pl
 
-from .claims import Data, Q, cut, positive
+from .claims import Data, Q, cut, pm, positive
 from .grading import Claim, ci95
 from .results import nearest_rank
 
@@ -54,12 +54,6 @@ def roce_scaling_zip(rates: list[float]) -> dict[str, list[Any]]:
     """`roce_scaling` for several link rates, as a sweep's zipped axes (one list per setting)."""
     each = [roce_scaling(g) for g in rates]
     return {k: [e[k] for e in each] for k in each[0]}
-
-
-def _pm(v: float, ci: float | None, fmt: str) -> str:
-    if v != v:
-        return "–"
-    return fmt.format(v) + (f" ± {fmt.format(ci)}" if ci is not None and math.isfinite(ci) else "")
 
 
 SLOWDOWN_Q = (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))
@@ -100,7 +94,7 @@ def slowdown_table(flows: pl.DataFrame, keys: list[str], classes: list[str]) -> 
         cells = [str(x) for x in key] + [str(pooled["flows"]), str(pooled["unfinished"])]
         for n, _ in SLOWDOWN_Q:
             ci = ci95([p[n] for p in per]) if per else None
-            cells.append((">= " if pooled[f"{n}_lb"] else "") + _pm(pooled[n], ci, "{:.2f}"))
+            cells.append((">= " if pooled[f"{n}_lb"] else "") + pm(pooled[n], ci, "{:.2f}"))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -141,7 +135,7 @@ def fabric_table(summary: pl.DataFrame, keys: list[str]) -> str:
         for c in FABRIC_COLS:
             xs = [v[c] for v in vs]
             fmt = "{:.3f}" if c == "PFC paused / run time" else "{:.0f}"
-            cells.append(_pm(sum(xs) / len(xs), ci95(xs) if len(xs) > 1 else None, fmt))
+            cells.append(pm(sum(xs) / len(xs), ci95(xs) if len(xs) > 1 else None, fmt))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -212,7 +206,7 @@ DCQCN_PFC = Q("dcqcn", 0, "DCQCN reacts to congestion before PFC does, so that P
               where="design goals and testbed evaluation")
 HPCC_QUEUE = Q("hpcc", 0, "HPCC keeps switch queues near zero where DCQCN builds them up, and triggers PFC far less", where="evaluation (incast and queue length)")
 HPCC_SHORT = Q("hpcc", 0, "on the 100 Gbps fat tree with web-search and Facebook Hadoop traffic, short flows finish much faster under HPCC "
-               "than under DCQCN (the abstract: flow completion times shortened by up to 95%)", where="evaluation, FCT slowdown by flow size")
+               "than under DCQCN", where="evaluation, FCT slowdown by flow size")
 
 
 def roce_convergence_claims(d: Data) -> list[Claim]:

@@ -52,6 +52,7 @@ from .claims import (  # noqa: F401 - re-exported: the reproductions' definition
     oversubscribed_claims,
     page_claims,
     pct,
+    pm,
     pfc_alone_claims,
     queues_claims,
     scatter_claims,
@@ -364,11 +365,6 @@ REPROS: dict[str, Repro] = {
 }
 
 
-def _pm(v: float, ci: float, fmt: str = "{:.3f}") -> str:
-    """A value with its 95% interval half-width (when there is one)."""
-    return fmt.format(v) + (f" ± {fmt.format(ci)}" if math.isfinite(ci) else "")
-
-
 def markdown_table(stats: pl.DataFrame, keys: list[str], classes: list[str], baseline: str = "fh", flows: pl.DataFrame | None = None) -> str:
     """Pooled mean (over finished flows), p50 / p99 / p99.9 (over all measured flows, ">=" where a value is
     only a lower bound) per series and class (`unfinished` counts the measured flows still running when the
@@ -389,7 +385,7 @@ def markdown_table(stats: pl.DataFrame, keys: list[str], classes: list[str], bas
     for r in rows.iter_rows(named=True):
         where = {k: r[k] for k in [*keys, "class"]}
         cells = [str(r[k]) for k in keys] + [r["class"], str(r["count"]), str(r.get("unfinished") or 0)]
-        cells += [(">= " if r.get(f"{m}_lb") else "") + _pm(r[f"{m}_ms"], ci_of(ci, f"{m}_ci", where)) for m in ("mean", "p50", "p99", "p999")]
+        cells += [(">= " if r.get(f"{m}_lb") else "") + pm(r[f"{m}_ms"], ci_of(ci, f"{m}_ci", where)) for m in ("mean", "p50", "p99", "p999")]
         if has_fh:
             def find(t: pl.DataFrame, m: str) -> str:
                 q = t.filter(pl.col("class") == r["class"])
