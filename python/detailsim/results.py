@@ -167,6 +167,9 @@ def summarize(core: dict[str, Any], flows: pl.DataFrame, scenario: str, seed: in
         "fabric": core["fabric"],
         "packets": core["packets"],
         "invariants": core["invariants"],
+        # per mechanism the scheme turns on, what it did (PFC's lossless priorities and PAUSEs, ECN marks,
+        # DIBS's detours, MLFQ's thresholds in force and where they came from, CNPs and rate cuts, ...)
+        "mechanisms": core["mechanisms"],
         # shared-buffer switches only: the largest pool use of any switch, the pool, the PAUSEs sent
         **({"shared_buffer": core["shared_buffer"]} if "shared_buffer" in core else {}),
         # the RoCE schemes only (dcqcn, hpcc): CNPs and NACKs sent, DCQCN's rate cuts

@@ -228,7 +228,8 @@ def _resolve_pias(sc: dict[str, Any], base: Path) -> None:
     """`[scheme.pias] thresholds = "optimal" | "equal-split" | "paper" | [bytes...]`, `queues = 8`: checked here
     with the front end's messages, and a `cdf` named in the table read into `points`; the core solves the
     thresholds (`mechanisms::pias`) from them, or from the scenario's first CDF workload (its flow sizes and
-    load), into scheme.tcp.mlfq_thresholds."""
+    load), or, where neither gives a distribution with a load, from the traffic every workload offers (the
+    same with no table at all), into scheme.tcp.mlfq_thresholds."""
     scheme = sc.get("scheme")
     if not isinstance(scheme, dict) or "pias" not in scheme:
         return
@@ -261,9 +262,6 @@ def _resolve_pias(sc: dict[str, Any], base: Path) -> None:
         w, load_field = {**w, "load": cfg["load"]}, "scheme.pias.load"
     if "load" in w and (not isinstance(w["load"], (int, float)) or isinstance(w["load"], bool) or not 0 < w["load"] < 1):
         raise ScenarioError(f"{load_field}: a load in (0, 1) (the PIAS thresholds are derived from it), got {_show(w['load'])}")
-    if "points" not in w or "load" not in w:
-        raise ScenarioError("scheme.pias.thresholds: \"optimal\", \"equal-split\" and \"paper\" need a cdf workload with a load "
-                            "(or scheme.pias.cdf and scheme.pias.load)")
 
 
 FOREIGN_FLOWS = {"hpcc_flows": "the HPCC simulator's flow file", "htsim_cm": "a csg-htsim connection matrix"}

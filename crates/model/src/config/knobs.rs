@@ -283,7 +283,11 @@ knobs! {
     /// `[scheme.pfc]`.
     #[derive(Deserialize, Debug, Clone, Default)]
     #[serde(deny_unknown_fields)]
-    pub struct PfcOverrides ("scheme.pfc.", PFC_KNOBS) {}
+    pub struct PfcOverrides ("scheme.pfc.", PFC_KNOBS) {
+        /// Set by `parse_scenario` when `priorities` was left out and filled with the workloads' own.
+        #[serde(skip)]
+        pub from_workloads: bool,
+    }
     knobs {
         pause_threshold: Bytes, r##"size"##,
             |s, v| { s.pfc.pause_threshold = Some(v.0); },
@@ -311,8 +315,8 @@ knobs! {
             r##"a neighbour that keeps sending a paused priority after the reaction window is re-sent PAUSE; after this many strikes it is reported (`ignores_pause`) and, with `shutdown`, its link shut down"##;
         priorities: Vec<u8>, r##"list of 0..7"##,
             |s, v| { check(!v.is_empty() && v.iter().all(|&p| p <= 7), "a non-empty list of priorities 0..7")?; s.pfc.priorities = mask_of(&v); },
-            |s| mask(s.pfc.priorities, "all eight"),
-            r##"the lossless priorities. The others are lossy: they get no PAUSE and may use only the ingress buffer left after the lossless priorities' headroom (n × (pause + one frame + reaction bytes + forwarding bytes)); the derivation below uses n = the number of lossless priorities instead of 8"##;
+            |s| mask(s.pfc.priorities, "the workloads' own"),
+            r##"the lossless priorities. Left out, they are the priorities the scenario's workloads use (each workload's `priority`, a flow list's rows, and under MLFQ tagging the levels a flow is demoted to), and the thresholds are derived as the DeTail paper derives them, for eight priorities (it leaves the pause threshold "unmodified" when fewer are used, ../shared/papers/000_76fdfa378bc5f2cf.txt:287), where the buffer holds eight, else for those in use. The others are lossy: they get no PAUSE and may use only the ingress buffer left after the lossless priorities' headroom (n × (pause + one frame + reaction bytes + forwarding bytes)); with a list given, the derivation below uses n = the number of lossless priorities instead of 8"##;
         deadlock_check: Dur, r##"duration ≥ 1 ns, or `"0s"`"##,
             |s, v| { check(v.0 == Time::ZERO || v.0 >= Time::from_ns(1), "must be at least 1ns (or \"0s\": off)")?; s.pfc.deadlock_check = v.0; },
             |s| dur(s.pfc.deadlock_check),

@@ -107,7 +107,12 @@ pub fn parse_scenario(json: &str) -> Result<Scenario, ConfigError> {
         f.validate(i)?;
     }
     resolve_pias(&mut sc)?;
-    sc.scheme.resolve()?;
+    let scheme = sc.scheme.resolve()?;
+    if scheme.flow_control == FlowControl::Pfc && sc.scheme.pfc.priorities.is_none() {
+        sc.scheme.pfc.priorities = Some(used_priorities(&sc, &scheme));
+        sc.scheme.pfc.from_workloads = true;
+        sc.scheme.resolve()?;
+    }
     if sc.run.duration.0 == Time::ZERO {
         return err("run.duration", "must be positive");
     }
@@ -132,23 +137,72 @@ pub fn parse_scenario(json: &str) -> Result<Scenario, ConfigError> {
     Ok(sc)
 }
 
+/// The priorities the scenario's packets can carry: each workload's (every row of a flow list), and under
+/// MLFQ tagging every level a flow may be demoted to below its own (at most 7). Priority 0 when there is no
+/// workload. These are the lossless priorities of a PFC scheme that does not list its own.
+pub fn used_priorities(sc: &Scenario, scheme: &Scheme) -> Vec<u8> {
+    let mut mask = 0u8;
+    for w in &sc.workload {
+        match w {
+            WorkloadConfig::Retrieval(c) => mask |= 1 << c.priority,
+            WorkloadConfig::Background(c) => mask |= 1 << c.priority,
+            WorkloadConfig::Sequential(c) => mask |= 1 << c.priority,
+            WorkloadConfig::PartitionAggregate(c) => mask |= 1 << c.priority,
+            WorkloadConfig::Incast(c) => mask |= 1 << c.priority,
+            WorkloadConfig::Cdf(c) => mask |= 1 << c.priority,
+            WorkloadConfig::Flows(f) => f.rows.iter().for_each(|r| mask |= 1 << r.priority.min(7)),
+        }
+    }
+    if mask == 0 {
+        mask = 1;
+    }
+    // MLFQ demotes a flow one level per threshold it passes: at most as many thresholds as the table's
+    // queues less one when they are derived at build time
+    let levels = match sc.scheme.pias.as_ref() {
+        Some(c) if c.source.is_none() => c.queues.unwrap_or(8).saturating_sub(1) as u8,
+        _ => scheme.tcp.mlfq.len() as u8,
+    };
+    let base = mask;
+    for p in 0..8u8 {
+        if base & (1 << p) != 0 {
+            for k in 0..=levels {
+                mask |= 1 << (p + k).min(7);
+            }
+        }
+    }
+    (0..8).filter(|p| mask & (1 << p) != 0).collect()
+}
+
 /// The presets `[scheme.pias]` configures.
 pub const PIAS_PRESETS: &[&str] = &["pias", "detail_pias"];
 
-/// `[scheme.pias]` → `scheme.tcp.mlfq_thresholds`: the thresholds listed, or solved (`mechanisms::pias`)
-/// from the first cdf workload's flow sizes and load, or from the table's own `cdf` / `points` / `load`
-/// (thresholds derived for other traffic: a mismatch study). Other presets ignore the table.
+/// The PIAS presets' demotion thresholds (`scheme.tcp.mlfq_thresholds`), with or without a `[scheme.pias]`
+/// table (an absent table is the defaults: "optimal", 8 queues). Resolved here when the scenario says
+/// enough: a list, or a method with a size distribution and a load (the table's own `cdf` / `points` /
+/// `load`, else the first cdf workload's). Otherwise `source` stays None and the simulator derives them at
+/// build time from the traffic every workload offers (`Sim::derive_mlfq`: flow lists, retrievals,
+/// workflows, incasts and cdf workloads by rate). `scheme.tcp.mlfq_thresholds` given without a table is
+/// used as it is. Other presets ignore the table.
 fn resolve_pias(sc: &mut Scenario) -> Result<(), ConfigError> {
-    let Some(cfg) = sc.scheme.pias.take() else { return Ok(()) };
+    let table = sc.scheme.pias.take();
     if !PIAS_PRESETS.contains(&sc.scheme.preset.as_str()) {
         return Ok(());
     }
+    if table.is_none() && sc.scheme.tcp.mlfq_thresholds.is_some() {
+        return Ok(());
+    }
+    let mut cfg = table.unwrap_or_default();
     let queues = cfg.queues.unwrap_or(8);
     if !(1..=8).contains(&queues) {
         return err("scheme.pias.queues", format!("a whole number of queues, 1 to 8; got {queues}"));
     }
-    let alphas: Vec<u64> = match cfg.thresholds.unwrap_or(PiasThresholds::Method("optimal".into())) {
-        PiasThresholds::List(v) => v.iter().map(|b| b.0).collect(),
+    cfg.queues = Some(queues);
+    let source = match cfg.thresholds.clone().unwrap_or(PiasThresholds::Method("optimal".into())) {
+        PiasThresholds::List(v) => {
+            let source = MlfqSource { method: "list".into(), queues: v.len() as u32 + 1, load: None, offered_load: None, from: "scheme.pias.thresholds".into() };
+            sc.scheme.tcp.mlfq_thresholds = Some(v);
+            Some(source)
+        }
         PiasThresholds::Method(m) => {
             if !crate::mechanisms::pias::METHODS.contains(&m.as_str()) {
                 return err("scheme.pias.thresholds", format!("\"optimal\", \"equal-split\", \"paper\" or a list of byte thresholds; got {m:?}"));
@@ -157,23 +211,49 @@ fn resolve_pias(sc: &mut Scenario) -> Result<(), ConfigError> {
                 WorkloadConfig::Cdf(c) => Some((i, c)),
                 _ => None,
             });
-            let points = cfg.points.as_deref().or(w.map(|(_, c)| c.points.as_slice()));
-            let cdf = cfg.cdf.as_deref().or(w.and_then(|(_, c)| c.cdf.as_deref())).unwrap_or("");
-            let (load, field) = match (cfg.load, w.and_then(|(i, c)| c.load.map(|l| (l, i)))) {
-                (Some(l), _) => (l, "scheme.pias.load".to_string()),
-                (None, Some((l, i))) => (l, format!("workload[{i}].load")),
-                (None, None) => (f64::NAN, String::new()),
-            };
-            let Some(points) = points.filter(|_| !load.is_nan()) else {
-                return err("scheme.pias.thresholds", "\"optimal\", \"equal-split\" and \"paper\" need a cdf workload with a load (or scheme.pias.cdf and scheme.pias.load)");
-            };
-            if !(load > 0.0 && load < 1.0) {
-                return err(field, format!("a load in (0, 1) (the PIAS thresholds are derived from it), got {load}"));
+            if let Some(l) = cfg.load.filter(|l| !(*l > 0.0 && *l < 1.0)) {
+                return err("scheme.pias.load", format!("a load in (0, 1) (the PIAS thresholds are derived from it), got {l}"));
             }
-            crate::mechanisms::pias::solve(points, cdf, load, queues, &m).map_err(|e| ConfigError { field: "scheme.pias.thresholds".into(), msg: e })?.thresholds_bytes
+            let points = cfg.points.as_deref().or(w.map(|(_, c)| c.points.as_slice()));
+            let cdf = cfg.cdf.clone().or(w.and_then(|(_, c)| c.cdf.clone())).unwrap_or_default();
+            let load = match (cfg.load, w.and_then(|(i, c)| c.load.map(|l| (l, i)))) {
+                (Some(l), _) => Some((l, "scheme.pias.load".to_string())),
+                (None, Some((l, i))) => Some((l, format!("workload[{i}].load"))),
+                (None, None) => None,
+            };
+            match (points, load) {
+                (Some(points), Some((load, field))) => {
+                    if !(load > 0.0 && load < 1.0) {
+                        return err(field, format!("a load in (0, 1) (the PIAS thresholds are derived from it), got {load}"));
+                    }
+                    let sol = crate::mechanisms::pias::solve(points, &cdf, load, queues, &m).map_err(|e| ConfigError { field: "scheme.pias.thresholds".into(), msg: e })?;
+                    sc.scheme.tcp.mlfq_thresholds = Some(sol.thresholds_bytes.into_iter().map(Bytes).collect());
+                    let from = match (&cfg.cdf, w) {
+                        (Some(c), _) => format!("scheme.pias.cdf ({c})"),
+                        (None, Some((i, _))) => format!("workload[{i}] (cdf {cdf})"),
+                        (None, None) => "scheme.pias.points".into(),
+                    };
+                    Some(MlfqSource { method: m, queues, load: Some(load), offered_load: None, from })
+                }
+                (Some(_), None) if cfg.cdf.is_some() || cfg.points.is_some() => {
+                    return err("scheme.pias.load", "required with scheme.pias.cdf: the load the thresholds are derived for, in (0, 1)");
+                }
+                // no distribution with a load here: the simulator derives it from the workloads' offered traffic
+                _ => {
+                    if m == "paper" {
+                        return err("scheme.pias.thresholds", "\"paper\" (the PIAS authors' published thresholds) needs a websearch or datamining cdf workload with a load (or scheme.pias.cdf and scheme.pias.load)");
+                    }
+                    if cfg.load.is_some() {
+                        return err("scheme.pias.load", "given without a size distribution: add scheme.pias.cdf, or leave the load out to derive both from the workloads");
+                    }
+                    cfg.thresholds = Some(PiasThresholds::Method(m));
+                    None
+                }
+            }
         }
     };
-    sc.scheme.tcp.mlfq_thresholds = Some(alphas.into_iter().map(Bytes).collect());
+    cfg.source = source;
+    sc.scheme.pias = Some(cfg);
     Ok(())
 }
 

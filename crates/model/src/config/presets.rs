@@ -96,6 +96,9 @@ pub struct Scheme {
     pub alb: AlbParams,
     pub dibs: DibsParams,
     pub red: RedConfig,
+    /// Where the MLFQ thresholds in `tcp.mlfq` came from (set when the simulator is built; None without
+    /// tagging).
+    pub mlfq_source: Option<MlfqSource>,
 }
 
 /// A named preset: what it stands for, for `detailsim schemes`.
@@ -148,6 +151,7 @@ pub(crate) fn base_pfc() -> PfcParams {
         ignore_limit: 3,
         deadlock_check: Time::from_ms(1),
         priorities: 0xff,
+        eight_first: false,
     }
 }
 
@@ -174,6 +178,7 @@ pub(crate) fn row(name: &str, lb: LoadBalancing, fc: FlowControl, source_ecn: bo
         alb: base_alb(),
         dibs: DibsParams { enabled: false, threshold: None, max_detours: None, probability: 1.0, priorities: 0xff },
         red: RedOverrides::default().resolve().expect("RED defaults are valid"),
+        mlfq_source: None,
     }
 }
 

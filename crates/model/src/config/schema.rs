@@ -334,6 +334,25 @@ pub struct PiasOverrides {
     pub points: Option<Vec<[f64; 2]>>,
     /// The load the thresholds are derived for (default: the first cdf workload's).
     pub load: Option<f64>,
+    /// Where the thresholds in force came from, once `parse_scenario` has resolved the table (None: they
+    /// are derived when the simulator is built, from the traffic its workloads offer).
+    #[serde(skip)]
+    pub source: Option<MlfqSource>,
+}
+
+/// Where a PIAS preset's demotion thresholds came from (reported in the summary's `mlfq`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MlfqSource {
+    /// "optimal", "equal-split", "paper", or "list" (given by the scenario).
+    pub method: String,
+    pub queues: u32,
+    /// The load the thresholds were solved for (None for a list).
+    pub load: Option<f64>,
+    /// The load the workloads offer on the hosts' links, where it was estimated (it may exceed 1; the
+    /// solver then uses 0.99).
+    pub offered_load: Option<f64>,
+    /// The size distribution: which workload, table or key.
+    pub from: String,
 }
 
 #[derive(Deserialize, Debug, Clone)]

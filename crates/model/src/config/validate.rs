@@ -182,6 +182,7 @@ impl SchemeConfig {
         self.apply(&mut s)?;
         self.tcp.apply(&mut s)?;
         self.pfc.apply(&mut s)?;
+        s.pfc.eight_first = self.pfc.from_workloads;
         self.alb.apply(&mut s)?;
         self.dibs.apply(&mut s)?;
         s.red = self.red.resolve_over(&s.red)?;

@@ -398,7 +398,7 @@ impl Fabric {
             let m = crate::mechanisms::mmu::Mmu::new(params.clone(), hr, lossless).map_err(|e| ConfigError {
                 field: "topology.shared_buffer.size".into(),
                 msg: format!(
-                    "{} B leave no shared pool at switch {:?}: its reserves ({} B per port and priority) and PFC headroom take {} B; raise the size, or lower reserve or headroom",
+                    "{} B leave no shared pool at switch {:?}: its reserves ({} B per port and priority) and PFC headroom take {} B; raise the size above that (the pool is what is left), make fewer priorities lossless (scheme.pfc.priorities), or lower reserve or headroom",
                     params.size, self.node_name(n as u32), params.reserve, e.needed - 1
                 ),
             })?;
@@ -500,7 +500,7 @@ impl Fabric {
 
     /// Store-and-forward latency of one frame carrying `bytes` of payload along a shortest path from host
     /// `src` to host `dst` in an idle fabric (every link's own rate and delay, each switch's forwarding
-    /// delay and crossbar time), and the path's bottleneck rate; None when there is no path.
+    /// delay and, on a CIOQ switch, its crossbar time), and the path's bottleneck rate; None when there is no path.
     pub fn one_way(&self, src: u32, dst: u32, bytes: u64) -> Option<(u64, detailsim_engine::Rate)> {
         let w = self.framing.wire(bytes as u32 + crate::packet::HEADERS) as u64;
         let mut path = Vec::with_capacity(8);
@@ -512,7 +512,9 @@ impl Fabric {
             bottleneck = bottleneck.min(pt.rate.0);
             if i > 0 {
                 let inp = self.ports[path[i - 1] as usize].peer;
-                t += self.topo.forwarding_delay.0 + self.ports[inp as usize].xbar_time(w).0;
+                // the forwarding engine's delay, then the crossbar's crossing (a CIOQ switch; a shared-buffer
+                // switch is output-queued: the frame enters its egress queue at once)
+                t += self.topo.forwarding_delay.0 + if self.topo.shared_buffer.is_some() { 0 } else { self.ports[inp as usize].xbar_time(w).0 };
             }
         }
         (!path.is_empty()).then_some((t, detailsim_engine::Rate(bottleneck)))

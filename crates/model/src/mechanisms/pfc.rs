@@ -42,6 +42,13 @@ pub struct PfcParams {
     /// Priorities with PFC (lossless), bit p; the others are lossy and may use only the buffer left after
     /// the lossless priorities' headroom.
     pub priorities: u8,
+    /// Derive the thresholds as the DeTail paper does, for all eight priorities, even when fewer are
+    /// lossless ("When fewer priorities are used, the Pause threshold can be raised without suffering
+    /// packet loss. Given the desire to agilely respond to congestion, we leave it unmodified.",
+    /// ../shared/papers/000_76fdfa378bc5f2cf.txt:287), where the buffer holds eight; otherwise (10 Gbps and
+    /// faster with 128 KB) for the lossless priorities alone. Set when the lossless priorities are the ones
+    /// the workloads use (`scheme.pfc.priorities` left out); an explicit list derives for its own count.
+    pub eight_first: bool,
 }
 
 
@@ -102,10 +109,20 @@ pub struct DeriveError {
 /// Thresholds and delays of an ingress on link `l` (the paper's derivation, or the configured values
 /// checked against the buffer); `name` names the link in errors.
 pub fn derive(p: &PfcParams, l: LinkView, name: &str) -> Result<Thresholds, DeriveError> {
+    if p.eight_first && p.priorities != 0xff {
+        if let Ok(t) = derive_for(p, l, name, 8) {
+            return Ok(t);
+        }
+    }
+    derive_for(p, l, name, p.priorities.count_ones() as u64)
+}
+
+/// `derive` with the thresholds sized for `n` lossless priorities sharing the buffer (the lossy priorities'
+/// share is what the actual lossless ones leave).
+fn derive_for(p: &PfcParams, l: LinkView, name: &str, n: u64) -> Result<Thresholds, DeriveError> {
     let (rate, delay, max_frame, buf) = (l.rate, l.delay, l.max_frame, l.buffer);
     let window = p.reaction_time.unwrap_or(rate.tx_time(max_frame) + rate.tx_time(max_frame) + rate.tx_time(l.pfc_frame) + delay + delay + PFC_PROCESSING);
     let r = reaction_bytes(rate, window);
-    let n = p.priorities.count_ones() as u64;
     let max_pause = (buf.saturating_sub(n * r)) / n;
     let unpause = p.unpause_threshold.unwrap_or(r);
     // lossless bound: per priority at most pause + one frame + what arrives during the reaction window and
@@ -117,7 +134,7 @@ pub fn derive(p: &PfcParams, l: LinkView, name: &str) -> Result<Thresholds, Deri
         let need = n * (unpause + 1 + max_frame + in_flight);
         return Err(DeriveError {
             param: None,
-            msg: format!("ingress buffer of {name} ({buf} B) is too small for lossless PFC: each of the {n} lossless priorities needs room for a pause threshold above the unpause threshold ({unpause} B), a frame ({max_frame} B) and the {in_flight} B that arrive before a PAUSE takes effect, {need} B in all; raise the buffer, make fewer priorities lossless (scheme.pfc.priorities), or set pause_threshold/unpause_threshold"),
+            msg: format!("ingress buffer of {name} ({buf} B) is too small for lossless PFC: each of the {n} lossless priorities needs room for a pause threshold above the unpause threshold ({unpause} B), a frame ({max_frame} B) and the {in_flight} B that arrive before a PAUSE takes effect; the smallest buffer that holds them is {need} B: raise the buffer to it (topology.buffer, or the tier's), make fewer priorities lossless (scheme.pfc.priorities), or set pause_threshold/unpause_threshold"),
         });
     }
     if unpause >= pause {
@@ -136,7 +153,7 @@ pub fn derive(p: &PfcParams, l: LinkView, name: &str) -> Result<Thresholds, Deri
         unpause,
         stop_delay,
         grace: stop_delay + rate.tx_time(max_frame) + delay + l.forwarding_delay + Time(1),
-        lossy_limit: if p.priorities == 0xff { buf } else { buf - n * per_prio },
+        lossy_limit: if p.priorities == 0xff { buf } else { buf - p.priorities.count_ones() as u64 * per_prio },
     })
 }
 
@@ -406,6 +423,7 @@ mod tests {
 
     fn params(priorities: u8) -> PfcParams {
         PfcParams {
+            eight_first: false,
             pause_threshold: None,
             unpause_threshold: None,
             reaction_time: None,

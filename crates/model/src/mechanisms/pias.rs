@@ -149,6 +149,88 @@ pub fn paper_thresholds(cdf: &str, load: f64, queues: u32) -> Result<Vec<u64>, S
     Ok(set.iter().map(|p| p * PKT).collect())
 }
 
+/// One source of flows in a mixture: how many flows per second it starts and how their sizes are
+/// distributed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sizes {
+    /// Sizes in bytes with weights (any positive scale: normalised here).
+    Atoms(Vec<(u64, f64)>),
+    /// A piecewise-linear CDF: (size in bytes, cumulative fraction) points.
+    Cdf(Vec<[f64; 2]>),
+}
+
+impl Sizes {
+    /// Mean size in bytes.
+    pub fn mean(&self) -> f64 {
+        match self {
+            Sizes::Atoms(a) => {
+                let w: f64 = a.iter().map(|x| x.1).sum();
+                a.iter().map(|&(s, x)| s as f64 * x).sum::<f64>() / w.max(f64::MIN_POSITIVE)
+            }
+            Sizes::Cdf(p) => p.windows(2).map(|w| (w[0][0] + w[1][0]) / 2.0 * (w[1][1] - w[0][1])).sum(),
+        }
+    }
+}
+
+/// The CDF of the flow sizes of several sources together, each weighted by its flows per second:
+/// F(x) = sum_i r_i F_i(x) / sum_i r_i, as (size, cumulative fraction) points at every size where a part
+/// changes slope or steps. A size that occurs with positive probability (an atom at s) is a step from s - 1
+/// to s, so `quantile` maps a fraction inside the step to s (rounded up). Sources with no flows are left
+/// out; empty when none has any.
+pub fn mixture(parts: &[(f64, Sizes)]) -> Vec<[f64; 2]> {
+    let parts: Vec<&(f64, Sizes)> = parts.iter().filter(|(r, _)| *r > 0.0 && r.is_finite()).collect();
+    let total: f64 = parts.iter().map(|p| p.0).sum();
+    if parts.is_empty() {
+        return Vec::new();
+    }
+    let mut xs: Vec<f64> = vec![0.0];
+    // per part: atoms sorted by size with cumulative weights (normalised), or the CDF's points
+    let mut sorted: Vec<(f64, Vec<(f64, f64)>, Option<&[[f64; 2]]>)> = Vec::new();
+    for (r, d) in &parts {
+        match d {
+            Sizes::Atoms(a) => {
+                let w: f64 = a.iter().map(|x| x.1).sum();
+                let mut v: Vec<(u64, f64)> = a.iter().filter(|x| x.1 > 0.0).copied().collect();
+                v.sort_by_key(|x| x.0);
+                let mut acc = 0.0;
+                let cum: Vec<(f64, f64)> = v
+                    .iter()
+                    .map(|&(s, x)| {
+                        acc += x / w;
+                        xs.push(s as f64);
+                        xs.push(s.saturating_sub(1) as f64);
+                        (s as f64, acc)
+                    })
+                    .collect();
+                sorted.push((*r / total, cum, None));
+            }
+            Sizes::Cdf(p) => {
+                xs.extend(p.iter().map(|q| q[0]));
+                sorted.push((*r / total, Vec::new(), Some(p.as_slice())));
+            }
+        }
+    }
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    xs.iter()
+        .map(|&x| {
+            let f: f64 = sorted
+                .iter()
+                .map(|(w, cum, cdf)| {
+                    w * match cdf {
+                        Some(p) => interp(x, p).clamp(0.0, 1.0),
+                        None => match cum.partition_point(|c| c.0 <= x) {
+                            0 => 0.0,
+                            j => cum[j - 1].1,
+                        },
+                    }
+                })
+                .sum();
+            [x, f.min(1.0)]
+        })
+        .collect()
+}
+
 /// S_j = F(α_j), by linear interpolation as numpy.interp does.
 pub fn fractions_of(points: &[[f64; 2]], alphas: &[u64]) -> Vec<f64> {
     alphas.iter().map(|&a| interp(a as f64, points)).collect()
@@ -216,6 +298,24 @@ pub fn solve(points: &[[f64; 2]], cdf: &str, load: f64, queues: u32, method: &st
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mixture_weights_each_source_by_its_flows_per_second() {
+        // 1 flow/s of 1,000 B and 3 flows/s of 10,000 B: a quarter of the flows are small
+        let m = mixture(&[(1.0, Sizes::Atoms(vec![(1000, 5.0)])), (3.0, Sizes::Atoms(vec![(10_000, 1.0)]))]);
+        let at = |x: f64| m.iter().find(|p| p[0] == x).map(|p| p[1]);
+        assert_eq!((at(999.0), at(1000.0), at(9999.0), at(10_000.0)), (Some(0.0), Some(0.25), Some(0.25), Some(1.0)));
+        // a fraction inside a step maps to the step's size; below the first atom, to it as well
+        assert_eq!(thresholds(&m, &[0.5, 0.1]), vec![10_000, 1000]);
+        // a CDF part mixes in by its own points: uniform on [0, 2000] at 1 flow/s beside the atom at 10 KB
+        let m = mixture(&[(1.0, Sizes::Cdf(vec![[0.0, 0.0], [2000.0, 1.0]])), (1.0, Sizes::Atoms(vec![(10_000, 1.0)])), (0.0, Sizes::Atoms(vec![(5, 1.0)]))]);
+        assert_eq!(m.iter().find(|p| p[0] == 2000.0).unwrap()[1], 0.5);
+        assert_eq!(quantile(&m, 0.25), 1000.0);
+        assert_eq!(m.last().unwrap(), &[10_000.0, 1.0]);
+        assert!(mixture(&[(0.0, Sizes::Atoms(vec![(1, 1.0)]))]).is_empty());
+        assert_eq!(Sizes::Atoms(vec![(1000, 1.0), (3000, 3.0)]).mean(), 2500.0);
+        assert_eq!(Sizes::Cdf(vec![[0.0, 0.0], [2000.0, 1.0]]).mean(), 1000.0);
+    }
 
     #[test]
     fn two_queues_by_hand() {

@@ -170,6 +170,9 @@ pub struct RankIndex {
     by_flow: BTreeMap<u64, BTreeSet<(u64, u64, PacketId, u8)>>,
     /// Packets held per priority (for the non-empty mask).
     count: [u32; 8],
+    /// Arrivals that ranked strictly better than a packet already queued, so went ahead of an earlier
+    /// arrival (what the discipline did that FIFO would not).
+    pub overtakes: u64,
 }
 
 impl RankIndex {
@@ -218,6 +221,7 @@ impl Order for RankIndex {
         let (rank, flow) = key();
         let seq = self.seq;
         self.seq += 1;
+        self.overtakes += self.by_rank.last().is_some_and(|w| w.0 > rank) as u64;
         self.by_rank.insert((rank, seq, pid, prio, flow));
         if self.pfabric {
             self.by_flow.entry(flow).or_default().insert((seq, rank, pid, prio));
@@ -247,6 +251,16 @@ impl Discipline {
             Scheduling::StrictPriority => Discipline::Fifo(Fifo),
             Scheduling::Las => Discipline::Rank(Box::new(RankIndex::new(false))),
             Scheduling::Pfabric => Discipline::Rank(Box::new(RankIndex::new(true))),
+        }
+    }
+}
+
+impl Discipline {
+    /// Arrivals a rank discipline sent ahead of an earlier, worse-ranked packet (0 for FIFO).
+    pub fn overtakes(&self) -> u64 {
+        match self {
+            Discipline::Fifo(_) => 0,
+            Discipline::Rank(r) => r.overtakes,
         }
     }
 }
@@ -318,6 +332,13 @@ const _: () = assert!(std::mem::size_of::<PrioQueue<Fifo>>() == 192);
 pub type IngressQueue = PrioQueue<Fifo>;
 /// A switch egress or host NIC: the scheme's discipline.
 pub type EgressQueue = PrioQueue<Discipline>;
+
+impl PrioQueue<Discipline> {
+    /// The discipline's order.
+    pub fn discipline(&self) -> &Discipline {
+        &self.order
+    }
+}
 
 impl<O: Order> PrioQueue<O> {
     /// A queue bounded by `cap` bytes: at most `MAX_CAP`, or `u64::MAX` for an unbounded one (scenario

@@ -272,6 +272,7 @@ impl Sim {
             p.wire = self.fab.framing.wire(s.len + HEADERS);
             p.retx = s.retx;
             p.prio = (p.prio + s.level).min(7);
+            self.counters.mlfq_demoted += (s.level > 0) as u64;
             // LAS's: the flow's attained service (bytes sent before the segment; a retransmission ranks by
             // what the flow has sent, not by its own sequence number)
             p.rank = if s.kind == SegKind::Data { remaining.unwrap_or(s.sent) } else { 0 };
@@ -637,19 +638,32 @@ impl Sim {
         self.fab.one_way(src, dst, bytes)
     }
 
-    /// The flow's completion time alone in an idle fabric, in picoseconds: store-and-forward latency of
-    /// its first frame along a shortest path, the rest of its frames back to back at the path's bottleneck
-    /// rate, and, for a retrieval, the request's latency first. No handshake, no slow start. 0 when there
-    /// is no path.
+    /// The flow's completion time alone in an idle fabric, in picoseconds, for a sender that sends every
+    /// frame at once (no handshake, no slow start, no pacing below line rate): store-and-forward latency of
+    /// its first frame along a shortest path (each link's serialization and delay, each switch's forwarding
+    /// delay and, on a CIOQ switch, its crossbar crossing), the rest of its frames back to back at the
+    /// path's bottleneck rate, and, for a retrieval, the request's latency first. With per-packet load
+    /// balancing (packet scatter, ALB) frames may take different equal-length paths and a short last frame
+    /// may overtake the full ones, so the bound is the latest of the last full frame's and the last frame's
+    /// own arrivals, each leaving the sender's link as soon as the frames before it have. A flow alone takes
+    /// exactly this on a line-rate sender (DCQCN's) and longer on a window that grows; 0 when there is no path.
     pub(crate) fn ideal_fct(&self, a: &App) -> u64 {
         let mss = self.scheme.tcp.mss as u64;
         let Some((mut t, rate)) = self.one_way(a.src, a.dst, a.size.min(mss)) else { return 0 };
         let n = a.size.div_ceil(mss).max(1);
         let full = self.fab.framing.wire(mss as u32 + HEADERS) as u64;
         if n >= 2 {
-            // the rest back to back at the bottleneck rate: n - 2 full frames and the last, partial one
-            let last = self.fab.framing.wire((a.size - mss * (n - 1)) as u32 + HEADERS) as u64;
-            t += (n - 2) * rate.tx_time(full).0 + rate.tx_time(last).0;
+            let last_payload = a.size - mss * (n - 1);
+            let last = self.fab.framing.wire(last_payload as u32 + HEADERS) as u64;
+            let multipath = matches!(self.scheme.load_balancing, crate::config::LoadBalancing::PacketScatter | crate::config::LoadBalancing::Adaptive);
+            t = if multipath {
+                let first = self.fab.ports[self.fab.nodes[a.src as usize].port_base as usize].rate;
+                let l_last = self.one_way(a.src, a.dst, last_payload).map_or(0, |x| x.0);
+                ((n - 2) * first.tx_time(full).0 + t).max((n - 1) * first.tx_time(full).0 + l_last)
+            } else {
+                // the rest back to back at the bottleneck rate: n - 2 full frames and the last, partial one
+                t + (n - 2) * rate.tx_time(full).0 + rate.tx_time(last).0
+            };
         }
         if a.request > 0 {
             t += self.one_way(a.dst, a.src, a.request).map_or(0, |x| x.0);

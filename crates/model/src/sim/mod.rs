@@ -356,6 +356,7 @@ impl Sim {
             }
             sim.workloads.push(wl);
         }
+        sim.derive_mlfq(sc)?;
         if let Some((me, n)) = part {
             sim.make_part(sc, me, n)?;
         }

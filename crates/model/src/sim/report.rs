@@ -259,6 +259,68 @@ impl Sim {
         h
     }
 
+    /// What each mechanism of the scheme did, one entry per mechanism the scheme turns on (the summary's
+    /// `mechanisms`): PFC's lossless priorities and PAUSEs, ECN marks, DIBS's detours, priority eviction's
+    /// and pFabric's drops, LAS's and pFabric's overtakes, MLFQ's thresholds and demotions, the RoCE
+    /// schemes' CNPs and rate cuts, ALB's thresholds.
+    fn mechanisms_json(&self) -> serde_json::Value {
+        use crate::config::{CongestionControl, FlowControl, LoadBalancing, Scheduling};
+        let c = &self.counters;
+        let s = &self.scheme;
+        let mut m = serde_json::Map::new();
+        if s.flow_control == FlowControl::Pfc {
+            let prios: Vec<u8> = (0..8).filter(|p| s.pfc.priorities & (1 << p) != 0).collect();
+            m.insert("pfc".into(), serde_json::json!({"lossless_priorities": prios, "pause_frames": c.pfc_pause_frames}));
+        }
+        if s.ecn_marking != crate::config::EcnMarking::None || s.source_ecn {
+            m.insert("ecn".into(), serde_json::json!({"marks": c.ecn_marks, "source_ecn": s.source_ecn}));
+        }
+        if s.load_balancing == LoadBalancing::Adaptive {
+            m.insert("alb".into(), serde_json::json!({"t1_bytes": s.alb.t1, "t2_bytes": s.alb.t2}));
+        }
+        if s.dibs.enabled {
+            m.insert("dibs".into(), serde_json::json!({"detours": c.detours}));
+        }
+        if s.priority_eviction {
+            m.insert("priority_eviction".into(), serde_json::json!({"evictions": c.drops[crate::stats::DropCause::Priority as usize]}));
+        }
+        if s.scheduling != Scheduling::StrictPriority {
+            let overtakes: u64 = self.fab.ports.iter().map(|p| p.eg.discipline().overtakes()).sum();
+            let name = if s.scheduling == Scheduling::Las { "las" } else { "pfabric" };
+            let mut e = serde_json::json!({"overtakes": overtakes});
+            if s.scheduling == Scheduling::Pfabric {
+                e["drops"] = c.drops[crate::stats::DropCause::Priority as usize].into();
+            }
+            m.insert(name.into(), e);
+        }
+        if !s.tcp.mlfq.is_empty() {
+            let mut e = serde_json::json!({"thresholds_bytes": s.tcp.mlfq, "demoted_packets": c.mlfq_demoted});
+            if let Some(src) = &s.mlfq_source {
+                // where the thresholds came from: the method, queues, the load solved for (and the load the
+                // workloads offer, where it was estimated), the size distribution's source
+                e["method"] = src.method.clone().into();
+                e["queues"] = src.queues.into();
+                e["load"] = src.load.into();
+                e["offered_load"] = src.offered_load.into();
+                e["from"] = src.from.clone().into();
+            }
+            m.insert("mlfq".into(), e);
+        }
+        match s.tcp.cc {
+            CongestionControl::Dcqcn => {
+                m.insert("dcqcn".into(), serde_json::json!({"cnps": c.cnps, "rate_cuts": c.rate_cuts, "nacks": c.nacks}));
+            }
+            CongestionControl::Hpcc => {
+                m.insert("hpcc".into(), serde_json::json!({"nacks": c.nacks}));
+            }
+            CongestionControl::Dctcp | CongestionControl::L2dct => {
+                m.insert(if s.tcp.cc == CongestionControl::Dctcp { "dctcp" } else { "l2dct" }.into(), serde_json::json!({"ecn_marks": c.ecn_marks}));
+            }
+            _ => {}
+        }
+        serde_json::Value::Object(m)
+    }
+
     /// Counters and run facts as JSON (the flow table is read from `flows`).
     pub fn summary_json(&self) -> String {
         let c = &self.counters;
@@ -310,6 +372,7 @@ impl Sim {
             "hosts": self.fab.hosts.iter().map(|&h| self.node_name(h)).collect::<Vec<_>>(),
             "ports": self.port_stats(),
         });
+        v["mechanisms"] = self.mechanisms_json();
         if self.tcp.cc.roce() {
             // only with the RoCE schemes: CNPs and NACKs the receivers sent, DCQCN's rate cuts (as ACKs and
             // timers reached the senders)

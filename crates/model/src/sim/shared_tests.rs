@@ -35,15 +35,17 @@ fn a_shared_buffer_incast_under_pfc_pauses_and_loses_nothing() {
     assert_eq!((m.in_use, m.shared_used), (0, 0));
     sim.check_shared().unwrap();
     // and the same incast on 8 lossless priorities needs a pool for eight headrooms per port: refused, naming
-    // the field
+    // the field; by default only the priority the flows use is lossless, and the pool holds its headroom
     let rows = r#"[{"src": 1, "dst": 0, "size_bytes": 1000, "start_s": 0.0}]"#;
-    let e = Sim::from_json(&format!(
-        r#"{{"topology": {{"kind": "single_switch", "hosts": 17, "link_rate": "10Gbps", "shared_buffer": {{"size": "600KB"}}}},
-             "scheme": {{"preset": "detail"}}, "workload": [{{"kind": "flows", "rows": {rows}}}]}}"#
-    ))
-    .err()
-    .expect("refused");
+    let build = |pfc: &str| {
+        Sim::from_json(&format!(
+            r#"{{"topology": {{"kind": "single_switch", "hosts": 17, "link_rate": "10Gbps", "shared_buffer": {{"size": "600KB"}}}},
+                 "scheme": {{"preset": "detail"{pfc}}}, "workload": [{{"kind": "flows", "rows": {rows}}}]}}"#
+        ))
+    };
+    let e = build(r#", "pfc": {"priorities": [0, 1, 2, 3, 4, 5, 6, 7]}"#).err().expect("refused");
     assert!(e.field == "topology.shared_buffer.size" && e.msg.contains("leave no shared pool"), "{e}");
+    assert_eq!(build("").unwrap().scheme.pfc.priorities, 0b1);
 }
 
 #[test]
