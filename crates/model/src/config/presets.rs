@@ -272,7 +272,7 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "pias",
-        summary: "PIAS: host MLFQ tagging (thresholds from [scheme.pias], by default \"optimal\" for the cdf workload), per-port ECN, DCTCP, strict priorities",
+        summary: "PIAS: host MLFQ tagging (thresholds \"optimal\" by default for the scenario's flow sizes and load: its cdf workload, or the traffic its workloads offer; [scheme.pias] to choose), per-port ECN, DCTCP, strict priorities",
         build: || dctcp_row("pias"),
     },
     Preset {
@@ -308,7 +308,7 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "detail_pias",
-        summary: "DeTail with PIAS priorities: ALB, PFC, reorder-resistant NewReno with source ECN, plus MLFQ tagging ([scheme.pias]); not evaluated by either paper",
+        summary: "DeTail with PIAS priorities: ALB, PFC, reorder-resistant NewReno with source ECN, plus MLFQ tagging (thresholds solved as for pias; its demotion levels lossless); not evaluated by either paper",
         build: || {
             let mut s = row("detail_pias", LoadBalancing::Adaptive, FlowControl::Pfc, true, TcpParams { ecn: true, ..reorder_resistant_tcp() });
             s.name = "detail_pias".into();

@@ -172,6 +172,10 @@ impl Sizes {
     }
 }
 
+/// One source in `mixture`: its share of the flows, and its atoms' cumulative weights (sizes sorted) or
+/// its CDF's points.
+type Weighted<'a> = (f64, Vec<(f64, f64)>, Option<&'a [[f64; 2]]>);
+
 /// The CDF of the flow sizes of several sources together, each weighted by its flows per second:
 /// F(x) = sum_i r_i F_i(x) / sum_i r_i, as (size, cumulative fraction) points at every size where a part
 /// changes slope or steps. A size that occurs with positive probability (an atom at s) is a step from s - 1
@@ -185,7 +189,7 @@ pub fn mixture(parts: &[(f64, Sizes)]) -> Vec<[f64; 2]> {
     }
     let mut xs: Vec<f64> = vec![0.0];
     // per part: atoms sorted by size with cumulative weights (normalised), or the CDF's points
-    let mut sorted: Vec<(f64, Vec<(f64, f64)>, Option<&[[f64; 2]]>)> = Vec::new();
+    let mut sorted: Vec<Weighted> = Vec::new();
     for (r, d) in &parts {
         match d {
             Sizes::Atoms(a) => {
