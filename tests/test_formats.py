@@ -32,15 +32,72 @@ def test_the_bundled_hpcc_example_runs_with_its_node_ids_mapped_to_hosts():
     assert [n["kind"] for n in nodes].count("switch") == 3 and len(links) == 9 and hosts[9] == 6
 
 
-def test_the_bundled_htsim_example_reads_start_times_in_whole_microseconds():
+def test_the_bundled_htsim_example_reads_start_times_in_picoseconds_and_keeps_the_connection_ids():
     r = detailsim.run("examples/htsim_cm", set={"run.threads": 1})
     assert_invariants(r.summary)
     f = r.flows
     assert f.height == 8 and f["fct"].null_count() == 0
-    starts = sorted(f["start"].to_list())
-    # 0 (four), 50 us (two), 100 us and 100.7 us, which htsim's programs read as 100 us
-    assert starts == pytest.approx([0, 0, 0, 0, 50e-6, 50e-6, 100e-6, 100e-6])
+    # 0 (four), 50 us (two), 100 us and 100.7 us, as picoseconds in the file (csg-htsim's ConnectionMatrix::load)
+    assert sorted(f["start"].to_list()) == pytest.approx([0, 0, 0, 0, 50e-6, 50e-6, 100e-6, 100.7e-6], rel=1e-12)
     assert f.filter(pl.col("dst") == 0).height == 4
+    # each flow keeps its connection id: "11->14 id 7 start 100700000" is the flow from host 11 to 14
+    assert sorted(f["input_id"].to_list()) == list(range(1, 9))
+    assert f.filter(pl.col("input_id") == 7).select("src", "dst").row(0) == (11, 14)
+
+
+CM_10MS = "Nodes 16\nConnections 3\n0->1 id 11 start 0 size 1000\n2->3 id 12 start 1000888672 size 1000\n4->5 id 13 start 9999634797 size 1000\n"
+
+
+def test_htsim_start_times_up_to_ten_ms_in_picoseconds_run_and_gzip_is_read_by_content(tmp_path):
+    """Issue 48: a matrix csg-htsim reads (starts up to 9,999,634,797 ps for 10 ms) was refused at its first
+    start above 1e9, and a gzipped one failed with a raw codec error."""
+    import gzip
+
+    (tmp_path / "cm.txt").write_text(CM_10MS)
+    (tmp_path / "cm.gz.txt").write_bytes(gzip.compress(CM_10MS.encode()))  # gzip whatever the name says
+    (tmp_path / "cm.cm.gz").write_bytes(gzip.compress(CM_10MS.encode()))
+    rows = [read_htsim_cm(tmp_path / n, "workload[0].file") for n in ("cm.txt", "cm.gz.txt", "cm.cm.gz")]
+    assert rows[0] == rows[1] == rows[2]
+    assert [r["start_s"] for r in rows[0]] == pytest.approx([0, 1.000888672e-3, 9.999634797e-3], rel=1e-15)
+    assert [r["id"] for r in rows[0]] == [11, 12, 13]
+    sc = {"run": {"duration": "11ms", "drain": "5ms", "threads": 1}, "topology": {"kind": "fattree", "k": 4, "link_rate": "10Gbps"},
+          "workload": [{"kind": "htsim_cm", "file": str(tmp_path / "cm.cm.gz")}]}
+    f = detailsim.run(sc).flows.sort("input_id")
+    assert f["input_id"].to_list() == [11, 12, 13] and f["fct"].null_count() == 0
+    assert f["start"].to_list() == pytest.approx([0, 1.000888672e-3, 9.999634797e-3], rel=1e-12)
+    # another unit, by start_unit: the same file read as nanoseconds puts the last start at 10 s
+    us = [read_htsim_cm(tmp_path / "cm.txt", "workload[0].file", "ns")[k]["start_s"] for k in (1, 2)]
+    assert us == pytest.approx([1.000888672, 9.999634797])
+    with pytest.raises(detailsim.ScenarioError, match=r"workload\[0\].start_unit: one of ps, ns, us, ms, s"):
+        detailsim.run({**sc, "workload": [{**sc["workload"][0], "start_unit": "fortnights"}]})
+
+
+def test_a_start_out_of_range_says_what_it_found_and_what_would_fit(tmp_path):
+    (tmp_path / "cm.txt").write_text(CM_10MS)
+    with pytest.raises(detailsim.ScenarioError) as e:
+        read_htsim_cm(tmp_path / "cm.txt", "workload[0].file", "ms", "workload[0].start_unit")
+    msg = str(e.value)
+    assert msg.startswith("workload[0].file: cm.txt line 4: start 1000888672 ms is 1.00089e+06 s"), msg
+    assert "the file's starts span 0 to 9999634797 ms" in msg and "set workload[0].start_unit (ps, ns, us, ms, s)" in msg, msg
+
+
+def test_input_ids_survive_into_the_flow_table_and_the_export(tmp_path):
+    (tmp_path / "cm.txt").write_text("Nodes 16\nConnections 2\n0->1 id 40 start 0 size 3000\n# no id: its line\n2->3 start 5 size 100\n")
+    (tmp_path / "s.toml").write_text('[run]\nduration = "1ms"\ndrain = "5ms"\n[topology]\nkind = "fattree"\nk = 4\n'
+                                     '[[workload]]\nkind = "htsim_cm"\nfile = "cm.txt"\n')
+    run_cli("run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "run"), "-q", check=True)
+    f = pl.read_parquet(tmp_path / "run" / "flows.parquet").sort("size")
+    assert f["input_id"].to_list() == [5, 40]
+    run_cli("export", str(tmp_path / "run"), "--format", "hpcc-fct", check=True)
+    lines = [ln.split() for ln in (tmp_path / "run" / "fct.txt").read_text().splitlines()]
+    assert sorted((int(x[4]), int(x[8])) for x in lines) == [(100, 5), (3000, 40)]
+    # a CSV flow list numbers its data rows; generated flows have none
+    (tmp_path / "f.csv").write_text("src,dst,size_bytes,start_s\n0,1,500,0\n2,3,700,0\n")
+    r = detailsim.run({"run": {"duration": "1ms"}, "topology": {"kind": "fattree", "k": 4},
+                       "workload": [{"kind": "flows", "file": str(tmp_path / "f.csv")}, {"kind": "retrieval", "rate": 1000, "sizes": ["2KB"]}]})
+    listed = r.flows.filter(pl.col("class") == "flow").sort("size")
+    assert listed["input_id"].to_list() == [1, 2]
+    assert r.flows.filter(pl.col("class") != "flow")["input_id"].null_count() == r.flows.height - 2
 
 
 def test_an_hpcc_flow_file_runs_exactly_as_the_same_flows_listed(tmp_path):
@@ -64,7 +121,8 @@ def test_hpcc_fct_export_round_trips(tmp_path):
     flows = pl.read_parquet(out / "flows.parquet").sort(["end", "id"])
     assert len(lines) == flows.height == 8
     for line, r in zip(lines, flows.iter_rows(named=True)):
-        sip, dip, sport, dport, size, start, fct, ideal = line.split()
+        sip, dip, sport, dport, size, start, fct, ideal, input_id = line.split()
+        assert int(input_id) == r["input_id"]  # the HPCC flow file's line
         # HPCC numbers node n 0x0b000001 + (n / 256) * 0x10000 + (n % 256) * 0x100; host 6 is HPCC node 9
         node = {i: i for i in range(6)} | {6: 9}
         assert int(sip, 16) == 0x0B000001 + node[r["src"]] * 0x100 and int(dip, 16) == 0x0B000001 + node[r["dst"]] * 0x100

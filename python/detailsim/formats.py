@@ -11,9 +11,16 @@ In (the scenario front end calls these from `scenario.resolve`):
   HPCC topology src and dst are its node ids; on any other topology they are host indices.
 * csg-htsim's connection matrix (`[[workload]] kind = "htsim_cm", file = "cm.txt"`): "Nodes N",
   "Connections M" (and "Triggers T", "Failures F") header lines, then "src->dst [id I] [start T] [size B]
-  [prio P]" lines, src and dst host indices, T in microseconds as htsim's programs read it
-  (`timeFromUs((uint32_t)start)`: the fraction is dropped), B in bytes. Flows started by a trigger, and
-  failures, are refused (this simulator has no equivalent yet), naming the line.
+  [prio P]" lines, src and dst host indices, B in bytes, T in picoseconds as csg-htsim's loader reads it
+  (`ConnectionMatrix::load` in sim/datacenter/connection_matrix.cpp: "start is in picoseconds already";
+  it parses T with `stof`, a 32-bit float, so htsim itself rounds a start above 2^24 ps, about 16.8 us,
+  to 24 significant bits: we keep the file's exact value). `start_unit` ("ps", "ns", "us", "ms", "s")
+  reads another unit: the same project's `ConnectionMatrix::save` writes microseconds. Flows started by a
+  trigger, and failures, are refused (this simulator has no equivalent yet), naming the line.
+
+Both flow formats may be gzipped (read by content: the gzip magic bytes, whatever the file's name). Each
+row keeps its id in the input as the flow table's `input_id`: htsim's connection id (`id I`; the line
+where a connection has none), the HPCC flow file's line.
 
 Out: `write_hpcc_fct` writes a run's finished flows as the HPCC simulator's fct.txt lines ("sip dip sport
 dport size start_time fct standalone_fct": addresses in hex as HPCC numbers its nodes, times in ns), read
@@ -36,12 +43,21 @@ _DELAY = re.compile(r"^(\d+(?:\.\d+)?)(s|ms|us|ns)$")
 
 
 def _lines(path: Path, field: str) -> list[tuple[int, str]]:
-    """The file's non-empty lines with their numbers (from 1)."""
+    """The file's non-empty lines with their numbers (from 1); a gzipped file (by its magic bytes) is
+    decompressed first."""
+    import gzip
+    import zlib
+
     try:
-        text = path.read_text()
+        data = path.read_bytes()
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise ScenarioError(f"{field}: no such file {str(path)!r}") from None
-    except (OSError, UnicodeDecodeError) as e:
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{field}: {path.name} is neither text nor gzipped text (UTF-8)") from None
+    except (OSError, EOFError, zlib.error) as e:
         raise ScenarioError(f"{field}: cannot read {str(path)!r}: {e}") from None
     return [(i + 1, ln.strip()) for i, ln in enumerate(text.splitlines()) if ln.strip()]
 
@@ -157,15 +173,23 @@ def read_hpcc_flows(path: Path, field: str, host_of: dict[int, int] | None) -> l
         _int(t[3], where, "dst_port", 0, 65535)
         size = _int(t[4], where, "size", 1)
         start = _float(t[5], where, "start_time (seconds)")
-        out.append({"src": src, "dst": dst, "size_bytes": size, "start_s": start, "priority": pg, "line": ln})
+        out.append({"src": src, "dst": dst, "size_bytes": size, "start_s": start, "priority": pg, "line": ln, "id": ln})
     if len(rows) > count:
         raise ScenarioError(f"{field}: {name} line {rows[count][0]}: more flows than line {n0} announces ({count})")
     return out
 
 
-def read_htsim_cm(path: Path, field: str) -> list[dict[str, Any]]:
-    """A csg-htsim connection matrix as `flows` rows (host indices; start in microseconds, truncated to whole
-    microseconds as htsim's programs do; a missing start is t = 0)."""
+START_UNITS = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+# the longest run a scenario may ask for (run.duration): a start beyond it can never be reached
+MAX_START_S = 1e6
+
+
+def read_htsim_cm(path: Path, field: str, start_unit: str = "ps", unit_field: str = "start_unit") -> list[dict[str, Any]]:
+    """A csg-htsim connection matrix as `flows` rows (host indices; start in `start_unit`, picoseconds as
+    csg-htsim's loader reads it; a missing start is t = 0)."""
+    if start_unit not in START_UNITS:
+        raise ScenarioError(f"{unit_field}: one of {', '.join(START_UNITS)} (the unit of the file's start times), got {start_unit!r}")
+    scale = START_UNITS[start_unit]
     lines = _lines(path, field)
     name = path.name
     header: dict[str, tuple[int, int]] = {}
@@ -200,11 +224,21 @@ def read_htsim_cm(path: Path, field: str) -> list[dict[str, Any]]:
                 raise ScenarioError(f"{where}: {key!r} needs a value")
             val = t[i + 1]
             if key == "start":
-                flow["start_s"] = int(_float(val, where, "start (microseconds)")) * 1e-6
+                try:
+                    v = float(val)
+                except ValueError:
+                    raise ScenarioError(f"{where}: start ({start_unit}) must be a number, got {val!r}") from None
+                if not (v >= 0 and v * scale <= MAX_START_S):
+                    starts = [float(x) for _, tx in lines for k2, x in zip(tx.split()[1::2], tx.split()[2::2]) if k2 == "start" and _num(x)]
+                    span = f"the file's starts span {min(starts):.10g} to {max(starts):.10g} {start_unit}" if starts else "no start parses"
+                    raise ScenarioError(f"{where}: start {val} {start_unit} is {v * scale:.6g} s; a start must be >= 0 and at most "
+                                        f"{MAX_START_S:.0e} s (the longest run); {span}: if they are in another unit, set {unit_field} "
+                                        f"({', '.join(START_UNITS)})")
+                flow["start_s"] = v * scale
             elif key == "size":
                 flow["size_bytes"] = _int(val, where, "size (bytes)", 1)
             elif key == "id":
-                _int(val, where, "id", 1)
+                flow["id"] = _int(val, where, "id", 1)
             elif key == "prio":
                 _int(val, where, "prio", 0)
             elif key in ("trigger", "send_done_trigger", "recv_done_trigger"):
@@ -214,6 +248,7 @@ def read_htsim_cm(path: Path, field: str) -> list[dict[str, Any]]:
             i += 2
         if "size_bytes" not in flow:
             raise ScenarioError(f"{where}: size is required (this simulator has no flows of unbounded size)")
+        flow.setdefault("id", ln)
         rows.append(flow)
     for key in ("Nodes", "Connections"):
         if key not in header:
@@ -225,6 +260,14 @@ def read_htsim_cm(path: Path, field: str) -> list[dict[str, Any]]:
         if header.get(key, (0, 0))[0]:
             raise ScenarioError(f"{field}: {name} line {header[key][1]}: {key.lower()} are not supported")
     return rows
+
+
+def _num(x: str) -> bool:
+    try:
+        float(x)
+        return True
+    except ValueError:
+        return False
 
 
 def _ip(node: int) -> int:
@@ -245,18 +288,23 @@ def host_node_ids(scenario: dict[str, Any]) -> list[int] | None:
 def write_hpcc_fct(flows: Any, out: Path, node_ids: list[int] | None = None) -> int:
     """The finished flows of a run (`flows.parquet`'s frame) as HPCC fct.txt lines, in order of completion;
     the number of lines written. Source ports count the flows from 10000 (HPCC numbers them per pair; no
-    tool that reads the file uses them), the destination port is HPCC's default 100."""
+    tool that reads the file uses them), the destination port is HPCC's default 100. Where the run's flows
+    came from an input file (a flow list, an HPCC flow file, an htsim connection matrix), a ninth column
+    gives each flow's `input_id` (its line, or htsim's connection id), so the lines join one-to-one with
+    the other simulator's own; readers that take HPCC's eight columns by position are unaffected."""
     import polars as pl
 
     done = flows.filter(pl.col("fct").is_not_null()).sort(["end", "id"])
     node = (lambda h: node_ids[h]) if node_ids is not None else (lambda h: h)
     tmp = out.with_name(out.name + ".tmp")
+    ids = "input_id" in done.columns and done["input_id"].null_count() < done.height
     with open(tmp, "w") as f:
         for i, r in enumerate(done.iter_rows(named=True)):
             ideal = r["ideal"] if r["ideal"] is not None else 0.0
+            tail = f" {r['input_id'] if r['input_id'] is not None else 0}" if ids else ""
             f.write(
                 f"{_ip(node(r['src'])):08x} {_ip(node(r['dst'])):08x} {10000 + i % 55536} 100 {r['size']} "
-                f"{round(r['start'] * 1e9)} {round(r['fct'] * 1e9)} {round(ideal * 1e9)}\n"
+                f"{round(r['start'] * 1e9)} {round(r['fct'] * 1e9)} {round(ideal * 1e9)}{tail}\n"
             )
     tmp.replace(out)
     return done.height

@@ -20,7 +20,7 @@ PS = 1e-12
 COLUMN_TYPES = {
     "id": "<u8", "class": "<u2", "src": "<u4", "dst": "<u4", "size": "<u8", "priority": "u1",
     "start_ps": "<u8", "end_ps": "<u8", "timeouts": "<u4", "retransmits": "<u4", "ideal_ps": "<u8",
-    "bytes_delivered": "<u8", "window_bytes": "<u8",
+    "bytes_delivered": "<u8", "window_bytes": "<u8", "input_id": "<u8",
 }
 
 
@@ -32,7 +32,8 @@ def flows_frame(raw: dict[str, bytes], classes: list[str], window: tuple[float, 
     when `end_s` is not given). `bytes_delivered`: bytes the receiving
     application got (all of them for a finished flow). With a measurement window (from_s, to_s):
     `window_bytes` delivered inside it and `window_goodput_bps` = window_bytes x 8 / window length
-    (iperf-style); null without one."""
+    (iperf-style); null without one. `input_id`: a flow-list row's id in its input file (null for generated
+    flows)."""
     cols = {k: np.frombuffer(raw[k], dtype=t) for k, t in COLUMN_TYPES.items()}
     end_ps, start_ps = cols["end_ps"], cols["start_ps"]
     done = end_ps != np.uint64(NOT_DONE)
@@ -56,6 +57,9 @@ def flows_frame(raw: dict[str, bytes], classes: list[str], window: tuple[float, 
             "retransmits": cols["retransmits"],
             "ideal": pl.Series(np.where(cols["ideal_ps"] > 0, cols["ideal_ps"].astype(np.float64) * PS, np.nan), nan_to_null=True),
             "bytes_delivered": cols["bytes_delivered"],
+            # a flow-list row's id in its input (htsim's connection id, the HPCC flow file's line, the CSV's
+            # data row, from 1); null for generated flows
+            "input_id": pl.Series(cols["input_id"], dtype=pl.UInt64).replace(0, None),
         }
     )
     df = df.with_columns((pl.col("fct") / pl.col("ideal")).alias("slowdown"))

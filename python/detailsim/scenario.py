@@ -217,7 +217,10 @@ def _resolve_flows(w: dict[str, Any], i: int, base: Path) -> None:
     same = (cols["src"] == cols["dst"]).arg_true()
     if len(same):
         raise ScenarioError(f"{field}: {path.name} row {int(same[0]) + 1}: dst must differ from src")
-    w["rows"] = pl.DataFrame({c: cols[c] for c in ["src", "dst", "size_bytes", "start_s", "priority"]}).to_dicts()
+    rows = pl.DataFrame({c: cols[c] for c in ["src", "dst", "size_bytes", "start_s", "priority"]}).to_dicts()
+    for j, r in enumerate(rows):
+        r["id"] = j + 1  # the data row, from 1: the flow table's input_id
+    w["rows"] = rows
     w["source"] = path.name
 
 
@@ -288,9 +291,10 @@ def _resolve_foreign_flows(w: dict[str, Any], i: int, base: Path, host_of: dict[
     from .formats import read_hpcc_flows, read_htsim_cm
 
     kind = w["kind"]
-    unknown = set(w) - {"kind", "file", "priority", "class"}
+    allowed = ["file", "priority", "class"] + (["start_unit"] if kind == "htsim_cm" else [])
+    unknown = set(w) - {"kind", *allowed}
     if unknown:
-        raise ScenarioError(f"workload[{i}].{sorted(unknown)[0]}: unknown key for kind {kind!r}; allowed: file, priority, class")
+        raise ScenarioError(f"workload[{i}].{sorted(unknown)[0]}: unknown key for kind {kind!r}; allowed: {', '.join(allowed)}")
     if "file" not in w:
         raise ScenarioError(f"workload[{i}].file: required for kind {kind!r} ({FOREIGN_FLOWS[kind]})")
     prio = w.get("priority")
@@ -299,7 +303,10 @@ def _resolve_foreign_flows(w: dict[str, Any], i: int, base: Path, host_of: dict[
     f = Path(w["file"])
     path = f if f.is_absolute() else base / f
     field = f"workload[{i}].file"
-    rows = read_hpcc_flows(path, field, host_of) if kind == "hpcc_flows" else read_htsim_cm(path, field)
+    unit = w.get("start_unit", "ps")
+    if not isinstance(unit, str):
+        raise ScenarioError(f"workload[{i}].start_unit: a unit name (ps, ns, us, ms, s), got {_show(unit)}")
+    rows = read_hpcc_flows(path, field, host_of) if kind == "hpcc_flows" else read_htsim_cm(path, field, unit, f"workload[{i}].start_unit")
     lines = [r.pop("line") for r in rows]
     if prio is not None:
         for r in rows:

@@ -22,6 +22,8 @@ pub struct FlowRecord {
     pub delivered: u64,
     /// Bytes delivered inside the measurement window (`run.measure_from` .. `measure_to`).
     pub window: u64,
+    /// A flow-list row's input id (0 for generated flows).
+    pub input_id: u64,
 }
 
 /// Finished (and, at the end, unfinished) measured flows, one column per field.
@@ -42,6 +44,9 @@ pub struct FlowColumns {
     pub ideal_ps: Vec<u64>,
     pub bytes_delivered: Vec<u64>,
     pub window_bytes: Vec<u64>,
+    /// A flow-list row's id in its input (htsim's connection id, the HPCC file's line, the CSV's row); 0
+    /// for generated flows.
+    pub input_id: Vec<u64>,
 }
 
 impl FlowColumns {
@@ -60,6 +65,7 @@ impl FlowColumns {
         self.ideal_ps.extend(o.ideal_ps);
         self.bytes_delivered.extend(o.bytes_delivered);
         self.window_bytes.extend(o.window_bytes);
+        self.input_id.extend(o.input_id);
     }
     /// Put the rows in `order` (row `order[k]` becomes row `k`).
     pub fn reorder(&mut self, order: &[usize]) {
@@ -79,6 +85,7 @@ impl FlowColumns {
         by(&mut self.ideal_ps, order);
         by(&mut self.bytes_delivered, order);
         by(&mut self.window_bytes, order);
+        by(&mut self.input_id, order);
     }
     pub fn push(&mut self, r: &FlowRecord) {
         self.ideal_ps.push(r.ideal);
@@ -94,6 +101,7 @@ impl FlowColumns {
         self.retransmits.push(r.retransmits);
         self.bytes_delivered.push(r.delivered);
         self.window_bytes.push(r.window);
+        self.input_id.push(r.input_id);
     }
     pub fn len(&self) -> usize {
         self.id.len()

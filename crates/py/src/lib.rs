@@ -140,6 +140,7 @@ impl Simulation {
         d.set_item("ideal_ps", PyBytes::new(py, &le(&f.ideal_ps, u64::to_le_bytes)))?;
         d.set_item("bytes_delivered", PyBytes::new(py, &le(&f.bytes_delivered, u64::to_le_bytes)))?;
         d.set_item("window_bytes", PyBytes::new(py, &le(&f.window_bytes, u64::to_le_bytes)))?;
+        d.set_item("input_id", PyBytes::new(py, &le(&f.input_id, u64::to_le_bytes)))?;
         Ok(d)
     }
 

@@ -706,6 +706,10 @@ pub struct FlowRow {
     pub start_s: f64,
     #[serde(default)]
     pub priority: u8,
+    /// The input's own id of the row (htsim's connection id, the HPCC flow file's line, the CSV's row),
+    /// kept in the flow table as `input_id`; by default the row's position in the list, from 1.
+    #[serde(default)]
+    pub id: Option<u64>,
 }
 
 /// The largest transfer (a flow, a response, a request): 2^50 B (1024 TB; a "bulk" flow is written as a

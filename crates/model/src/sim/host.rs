@@ -704,6 +704,7 @@ impl Sim {
             timeouts: to,
             retransmits: rtx,
             ideal: self.ideal_fct(a),
+            input_id: a.tag,
             delivered,
             window: match self.clock.window {
                 None => 0,
@@ -741,6 +742,7 @@ impl Sim {
             request: 0,
             win_base: 0,
             win_end: None,
+            tag: 0,
         };
         if measured {
             // a part of a split run counts the flows that complete in it (the other end's part counts

@@ -150,6 +150,8 @@ pub struct App {
     /// (None until then).
     pub win_base: u64,
     pub win_end: Option<u64>,
+    /// A flow-list row's input id (`FlowRow::id`); 0 for generated flows.
+    pub tag: u64,
 }
 
 /// The event wheel's shape for this fabric (log2 of the bucket width in ps, log2 of the bucket count).

@@ -125,6 +125,7 @@ impl Workflow {
             ideal: 0,
             delivered: self.bytes,
             window: 0,
+            input_id: 0,
         }
     }
 }
@@ -152,8 +153,8 @@ pub enum Workload {
     },
     Flows {
         class: u16,
-        /// (start, src node, dst node, size, prio), sorted by start.
-        rows: Vec<(Time, u32, u32, u64, u8)>,
+        /// (start, src node, dst node, size, prio, input id), sorted by start.
+        rows: Vec<(Time, u32, u32, u64, u8, u64)>,
         /// Per row, the next row with the same sender (NO: none). With the node order each sender walks
         /// its own rows, so no host's event schedules another host's.
         next_same_src: Vec<u32>,
@@ -293,7 +294,7 @@ impl Workload {
             }
             Workload::Cdf { arrivals, points, rngs, .. } => (mean_rate(arrivals) * rngs.len() as f64, Sizes::Cdf(points.iter().map(|&(x, p)| [x, p]).collect())),
             Workload::Flows { rows, .. } => {
-                let inside: Vec<&(Time, u32, u32, u64, u8)> = rows.iter().filter(|r| r.0 < window).collect();
+                let inside: Vec<&(Time, u32, u32, u64, u8, u64)> = rows.iter().filter(|r| r.0 < window).collect();
                 let (Some(first), Some(last)) = (inside.first(), inside.last()) else { return Some((0.0, Sizes::Atoms(Vec::new()))) };
                 let span = if last.0 > first.0 { (last.0 - first.0).as_secs_f64() } else { secs };
                 (inside.len() as f64 / span, Sizes::Atoms(inside.iter().map(|r| (r.3, 1.0)).collect()))
@@ -386,7 +387,7 @@ impl Workload {
                             return err(f.row_field(i, j, k), format!("host index must be below {nh} (the topology's host count), got {v}"));
                         }
                     }
-                    rows.push((Time::from_secs_f64(r.start_s), sim.fab.hosts[r.src as usize], sim.fab.hosts[r.dst as usize], r.size_bytes, r.priority));
+                    rows.push((Time::from_secs_f64(r.start_s), sim.fab.hosts[r.src as usize], sim.fab.hosts[r.dst as usize], r.size_bytes, r.priority, r.id.unwrap_or(j as u64 + 1)));
                 }
                 rows.sort_by_key(|r| r.0);
                 let mut next_same_src = vec![NO; rows.len()];
@@ -808,7 +809,7 @@ impl Sim {
                 self.start_transfer(app, Role::OneWay, src, dst, size, prio, None);
             }
             Workload::Flows { class, rows, next_same_src } => {
-                let (_, src, dst, size, prio) = rows[i as usize];
+                let (_, src, dst, size, prio, tag) = rows[i as usize];
                 let class = *class;
                 let next = next_same_src[i as usize];
                 if let Some(t) = rows.get(next as usize).map(|r| r.0) {
@@ -817,6 +818,7 @@ impl Sim {
                     }
                 }
                 let app = self.open_app(w, class, src, dst, size, prio);
+                self.apps.get_mut(app).tag = tag;
                 self.start_transfer(app, Role::OneWay, src, dst, size, prio, None);
             }
             Workload::Background { .. } => {}
