@@ -13,7 +13,7 @@ def test_run_returns_summary_and_flows():
     r = detailsim.run("paper/steady", scheme="fh", seed=3, duration="0.005s")
     assert r.summary["seed"] == 3
     assert isinstance(r.flows, pl.DataFrame)
-    assert r.flows.columns == ["id", "class", "src", "dst", "size", "priority", "start", "end", "fct", "fct_lower", "timeouts", "retransmits", "ideal", "bytes_delivered", "slowdown", "window_bytes", "window_goodput_bps"]
+    assert r.flows.columns == ["id", "class", "src", "dst", "size", "priority", "start", "end", "fct", "fct_lower", "timeouts", "retransmits", "ideal", "bytes_delivered", "input_id", "slowdown", "window_bytes", "window_goodput_bps"]
     done = r.flows.filter(pl.col("fct").is_not_null())
     assert done.height == r.summary["flows"]["completed"]
     assert (done["end"] - done["start"] - done["fct"]).abs().max() < 1e-12

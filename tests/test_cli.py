@@ -41,7 +41,7 @@ def test_out_dir_and_table(tmp_path):
     flows = pl.read_parquet(out / "flows.parquet")
     summary = json.loads((out / "summary.json").read_text())
     assert flows.height == summary["flows"]["started"]
-    assert flows.columns == ["id", "class", "src", "dst", "size", "priority", "start", "end", "fct", "fct_lower", "timeouts", "retransmits", "ideal", "bytes_delivered", "slowdown", "window_bytes", "window_goodput_bps"]
+    assert flows.columns == ["id", "class", "src", "dst", "size", "priority", "start", "end", "fct", "fct_lower", "timeouts", "retransmits", "ideal", "bytes_delivered", "input_id", "slowdown", "window_bytes", "window_goodput_bps"]
     ports = pl.read_parquet(out / "ports.parquet")
     assert ports.height == 2 * 224  # detail128 has 224 links
     assert json.loads((out / "scenario.json").read_text())["topology"]["kind"] == "detail128"

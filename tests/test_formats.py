@@ -187,3 +187,34 @@ def test_readers_refuse_what_they_cannot_represent(tmp_path):
     sc = json.loads(json.dumps({"topology": {"kind": "hpcc", "file": "x.txt", "nodes": []}}))
     with pytest.raises(detailsim.ScenarioError, match='topology.nodes: not with kind "hpcc"'):
         detailsim.run(sc)
+
+
+def test_a_ten_ms_htsim_matrix_with_elephants_runs_and_its_short_flows_finish(tmp_path):
+    """Issue 48's done-when: a gzipped connection matrix as csg-htsim reads it for a 10 ms run on a k = 8,
+    10 Gbps fat tree (start times in picoseconds up to about 10^10): 18,741 short flows between random hosts
+    and 32 flows of 100 MB. The short ones finish within a 10 ms drain; the elephants cannot (each needs
+    80 ms at line rate); every flow keeps its connection id."""
+    import gzip
+
+    import numpy as np
+
+    rng = np.random.default_rng(48)
+    n_short, n_long, hosts = 18_741, 32, 128
+    src = rng.integers(0, hosts, n_short + n_long)
+    dst = (src + rng.integers(1, hosts, n_short + n_long)) % hosts
+    size = np.concatenate([np.round(10 ** rng.uniform(2, 5, n_short)).astype(np.int64), np.full(n_long, 100_000_000)])
+    start = np.sort(rng.integers(0, 10_000_000_000, n_short + n_long))
+    start[-1] = 9_999_634_797
+    rng.shuffle(size)  # elephants start anywhere in the 10 ms
+    lines = [f"{s}->{d} id {i + 1} start {t} size {b}" for i, (s, d, t, b) in enumerate(zip(src, dst, start, size))]
+    (tmp_path / "cm.gz").write_bytes(gzip.compress(("Nodes 128\nConnections %d\n" % len(lines) + "\n".join(lines) + "\n").encode()))
+    sc = {"run": {"duration": "10ms", "drain": "10ms"}, "topology": {"kind": "fattree", "k": 8, "link_rate": "10Gbps"},
+          "scheme": {"preset": "dctcp"}, "workload": [{"kind": "htsim_cm", "file": str(tmp_path / "cm.gz")}]}
+    r = detailsim.run(sc)
+    assert_invariants(r.summary)
+    f = r.flows
+    assert f.height == n_short + n_long and sorted(f["input_id"].to_list()) == list(range(1, n_short + n_long + 1))
+    short, long = f.filter(pl.col("size") < 100_000_000), f.filter(pl.col("size") == 100_000_000)
+    assert short.height == n_short and short["fct"].null_count() == 0
+    assert long.height == n_long and long["fct"].null_count() == n_long
+    assert f["start"].max() == pytest.approx(9.999634797e-3, rel=1e-12)

@@ -423,6 +423,10 @@ def export_cmd(run_dir: str, fmt: str, output: str | None) -> None:
     out = Path(output) if output else d / "fct.txt"
     n = write_hpcc_fct(pl.read_parquet(d / "flows.parquet"), out, host_node_ids(sc))
     click.echo(f"{out}: {n} finished flows")
+    # what cannot be HPCC's own (docs/coming-from.md, "FCT and the ideal FCT, here and in the other simulators")
+    click.echo("note: fct and standalone_fct are this simulator's: fct ends when the receiver has the last byte (HPCC's "
+               "when the sender has its ACK), standalone_fct is the flow alone at line rate (HPCC's is base_rtt + "
+               "bytes / bottleneck); docs/coming-from.md compares them", err=True)
 
 
 @main.command("crosscheck")

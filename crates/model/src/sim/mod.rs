@@ -16,6 +16,7 @@
 pub(crate) mod barrier;
 pub mod faults;
 pub mod host;
+mod mlfq;
 pub mod parts;
 pub mod pfc;
 pub mod report;
