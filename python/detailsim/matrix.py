@@ -3,10 +3,12 @@ hpcc) at 1, 10, 25 and 100 Gbps on its own buffers. A case either fits (the defa
 the ones its workloads use, hold their PFC headroom), or the core's message names the smallest ingress
 buffer that would, and the case is built (and, with a run time, run) again with that buffer.
 
-    .venv/bin/python -m detailsim.matrix [--run 1ms] [--rates 1Gbps,10Gbps,25Gbps,100Gbps] [--markdown]
+    .venv/bin/python -m detailsim.matrix [--run 1ms] [--rates 1Gbps,10Gbps,25Gbps,100Gbps] [--markdown] [--update-docs]
 
-prints one row per case; `tests/test_presets.py` runs the 1 and 10 Gbps slice in `make test`, and
-docs/validation.md ("Lossless priorities that fit") holds the whole matrix's result."""
+prints one row per case (exit 1 if any case fails: refused, not built with the buffer named, or not
+lossless); `tests/test_presets.py` runs the 1 and 10 Gbps slice in `make test`, and `--update-docs` (from
+the project root) writes the whole matrix to docs/validation/lossless_matrix.json and its table to
+docs/validation.md ("Lossless priorities that fit")."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from ._core import ScenarioError
 from .scenario import bundled_scenarios, prepare
 
 LOSSLESS_PRESETS = ("detail", "lps", "dcqcn", "hpcc")
+DOC, DOC_JSON, BLOCK = "docs/validation.md", "docs/validation/lossless_matrix.json", "lossless-matrix"
+SOURCE = "docs/validation/lossless_matrix.json by `python -m detailsim.matrix --update-docs`"
 RATES = ("1Gbps", "10Gbps", "25Gbps", "100Gbps")
 _NEED = re.compile(r"ingress buffer of .* \((\d+) B\) is too small for lossless PFC.*the smallest buffer that holds them is (\d+) B")
 
@@ -89,8 +93,15 @@ def main() -> None:
     ap.add_argument("--run", default="1ms", help='run each case this long after building it ("0" to build only)')
     ap.add_argument("--rates", default=",".join(RATES))
     ap.add_argument("--markdown", action="store_true", help="print the Markdown table (default: one JSON object per case)")
+    ap.add_argument("--update-docs", action="store_true", help="write docs/validation/lossless_matrix.json and the table in docs/validation.md")
     a = ap.parse_args()
     rows = matrix(tuple(a.rates.split(",")), None if a.run == "0" else a.run)
+    if a.update_docs:
+        from pathlib import Path
+
+        from .reproduce import write_generated
+
+        write_generated(Path("."), DOC, DOC_JSON, BLOCK, rows, markdown(rows), SOURCE)
     if a.markdown:
         print(markdown(rows))
     else:
