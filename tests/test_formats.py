@@ -218,3 +218,19 @@ def test_a_ten_ms_htsim_matrix_with_elephants_runs_and_its_short_flows_finish(tm
     assert short.height == n_short and short["fct"].null_count() == 0
     assert long.height == n_long and long["fct"].null_count() == n_long
     assert f["start"].max() == pytest.approx(9.999634797e-3, rel=1e-12)
+
+
+def test_gzipped_hpcc_files_run_as_the_plain_ones_and_keep_their_lines(tmp_path):
+    import gzip
+
+    for name in ("hpcc_small_topology.txt", "hpcc_small_flow.txt"):
+        (tmp_path / name).write_bytes(gzip.compress((EXAMPLES / name).read_bytes()))
+    sc = {"run": {"duration": "2ms", "drain": "20ms", "threads": 1}, "topology": {"kind": "hpcc", "file": str(tmp_path / "hpcc_small_topology.txt"), "buffer": "1MB"},
+          "workload": [{"kind": "hpcc_flows", "file": str(tmp_path / "hpcc_small_flow.txt")}]}
+    plain = json.loads(json.dumps(sc))
+    plain["topology"]["file"] = str(EXAMPLES / "hpcc_small_topology.txt")
+    plain["workload"][0]["file"] = str(EXAMPLES / "hpcc_small_flow.txt")
+    a, b = detailsim.run(sc).flows, detailsim.run(plain).flows
+    assert a.drop("id").sort("input_id").equals(b.drop("id").sort("input_id"))
+    # the flow file's lines 2.. are its flows, in order
+    assert sorted(a["input_id"].to_list()) == list(range(2, 2 + a.height))
