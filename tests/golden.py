@@ -92,6 +92,7 @@ def fingerprint(scenario: Any, overrides: dict[str, Any]) -> dict[str, Any] | No
         return None
     sim.run_until(float("inf"))
     cols = sim.flow_columns()
+    check_slowdown(cols, f"{scenario} {overrides}")
     h = hashlib.sha256()
     for k in sorted(cols):
         if k == "input_id":
@@ -101,6 +102,18 @@ def fingerprint(scenario: Any, overrides: dict[str, Any]) -> dict[str, Any] | No
     s = json.loads(sim.summary_json())
     return {"flows_sha256": h.hexdigest(), "flows": s["flows"]["started"], "events": s["events"],
             "link_traversals": s["link_traversals"], "drops": sum(s["drops"].values()), "timeouts": s["timeouts"]}
+
+
+def check_slowdown(cols: dict[str, bytes], what: str) -> None:
+    """Every finished flow took at least its ideal FCT (issue 48: the ideal is its time alone in the fabric,
+    so a slowdown below 1 is a wrong ideal); workflows (ideal 0) and unfinished flows are left out."""
+    import numpy as np
+
+    start, end, ideal = (np.frombuffer(cols[k], dtype="<u8") for k in ("start_ps", "end_ps", "ideal_ps"))
+    done = (end != np.iinfo(np.uint64).max) & (ideal > 0)
+    low = np.flatnonzero(done & (end - np.where(done, start, 0) < ideal))
+    assert low.size == 0, (f"{what}: {low.size} flows finished faster than their ideal FCT, e.g. size "
+                           f"{int(np.frombuffer(cols['size'], dtype='<u8')[low[0]])} B in {int(end[low[0]] - start[low[0]])} ps, ideal {int(ideal[low[0]])} ps")
 
 
 def compute() -> dict[str, dict[str, Any]]:

@@ -57,7 +57,7 @@ PAIRS = [
     ("pfc_only", "fh", INCAST, ("pfc", "pause_frames")),
     ("alb_only", "fh", WEBSEARCH, ("alb", "t1_bytes")),
     ("dcqcn", "hpcc", INCAST, ("dcqcn", "rate_cuts")),
-    ("hpcc", "dcqcn", INCAST, ("pfc", "lossless_priorities")),
+    ("hpcc", "dcqcn", INCAST, ("hpcc", "window_cuts")),
 ]
 
 
@@ -179,6 +179,20 @@ def test_no_slowdown_below_one_for_any_preset_switch_model_and_rate(case):
     r = run(sc, preset)
     low = r.flows.filter(pl.col("slowdown") < 1.0)
     assert low.height == 0, (preset, sc["topology"], low.select("size", "fct", "ideal", "slowdown").head())
+
+
+@pytest.mark.parametrize("scenario", sorted(bundled_scenarios()))
+def test_no_slowdown_below_one_in_any_bundled_scenario_on_shared_buffers(scenario):
+    """Done-when of issue 48: every bundled scenario under every preset on shared-buffer switches (the CIOQ
+    ones are checked by every golden matrix case, tests/golden.py `check_slowdown`), short."""
+    import golden
+
+    for preset, _ in _core.presets():
+        ov = {f"run.{k}": v for k, v in {**golden.MATRIX_RUN, "duration": golden.MATRIX_DURATION.get(scenario, "2ms")}.items()}
+        sc, _ = prepare(scenario, scheme=preset, overrides={**ov, "topology.shared_buffer": {"size": "16MB"}, "run.threads": 1})
+        sim = _core.Simulation(json.dumps(sc))
+        sim.run_until(float("inf"))
+        golden.check_slowdown(sim.flow_columns(), f"{scenario} {preset} shared")
 
 
 # ---- lossless priorities that fit ---------------------------------------------------------------------------

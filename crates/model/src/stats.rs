@@ -233,12 +233,14 @@ pub struct Counters {
     pub rate_cuts: u64,
     /// PIAS: data packets sent at a priority below their flow's own (demoted by MLFQ tagging).
     pub mlfq_demoted: u64,
+    /// HPCC: window updates that found the path's utilisation at or above eta (multiplicative cuts).
+    pub window_cuts: u64,
 }
 impl Counters {
     /// Add another part's counts (a split run; its `max_packets_in_flight` is joined from the parts' samples
     /// instead, `sim::parts`).
     pub fn add(&mut self, o: &Counters) {
-        let Counters { events, link_traversals, pkts_created, pkts_delivered, pkts_stale, drops, ecn_marks, timeouts, spurious_timeouts, retransmits, flows_started, flows_completed, pfc_pause_frames, pfc_pauses, max_packets_in_flight, lossless_drops, lossless_exempt_drops, detours, nic_blocked, detour_histogram, cnps, nacks, rate_cuts, mlfq_demoted } = o;
+        let Counters { events, link_traversals, pkts_created, pkts_delivered, pkts_stale, drops, ecn_marks, timeouts, spurious_timeouts, retransmits, flows_started, flows_completed, pfc_pause_frames, pfc_pauses, max_packets_in_flight, lossless_drops, lossless_exempt_drops, detours, nic_blocked, detour_histogram, cnps, nacks, rate_cuts, mlfq_demoted, window_cuts } = o;
         for (x, y) in [
             (&mut self.events, events),
             (&mut self.link_traversals, link_traversals),
@@ -262,6 +264,7 @@ impl Counters {
             (&mut self.nacks, nacks),
             (&mut self.rate_cuts, rate_cuts),
             (&mut self.mlfq_demoted, mlfq_demoted),
+            (&mut self.window_cuts, window_cuts),
         ] {
             *x += y;
         }

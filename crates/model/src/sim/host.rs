@@ -507,7 +507,10 @@ impl Sim {
                 if self.int.on && pkt.kind == SegKind::Ack {
                     // HPCC: the ACK's records (its slot is the released packet's until the next allocation)
                     let int = self.int.stacks[pid as usize];
-                    self.transfers.get_mut(tr).snd.on_int(&params, pkt.seq, int.hops());
+                    let snd = &mut self.transfers.get_mut(tr).snd;
+                    let before = snd.hp.as_deref().map_or(0, |h| h.cuts);
+                    snd.on_int(&params, pkt.seq, int.hops());
+                    self.counters.window_cuts += snd.hp.as_deref().map_or(0, |h| h.cuts) - before;
                 }
                 let t = self.transfers.get_mut(tr);
                 if pkt.flags & FLAG_NACK != 0 {

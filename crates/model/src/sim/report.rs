@@ -311,7 +311,7 @@ impl Sim {
                 m.insert("dcqcn".into(), serde_json::json!({"cnps": c.cnps, "rate_cuts": c.rate_cuts, "nacks": c.nacks}));
             }
             CongestionControl::Hpcc => {
-                m.insert("hpcc".into(), serde_json::json!({"nacks": c.nacks}));
+                m.insert("hpcc".into(), serde_json::json!({"window_cuts": c.window_cuts, "nacks": c.nacks}));
             }
             CongestionControl::Dctcp | CongestionControl::L2dct => {
                 m.insert(if s.tcp.cc == CongestionControl::Dctcp { "dctcp" } else { "l2dct" }.into(), serde_json::json!({"ecn_marks": c.ecn_marks}));

@@ -88,6 +88,9 @@ pub struct Hpcc {
     /// The records the last ACK brought (hops in path order), and how many.
     prev: [IntHop; MAX_HOPS],
     nhop: usize,
+    /// Window cuts: updates that found the path's utilisation at or above eta (W = Wc / (U / eta) + W_AI
+    /// with U >= eta), for the summary's `mechanisms.hpcc`.
+    pub cuts: u64,
 }
 
 impl Hpcc {
@@ -95,7 +98,7 @@ impl Hpcc {
     /// fills the path (line-rate start).
     pub fn new(t: f64, nic_bps: f64) -> Hpcc {
         let w_init = nic_bps * t / 8.0;
-        Hpcc { t, w_init, w: w_init, wc: w_init, u: 0.0, inc_stage: 0, last_update_seq: 0, prev: [IntHop::default(); MAX_HOPS], nhop: 0 }
+        Hpcc { t, w_init, w: w_init, wc: w_init, u: 0.0, inc_stage: 0, last_update_seq: 0, prev: [IntHop::default(); MAX_HOPS], nhop: 0, cuts: 0 }
     }
 
     /// Hops on the path the last ACK reported.
@@ -141,6 +144,7 @@ impl Hpcc {
         }
         self.prev[..n].copy_from_slice(&hops[..n]);
         let w = if self.u >= p.eta || self.inc_stage >= p.max_stage {
+            self.cuts += (self.u >= p.eta) as u64;
             let w = self.wc / (self.u / p.eta) + w_ai;
             if update_wc {
                 self.inc_stage = 0;
