@@ -520,6 +520,68 @@ impl Fabric {
         (!path.is_empty()).then_some((t, detailsim_engine::Rate(bottleneck)))
     }
 
+    /// The completion time, in picoseconds, of `size` bytes from host `src` to host `dst` alone in the healthy
+    /// fabric (every link at its configured rate, whatever `degrade` faults did) for a sender that has every
+    /// frame ready at once: frames of `mss` payload (the last one shorter), each hop a FIFO transmitter
+    /// followed by pure delays (the link's, then the next switch's forwarding delay and, on a CIOQ switch, its
+    /// crossbar crossing). Along one shortest path the frames pipeline: the last arrives at the largest, over
+    /// the hops b, of the first frame's time to reach b, the full frames back to back at the slowest hop up
+    /// to b, the last frame at b and its own latency from there (the longest monotone path through the
+    /// frames x hops grid, exact for FIFO hops). With `multipath` (packet scatter, ALB) frames may take
+    /// different equal-length paths, sharing only the sender's link: the later of the last full frame's and
+    /// the last frame's own arrivals. None when there is no path.
+    pub fn ideal_transfer(&self, src: u32, dst: u32, mss: u64, size: u64, multipath: bool) -> Option<u64> {
+        let mut path = Vec::with_capacity(8);
+        self.path_ports(src, dst, &mut path);
+        if path.is_empty() {
+            return None;
+        }
+        let m = path.len();
+        let hdr = crate::packet::HEADERS;
+        let n = size.div_ceil(mss).max(1);
+        let full = self.framing.wire(mss.min(size) as u32 + hdr) as u64;
+        let last = self.framing.wire((size - mss * (n - 1)) as u32 + hdr) as u64;
+        let speedup = self.topo.speedup;
+        let nominal = |p: u32| self.topo.links[self.ports[p as usize].link as usize].rate;
+        // serialization at hop i, at the link's configured rate (the port's own arithmetic when unchanged)
+        let tx = |i: usize, w: u64| -> u64 {
+            let pt = &self.ports[path[i] as usize];
+            let r = nominal(path[i]);
+            if pt.rate == r { pt.rate.tx_time(w).0 } else { r.tx_time(w).0 }
+        };
+        // the pure delays after hop i until the next hop's transmitter may take the frame
+        let after = |i: usize, w: u64| -> u64 {
+            let pt = &self.ports[path[i] as usize];
+            if i + 1 == m {
+                return pt.delay.0;
+            }
+            let xbar = if self.topo.shared_buffer.is_some() {
+                0
+            } else {
+                let inp = &self.ports[pt.peer as usize];
+                let r = nominal(pt.peer);
+                if inp.rate == r { inp.xbar_time(w).0 } else { topology::xbar_rate(r, speedup).tx_time(w).0 }
+            };
+            pt.delay.0 + self.topo.forwarding_delay.0 + xbar
+        };
+        let one_way = |w: u64| -> u64 { (0..m).map(|i| tx(i, w) + after(i, w)).sum() };
+        if n == 1 {
+            return Some(one_way(last));
+        }
+        if multipath {
+            let t1 = tx(0, full);
+            return Some(((n - 2) * t1 + one_way(full)).max((n - 1) * t1 + one_way(last)));
+        }
+        let (mut best, mut prefix, mut slowest) = (0u64, 0u64, 0u64);
+        for b in 0..m {
+            slowest = slowest.max(tx(b, full));
+            let tail: u64 = (b..m).map(|j| tx(j, last) + after(j, last)).sum();
+            best = best.max(prefix + tx(b, full) + (n - 2) * slowest + tail);
+            prefix += tx(b, full) + after(b, full);
+        }
+        Some(best)
+    }
+
     /// Base RTT between two hosts (a full segment there and a bare ACK back, in an idle fabric) and the
     /// path's bandwidth-delay product at its bottleneck rate, in bytes.
     pub fn path_bdp(&self, src: u32, dst: u32, mss: u64) -> Option<(Time, u64)> {

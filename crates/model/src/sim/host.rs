@@ -641,35 +641,17 @@ impl Sim {
         self.fab.one_way(src, dst, bytes)
     }
 
-    /// The flow's completion time alone in an idle fabric, in picoseconds, for a sender that sends every
-    /// frame at once (no handshake, no slow start, no pacing below line rate): store-and-forward latency of
-    /// its first frame along a shortest path (each link's serialization and delay, each switch's forwarding
-    /// delay and, on a CIOQ switch, its crossbar crossing), the rest of its frames back to back at the
-    /// path's bottleneck rate, and, for a retrieval, the request's latency first. With per-packet load
-    /// balancing (packet scatter, ALB) frames may take different equal-length paths and a short last frame
-    /// may overtake the full ones, so the bound is the latest of the last full frame's and the last frame's
-    /// own arrivals, each leaving the sender's link as soon as the frames before it have. A flow alone takes
-    /// exactly this on a line-rate sender (DCQCN's) and longer on a window that grows; 0 when there is no path.
+    /// The flow's completion time alone in the healthy, idle fabric, in picoseconds, for a sender that sends
+    /// every frame at once (no handshake, no slow start, no pacing below line rate): `Fabric::ideal_transfer`
+    /// (exact for a single path of FIFO hops; a bound for per-packet multipath), and, for a retrieval, its
+    /// request's one-way time first. A line-rate sender alone takes exactly this; a window that grows takes
+    /// longer; 0 when there is no path.
     pub(crate) fn ideal_fct(&self, a: &App) -> u64 {
         let mss = self.scheme.tcp.mss as u64;
-        let Some((mut t, rate)) = self.one_way(a.src, a.dst, a.size.min(mss)) else { return 0 };
-        let n = a.size.div_ceil(mss).max(1);
-        let full = self.fab.framing.wire(mss as u32 + HEADERS) as u64;
-        if n >= 2 {
-            let last_payload = a.size - mss * (n - 1);
-            let last = self.fab.framing.wire(last_payload as u32 + HEADERS) as u64;
-            let multipath = matches!(self.scheme.load_balancing, crate::config::LoadBalancing::PacketScatter | crate::config::LoadBalancing::Adaptive);
-            t = if multipath {
-                let first = self.fab.ports[self.fab.nodes[a.src as usize].port_base as usize].rate;
-                let l_last = self.one_way(a.src, a.dst, last_payload).map_or(0, |x| x.0);
-                ((n - 2) * first.tx_time(full).0 + t).max((n - 1) * first.tx_time(full).0 + l_last)
-            } else {
-                // the rest back to back at the bottleneck rate: n - 2 full frames and the last, partial one
-                t + (n - 2) * rate.tx_time(full).0 + rate.tx_time(last).0
-            };
-        }
+        let multipath = matches!(self.scheme.load_balancing, crate::config::LoadBalancing::PacketScatter | crate::config::LoadBalancing::Adaptive);
+        let Some(mut t) = self.fab.ideal_transfer(a.src, a.dst, mss, a.size, multipath) else { return 0 };
         if a.request > 0 {
-            t += self.one_way(a.dst, a.src, a.request).map_or(0, |x| x.0);
+            t += self.fab.ideal_transfer(a.dst, a.src, mss, a.request, multipath).unwrap_or(0);
         }
         t
     }
