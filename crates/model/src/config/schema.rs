@@ -340,7 +340,7 @@ pub struct PiasOverrides {
     pub source: Option<MlfqSource>,
 }
 
-/// Where a PIAS preset's demotion thresholds came from (reported in the summary's `mlfq`).
+/// Where a PIAS preset's demotion thresholds came from (reported in the summary's `mechanisms.mlfq`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MlfqSource {
     /// "optimal", "equal-split", "paper", or "list" (given by the scenario).
