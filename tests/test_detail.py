@@ -224,24 +224,49 @@ def test_priority_eviction_changes_nothing_under_pfc():
     assert runs[1].summary["drops"]["priority"] == 0
 
 
-def test_egress_per_priority_lets_high_priority_past_a_paused_low_priority():
+def test_egress_sharing_lets_high_priority_past_a_paused_low_priority():
     # three low-priority bulk flows into one right-hand host pause the left switch's uplink for priority 1,
     # whose egress then fills with paused background; a high-priority flow from the fourth left host must
-    # cross that egress. Shared, it waits for room; per priority, it has space of its own.
-    def scenario(per_prio: bool) -> dict:
+    # cross that egress. Shared, it waits for room; with space of its own (the whole buffer, or its part of
+    # the port's buffer) it passes.
+    def scenario(sharing: str) -> dict:
         return {"run": {"duration": "20ms", "drain": "1s"},
                 "topology": {"kind": "dumbbell", "left": 4, "right": 2, "bottleneck_rate": "1Gbps", "link_delay": "5us"},
-                "scheme": {"preset": "detail", "source_ecn": False, "egress_per_priority": per_prio, "tcp": {"ecn": False}},
+                "scheme": {"preset": "detail", "source_ecn": False, "egress_sharing": sharing, "tcp": {"ecn": False}},
                 "workload": [
                     {"kind": "flows", "class": "bulk",
                      "rows": [{"src": i, "dst": 4, "size_bytes": 5_000_000, "start_s": 0.0, "priority": 1} for i in range(3)]},
                     {"kind": "flows", "class": "short",
                      "rows": [{"src": 3, "dst": 5, "size_bytes": 20_000, "start_s": 0.005 + 0.001 * k, "priority": 0} for k in range(10)]}]}
-    runs = {v: detailsim.run(scenario(v)) for v in (False, True)}
+    modes = ("shared", "whole_per_priority", "in_use", "eighths")
+    runs = {v: detailsim.run(scenario(v)) for v in modes}
     uplink = {v: r.ports.filter((pl.col("node") == "left") & (pl.col("peer") == "right"))["max_egress_bytes"][0] for v, r in runs.items()}
     short = {v: r.flows.filter(pl.col("class") == "short")["fct"].mean() for v, r in runs.items()}
     print("left uplink max egress bytes", uplink, "short mean FCT (s)", short)
     for r in runs.values():
         assert_invariants(r.summary)
-    assert uplink[False] <= 128 * 1024 < uplink[True], "per priority, both priorities held egress space at once"
-    assert short[True] < short[False]
+    buf = 128 * 1024
+    assert uplink["shared"] <= buf < uplink["whole_per_priority"], "whole per priority: both priorities held egress space at once"
+    assert buf // 2 < uplink["in_use"] <= buf, "in use: priority 1 filled its half (64 KB), and never more than the port's buffer"
+    assert uplink["eighths"] <= buf // 8 * 2, "eighths: two priorities of 16 KB each at most"
+    for v in modes[1:]:
+        assert short[v] < short["shared"], v
+
+
+def test_a_split_ingress_drops_a_priority_at_its_part():
+    # FH (drop-tail) with the ingress in eighths: a burst of one priority is dropped at 16 KB held, where the
+    # shared ingress holds 128 KB; priority eviction needs the shared ingress (a clear error otherwise)
+    sc = {"run": {"duration": "5ms", "drain": "1s"}, "topology": {"kind": "dumbbell", "left": 8, "right": 1, "bottleneck_rate": "1Gbps"},
+          "scheme": {"preset": "fh"},
+          "workload": [{"kind": "flows", "rows": [{"src": i, "dst": 8, "size_bytes": 200_000, "start_s": 0.0, "priority": 0} for i in range(8)]}]}
+    held = {}
+    for sharing in ("shared", "eighths"):
+        sc["scheme"]["ingress_sharing"] = sharing
+        r = detailsim.run(sc)
+        assert_invariants(r.summary)
+        held[sharing] = r.ports.filter(pl.col("node").str.starts_with("left"))["max_ingress_bytes"].max()
+    print("max ingress bytes", held)
+    assert held["eighths"] <= 16 * 1024 < held["shared"]
+    sc["scheme"]["priority_eviction"] = True
+    with pytest.raises(ValueError, match="scheme.priority_eviction.*ingress_sharing"):
+        detailsim.run(sc)

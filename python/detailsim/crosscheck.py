@@ -153,7 +153,7 @@ def ours_scenario(c: Case) -> dict[str, Any]:
     rows = [{"src": s, "dst": d, "size_bytes": b if b is not None else 10**13, "start_s": t, "priority": q}
             for (s, d, b, t), q in zip(c.flows, prios)]
     if c.prio:
-        scheme["egress_per_priority"] = True
+        scheme["egress_sharing"] = "whole_per_priority"
     if c.spray:
         scheme["load_balancing"] = "packet_scatter"
     hw = {"egress_buffer": f"{c.queue * WIRE}B", "ingress_buffer": "1502B", "forwarding_delay": "0us", "speedup": 64,

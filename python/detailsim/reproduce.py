@@ -78,11 +78,11 @@ CAL_GRID: dict[str, list[Any]] = {
     "scheme.tcp.handshake": [True, False],
     "scheme.tcp.initial_window": [1, 2, 3, 4, 10],
     "scheme.priority_eviction": [False, True],
-    "scheme.egress_per_priority": [False, True],
+    "scheme.egress_sharing": ["shared", "whole_per_priority"],
     "scheme.tcp.rto_formula": ["rfc6298", "linux"],
 }
 CAL_QUICK: dict[str, list[Any]] = {"scheme.tcp.handshake": [True, False], "scheme.tcp.initial_window": [3, 10],
-                                   "scheme.priority_eviction": [False], "scheme.egress_per_priority": [False, True],
+                                   "scheme.priority_eviction": [False], "scheme.egress_sharing": ["shared", "whole_per_priority"],
                                    "scheme.tcp.rto_formula": ["rfc6298"]}
 CAL_METRICS = ("p50", "p99", "p999")
 
@@ -122,14 +122,14 @@ def _flag(stats: pl.DataFrame, cls: str, col: str, **where: Any) -> bool:
 
 
 CAL_SHORT = {"scheme.tcp.handshake": "handshake", "scheme.tcp.initial_window": "IW", "scheme.priority_eviction": "ingress",
-             "scheme.egress_per_priority": "egress", "scheme.tcp.rto_formula": "RTO"}
+             "scheme.egress_sharing": "egress", "scheme.tcp.rto_formula": "RTO"}
 
 
 def _cal_value(k: str, v: Any) -> str:
     if k == "scheme.priority_eviction":
         return "priority eviction" if v else "shared"
-    if k == "scheme.egress_per_priority":
-        return "per priority" if v else "shared"
+    if k == "scheme.egress_sharing":
+        return {"shared": "shared", "whole_per_priority": "per priority", "eighths": "eighths", "in_use": "split in use"}.get(v, str(v))
     if k == "scheme.tcp.handshake":
         return "one connection, SYN" if v else "persistent"
     return str(v)

@@ -175,10 +175,14 @@ knobs! {
             |s, v| { s.priority_eviction = v; },
             |s| flag(s.priority_eviction),
             r##"when a switch ingress buffer cannot take an arriving packet, drop the most recently queued packets of the lowest priority below the arrival's (`priority` drops) until it fits; only then drop the arrival. Protects high-priority traffic from low-priority traffic that fills the shared per-port buffer. Acts only where a buffer overflows: under PFC (pauses stop senders first) it changes nothing, so a scenario can set it for its tail-drop baseline and still run DeTail. The DeTail paper scenarios set it (calibrated: "The model, and how it is chosen" in docs/reproduction.md, whose grid runs with and without it)"##;
-        egress_per_priority: bool, r##"bool"##,
-            |s, v| { s.egress_per_priority = v; },
-            |s| flag(s.egress_per_priority),
-            r##"every priority of a switch egress queue has the port's egress buffer to itself instead of all priorities sharing it, so a priority paused downstream (PFC) cannot fill the space and keep the others from crossing the crossbar. Off in the bundled scenarios, as the calibration chose (docs/reproduction.md, "The model, and how it is chosen"): with it DeTail's steady 8 KB percentiles come close to the paper's, but FH's tail falls below the paper's FH, and the calibration weighs both"##;
+        egress_sharing: BufferSharing, r##"`shared`, `whole_per_priority`, `eighths`, `in_use`"##,
+            |s, v| { s.egress_sharing = v; },
+            |s| en(s.egress_sharing),
+            r##"how a switch port's egress buffer is shared among the eight priorities (strict priority serves them either way). `shared`: one space, any priority may fill it (a priority paused downstream can then keep the others from crossing the crossbar). `whole_per_priority`: each priority has the port's whole egress buffer to itself (eight times the port's bytes in all). `eighths`: the buffer in eight equal parts, one per priority. `in_use`: the buffer in equal parts among the priorities the scenario's packets carry (two parts for retrievals and background). In the split readings all priorities together still hold at most the buffer. The DeTail paper's reading: docs/model.md"##;
+        ingress_sharing: BufferSharing, r##"`shared`, `whole_per_priority`, `eighths`, `in_use`"##,
+            |s, v| { s.ingress_sharing = v; },
+            |s| en(s.ingress_sharing),
+            r##"how a switch port's ingress buffer is shared among the priorities, as `egress_sharing` (a full part drops the arrival; under PFC the thresholds pause a priority first). `priority_eviction` needs `shared`. The DeTail paper's reading: docs/model.md"##;
         queue_limit_bdp: f64, r##"number > 0"##,
             |s, v| { check(v > 0.0 && v.is_finite(), format!("must be a positive number of bandwidth-delay products, got {v}"))?; s.queue_limit_bdp = Some(v); s.queue_limit = None; },
             |s| opt(s.queue_limit_bdp.map(num), "none"),

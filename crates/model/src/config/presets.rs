@@ -86,8 +86,10 @@ pub struct Scheme {
     pub scheduling: Scheduling,
     /// A full ingress buffer evicts lower-priority packets for a higher-priority arrival.
     pub priority_eviction: bool,
-    /// Switch egress space per priority rather than shared by all priorities.
-    pub egress_per_priority: bool,
+    /// How a switch port's egress buffer is shared among the priorities.
+    pub egress_sharing: BufferSharing,
+    /// How a switch port's ingress buffer is shared among the priorities.
+    pub ingress_sharing: BufferSharing,
     /// Cap on each switch egress queue: bytes, or multiples of the fabric BDP (resolved at build time).
     pub queue_limit: Option<u64>,
     pub queue_limit_bdp: Option<f64>,
@@ -170,7 +172,8 @@ pub(crate) fn row(name: &str, lb: LoadBalancing, fc: FlowControl, source_ecn: bo
         source_ecn_threshold: 64 * 1024,
         scheduling: Scheduling::StrictPriority,
         priority_eviction: false,
-        egress_per_priority: false,
+        egress_sharing: BufferSharing::Shared,
+        ingress_sharing: BufferSharing::Shared,
         queue_limit: None,
         queue_limit_bdp: None,
         tcp,

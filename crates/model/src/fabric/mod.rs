@@ -273,6 +273,8 @@ impl Fabric {
             }
         }
         let is_switch: Vec<bool> = topo.nodes.iter().map(|x| x.kind == NodeKind::Switch).collect();
+        let in_use = crate::config::used_priorities(sc, scheme).len();
+        let (eg_parts, ing_parts) = (scheme.egress_sharing.parts(in_use), scheme.ingress_sharing.parts(in_use));
         let mut ports = Vec::with_capacity(plist.len());
         for &(node, li, is_a) in &plist {
             let l = &topo.links[li];
@@ -290,8 +292,8 @@ impl Fabric {
                 xbar_ppb: 0,
                 delay: l.delay,
                 arrive_after: l.delay + fwd,
-                eg: EgressQueue::new(eg_cap, scheme.scheduling).per_priority(is_switch[node] && scheme.egress_per_priority),
-                ing: IngressQueue::new(ing_cap),
+                eg: EgressQueue::new(eg_cap, scheme.scheduling).sharing(if is_switch[node] { eg_parts } else { 1 }),
+                ing: IngressQueue::new(ing_cap).sharing(ing_parts),
                 tx_busy_until: Time::ZERO,
                 tx_event: false,
                 waiting: false,

@@ -19,12 +19,12 @@ use crate::packet::PacketId;
 use detailsim_engine::Time;
 
 impl Fabric {
-    /// Whether switch ingress `port` can take `wire` bytes of priority `prio`: room in its buffer and, under
+    /// Whether switch ingress `port` can take `wire` bytes of priority `prio`: room in its buffer (or in its priority's part of it) and, under
     /// PFC (`pfc_on`), a lossy priority only up to the ingress's lossy limit.
     #[inline(always)]
     pub fn ingress_admits(&self, port: u32, prio: u8, wire: u64, pfc_on: bool) -> bool {
         let ing = &self.ports[port as usize].ing;
-        if !ing.has_room(wire) {
+        if !ing.fits(prio, wire) {
             return false;
         }
         if pfc_on {

@@ -34,6 +34,34 @@ pub enum Scheduling {
     Pfabric,
 }
 
+/// How a switch port's buffer (its ingress or its egress) is shared among the eight priorities.
+#[derive(Deserialize, serde::Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum BufferSharing {
+    /// One space: any priority may take all of it (complete sharing).
+    #[default]
+    Shared,
+    /// Each priority has the port's whole buffer to itself (eight times the port's bytes in all).
+    WholePerPriority,
+    /// The port's buffer in eight equal parts, one per priority (as the DeTail paper divides its 128 KB
+    /// ingress among eight priorities when it sets the PFC thresholds).
+    Eighths,
+    /// The port's buffer in equal parts among the priorities the scenario's packets carry
+    /// (`config::used_priorities`); a priority outside them gets a part too, inside the same bound.
+    InUse,
+}
+
+impl BufferSharing {
+    /// The queue's `parts` for this sharing, with `in_use` priorities carried by the scenario's packets.
+    pub fn parts(self, in_use: usize) -> u8 {
+        match self {
+            BufferSharing::Shared => 1,
+            BufferSharing::WholePerPriority => 0,
+            BufferSharing::Eighths => 8,
+            BufferSharing::InUse => in_use.clamp(1, 8) as u8,
+        }
+    }
+}
 
 /// Where FIFO lists keep their links: for each queued packet, the next one in its list. A packet is in at
 /// most one list at a time, so one link per packet serves every queue; the simulator keeps it in the
@@ -306,9 +334,9 @@ pub struct PrioQueue<O = Discipline> {
     pub pkts: u32,
     /// Bit p set when priority p has a queued packet.
     pub nonempty: u8,
-    /// Each priority has `cap` bytes of its own (a switch egress with `scheme.egress_per_priority`) instead of
-    /// all priorities sharing `cap`.
-    pub per_prio: bool,
+    /// How the priorities share `cap` (`BufferSharing::parts`): 1, all of them share it; 0, each priority
+    /// has `cap` bytes of its own; n >= 2, each priority at most `cap / n` bytes and all together `cap`.
+    pub parts: u8,
     order: O,
     per: PerPrio,
 }
@@ -345,11 +373,11 @@ impl<O: Order> PrioQueue<O> {
     /// validation refuses the bounds between).
     pub fn with_order(cap: u64, order: O) -> Self {
         assert!(cap <= MAX_CAP || cap == u64::MAX, "queue bound {cap} B above the largest supported ({MAX_CAP} B)");
-        PrioQueue { per: PerPrio::default(), total: 0, pkts: 0, cap, max_total: 0, nonempty: 0, per_prio: false, area: 0, last_ps: 0, order }
+        PrioQueue { per: PerPrio::default(), total: 0, pkts: 0, cap, max_total: 0, nonempty: 0, parts: 1, area: 0, last_ps: 0, order }
     }
-    /// Give each priority `cap` bytes of its own instead of sharing `cap` between them.
-    pub fn per_priority(mut self, on: bool) -> Self {
-        self.per_prio = on;
+    /// How the priorities share the bound: `parts` as `BufferSharing::parts` gives it.
+    pub fn sharing(mut self, parts: u8) -> Self {
+        self.parts = parts;
         self
     }
     /// Bytes held per priority.
@@ -384,8 +412,12 @@ impl<O: Order> PrioQueue<O> {
         *b = b.checked_add(wire as u32).expect("an unbounded queue holds 4 GiB at one priority: beyond what it can count");
         self.total += wire;
         self.pkts += 1;
-        let held = if self.per_prio { self.prio_bytes(prio) } else { self.total };
-        assert!(held <= self.cap, "buffer bound violated: {} > {}", held, self.cap);
+        let (held, bound) = match self.parts {
+            0 => (self.prio_bytes(prio), self.cap),
+            1 => (self.total, self.cap),
+            n => (self.prio_bytes(prio) * n as u64, self.cap), // its share, cap / n, scaled by n
+        };
+        assert!(held <= bound && (self.parts == 0 || self.total <= self.cap), "buffer bound violated: {} > {}", held, bound);
         self.max_total = self.max_total.max(self.total);
     }
     /// Queue a packet whose bytes were reserved (rank and flow for rank disciplines).
@@ -422,13 +454,15 @@ impl<O: Order> PrioQueue<O> {
     pub fn has_room(&self, wire: u64) -> bool {
         self.total + wire <= self.cap
     }
-    /// Room for `wire` more bytes of priority `prio`: in the shared space, or in the priority's own.
+    /// Room for `wire` more bytes of priority `prio`: in the shared space, in the priority's own, or in
+    /// its share of the bound and in the bound.
     #[inline]
     pub fn fits(&self, prio: u8, wire: u64) -> bool {
-        if self.per_prio {
-            self.prio_bytes(prio) + wire <= self.cap
-        } else {
-            self.total + wire <= self.cap
+        match self.parts {
+            1 => self.total + wire <= self.cap,
+            0 => self.prio_bytes(prio) + wire <= self.cap,
+            // (bytes + wire) <= floor(cap / n)  <=>  (bytes + wire) * n <= cap, in integers
+            n => self.total + wire <= self.cap && (self.prio_bytes(prio) + wire) * n as u64 <= self.cap,
         }
     }
     #[inline]
@@ -646,7 +680,7 @@ mod tests {
     fn egress_per_priority_keeps_a_full_priority_from_blocking_the_others() {
         let mut l: Vec<PacketId> = Vec::new();
         for per_prio in [false, true] {
-            let mut q = IngressQueue { per_prio, ..IngressQueue::new(4500) };
+            let mut q = IngressQueue::new(4500).sharing(if per_prio { 0 } else { 1 });
             for pid in 1..=3 {
                 q.push(1, pid, 1500, &mut l); // a paused low priority fills the buffer
             }
@@ -667,10 +701,47 @@ mod tests {
     #[should_panic(expected = "buffer bound violated")]
     fn egress_per_priority_still_bounds_each_priority() {
         let mut l: Vec<PacketId> = Vec::new();
-        let mut q = IngressQueue { per_prio: true, ..IngressQueue::new(3000) };
+        let mut q = IngressQueue::new(3000).sharing(0);
         q.push(2, 1, 1500, &mut l);
         q.push(2, 2, 1500, &mut l);
         q.push(2, 3, 1500, &mut l);
+    }
+
+    #[test]
+    fn a_split_buffer_gives_each_priority_its_part_and_all_of_them_the_whole() {
+        let mut l: Vec<PacketId> = Vec::new();
+        // 128 KB in eighths: 16,384 B per priority
+        let mut q = IngressQueue::new(131_072).sharing(BufferSharing::Eighths.parts(2));
+        let mut pid = 0;
+        while q.fits(1, 1500) {
+            pid += 1;
+            q.push(1, pid, 1500, &mut l);
+        }
+        assert_eq!(q.prio_bytes(1), 15_000, "ten 1500 B frames fit in 16,384 B, an eleventh does not");
+        assert!(q.fits(1, 1384) && !q.fits(1, 1385), "the part is floor(cap / 8) exactly");
+        assert!(q.fits(0, 1500), "a full low priority leaves the high priority its part");
+        // in use: two priorities share 128 KB in halves, and a third priority only within the whole
+        let mut q = IngressQueue::new(131_072).sharing(BufferSharing::InUse.parts(2));
+        for k in 0..43 {
+            q.push(1, k, 1500, &mut l);
+        }
+        assert_eq!(q.prio_bytes(1), 64_500);
+        assert!(!q.fits(1, 1500) && q.fits(1, 1036));
+        for k in 0..43 {
+            q.push(0, 100 + k, 1500, &mut l);
+        }
+        assert_eq!(q.total, 129_000);
+        assert!(q.fits(2, 2072) && !q.fits(2, 2073), "the bound holds for all priorities together");
+        assert_eq!((BufferSharing::Shared.parts(3), BufferSharing::WholePerPriority.parts(3), BufferSharing::InUse.parts(0)), (1, 0, 1));
+    }
+
+    #[test]
+    #[should_panic(expected = "buffer bound violated")]
+    fn a_split_buffer_refuses_a_priority_beyond_its_part() {
+        let mut l: Vec<PacketId> = Vec::new();
+        let mut q = IngressQueue::new(8000).sharing(4); // 2000 B per priority
+        q.push(3, 1, 1500, &mut l);
+        q.push(3, 2, 1500, &mut l);
     }
 
     #[test]
