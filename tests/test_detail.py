@@ -270,3 +270,23 @@ def test_a_split_ingress_drops_a_priority_at_its_part():
     sc["scheme"]["priority_eviction"] = True
     with pytest.raises(ValueError, match="scheme.priority_eviction.*ingress_sharing"):
         detailsim.run(sc)
+
+
+def test_an_open_loop_background_starts_poisson_flows_per_server():
+    # "each server has on average, one 1 MB low-priority background flow" (DeTail, line 410): the open-loop
+    # reading starts `rate` flows per second per server, sizes drawn from the mix, class background
+    bg = {"kind": "background", "rate": 20, "sizes": ["1MB", "16MB"], "weights": [3, 1], "priority": 1}
+    r = detailsim.run("paper/steady", scheme="detail", duration="0.05s", set={"workload.1": bg, "run.drain": "0s"})
+    assert_invariants(r.summary)
+    b = r.flows.filter(pl.col("class") == "background")
+    expect = 20 * 0.05 * 128  # 128 flows expected; Poisson sd about 11
+    assert abs(b.height - expect) < 5 * expect ** 0.5, b.height
+    assert set(b["size"].unique().to_list()) == {1 << 20, 16 << 20}
+    share = b.filter(pl.col("size") == 1 << 20).height / b.height
+    assert 0.6 < share < 0.9, share
+    assert b["priority"].unique().to_list() == [1]
+    assert (b["src"] != b["dst"]).all()
+    with pytest.raises(ValueError, match=r"workload\[1\]\.flows_per_server"):
+        detailsim.run("paper/steady", duration="0.01s", set={"workload.1": {**bg, "flows_per_server": 1}})
+    with pytest.raises(ValueError, match=r"workload\[1\]\.rate"):
+        detailsim.run("paper/steady", duration="0.01s", set={"workload.1": {**bg, "rate": 0}})

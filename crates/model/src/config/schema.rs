@@ -670,8 +670,11 @@ workload_table! {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct BackgroundConfig {
-    #[serde(default = "d_one")]
-    pub flows_per_server: u32,
+    /// Closed loop: flows each server keeps running (1 when neither this nor `rate` is given).
+    pub flows_per_server: Option<u32>,
+    /// Open loop: flows each server starts per second (Poisson arrivals until `run.duration`), instead of
+    /// keeping `flows_per_server` running.
+    pub rate: Option<f64>,
     #[serde(default = "d_bg_size")]
     pub size: Bytes,
     /// A size mix instead of one size (each new flow draws its size).

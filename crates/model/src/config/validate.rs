@@ -307,6 +307,12 @@ impl WorkloadConfig {
             }
             WorkloadConfig::Background(b) => {
                 check_prio(&f, b.priority)?;
+                if let Some(r) = b.rate {
+                    check_rate(&f, r, "background flows")?;
+                    if b.flows_per_server.is_some() {
+                        return err(f("flows_per_server"), "goes with a closed loop; with `rate` (an open loop) leave it out");
+                    }
+                }
                 check_transfer(f("size"), b.size.0)?;
                 if let Some(s) = &b.sizes {
                     check_sizes(&f, s)?;

@@ -315,17 +315,42 @@ impl Workload {
                 }
             }
             WorkloadConfig::Background(b) => {
+                let sizes: Vec<u64> = b.sizes.as_ref().map(|v| v.iter().map(|x| x.0).collect()).unwrap_or_else(|| vec![b.size.0]);
+                if let Some(rate) = b.rate {
+                    // open loop: Poisson arrivals per server of flows whose size is drawn from the mix (a step
+                    // CDF through the sizes), each to a uniformly random other server
+                    let weights = b.weights.clone().unwrap_or_else(|| vec![1.0; sizes.len()]);
+                    let mut order: Vec<(u64, f64)> = sizes.iter().copied().zip(weights).collect();
+                    order.sort_by_key(|x| x.0);
+                    let total: f64 = order.iter().map(|x| x.1).sum();
+                    let mut points = Vec::with_capacity(2 * order.len());
+                    let mut acc = 0.0;
+                    for (s, w) in order {
+                        points.push((s as f64, acc / total));
+                        acc += w;
+                        points.push((s as f64, acc / total));
+                    }
+                    let class = sim.classes.id("background");
+                    let rngs = sim.fab.hosts.iter().map(|&h| sim.rng.stream(comp(i, h), purpose::ARRIVALS)).collect();
+                    return Ok(Workload::Cdf {
+                        arrivals: Arrivals::new(rate, (None, None, None), Time::ZERO, sim.clock.arrivals_stop),
+                        points,
+                        classes: [class; 3],
+                        prio: b.priority,
+                        client: None,
+                        rngs,
+                    });
+                }
                 let mut rngs = vec![None; sim.fab.topo.nodes.len()];
                 for &h in &sim.fab.hosts {
                     rngs[h as usize] = Some(sim.rng.stream(comp(i, h), purpose::BACKGROUND));
                 }
-                let sizes: Vec<u64> = b.sizes.as_ref().map(|v| v.iter().map(|x| x.0).collect()).unwrap_or_else(|| vec![b.size.0]);
                 Workload::Background {
                     class: sim.classes.id("background"),
                     mix: Mix::new(sizes.len(), &b.weights),
                     sizes,
                     prio: b.priority,
-                    per_server: b.flows_per_server,
+                    per_server: b.flows_per_server.unwrap_or(1),
                     rngs,
                 }
             }
