@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from detailsim.grading import LABELS, VERDICTS, Band, Claim, assess, bands, ci95, converged, grade, regrade, resolution, seeds_to_decide
+from detailsim.grading import (LABELS, VERDICTS, Band, Claim, assess, bands, ci95, converged, grade, regrade, regrade_resolution, resolution,
+                               seeds_to_decide)
 from detailsim.reproduce import (CITED_PREFIX, CALIBRATION_SOURCE, DOC_CALIBRATION, DOC_CLAIMS, DOC_LINES, DOCS_WITH_BLOCKS, block_of, calibration_markdown,
                                  generated_blocks, render_block)
 
@@ -26,91 +27,123 @@ def test_the_band_is_25_percent_for_every_unit_and_a_bound_is_literal(paper, lo,
 
 
 @pytest.mark.parametrize("band,m,ci,want", [
-    (Band.around(70), 60, 10, "in"),            # inside, interval no wider than the band's half-width (17.5)
-    (Band.around(70), 50, 10, "out"),           # outside, precise enough
-    (Band.around(70), 65, 20, "undecided"),     # wider than the band and reaching into it
-    (Band.around(70), 20, 20, "out"),           # wider, but the whole interval lies outside
-    (Band.around(22), 26.3, 12.8, "undecided"),  # the issue's 26.3 +- 12.8 against 22%
+    (Band.around(70), 60, 7, "in"),             # the whole interval [53, 67] inside [52.5, 87.5]
+    (Band.around(70), 60, 10, "undecided"),     # [50, 70] reaches out of the band: the point alone no longer decides
+    (Band.around(70), 50, 2, "out"),            # the whole interval below the band
+    (Band.around(70), 50, 10, "undecided"),     # [40, 60] straddles the band's edge
+    (Band.around(70), 20, 20, "out"),           # wide, but wholly outside
+    (Band.around(35.25 / 0.75 * 1.0), 35.8, 6.4, "undecided"),  # the issue's bursty low end: [29.4, 42.2] against >= 35.25
     (Band(96, math.inf, None), 97, 0.5, "in"), (Band(96, math.inf, None), 93, 2.5, "out"),
     (Band(96, math.inf, None), 97, 2, "undecided"),  # the interval straddles the bound
     (Band.around(0), 0, 0, "in"), (Band.around(0), 1, 0, "out"),
     (Band.around(70), 60, None, "undecided"),   # one seed: no interval
     (Band.around(70), float("nan"), 1, "out"),
 ])
-def test_one_end_is_decided_by_its_interval(band, m, ci, want):
+def test_one_end_is_decided_by_its_whole_interval(band, m, ci, want):
     assert assess(band, m, ci) == want
 
 
 def test_verdicts():
-    assert grade(70, "%", 65, True, 5) == "reproduced"
-    assert grade(7.2, "ms", 9.0, None, 1) == "reproduced"
+    assert grade(70, "%", 65, True, 5, over=True) == "reproduced"
+    assert grade(7.2, "ms", 8.0, None, 1) == "reproduced"
     assert grade(7.2, "ms", 10.8, None, 1) == "not reproduced", "times get the same 25% as everything else (no factor 1.5)"
-    assert grade(70, "%", 20, True, 5) == "direction only"
-    assert grade(70, "%", -20, False, 5) == "not reproduced"
-    assert grade(70, "%", 65, False, 5) == "not reproduced", "the right size with the wrong direction is not a reproduction"
-    assert grade(None, "%", 65, True, 5) == "direction only", "no paper number: at best direction only"
-    assert grade(None, "%", 65, False, 5) == "not reproduced"
-    assert grade(70, "%", 65, True, 30) == "inconclusive", "an interval wider than the band decides nothing"
+    assert grade(70, "%", 20, True, 5, over=True) == "direction only"
+    assert grade(70, "%", 20, True, 5, over=None) == "not reproduced", "outside, and the direction not established over the interval"
+    assert grade(70, "%", -20, False, 5, over=False) == "not reproduced"
+    assert grade(70, "%", 65, False, 5, over=False) == "not reproduced", "the right size with the wrong direction is not a reproduction"
+    assert grade(None, "%", 65, True, 5, over=True) == "direction only", "no paper number: at best direction only"
+    assert grade(None, "%", 65, True, 5, over=None) == "inconclusive", "the direction at one end of the interval only"
+    assert grade(None, "%", 65, False, 5, over=False) == "not reproduced"
+    assert grade(70, "%", 65, True, 30, over=True) == "inconclusive", "an interval reaching out of the band decides nothing"
     assert grade(70, "%", 65, True, None) == "inconclusive", "one seed"
-    # the issue's examples of the old rule's slack, now outside
+    # bounds are literal, and the interval must clear them
     assert grade([2000, None], "ms", 1334, None, 10) == "not reproduced"
-    assert grade([96, None], "%", 72, True, 1) == "direction only"
+    assert grade([96, None], "%", 72, True, 1, over=True) == "direction only"
     assert grade([None, 10], "ms", 15, None, 1) == "not reproduced"
     assert grade([None, 0.1], "%", 0.125, None, 0.001) == "not reproduced"
     # a range end by end
-    assert grade([43, 79], "%", [40, 80], True, [3, 3]) == "reproduced"
-    assert grade([43, 79], "%", [20, 80], True, [3, 3]) == "direction only"
-    assert grade([43, 79], "%", [40, 80], True, [30, 3]) == "inconclusive"
-    assert grade([43, 79], "%", [20, 80], True, [3, 30]) == "direction only", "one end decided outside decides the claim"
+    assert grade([43, 79], "%", [45, 80], True, [3, 3], over=True) == "reproduced"
+    assert grade([43, 79], "%", [20, 80], True, [3, 3], over=True) == "direction only"
+    assert grade([43, 79], "%", [40, 80], True, [30, 3], over=True) == "inconclusive"
+    assert grade([43, 79], "%", [20, 80], True, [3, 30], over=True) == "direction only", "one end wholly outside decides the claim"
     # a number against several measured values: each graded
-    assert grade(14.3, "%", [13, 15], True, [1, 1]) == "reproduced" and grade(14.3, "%", [13, 25], True, [1, 1]) == "direction only"
+    assert grade(14.3, "%", [13, 15], True, [1, 1], over=True) == "reproduced"
+    assert grade(14.3, "%", [13, 25], True, [1, 1], over=True) == "direction only"
+    # the issue's holes, closed: an edge value with most of its interval outside, a direction over zero
+    assert grade([47, 83], "%", [35.8, 44.6], True, [6.4, 3.8], over=True) != "reproduced"
+    assert grade([None, -50], "%", -3.8, False, 4.4) == "not reproduced"
+
+
+def test_the_direction_over_the_interval():
+    from detailsim.grading import direction_over, excludes_zero, stored_over
+
+    positive = lambda v: (min(v) if isinstance(v, list) else v) > 0  # noqa: E731
+    assert direction_over(positive, 10, 4) is True and direction_over(positive, 3, 4) is None and direction_over(positive, -10, 4) is False
+    assert direction_over(positive, [10, 20], [12, 5]) is None and direction_over(positive, [10, 20], [4, 5]) is True
+    assert direction_over(positive, 10, None) is None and direction_over(None, 10, 1) is None
+    within = lambda v: v <= 10  # noqa: E731 - a similarity read as "within 10%"
+    assert direction_over(within, 3.0, 2.0) is True and direction_over(within, 9.0, 2.0) is None
+    assert excludes_zero(0.4, 5.2) is False and excludes_zero([10, -8], [4, 3]) is True
+    # a claim stored before the rule: its direction read as a sign
+    stored = {"direction_matches": True, "measured": {"value": -3.8, "ci95": 4.4}}
+    assert stored_over(stored) is None
+    assert stored_over({**stored, "measured": {"value": 12.0, "ci95": 4.4}}) is True
+    assert stored_over({**stored, "direction_over_interval": False}) is False
+
+
+def test_the_rule_sentence_names_what_the_code_does():
+    from detailsim.grading import RULE
+
+    for words in ("± 25%", "whole 95% interval lies inside", "both ends of the interval", "keeps the verdict both share"):
+        assert words in RULE, words
 
 
 def test_a_claim_on_a_lower_bound_is_reproduced_only_when_the_bound_decides_it():
     # p99.9 >= 2.5 s against "over 2 s": the bound alone decides it
     assert grade([2000, None], "ms", 2500, None, 100, unbounded=1e12) == "reproduced"
     # a cut of at least 60% against 50 +- 12.5%: unbounded it could be anything up to 100%
-    assert grade(50, "%", 60, True, 5, unbounded=100) == "inconclusive"
-    assert "longer drain" in resolution(50, 60, 5, True, 6, unbounded=100)
-    assert grade(50, "%", 90, True, 5, unbounded=100) == "direction only", "both ends outside the band"
+    assert grade(50, "%", 60, True, 5, unbounded=100, over=True) == "inconclusive"
+    assert "longer drain" in resolution(50, 60, 5, True, 6, unbounded=100, over=True)
+    assert grade(50, "%", 90, True, 5, unbounded=100, over=True) == "direction only", "both ends outside the band"
     # at least 29% (a mean over the flows that finished) against 50 +- 12.5%, 100% unbounded: below the band at
     # the bound and above it unbounded, the same verdict at both ends, but the true value may lie in the band
-    assert grade(50, "%", 29, True, 5, unbounded=100) == "inconclusive"
-    assert "longer drain" in resolution(50, 29, 5, True, 6, unbounded=100)
-    assert grade(50, "%", 29, True, 5, unbounded=35) == "direction only", "bound and unbounded both below the band"
+    assert grade(50, "%", 29, True, 5, unbounded=100, over=True) == "inconclusive"
+    assert "longer drain" in resolution(50, 29, 5, True, 6, unbounded=100, over=True)
+    assert grade(50, "%", 29, True, 5, unbounded=31, over=True) == "direction only", "bound and unbounded both below the band"
 
 
 def test_seeds_to_decide_and_the_resolution_note():
-    # 3 seeds, half-width 20 around 65 against 70 +- 17.5: sd = 20 sqrt(3) / 4.303
+    # 3 seeds, half-width 20 around 65 against [52.5, 87.5]: inside, the interval must shrink to 12.5 (the nearer edge)
     sd = 20 * math.sqrt(3) / 4.303
     n = seeds_to_decide(70, 65, 20, 3)
-    assert n is not None and 4.303 * sd / math.sqrt(3) > 17.5
     from detailsim.grading import t975
 
-    assert t975(n - 1) * sd / math.sqrt(n) <= 17.5 < t975(n - 2) * sd / math.sqrt(n - 1)
-    assert resolution(70, 65, 20, True, 3) == f"{n} seeds at this spread"
+    assert n is not None and t975(n - 1) * sd / math.sqrt(n) <= 12.5 < t975(n - 2) * sd / math.sqrt(n - 1)
+    assert resolution(70, 65, 20, True, 3, over=True) == f"{n} seeds at this spread"
     assert resolution(70, 65, None, True, 1) == "at least 2 seeds or runs (one has no interval)"
-    assert resolution(70, 65, 5, True, 3) is None
+    assert resolution(70, 65, 5, True, 3, over=True) is None
 
 
-def test_a_value_that_moves_more_than_its_interval_has_not_converged():
+def test_a_value_that_moves_more_than_its_interval_keeps_the_verdict_both_share():
     assert converged(60, 58, 5) is True and converged(60, 50, 5) is False and converged(60, None, 5) is None
     assert converged([40, 80], [41, 70], [3, 3]) is False
-    assert grade(70, "%", 65, True, 5, check=64) == "reproduced"
-    assert grade(70, "%", 65, True, 5, check=50) == "inconclusive"
-    assert "longer run" in resolution(70, 65, 5, True, 6, check=50)
+    assert grade(70, "%", 65, True, 5, check=64, over=True) == "reproduced"
+    assert grade(70, "%", 65, True, 5, check=50, over=True) == "inconclusive", "the check on half the seeds falls out of the band"
+    assert "half the seeds" in resolution(70, 65, 5, True, 6, check=50, over=True)
+    # decided far outside on both: the not-converged value keeps its verdict (issue 49: disconnected's 78.6 / 62 against 17)
+    assert grade(17, "ms", 78.6, None, 7.4, check=62) == "not reproduced"
 
 
 def test_confidence_interval_is_students_t():
     assert ci95([1.0]) is None
     # mean 2, sd 1, n 3: t(2) = 4.303
     assert ci95([1.0, 2.0, 3.0]) == pytest.approx(4.303 / 3 ** 0.5)
-    c = Claim("x.y", "x", "words", 50, "%", "Figure 1", 48.0, 3.0, True, "how", 3, quote="q", source="f.txt:1")
+    c = Claim("x.y", "x", "words", 50, "%", "Figure 1", 48.0, 3.0, True, "how", 3, quote="q", source="f.txt:1", direction_ci=True)
     j = c.to_json()
     assert j["verdict"] == "reproduced" and j["paper"] == {"value": 50, "unit": "%", "where": "Figure 1"} and j["label"] == "held out"
     assert j["measured"]["value"] == 48.0 and j["measured"]["ci95"] == 3.0 and j["check"] is None
-    c.set_check(40.0, "seeds 1-2 of 4")
-    assert c.verdict == "inconclusive" and c.to_json()["check"] == {"value": 40.0, "how": "seeds 1-2 of 4", "converged": False}
+    c.set_check(30.0, "seeds 1-2 of 4")
+    assert c.verdict == "inconclusive" and c.to_json()["check"] == {"value": 30.0, "how": "seeds 1-2 of 4", "converged": False}
 
 
 def _claims() -> list[dict]:
@@ -126,8 +159,7 @@ def test_every_verdict_follows_from_its_numbers():
     for c in claims:
         assert c["label"] in LABELS and c["verdict"] in VERDICTS, c["id"]
         assert c["verdict"] == regrade(c), c["id"]
-        assert c["resolve"] == resolution(c["paper"]["value"], c["measured"]["value"], c["measured"]["ci95"], c["direction_matches"],
-                                          c["measured"]["seeds"], c["measured"]["unbounded"], (c["check"] or {}).get("value")), c["id"]
+        assert c["resolve"] == regrade_resolution(c), c["id"]
 
 
 def test_labels_keep_calibration_and_construction_apart():
@@ -140,7 +172,11 @@ def test_labels_keep_calibration_and_construction_apart():
     assert {"steady.no_congestion_drops", "incast.lossless"} <= {c["id"] for c in claims if c["label"] == "by construction"}
     counts = generated_blocks(claims)["claims-counts"]
     held = [c for c in claims if c["label"] == "held out"]
-    assert counts.startswith(f"{len(held)} claims graded held out under the strict rule: **{sum(c['verdict'] == 'reproduced' for c in held)} reproduced**")
+    assert counts.startswith(f"{len(held)} claims graded held out under the equivalence rule: **{sum(c['verdict'] == 'reproduced' for c in held)} reproduced**")
+    from detailsim.claims import SEEN
+
+    assert {c["id"] for c in claims if c["label"] == "seen"} == set(SEEN) & {c["id"] for c in claims}
+    assert all(c["label_note"] for c in claims if c["label"] in ("seen", "property"))
 
 
 def _norm(s: str) -> str:
