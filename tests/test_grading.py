@@ -81,8 +81,10 @@ def test_the_direction_over_the_interval():
     assert direction_over(positive, 10, 4) is True and direction_over(positive, 3, 4) is None and direction_over(positive, -10, 4) is False
     assert direction_over(positive, [10, 20], [12, 5]) is None and direction_over(positive, [10, 20], [4, 5]) is True
     assert direction_over(positive, 10, None) is None and direction_over(None, 10, 1) is None
-    within = lambda v: v <= 10  # noqa: E731 - a similarity read as "within 10%"
-    assert direction_over(within, 3.0, 2.0) is True and direction_over(within, 9.0, 2.0) is None
+    le10 = lambda v: v <= 10  # noqa: E731 - a similarity read as "within 10%"
+    assert direction_over(le10, 3.0, 2.0, 10) is True and direction_over(le10, 9.0, 2.0, 10) is None
+    assert direction_over(le10, 13.0, 2.0, 10) is False and direction_over(le10, 0.0, 3.2, 10) is True, "zero inside is fine for a similarity"
+    assert direction_over(positive, 3.0, 2.0) is True and direction_over(positive, [3.0, 8.0], [4.0, 1.0]) is None, "a sign needs zero excluded"
     assert excludes_zero(0.4, 5.2) is False and excludes_zero([10, -8], [4, 3]) is True
     # a claim stored before the rule: its direction read as a sign
     stored = {"direction_matches": True, "measured": {"value": -3.8, "ci95": 4.4}}
@@ -152,14 +154,16 @@ def _claims() -> list[dict]:
 
 def test_every_verdict_follows_from_its_numbers():
     """claims.json, re-graded claim by claim from its own numbers by the rule, gives the verdicts it states."""
+    from detailsim.claims import WITHIN
+
     claims = _claims()
     assert len(claims) >= 60
     ids = [c["id"] for c in claims]
     assert len(ids) == len(set(ids))
     for c in claims:
         assert c["label"] in LABELS and c["verdict"] in VERDICTS, c["id"]
-        assert c["verdict"] == regrade(c), c["id"]
-        assert c["resolve"] == regrade_resolution(c), c["id"]
+        assert c["verdict"] == regrade(c, WITHIN.get(c["id"])), c["id"]
+        assert c["resolve"] == regrade_resolution(c, WITHIN.get(c["id"])), c["id"]
 
 
 def test_labels_keep_calibration_and_construction_apart():
@@ -196,7 +200,7 @@ def test_every_claim_quotes_its_paper():
         if c["source"].startswith(CITED_PREFIX):
             row = next((r for r in cited.splitlines() if f"`{c['source']}`" in r), None)
             assert row is not None and _norm(c["quote"]) in _norm(row), f"{c['id']}: {c['source']} and its statement are not in Cited papers"
-            assert c["paper"]["value"] is None or c["paper"]["unit"] == "ratio", f"{c['id']}: no number of a cited paper is graded"
+            assert c["paper"]["value"] is None or c["label"] == "property", f"{c['id']}: no number of a cited paper is graded (a property is ours)"
             continue
         assert c["quote"] and c["source"] in lines, c["id"]
         assert _norm(c["quote"]) in _norm(lines[c["source"]]), f"{c['id']}: {c['quote']!r} is not on {c['source']}"

@@ -517,14 +517,29 @@ def report_cmd(store: str, output: str, baseline: str, metric: str) -> None:
 @click.option("--scheduler", metavar="ADDRESS", help="Run on an existing Dask cluster.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--regrade", is_flag=True, help="Run nothing: grade the claims again from the runs OUT already holds (no plots).")
+@click.option("--regrade-docs", "regrade_docs", is_flag=True,
+              help="Run nothing: grade docs/reproduction/claims.json again from its own numbers under today's rule and labels "
+                   "(the claims of every experiment OUT holds a claims.json for replace the stored ones), and regenerate the "
+                   "blocks that show them (run from the project root).")
 @click.option("--update-docs", "update_docs_", is_flag=True,
               help="After `all`: copy OUT/claims.json to docs/reproduction/claims.json and regenerate the verdict tables "
                    "and counts in docs/reproduction.md and README.md (run from the project root).")
 def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers: int | None, scheduler: str | None, quiet: bool,
-                  regrade: bool, update_docs_: bool) -> None:
+                  regrade: bool, regrade_docs: bool, update_docs_: bool) -> None:
     """Reproduce an evaluation of the DeTail, DIBS or PIAS papers, or DeTail beside DCQCN and HPCC (NAME, `modern` or `all`): sweep, plots, table, claims."""
     from .reproduce import GROUPS, REPROS, collect_claims, reproduce, update_docs
 
+    if regrade_docs:
+        from .reproduce import DOC_CLAIMS, regrade_stored
+
+        if not Path("docs/reproduction.md").exists():
+            _fail("reproduce: --regrade-docs must run from the project root (no docs/reproduction.md here)")
+        outp = Path(out)
+        fresh = collect_claims(outp) if outp.is_dir() else []
+        claims = regrade_stored(json.loads(Path(DOC_CLAIMS).read_text()), fresh)
+        for p in update_docs(claims, Path(".")):
+            click.echo(f"wrote {p}")
+        return
     if list_ or name is None:
         width = max(len(n) for n in REPROS)
         for n, r in REPROS.items():

@@ -1,4 +1,4 @@
-"""Grading a reproduction's claims against the papers' own numbers, by one strict rule.
+"""Grading a reproduction's claims against the papers' own numbers, by one equivalence rule.
 
 A claim has the paper's value (a number, a range ``[lo, hi]``, a bound with one end ``None``, or ``None``
 when the paper gives no number), its unit, where the paper gives it (figure, section, slide), the
@@ -145,13 +145,23 @@ def _shift(v: Value, ci: Any, sign: int) -> Value:
     return v + sign * ci if _finite(v) and _finite(ci) else None
 
 
-def direction_over(direction: Callable[[Value], bool | None] | None, v: Value, ci: Any) -> bool | None:
-    """The claim's direction over its interval: True when it holds at both ends (v - ci and v + ci), False
-    when it fails at both, None otherwise (mixed, no interval, or a claim without a direction)."""
+def direction_over(direction: Callable[[Value], bool | None] | None, v: Value, ci: Any, within: float | None = None) -> bool | None:
+    """The claim's direction over its interval: True when established, False when refuted, None otherwise
+    (mixed, no interval, or a claim without a direction). A sign or an ordering is established when it holds
+    at both ends of the interval (v - ci and v + ci) and the interval excludes zero; refuted when it fails at
+    both and the interval excludes zero. A similarity read as "at most `within`" (our reading of "similar",
+    "comparable", "low") is established when the whole interval lies at or below it, refuted when wholly
+    above."""
     if direction is None or ci is None:
         return None
     lo, hi = _shift(v, ci, -1), _shift(v, ci, +1)
     if lo is None or hi is None or (isinstance(lo, list) and None in lo) or (isinstance(hi, list) and None in hi):
+        return None
+    if within is not None:
+        ends = [x for x in (hi if isinstance(hi, list) else [hi])]
+        lows = [x for x in (lo if isinstance(lo, list) else [lo])]
+        return True if all(x <= within for x in ends) else False if all(x > within for x in lows) else None
+    if not excludes_zero(v, ci):
         return None
     at = (direction(lo), direction(hi))
     return True if all(x is True for x in at) else False if all(x is False for x in at) else None
@@ -337,29 +347,32 @@ class Claim:
                 "verdict": self.verdict, "resolve": self.resolve}
 
 
-def stored_over(c: dict[str, Any]) -> bool | None:
+def stored_over(c: dict[str, Any], within: float | None = None) -> bool | None:
     """A stored claim's direction over its interval: as recorded, or, for a claim stored before the
-    equivalence rule (no `direction_over_interval`), its direction read as a sign: established when it
-    holds and every end's interval excludes zero, refuted when it fails and the interval excludes zero."""
+    equivalence rule (no `direction_over_interval`), from its numbers: a similarity with its `within`; else
+    its direction read as a sign, established when it holds and every end's interval excludes zero,
+    refuted when it fails and the interval excludes zero."""
     if "direction_over_interval" in c:
         return c["direction_over_interval"]
     d, m = c["direction_matches"], c["measured"]
+    if within is not None and d is not None:
+        return direction_over(lambda v: v, m["value"], m["ci95"], within)
     if d is None or not excludes_zero(m["value"], m["ci95"]):
         return None
     return bool(d)
 
 
-def regrade(c: dict[str, Any]) -> str:
-    """The verdict of a claim of claims.json, from its own numbers."""
+def regrade(c: dict[str, Any], within: float | None = None) -> str:
+    """The verdict of a claim of claims.json, from its own numbers (`within`: a similarity's reading)."""
     m, chk = c["measured"], c.get("check") or {}
     return grade(c["paper"]["value"], c["paper"]["unit"], m["value"], c["direction_matches"], m["ci95"], m.get("unbounded"), chk.get("value"),
-                 stored_over(c))
+                 stored_over(c, within))
 
 
-def regrade_resolution(c: dict[str, Any]) -> str | None:
+def regrade_resolution(c: dict[str, Any], within: float | None = None) -> str | None:
     m, chk = c["measured"], c.get("check") or {}
     return resolution(c["paper"]["value"], m["value"], m["ci95"], c["direction_matches"], m.get("seeds", 1), m.get("unbounded"), chk.get("value"),
-                      stored_over(c))
+                      stored_over(c, within))
 
 
 def _round(v: Any) -> Any:
@@ -450,13 +463,13 @@ def counts_line(claims: list[dict[str, Any]]) -> str:
     n = counts(claims)
     share = f" ({100 * n['reproduced'] / len(held):.0f}%)" if held else ""
 
-    def apart(label: str, what: str) -> str:
+    def apart(label: str, noun: str, why: str) -> str:
         cs = [c for c in claims if c["label"] == label]
         k = counts(claims, label)
-        return f"{len(cs)} {what} ({k['reproduced']} within the rule)"
+        return f"{len(cs)} {noun} ({why}; {k['reproduced']} within the rule)"
     return (f"{len(held)} claims graded held out under the equivalence rule: **{n['reproduced']} reproduced**{share}, "
             f"{n['direction only']} direction only, {n['not reproduced']} not reproduced, {n['inconclusive']} inconclusive. "
-            f"Apart, never counted as reproduced: {apart('calibration', 'calibration claims (the numbers the model was chosen on)')}, "
-            f"{apart('seen', 'seen claims (looked at under the calibration grid’s readings before it was declared)')}, "
-            f"{apart('property', 'properties (ours, not a paper’s numbers)')} and "
+            f"Apart, never counted as reproduced: {apart('calibration', 'calibration claims', 'the numbers the model was chosen on')}, "
+            f"{apart('seen', 'seen claims', 'looked at under the calibration grid’s readings before it was declared')}, "
+            f"{apart('property', 'properties', 'ours, not a paper’s numbers')} and "
             f"{sum(1 for c in claims if c['label'] == 'by construction')} by construction.")

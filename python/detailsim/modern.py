@@ -199,6 +199,15 @@ def pair_ratio(su: pl.DataFrame, **where: Any) -> float:
     return _mean([share_ratio(float(s["goodput"]["pair"]["jain"])) for s in _summ(su, **where)])
 
 
+def pair_jain(su: pl.DataFrame, **where: Any) -> float:
+    return _mean([float(s["goodput"]["pair"]["jain"]) for s in _summ(su, **where)])
+
+
+# equal shares are our statement of the papers' fairness, not a number they give: a property, graded against
+# its own tight bound (Jain's index of the pair at least 0.99, a slower flow within about 82% of the faster)
+FAIR_JAIN = 0.99
+
+
 DCQCN_FAIR = Q("dcqcn", 0, "DCQCN's fluid model has a unique fixed point at which the flows sharing a bottleneck send at equal rates, "
                "and flows that start at different rates converge to it", where="fluid-model analysis")
 HPCC_FAIR = Q("hpcc", 0, "HPCC's additive increase (W_AI) brings flows that share a bottleneck to equal rates", where="design and evaluation (fairness)")
@@ -212,10 +221,12 @@ HPCC_SHORT = Q("hpcc", 0, "on the 100 Gbps fat tree with web-search and Facebook
 def roce_convergence_claims(d: Data) -> list[Claim]:
     out = []
     for scheme, q in (("dcqcn", DCQCN_FAIR), ("hpcc", HPCC_FAIR)):
-        out.append(d.claim(f"{scheme}_equal_shares", f"{scheme.upper()}: two flows into one 25 Gbps port converge to equal shares",
-                           1.0, "ratio", "fairness", lambda st, su, s=scheme: pair_ratio(su, scheme=s), None,
-                           "the slower flow's goodput over the faster's, 10-20 ms (the second flow joined at 2 ms), from Jain's index of the pair",
-                           q=q))
+        out.append(d.claim(f"{scheme}_equal_shares", f"{scheme.upper()}: two flows into one 25 Gbps port converge to equal shares (Jain's index >= {FAIR_JAIN})",
+                           [FAIR_JAIN, None], "index", "fairness", lambda st, su, s=scheme: pair_jain(su, scheme=s), None,
+                           f"Jain's index of the pair's goodputs, 10-20 ms (the second flow joined at 2 ms); the slower over the faster: "
+                           f"{pair_ratio(d.summary, scheme=scheme):.3f}",
+                           q=q, label="property", note="equal shares are our reading of the papers' fairness, not a number they give: graded "
+                           f"against a bound of our own (Jain's index >= {FAIR_JAIN})"))
     return out
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import jinja2
 import polars as pl
 
-from .grading import fmt_measured, fmt_value
+from .grading import RULE, fmt_measured, fmt_value
 from .plots import plot_store
 from .sweep import read_store
 
@@ -38,11 +38,11 @@ figure.wide { display: block; } figure.wide img { max-width: 100%; }
 
 {% if claims %}
 <h2>Reproduction claims</h2>
-<p class="meta">Graded against the paper's own numbers by one rule (docs/reproduction.md): reproduced within ±25% (percentages,
-counts) or a factor 1.5 (times) with the right direction; direction only; not reproduced.</p>
-<table><tr><th class="l">claim</th><th class="l">paper (where)</th><th class="l">measured (95% CI)</th><th class="l">how measured</th><th>verdict</th></tr>
-{% for c in claims %}<tr><td class="l">{{ c.claim }}</td><td class="l">{{ c.paper_text }} ({{ c.paper.where }})</td><td class="l">{{ c.measured_text }}</td>
-<td class="l">{{ c.measured.detail }}</td>
+<p class="meta">Graded against the paper's own numbers by {{ rule }} (docs/reproduction.md). Labels: held out claims are counted;
+calibration, seen, property and by-construction claims are shown apart.</p>
+<table><tr><th class="l">claim</th><th class="l">the paper's sentence (source)</th><th class="l">paper (where)</th><th class="l">measured (95% CI)</th><th class="l">how measured</th><th class="l">label</th><th>verdict</th></tr>
+{% for c in claims %}<tr><td class="l">{{ c.claim }}</td><td class="l">“{{ c.quote }}” ({{ c.source }})</td><td class="l">{{ c.paper_text }} ({{ c.paper.where }})</td><td class="l">{{ c.measured_text }}</td>
+<td class="l">{{ c.measured.detail }}</td><td class="l">{{ c.label }}</td>
 <td class="{{ 'ok' if c.verdict == 'reproduced' else 'no' }}">{{ c.verdict }}</td></tr>{% endfor %}
 </table>
 {% endif %}
@@ -145,7 +145,7 @@ def build_report(out: str | Path, html_path: str | Path, baseline: str = "fh", m
         n_failed=len(failed),
         now=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         version=__version__,
-        claims=claims,
+        claims=claims, rule=RULE,
         images=images,
         runs_table=runs_table,
         fct_table=fct_table,
@@ -192,7 +192,7 @@ def build_run_report(run_dir: str | Path, html_path: str | Path) -> Path:
         fct_table += "<h2>Goodput in the measurement window</h2>" + html_table(g)
     html = TEMPLATE.render(
         title=run_dir.name, description=scenario.get("description", ""), source=str(run_dir), n_runs=1, n_failed=0,
-        now=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), version=__version__, claims=[],
+        now=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), version=__version__, claims=[], rule=RULE,
         images=images, runs_table=runs_table, fct_table=fct_table, spec="(a single run)",
         scenario=json.dumps(scenario, indent=2),
     )
