@@ -16,6 +16,9 @@ import polars as pl
 from .grading import Claim, Value, ci95, direction_over, measure
 
 SIZES = ["retrieval/2KB", "retrieval/8KB", "retrieval/32KB"]
+# the DeTail paper scenarios the calibration is for, which carry its choices (docs/reproduction.md, "Adoption")
+DETAIL_SCENARIOS = ["steady", "bursty", "disconnected", "degraded", "sequential", "partition_aggregate", "scatter", "verification", "incast",
+                    "long_flows"]
 # every reported size bucket of a full reproduction holds at least this many flows at every point (seeds
 # pooled); table.md says which do not, and tests/test_grading.py checks the generated docs
 MIN_FLOWS = 200
@@ -136,9 +139,15 @@ class Repro:
     # series' keys
     report: Callable[[pl.DataFrame, pl.DataFrame, list[str]], str] | None = None
 
-    def sweep_spec(self, quick: bool, duration: str | None = None) -> dict[str, Any]:
+    def sweep_spec(self, quick: bool, duration: str | None = None, reading: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The sweep; `reading`: another reading of the DeTail paper's open choices (docs/model.md), set on
+        every run of a reproduction whose base is one of the DeTail scenarios the calibration is for, where
+        no axis of its own varies the key."""
         axes = {**self.axes, **(self.quick_axes if quick else {})}
         sets = {**self.set, **(self.quick_set if quick else {})}
+        if reading and self.base.removeprefix("paper/") in DETAIL_SCENARIOS and self.name != "calibrate":
+            zipped_keys = {k for z in self.zip for k in z}
+            sets.update({k: v for k, v in reading.items() if k not in axes and k not in zipped_keys})
         if duration is not None:
             sets["run.duration"] = duration
         spec: dict[str, Any] = {

@@ -517,6 +517,9 @@ def report_cmd(store: str, output: str, baseline: str, metric: str) -> None:
 @click.option("--scheduler", metavar="ADDRESS", help="Run on an existing Dask cluster.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--regrade", is_flag=True, help="Run nothing: grade the claims again from the runs OUT already holds (no plots).")
+@click.option("--reading", "readings", multiple=True, metavar="KEY=VALUE",
+              help="Run the DeTail paper scenarios under another reading of an open choice (docs/model.md), e.g. "
+                   "scheme.egress_sharing=in_use (repeatable; into its own OUT).")
 @click.option("--regrade-docs", "regrade_docs", is_flag=True,
               help="Run nothing: grade docs/reproduction/claims.json again from its own numbers under today's rule and labels "
                    "(the claims of every experiment OUT holds a claims.json for replace the stored ones), and regenerate the "
@@ -525,7 +528,7 @@ def report_cmd(store: str, output: str, baseline: str, metric: str) -> None:
               help="After `all`: copy OUT/claims.json to docs/reproduction/claims.json and regenerate the verdict tables "
                    "and counts in docs/reproduction.md and README.md (run from the project root).")
 def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers: int | None, scheduler: str | None, quiet: bool,
-                  regrade: bool, regrade_docs: bool, update_docs_: bool) -> None:
+                  regrade: bool, readings: tuple[str, ...], regrade_docs: bool, update_docs_: bool) -> None:
     """Reproduce an evaluation of the DeTail, DIBS or PIAS papers, or DeTail beside DCQCN and HPCC (NAME, `modern` or `all`): sweep, plots, table, claims."""
     from .reproduce import GROUPS, REPROS, collect_claims, reproduce, update_docs
 
@@ -557,6 +560,16 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
             _fail("reproduce: --update-docs must run from the project root (no docs/reproduction.md here)")
     if regrade and quick:
         _fail("reproduce: --regrade grades what the store holds (quick or not); leave out --quick")
+    reading: dict[str, Any] = {}
+    for a in readings:
+        k, sep, v = a.partition("=")
+        if not sep or not k.strip():
+            _fail(f"reproduce: --reading {a!r}: expected KEY=VALUE, e.g. scheme.egress_sharing=in_use")
+        from .scenario import _parse_value
+
+        reading[k.strip()] = _parse_value(v.strip())
+    if reading and update_docs_:
+        _fail("reproduce: --update-docs takes the adopted model's run; a run under another --reading goes in its own OUT")
     names = list(REPROS) if name == "all" else GROUPS.get(name, [name])
     for n in names:
         if n not in REPROS:
@@ -577,12 +590,12 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
     try:
         for n in names:
             if pool is not None:
-                err, md = pool.submit(_reproduce_one, n, str(outp), quick, workers, scheduler, progress).result()
+                err, md = pool.submit(_reproduce_one, n, str(outp), quick, workers, scheduler, progress, reading).result()
                 if err:
                     _fail(err)
             else:
                 try:
-                    md = reproduce(n, outp, quick=quick, workers=workers, scheduler=scheduler, progress=progress, regrade=regrade)
+                    md = reproduce(n, outp, quick=quick, workers=workers, scheduler=scheduler, progress=progress, regrade=regrade, reading=reading)
                 except (_core.ScenarioError, FileNotFoundError) as e:
                     _fail(str(e))
             click.echo(md)
@@ -603,12 +616,13 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
             click.echo(f"updated {p}", err=True)
 
 
-def _reproduce_one(name: str, out: str, quick: bool, workers: int | None, scheduler: str | None, progress: bool) -> tuple[str | None, str]:
+def _reproduce_one(name: str, out: str, quick: bool, workers: int | None, scheduler: str | None, progress: bool,
+                   reading: dict[str, Any] | None = None) -> tuple[str | None, str]:
     """One reproduction in a worker process (`reproduce all`): (error, Markdown)."""
     from .reproduce import reproduce
 
     try:
-        return None, reproduce(name, Path(out), quick=quick, workers=workers, scheduler=scheduler, progress=progress)
+        return None, reproduce(name, Path(out), quick=quick, workers=workers, scheduler=scheduler, progress=progress, reading=reading)
     except (_core.ScenarioError, FileNotFoundError) as e:
         return str(e), ""
 

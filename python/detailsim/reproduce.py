@@ -234,10 +234,9 @@ SEQ_CLASSES = ["workflow/sequential", "retrieval/4KB", "retrieval/8KB", "retriev
 PA_CLASSES = ["workflow/partition-aggregate/10", "workflow/partition-aggregate/20", "workflow/partition-aggregate/40", "retrieval/2KB"]
 # the slides' page creation: retrievals of 2, 4, 8, 16 or 32 KB
 PAGE_SIZES = ["2KB", "4KB", "8KB", "16KB", "32KB"]
-# an open-loop reading of the background ("on average, one 1 MB flow" per server): Poisson arrivals of 1 MB
-# flows at 6 per second per server (one flow in flight per server on average if the core capacity the
-# retrievals leave at 2000/s were shared half by half, by M/G/1-PS's n = rho / (1 - rho))
-OPEN_BACKGROUND = {"kind": "cdf", "points": [[1048576, 0.0], [1048576, 1.0]], "rate": 6, "priority": 1}
+# the background reading docs/model.md rules out (000:410 against 000:426): one closed-loop 1 MB flow per
+# server, a new one when it finishes (the model before issue 49)
+CLOSED_BACKGROUND = {"kind": "background", "flows_per_server": 1, "size": "1MB", "priority": 1}
 
 def modern_fattree_zip(durations: list[str]) -> list[dict[str, list[Any]]]:
     """modern_fattree's points (by workload): the four schemes, by 10 and 100 Gbps links (with the pool, 100 KB per 10
@@ -274,9 +273,9 @@ REPROS: dict[str, Repro] = {
         Repro("steady", "Figures 9 and 10: the steady workload, 2/8/32 KB at 500, 1000 and 2000 retrievals/s (no ECN); Figure 9 (8 KB at 2000/s) is the calibration set",
               "paper/steady", {"scheme": ["fh", "lps", "detail"], "workload.rate": [500, 1000, 2000]},
               set={"run.duration": "0.2s", **NO_ECN}, quick_set={"run.duration": "0.02s"}, claims=steady_claims, extra=steady_by_rate),
-        Repro("steady_open_background", "A demonstration: the steady workload with an open-loop background (Poisson 1 MB flows, 6/s per server) instead of one closed-loop flow per server (no ECN)",
+        Repro("steady_closed_background", "A demonstration: the steady workload with one closed-loop 1 MB background flow per server, the reading docs/model.md rules out, instead of the open loop (no ECN)",
               "paper/steady", {"scheme": ["fh", "detail"], "workload.0.rate": [500, 1000, 2000]}, seeds=3,
-              set={"run.duration": "0.2s", "workload.1": OPEN_BACKGROUND, **NO_ECN}, quick_set={"run.duration": "0.02s"},
+              set={"run.duration": "0.2s", "workload.1": CLOSED_BACKGROUND, **NO_ECN}, quick_set={"run.duration": "0.02s"},
               extra=steady_by_rate, converge="none"),
         Repro("pfc_alone", "Slides: PFC alone (FH + PFC, no ALB) against FH and DeTail, steady workload (no ECN)",
               "paper/steady", {"scheme": ["fh", "pfc_only", "detail"], "workload.rate": [1000, 2000]},
@@ -547,7 +546,7 @@ def _half_duration(r: Repro) -> str:
 
 
 def _check_data(name: str, r: Repro, d: Path, t: dict[str, pl.DataFrame], ckeys: list[str], workers: int | None, scheduler: str | None,
-                progress: bool, regrade: bool = False) -> tuple[Data | None, str]:
+                progress: bool, regrade: bool = False, reading: dict[str, Any] | None = None) -> tuple[Data | None, str]:
     """The convergence check's data: the first half of the seeds, or a run of half the arrival window (in
     d/check); and how it was made."""
     if r.converge == "seeds":
@@ -560,7 +559,7 @@ def _check_data(name: str, r: Repro, d: Path, t: dict[str, pl.DataFrame], ckeys:
     if r.converge == "length":
         dur = _half_duration(r)
         if not regrade:
-            _run_store(r.sweep_spec(False, duration=dur), d / "check", f"detailsim reproduce {name} (convergence check)", workers, scheduler, progress)
+            _run_store(r.sweep_spec(False, duration=dur, reading=reading), d / "check", f"detailsim reproduce {name} (convergence check)", workers, scheduler, progress)
         tc, ck = _load(r, d / "check")
         return _data(name, tc["flows"], tc["summary"], ck), f"half the arrival window ({dur} against {r.set['run.duration']})"
     return None, ""
@@ -594,9 +593,11 @@ def _combined(name: str, r: Repro, out: Path, quick: bool) -> tuple[Data, Data |
 
 
 def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = None, scheduler: str | None = None,
-              progress: bool = True, regrade: bool = False) -> str:
+              progress: bool = True, regrade: bool = False, reading: dict[str, Any] | None = None) -> str:
     """Run one reproduction into out/name; returns its Markdown (table and claims). `regrade`: run nothing,
-    grade the claims again from the runs the store holds (and its convergence check's), without plots."""
+    grade the claims again from the runs the store holds (and its convergence check's), without plots.
+    `reading`: another reading of the DeTail paper's open choices, set on the DeTail scenarios' runs
+    (`Repro.sweep_spec`; docs/model.md)."""
     from .plots import plot_store, sweep_axes
     from .report import build_report
 
@@ -615,14 +616,14 @@ def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = N
         else:
             if (d / "sweep.json").exists() and json.loads((d / "sweep.json").read_text())["spec"].get("description", "").endswith("(quick)") != quick:
                 shutil.rmtree(d)  # an earlier run of the other variant (quick / full): start again
-            _run_store(r.sweep_spec(quick), d, source, workers, scheduler, progress)
+            _run_store(r.sweep_spec(quick, reading=reading), d, source, workers, scheduler, progress)
         t, ckeys = _load(r, d)
         keys = [k for k in sweep_axes(d, t["summary"]) if k not in r.hide]
         data = _data(name, t["flows"], t["summary"], ckeys)
         stats = data.stats if ckeys == keys else class_stats(t["flows"], keys)
         # the check also runs for a store whose claims another reproduction grades (`uses`)
         graded = bool(r.claims) or any(name in o.uses and o.claims for o in REPROS.values())
-        cdata, how = (None, "") if quick or not graded else _check_data(name, r, d, t, ckeys, workers, scheduler, progress, regrade)
+        cdata, how = (None, "") if quick or not graded else _check_data(name, r, d, t, ckeys, workers, scheduler, progress, regrade, reading)
     claims = r.claims(data) if r.claims else []
     if cdata is not None and claims:
         for c, cc in zip(claims, r.claims(cdata)):
@@ -657,7 +658,7 @@ def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = N
     return md
 
 # DeTail's evaluations first, then DIBS and PIAS
-ORDER = ["calibrate", "scatter", "incast", "verification", "steady", "steady_open_background", "pfc_alone", "bursty", "long_flows", "disconnected",
+ORDER = ["calibrate", "scatter", "incast", "verification", "steady", "steady_closed_background", "pfc_alone", "bursty", "long_flows", "disconnected",
          "degraded", "sequential", "sequential_first", "partition_aggregate", "partition_aggregate_first", "page_creation", "dibs_incast",
          "pias_testbed", "pias_memcached", "pias_endhost", "pias_queues", "pias_thresholds", "pias_mismatch", "pias_websearch",
          "pias_datamining", "pias_leafspine", "pias_las", "pias_oversubscribed", "modern_steady", "modern_bursty", "modern_fattree", "roce_incast", "roce_convergence"]
