@@ -131,6 +131,8 @@ class Repro:
     # the convergence check: "seeds" (the claims on the first half of the seeds), "length" (on a run of half
     # the arrival window, `run.duration`) or "none"
     converge: str = "seeds"
+    # read only these flow classes of the store (a store too large to hold whole: the calibration's)
+    flow_classes: list[str] | None = None
     # claims read from other reproductions' stores, each Data.stats with an `experiment` column (no sweep)
     uses: list[str] = field(default_factory=list)
     # plots and report.html (the calibration's 160 series of 26 million flows have no plot worth drawing)

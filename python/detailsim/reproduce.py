@@ -85,7 +85,7 @@ CAL_GRID: dict[str, list[Any]] = {
 }
 # the open-loop background's rates run at every point (flows per second per server); each point takes the
 # one whose mean number of background flows in progress per server is closest to one
-CAL_BG_RATES = [5, 7, 10, 14, 20]
+CAL_BG_RATES = [1.5, 2, 3, 5, 7, 10, 14, 20]  # 1.5-3 added by the amendment (docs/reproduction.md)
 CAL_ZIP = [{"scheme": ["fh", "fh", "detail"], "scheme.ingress_sharing": ["shared", "eighths", "shared"]}]
 CAL_AXES = {k: v for k, v in CAL_GRID.items() if k != "scheme.ingress_sharing"} | {"workload.1.rate": CAL_BG_RATES}
 CAL_QUICK: dict[str, list[Any]] = {"scheme.tcp.handshake": [True], "scheme.tcp.initial_window": [3, 10],
@@ -255,7 +255,8 @@ REPROS: dict[str, Repro] = {
         Repro("calibrate", "The calibration (issue 49): Figure 9's six numbers (FH and DeTail, 8 KB at 2000/s) over the grid of the choices the paper's text leaves open, the open-loop background at the rate that keeps one flow in progress per server (no ECN)",
               "paper/steady", CAL_AXES, zip=CAL_ZIP, seeds=3,
               set={"run.duration": "0.2s", "workload.0.rate": 2000, "workload.1": CAL_BACKGROUND, "scheme.priority_eviction": False, **NO_ECN},
-              quick_set={"run.duration": "0.02s"}, quick_axes=CAL_QUICK, classes=["retrieval/8KB"], extra=calibration_table, converge="none", plots=False),
+              quick_set={"run.duration": "0.02s"}, quick_axes=CAL_QUICK, classes=["retrieval/8KB"], extra=calibration_table, converge="none", plots=False,
+              flow_classes=["retrieval/8KB", "background"]),
         Repro("scatter", "Section 3.3 / Figure 4: packet scatter vs flow hashing, bursty workload, infinite buffers, no retransmission, healthy and degraded",
               "paper/scatter", {"scheme": ["fh", "scatter"]},
               zip=[{"variant": ["healthy", "degraded"], "fault": [[], DEGRADE]}], hide=["fault"], labels=["variant"],
@@ -531,7 +532,8 @@ def _data(name: str, flows: pl.DataFrame, summary: pl.DataFrame, ckeys: list[str
 def _load(r: Repro, d: Path) -> tuple[dict[str, pl.DataFrame], list[str]]:
     """A store's tables (relabelled as the paper reports them) and the axes the claims see: every swept axis,
     also one that takes a single value (as in --quick)."""
-    t = read_store(d)
+    t = read_store(d, r.flow_classes, ("id", "dst", "input_id", "window_bytes", "window_goodput_bps", "bytes_delivered", "slowdown")
+                   if r.flow_classes else ())
     if r.relabel:
         t["flows"] = r.relabel(t["flows"])
     m = json.loads((d / "sweep.json").read_text())

@@ -337,14 +337,23 @@ def run_sweep(
 # ---------------------------------------------------------------- reading
 
 
-def read_store(out: str | Path) -> dict[str, pl.DataFrame]:
+def read_store(out: str | Path, classes: list[str] | None = None, drop: tuple[str, ...] = ()) -> dict[str, pl.DataFrame]:
     """The store's tables as polars DataFrames: summary, fct, flows (lazily read would be
-    ``pl.scan_parquet(out / "flows" / "*.parquet")``)."""
+    ``pl.scan_parquet(out / "flows" / "*.parquet")``). `classes`: only those flows, and `drop` these
+    flow columns (each file filtered as it is read: a large store's whole flow table need not fit)."""
     out = Path(out)
     tables = {}
     for name in ("summary", "fct", "flows"):
         files = sorted((out / name).glob("*.parquet"))
-        frames = [pl.read_parquet(f) for f in files]
+        if name == "flows" and (classes is not None or drop):
+            def one(f: Path) -> pl.DataFrame:
+                q = pl.scan_parquet(f)
+                if classes is not None:
+                    q = q.filter(pl.col("class").cast(pl.String).is_in(classes))
+                return q.drop([c for c in drop if c in q.collect_schema().names()]).collect()
+            frames = [one(f) for f in files]
+        else:
+            frames = [pl.read_parquet(f) for f in files]
         frames = [f.with_columns(pl.col("class").cast(pl.String)) if "class" in f.columns else f for f in frames]
         tables[name] = pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
     return tables
