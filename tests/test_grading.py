@@ -333,5 +333,9 @@ def test_the_detail_scenarios_carry_the_calibrations_chosen_point():
             for part in key.split("."):
                 cur = cur[part]
             assert cur == want, f"{f.name}: {key} = {cur!r}, the calibration chose {want!r}"
+        rate = json.loads((root / DOC_CALIBRATION).read_text())[0].get("bg_rate")
+        for w in sc.get("workload", []):
+            if w.get("kind") == "background" and "rate" in w:
+                assert rate is not None and w["rate"] == rate, f"{f.name}: background rate {w['rate']}, the calibration chose {rate}"
         checked += 1
     assert checked >= 10

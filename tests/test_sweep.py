@@ -176,3 +176,14 @@ def test_a_long_flow_list_reaches_run_0_whole(tmp_path):
     manifest = json.loads((out / "sweep.json").read_text())
     rows = manifest["base_scenario"]["workload"][1]["rows"]
     assert len(rows) == 21 and rows[-1] == "... 180 more rows"
+
+
+def test_an_axis_inside_a_table_set_for_every_run_changes_each_run_alone():
+    # a table in [set] and an axis on one of its keys: every run gets its own value (the table was shared by
+    # the runs, and each axis value overwrote the others': every run ran the last one)
+    from detailsim.sweep import load_sweep
+
+    sw = load_sweep({"base": "paper/steady", "set": {"workload.1": {"kind": "background", "rate": 10, "size": "1MB", "priority": 1}},
+                     "axes": {"workload.1.rate": [1.5, 2, 3]}})
+    assert [r.scenario["workload"][1]["rate"] for r in sw.runs] == [1.5, 2, 3]
+    assert [r.params["workload.1.rate"] for r in sw.runs] == [1.5, 2, 3]

@@ -85,9 +85,7 @@ CAL_GRID: dict[str, list[Any]] = {
 }
 # the open-loop background's rates run at every point (flows per second per server); each point takes the
 # one whose mean number of background flows in progress per server is closest to one
-# the declared 5, 7, 10, 14, 20 kept no point at one flow in progress (docs/validation/issue49_calibration_first_run.json);
-# the amendment (docs/reproduction.md) runs 1.5, 2 and 3
-CAL_BG_RATES = [1.5, 2, 3]
+CAL_BG_RATES = [5, 7, 10, 14, 20]
 CAL_ZIP = [{"scheme": ["fh", "fh", "detail"], "scheme.ingress_sharing": ["shared", "eighths", "shared"]}]
 CAL_AXES = {k: v for k, v in CAL_GRID.items() if k != "scheme.ingress_sharing"} | {"workload.1.rate": CAL_BG_RATES}
 CAL_QUICK: dict[str, list[Any]] = {"scheme.tcp.handshake": [True], "scheme.tcp.initial_window": [3, 10],

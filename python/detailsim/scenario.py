@@ -4,6 +4,8 @@ as JSON, where the one schema validates it)."""
 
 from __future__ import annotations
 
+import copy
+
 import json
 import math
 import tomllib
@@ -372,7 +374,9 @@ def prepare(
     for k, v in (overrides or {}).items():
         if not isinstance(k, str):
             raise ScenarioError(f"overrides: keys are dotted paths (strings), got {_show(k)}")
-        set_path(sc, k, v)
+        # a copy: a table given as a value (a sweep's `set`) is shared by every run, and a later key of the
+        # same overrides (an axis's `workload.1.rate`) must change this run's scenario only
+        set_path(sc, k, copy.deepcopy(v))
     check_shape(sc)
     if scheme is not None:
         sc.setdefault("scheme", {})["preset"] = scheme

@@ -113,13 +113,6 @@ pub fn parse_scenario(json: &str) -> Result<Scenario, ConfigError> {
         sc.scheme.pfc.from_workloads = true;
         sc.scheme.resolve()?;
     }
-    if sc.topology.shared_buffer.is_some() {
-        for (key, v) in [("scheme.egress_sharing", scheme.egress_sharing), ("scheme.ingress_sharing", scheme.ingress_sharing)] {
-            if v != BufferSharing::Shared {
-                return err(key, "applies to per-port (CIOQ) buffers only: with [topology.shared_buffer] the switch's pool and its thresholds decide what each queue may hold (leave it out, or \"shared\")");
-            }
-        }
-    }
     if sc.run.duration.0 == Time::ZERO {
         return err("run.duration", "must be positive");
     }

@@ -274,7 +274,12 @@ impl Fabric {
         }
         let is_switch: Vec<bool> = topo.nodes.iter().map(|x| x.kind == NodeKind::Switch).collect();
         let in_use = crate::config::used_priorities(sc, scheme).len();
-        let (eg_parts, ing_parts) = (scheme.egress_sharing.parts(in_use), scheme.ingress_sharing.parts(in_use));
+        // a shared-buffer switch's pool and its thresholds decide what each queue holds: the per-port sharing
+        // knobs do not apply there (a CIOQ scenario run with [topology.shared_buffer] keeps them harmlessly)
+        let (eg_parts, ing_parts) = match topo.shared_buffer {
+            Some(_) => (1, 1),
+            None => (scheme.egress_sharing.parts(in_use), scheme.ingress_sharing.parts(in_use)),
+        };
         let mut ports = Vec::with_capacity(plist.len());
         for &(node, li, is_a) in &plist {
             let l = &topo.links[li];
