@@ -13,7 +13,7 @@ NAMES = ["calibrate", "scatter", "incast", "verification", "steady", "steady_clo
          "pias_testbed", "pias_memcached", "pias_endhost", "pias_queues", "pias_thresholds", "pias_mismatch", "pias_websearch",
          "pias_datamining", "pias_leafspine", "pias_las", "pias_oversubscribed", "modern_steady", "modern_bursty", "modern_fattree",
          "roce_incast", "roce_convergence"]
-CLAIM_KEYS = {"id", "experiment", "claim", "quote", "source", "label", "label_note", "paper", "measured", "check", "direction_matches", "verdict", "resolve"}
+CLAIM_KEYS = {"id", "experiment", "claim", "quote", "source", "label", "label_note", "paper", "measured", "check", "direction_matches", "direction_over_interval", "verdict", "resolve"}
 
 
 def test_list_names_every_evaluation():
