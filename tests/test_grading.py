@@ -235,6 +235,16 @@ def test_the_docs_show_what_claims_json_and_the_calibration_generate():
             assert got == v, f"paper/{name}: {k} = {got!r}, the calibration chose {v!r}"
 
 
+def test_the_declared_calibrations_result_is_what_its_store_generates():
+    """The issue-49 calibration's table in docs/reproduction.md is generated from its stored points; its
+    winner keeps the background at its reading (one flow in progress per server, within 25%)."""
+    src = "docs/validation/issue49_calibration.json by `detailsim reproduce calibrate` (declared above; not yet adopted)"
+    points = json.loads((ROOT / "docs" / "validation" / "issue49_calibration.json").read_text())
+    assert block_of((ROOT / "docs" / "reproduction.md").read_text(), "calibration-issue49", src) == calibration_markdown(points)
+    assert len(points) == 48 and points[0]["bg_ok"] and all(abs(v - 1) <= 0.25 for v in points[0]["bg_in_progress"].values())
+    assert {p["bg_rate"] for p in points} <= {5, 7, 10, 14, 20}
+
+
 def test_render_block_replaces_only_between_markers():
     text = "a\n<!-- generated:claims-counts from docs/reproduction/claims.json by `detailsim reproduce --update-docs`; do not edit -->\nold\n<!-- end generated:claims-counts -->\nb\n"
     new = render_block(text, "claims-counts", "new")
