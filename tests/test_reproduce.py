@@ -58,7 +58,7 @@ def test_reproduce_all_quick(tmp_path):
             assert list((tmp_path / n / "plots").glob("*.png")), n
             assert (tmp_path / n / "report.html").exists()
     readme = (tmp_path / "README.md").read_text()
-    assert readme.startswith("# Reproductions (quick)") and "claims graded held out under the strict rule" in readme
+    assert readme.startswith("# Reproductions (quick)") and "claims graded held out under the equivalence rule" in readme
     claims = json.loads((tmp_path / "claims.json").read_text())
     demos = {"calibrate", "steady_closed_background", "sequential_first", "partition_aggregate_first", "pias_websearch", "pias_datamining",
              "modern_steady", "modern_bursty"}

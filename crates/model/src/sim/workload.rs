@@ -319,23 +319,18 @@ impl Workload {
                 if let Some(rate) = b.rate {
                     // open loop: Poisson arrivals per server of flows whose size is drawn from the mix (a step
                     // CDF through the sizes), each to a uniformly random other server
-                    let weights = b.weights.clone().unwrap_or_else(|| vec![1.0; sizes.len()]);
-                    let mut order: Vec<(u64, f64)> = sizes.iter().copied().zip(weights).collect();
+                    let mut order: Vec<(u64, f64)> = sizes.iter().copied().zip(b.weights.clone().unwrap_or_else(|| vec![1.0; sizes.len()])).collect();
                     order.sort_by_key(|x| x.0);
-                    let total: f64 = order.iter().map(|x| x.1).sum();
-                    let mut points = Vec::with_capacity(2 * order.len());
-                    let mut acc = 0.0;
-                    for (s, w) in order {
-                        points.push((s as f64, acc / total));
+                    let (total, mut acc): (f64, f64) = (order.iter().map(|x| x.1).sum(), 0.0);
+                    let points = order.iter().flat_map(|&(s, w)| {
                         acc += w;
-                        points.push((s as f64, acc / total));
-                    }
-                    let class = sim.classes.id("background");
+                        [(s as f64, (acc - w) / total), (s as f64, acc / total)]
+                    }).collect();
                     let rngs = sim.fab.hosts.iter().map(|&h| sim.rng.stream(comp(i, h), purpose::ARRIVALS)).collect();
                     return Ok(Workload::Cdf {
                         arrivals: Arrivals::new(rate, (None, None, None), Time::ZERO, sim.clock.arrivals_stop),
                         points,
-                        classes: [class; 3],
+                        classes: [sim.classes.id("background"); 3],
                         prio: b.priority,
                         client: None,
                         rngs,
