@@ -201,9 +201,12 @@ def test_priority_eviction_protects_high_priority_retrievals():
     # paper/steady's low-priority background flows fill the shared ingress buffers; with plain tail drop the
     # high-priority retrievals lose packets too and their tail is the 10 ms RTO. When a full buffer drops
     # lower-priority packets first, the retrievals never time out.
+    # (the model before issue 49: one shared ingress and egress per port, a closed-loop background)
     args = {"scheme": "fh", "duration": "0.05s"}
-    plain = detailsim.run("paper/steady", **args, set={"workload.0.rate": 500, "scheme.priority_eviction": False})
-    ev = detailsim.run("paper/steady", **args, set={"workload.0.rate": 500, "scheme.priority_eviction": True})
+    shared = {"workload.0.rate": 500, "scheme.ingress_sharing": "shared", "scheme.egress_sharing": "shared",
+              "workload.1": {"kind": "background", "flows_per_server": 1, "size": "1MB", "priority": 1}}
+    plain = detailsim.run("paper/steady", **args, set={**shared, "scheme.priority_eviction": False})
+    ev = detailsim.run("paper/steady", **args, set={**shared, "scheme.priority_eviction": True})
     for r in (plain, ev):
         assert_invariants(r.summary)
     ret = lambda r: r.flows.filter(pl.col("class").cast(pl.String).str.starts_with("retrieval"))  # noqa: E731
@@ -218,7 +221,8 @@ def test_priority_eviction_protects_high_priority_retrievals():
 def test_priority_eviction_changes_nothing_under_pfc():
     # a lossless fabric pauses senders before an ingress buffer fills, so the option never acts: a scenario can
     # set it for its tail-drop baseline and run DeTail unchanged
-    runs = [detailsim.run("paper/steady", scheme="detail", duration="0.02s", set={"scheme.priority_eviction": v}) for v in (False, True)]
+    runs = [detailsim.run("paper/steady", scheme="detail", duration="0.02s", set={"scheme.ingress_sharing": "shared", "scheme.priority_eviction": v})
+            for v in (False, True)]
     assert runs[0].flows.height > 1000
     assert runs[0].flows.equals(runs[1].flows)
     assert runs[1].summary["drops"]["priority"] == 0

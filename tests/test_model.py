@@ -20,10 +20,6 @@ DETAIL = ["steady", "bursty", "disconnected", "degraded", "sequential", "partiti
 # where a scenario's own experiment is stated apart in the text: Section 3.3's scatter analysis "used infinitely
 # large switch buffers" (000:152); Section 4.3.4's incast is "only one switch between all of the servers" (000:307);
 # Figure 14's background is "continuously engaged" (000:426)
-# the choices the reading rules out that the scenarios still carry until the declared calibration's point is
-# adopted (docs/model.md, "What changed"): exactly these, so that the adoption must clear them all and
-# nothing else may drift from the reading meanwhile
-PENDING_ADOPTION = {"scheme.egress_sharing": "shared", "scheme.priority_eviction": "true", "workload.background": "closed loop"}
 EXCEPT = {("scatter", "topology.buffer"): "inf", ("incast", "topology.kind"): "single_switch", ("long_flows", "workload.background"): "closed loop"}
 
 
@@ -80,21 +76,17 @@ def test_the_reading_names_the_keys_the_calibration_left_open():
 @pytest.mark.parametrize("name", DETAIL)
 def test_every_detail_scenario_carries_what_the_text_allows(name: str):
     sc = tomllib.loads((ROOT / "scenarios" / "paper" / f"{name}.toml").read_text())
-    wrong, pending = [], []
+    wrong = []
     for key, allowed, ruled in rows():
         v = value_of(sc, key)
         if (name, key) in EXCEPT:
             assert v == EXCEPT[(name, key)], f"paper/{name}: {key} = {v}, its own experiment states {EXCEPT[(name, key)]}"
-            continue
-        if PENDING_ADOPTION.get(key) == v:
-            pending.append(key)
             continue
         if v in ruled or ("*" in ruled and v != "unset"):
             wrong.append(f"{key} = {v} (ruled out by the text)")
         elif allowed and v not in allowed:
             wrong.append(f"{key} = {v} (allowed: {', '.join(allowed)})")
     assert not wrong, f"paper/{name} disagrees with docs/model.md: " + "; ".join(wrong)
-    assert pending, f"paper/{name} no longer carries the choices pending adoption: clear PENDING_ADOPTION"
 
 
 def test_the_reading_quotes_stand_on_their_lines():

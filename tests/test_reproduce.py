@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import polars as pl
+import pytest
 
 from conftest import run_cli
 
@@ -231,3 +232,15 @@ def test_a_reading_is_set_on_the_detail_scenarios_runs_only():
     assert "scheme.egress_sharing" not in REPROS["pias_testbed"].sweep_spec(False, reading=reading)["set"], "not a DeTail scenario"
     cal = REPROS["calibrate"].sweep_spec(False, reading=reading)
     assert "scheme.egress_sharing" not in cal["set"] and "scheme.tcp.initial_window" not in cal["set"], "the calibration's grid is its own"
+
+
+def test_background_in_progress_is_littles_law_on_the_flow_table():
+    from detailsim.reproduce import background_in_progress
+
+    # two servers over [0.1, 0.2]: one flow across the whole window, one inside half of it, one unfinished
+    # from 0.15, one that ended before the window; a retrieval makes the second server count
+    flows = pl.DataFrame({"k": ["a"] * 5, "seed": [1] * 5, "src": [0, 0, 0, 0, 1],
+                          "class": ["background"] * 4 + ["retrieval/2KB"],
+                          "start": [0.05, 0.12, 0.15, 0.0, 0.1], "end": [0.3, 0.17, None, 0.09, 0.1001]})
+    got = background_in_progress(flows, ["k"], (0.1, 0.2))["bg_in_progress"][0]
+    assert got == pytest.approx((0.1 + 0.05 + 0.05 + 0.0) / (2 * 0.1))

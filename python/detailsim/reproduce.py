@@ -182,8 +182,6 @@ CAL_SHORT = {"scheme.tcp.handshake": "handshake", "scheme.tcp.initial_window": "
 def _cal_value(k: str, v: Any) -> str:
     if k == "scheme.priority_eviction":
         return "priority eviction" if v else "shared"
-    if k == "scheme.ingress_sharing":
-        return {"shared": "shared", "eighths": "eighths"}.get(v, str(v))
     if k == "scheme.egress_sharing":
         return {"shared": "shared", "whole_per_priority": "per priority", "eighths": "eighths", "in_use": "split in use"}.get(v, str(v))
     if k == "scheme.tcp.handshake":
@@ -633,7 +631,9 @@ def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = N
             c.set_check(cc.measured_value, how)
     (d / "claims.json").write_text(json.dumps([c.to_json() for c in claims], indent=2))
     if name == "calibrate" and t is not None:
-        dur = float(str({**r.set, **(r.quick_set if quick else {})}["run.duration"]).removesuffix("s"))
+        from .cli import _core_duration
+
+        dur = _core_duration(str({**r.set, **(r.quick_set if quick else {})}["run.duration"]), "run.duration")
         stats = stats.join(background_in_progress(t["flows"], keys, (dur / 2, dur)), on=keys, how="left")
         (d / "calibration.json").write_text(json.dumps(calibration_points(stats), indent=2, default=str) + "\n")
     md = f"## {name}: {r.title}\n\n"

@@ -174,7 +174,7 @@ knobs! {
         priority_eviction: bool, r##"bool"##,
             |s, v| { s.priority_eviction = v; },
             |s| flag(s.priority_eviction),
-            r##"when a switch ingress buffer cannot take an arriving packet, drop the most recently queued packets of the lowest priority below the arrival's (`priority` drops) until it fits; only then drop the arrival. Protects high-priority traffic from low-priority traffic that fills the shared per-port buffer. Acts only where a buffer overflows: under PFC (pauses stop senders first) it changes nothing, so a scenario can set it for its tail-drop baseline and still run DeTail. The DeTail paper scenarios set it (calibrated: "The model, and how it is chosen" in docs/reproduction.md, whose grid runs with and without it)"##;
+            r##"when a switch ingress buffer cannot take an arriving packet, drop the most recently queued packets of the lowest priority below the arrival's (`priority` drops) until it fits; only then drop the arrival. Protects high-priority traffic from low-priority traffic that fills the shared per-port buffer. Acts only where a buffer overflows: under PFC (pauses stop senders first) it changes nothing, so a scenario can set it for its tail-drop baseline and still run DeTail. Not a reading of the DeTail paper's text (docs/model.md: no sentence describes it): a knob for demonstrations, which the DeTail paper scenarios leave off. Needs `ingress_sharing = "shared"`"##;
         egress_sharing: BufferSharing, r##"`shared`, `whole_per_priority`, `eighths`, `in_use`"##,
             |s, v| { s.egress_sharing = v; },
             |s| en(s.egress_sharing),
@@ -182,7 +182,7 @@ knobs! {
         ingress_sharing: BufferSharing, r##"`shared`, `whole_per_priority`, `eighths`, `in_use`"##,
             |s, v| { s.ingress_sharing = v; },
             |s| en(s.ingress_sharing),
-            r##"how a switch port's ingress buffer is shared among the priorities, as `egress_sharing` (a full part drops the arrival; under PFC the thresholds pause a priority first). `priority_eviction` needs `shared`. The DeTail paper's reading: docs/model.md"##;
+            r##"how a switch port's ingress buffer is shared among the priorities, as `egress_sharing` (a full part drops the arrival). Under PFC the derived thresholds are sized for at least as many priorities as there are parts, so a lossless priority pauses before its part is full; where one part cannot hold the pause threshold and the bytes in flight (with `eighths` and 128 KB, at 10 Gbps: the lossless matrix in docs/validation.md) the run is refused with the buffer it needs. `priority_eviction` needs `shared`. The DeTail paper's reading (`eighths`, 000:283): docs/model.md"##;
         queue_limit_bdp: f64, r##"number > 0"##,
             |s, v| { check(v > 0.0 && v.is_finite(), format!("must be a positive number of bandwidth-delay products, got {v}"))?; s.queue_limit_bdp = Some(v); s.queue_limit = None; },
             |s| opt(s.queue_limit_bdp.map(num), "none"),

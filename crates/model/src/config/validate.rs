@@ -191,7 +191,7 @@ impl SchemeConfig {
         // Under PFC a full ingress buffer never meets an arrival (pauses stop the sender first), so
         // priority_eviction changes nothing there: a scenario can set it once for its tail-drop baseline
         // and still run DeTail.
-        if s.priority_eviction && s.ingress_sharing != crate::mechanisms::queue::BufferSharing::Shared {
+        if s.priority_eviction && s.ingress_sharing != BufferSharing::Shared {
             return err("scheme.priority_eviction", format!("evicts only in a shared ingress buffer, and scheme.ingress_sharing is {} (set it to \"shared\", or priority_eviction = false)", serde_json::to_string(&s.ingress_sharing).unwrap_or_default()));
         }
         if s.scheduling != Scheduling::StrictPriority && s.flow_control == FlowControl::Pfc {

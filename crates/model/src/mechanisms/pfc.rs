@@ -95,6 +95,9 @@ pub struct LinkView {
     pub pfc_frame: u64,
     /// The ingress buffer.
     pub buffer: u64,
+    /// How the ingress buffer is split among the priorities (`queue::BufferSharing::parts`): above 1, each
+    /// priority may hold only `buffer / parts`, so the thresholds are sized for at least that many.
+    pub parts: u8,
 }
 
 /// Why `derive` cannot make PFC lossless on a link: the parameter at fault (`None`: the buffer, or the
@@ -114,7 +117,14 @@ pub fn derive(p: &PfcParams, l: LinkView, name: &str) -> Result<Thresholds, Deri
             return Ok(t);
         }
     }
-    derive_for(p, l, name, p.priorities.count_ones() as u64)
+    // an ingress split in parts keeps each priority inside its part: size for no fewer than the parts
+    let n = (p.priorities.count_ones() as u64).max(if l.parts > 1 { l.parts as u64 } else { 0 });
+    derive_for(p, l, name, n).map_err(|mut e| {
+        if l.parts > 1 && e.param.is_none() {
+            e.msg += &format!(" (the ingress is split in {} parts, one per priority: scheme.ingress_sharing = \"shared\" lets the lossless priorities use the whole buffer)", l.parts);
+        }
+        e
+    })
 }
 
 /// `derive` with the thresholds sized for `n` lossless priorities sharing the buffer (the lossy priorities'
@@ -435,7 +445,7 @@ mod tests {
         }
     }
     fn gbe(buffer: u64) -> LinkView {
-        LinkView { rate: Rate(1_000_000_000), delay: Time(5_476_000), forwarding_delay: Time::ZERO, max_frame: 1530, pfc_frame: 72, buffer }
+        LinkView { rate: Rate(1_000_000_000), delay: Time(5_476_000), forwarding_delay: Time::ZERO, max_frame: 1530, pfc_frame: 72, buffer, parts: 1 }
     }
     fn ingress(pause: u64, unpause: u64, mask: u8) -> PfcIngress {
         let mut i = PfcIngress::default();
@@ -466,6 +476,21 @@ mod tests {
         let e = derive(&params(0xff), gbe(16 * 1024), "h3->sw").unwrap_err();
         assert_eq!(e.param, None, "the buffer, not a threshold");
         assert!(e.msg.contains("h3->sw") && e.msg.contains("too small"), "{}", e.msg);
+    }
+
+    #[test]
+    fn an_ingress_split_in_eighths_sizes_the_thresholds_for_eight_or_refuses() {
+        // at 1 Gbps: the paper's thresholds, sized for eight (each in an eighth of 128 KB), where a shared
+        // ingress sized for the two lossless priorities alone pauses four times later
+        let split = derive(&params(0b11), LinkView { parts: 8, ..gbe(128 * 1024) }, "h->s").unwrap();
+        assert_eq!((split.pause, derive(&params(0b11), gbe(128 * 1024), "h->s").unwrap().pause), (8192, 32768));
+        assert!(split.pause + 1530 + 4557 <= 128 * 1024 / 8);
+        // at 10 Gbps two lossless priorities fit the whole 128 KB, not an eighth of it each
+        let fast = LinkView { rate: Rate(10_000_000_000), ..gbe(128 * 1024) };
+        let t = derive(&params(0b11), fast, "h->s").unwrap();
+        assert!(t.pause + 1530 > 128 * 1024 / 8, "sized for two, each beyond an eighth");
+        let e = derive(&params(0b11), LinkView { parts: 8, ..fast }, "h->s").unwrap_err();
+        assert!(e.param.is_none() && e.msg.contains("too small") && e.msg.contains("scheme.ingress_sharing"), "{}", e.msg);
     }
 
     #[test]

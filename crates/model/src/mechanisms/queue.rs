@@ -412,13 +412,15 @@ impl<O: Order> PrioQueue<O> {
         *b = b.checked_add(wire as u32).expect("an unbounded queue holds 4 GiB at one priority: beyond what it can count");
         self.total += wire;
         self.pkts += 1;
-        let (held, bound) = match self.parts {
-            0 => (self.prio_bytes(prio), self.cap),
-            1 => (self.total, self.cap),
-            n => (self.prio_bytes(prio) * n as u64, self.cap), // its share, cap / n, scaled by n
-        };
-        assert!(held <= bound && (self.parts == 0 || self.total <= self.cap), "buffer bound violated: {} > {}", held, bound);
+        if !self.fits(prio, 0) {
+            self.bound_violated(prio);
+        }
         self.max_total = self.max_total.max(self.total);
+    }
+    #[cold]
+    #[inline(never)]
+    fn bound_violated(&self, prio: u8) -> ! {
+        panic!("buffer bound violated: priority {} holds {} B, the queue {} B, of {} B in {} parts", prio, self.prio_bytes(prio), self.total, self.cap, self.parts)
     }
     /// Queue a packet whose bytes were reserved (rank and flow for rank disciplines).
     #[inline]
