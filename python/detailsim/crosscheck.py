@@ -51,6 +51,9 @@ class Case:
     # two strict priorities: each flow's (0 high, 1 low); every switch port has a queue of `queue` per
     # priority (ns-3: a PrioQueueDisc of two FIFO bands, the high one taken by IP TOS 0x10)
     prio: list[int] | None = None
+    # run at each of these link delays (every link's) and report the mean: where a figure of drop-tail
+    # queues depends on the flows' phase, it is graded over a spread of phases, not at one
+    delays: list[str] | None = None
     host_rate: str = "10Gbps"
     bottleneck_rate: str = "1Gbps"
     delay: str = "10us"
@@ -77,9 +80,9 @@ CASES: dict[str, Case] = {c.name: c for c in [
     Case("long_short_mix", "two bulk NewReno flows and 20 flows of 64 KB, one every 10 ms from 0.1 s, through one 1 Gbps bottleneck",
          left=3, right=3, flows=[(0, 3, None, 0.0), (1, 4, None, 0.0)] + [(2, 5, 65536, 0.1 + 0.01 * i) for i in range(20)],
          end=0.5, headline="median_fct"),
-    Case("parking_lot", "three switches in a row, 1 Gbps between them: a NewReno flow across both hops and one across each",
+    Case("parking_lot", "three switches in a row, 1 Gbps between them: a NewReno flow across both hops and one across each (the mean over links of 8, 9, 10, 11 and 12 µs)",
          left=0, right=0, chain=[2, 2, 2], flows=[(0, 4, None, 0.0), (1, 2, None, 0.0), (3, 5, None, 0.0)], window=(0.3, 0.5),
-         headline="goodput_first"),
+         delays=["8us", "9us", "10us", "11us", "12us"], headline="goodput_first"),
     Case("ecmp_fattree", "a k = 4 fat tree at 1 Gbps, 8 bulk NewReno flows from pods 0-1 to pods 2-3, every packet sprayed over the shortest paths",
          left=0, right=0, fattree=4, spray=True, flows=[(i, i + 8, None, 0.0) for i in range(8)], window=(0.3, 0.5)),
     Case("strict_priorities", "a bulk NewReno flow at low priority and 20 flows of 64 KB at high priority, one every 10 ms, through one 1 Gbps bottleneck",
@@ -114,7 +117,32 @@ def vary(c: Case, items: list[str]) -> Case:
             raise ValueError(f"--vary {k}: {v!r} is not {'an integer' if VARY[k] is int else 'a number'}") from None
         if VARY[k] is not str and changes[k] <= 0:
             raise ValueError(f"--vary {k}: must be positive, got {v!r}")
+    if "delay" in changes:
+        changes["delays"] = None  # one delay asked for: that phase alone
     return dataclasses.replace(c, **changes)
+
+
+def phases(c: Case) -> list[Case]:
+    """The runs a case is made of: one, or one per delay of its spread."""
+    return [vary(c, [f"delay={d}"]) for d in c.delays] if c.delays else [c]
+
+
+def pooled(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """A spread's runs as one: per-flow goodput, resends and resent share, and the drops, each their mean
+    over the runs; the FCTs and per-flow retransmissions of every run; timeouts summed; each run kept."""
+    if len(runs) == 1:
+        return runs[0]
+    mean = lambda xs: round(float(np.mean(xs)), 2)  # noqa: E731
+    out: dict[str, Any] = {"drops": mean([r["drops"] for r in runs])}
+    for k in ("goodput_mbps", "resent", "retx_share"):
+        if k in runs[0]:
+            out[k] = [mean(col) for col in zip(*(r[k] for r in runs))]
+    out["fct_ms"] = sorted(x for r in runs for x in r["fct_ms"])
+    out["retx"] = [x for r in runs for x in r["retx"]]
+    if "timeouts" in runs[0]:
+        out["timeouts"] = sum(r["timeouts"] for r in runs)
+    out["runs"] = runs
+    return out
 
 
 def fabric(c: Case) -> tuple[list[int], list[tuple[int, int]], int]:
@@ -181,7 +209,12 @@ def ours_scenario(c: Case) -> dict[str, Any]:
 
 
 def run_ours(c: Case, sets: list[str] | None = None) -> dict[str, Any]:
-    """The case here; `sets` are `--set KEY=VALUE` overrides of its scenario (a what-if run)."""
+    """The case here (over its spread of delays, pooled); `sets` are `--set KEY=VALUE` overrides of its
+    scenario (a what-if run)."""
+    return pooled([_run_ours_one(x, sets) for x in phases(c)])
+
+
+def _run_ours_one(c: Case, sets: list[str] | None = None) -> dict[str, Any]:
     import polars as pl
 
     from .api import execute
@@ -430,12 +463,15 @@ def run_case(name: str, sets: list[str] | None = None, attrs: list[str] | None =
     t0 = time.perf_counter()
     ours = run_ours(c, sets)
     t1 = time.perf_counter()
-    code = ("import json; from detailsim.crosscheck import run_ns3, vary, CASES; "
-            f"print(json.dumps(run_ns3(vary(CASES[{name!r}], {list(varied or [])!r}), attrs={list(attrs or [])!r})))")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1800)
-    if p.returncode != 0:
-        raise RuntimeError(f"ns-3 run of {name} failed: {' '.join(p.stderr.strip().splitlines()[-1:])}")
-    ns3 = json.loads(p.stdout.strip().splitlines()[-1])
+    runs = []
+    for x in phases(c):
+        code = ("import json; from detailsim.crosscheck import run_ns3, vary, CASES; "
+                f"print(json.dumps(run_ns3(vary(CASES[{name!r}], {[*(varied or []), f'delay={x.delay}']!r}), attrs={list(attrs or [])!r})))")
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1800)
+        if p.returncode != 0:
+            raise RuntimeError(f"ns-3 run of {name} failed: {' '.join(p.stderr.strip().splitlines()[-1:])}")
+        runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
+    ns3 = pooled(runs)
     t2 = time.perf_counter()
     return {"case": name, "what": c.what, "headline": c.headline, "ours": ours, "ns3": ns3,
             "ours_headline": headline(c, ours), "ns3_headline": headline(c, ns3), "wall_s": [round(t1 - t0, 2), round(t2 - t1, 2)]}
