@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from .grading import REL_TOLERANCE  # the reproductions' band: ±25% of ns-3's figure
+
 MSS = 1448
 WIRE = MSS + 40 + 2  # a full segment on a point-to-point link: IP + TCP headers, PPP's 2 bytes
 
@@ -483,10 +485,7 @@ SOURCE = f"{DOC_JSON} by `detailsim crosscheck --update-docs`"
 BLOCK = "crosscheck"
 
 
-TOLERANCE = 0.25  # the grading rule's band (docs/reproduction.md): ±25% of ns-3's figure
-
-
-def within(ns3: float, ours: float, tol: float = TOLERANCE) -> bool:
+def within(ns3: float, ours: float, tol: float = REL_TOLERANCE) -> bool:
     """`ours` within ±`tol` of ns-3's figure (two zeros agree; a zero against a non-zero does not)."""
     if ns3 == 0:
         return ours == 0
