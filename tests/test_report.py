@@ -61,3 +61,35 @@ def test_report_renders_in_headless_chromium(store, tmp_path):
     rgb = img[..., :3]
     coloured = (rgb.max(axis=2) - rgb.min(axis=2)) > 0.2
     assert coloured.mean() > 0.01
+
+
+def test_a_cdf_of_millions_draws_a_few_thousand_points_and_its_tail_exactly():
+    from detailsim.plots import cdf_points
+
+    assert (cdf_points(2500) == np.arange(2500)).all()
+    n = 20_000_000
+    keep = cdf_points(n)
+    assert len(keep) <= 3000 and keep[0] == 0 and keep[-1] == n - 1
+    assert (np.diff(keep) > 0).all()
+    assert set(range(n - 1000, n)) <= set(keep.tolist())  # p99.9 of a million flows and above, every rank
+    # the body's gaps are even: no stretch of the curve is skipped
+    body = keep[keep < n - 1000]
+    assert np.diff(body).max() <= n // 1999 + 1
+
+
+def test_the_report_of_plots_already_drawn_reads_no_flow_table(store, tmp_path):
+    """`reproduce` draws a store's plots once and embeds them: the report then reads only the summary and
+    the FCT table, and plotting reads only the flow columns it draws (a store of 20 million flows was
+    killed at 24 GB drawing its plots whole)."""
+    from detailsim.plots import plot_store
+    from detailsim.report import build_report
+    from detailsim.sweep import read_store
+
+    files = plot_store(store, tmp_path / "p")
+    html = build_report(store, tmp_path / "r.html", plots_dir=tmp_path / "p").read_text()
+    assert html.count("data:image/png;base64,") == sum(f.suffix == ".png" for f in files) == 6
+    full = read_store(store)["flows"]
+    narrow = read_store(store, columns=["scheme", "class", "fct", "nope"], tables=("flows",))
+    assert list(narrow) == ["flows"] and narrow["flows"].columns == ["scheme", "class", "fct"]
+    assert narrow["flows"].sort(["scheme", "class", "fct"], nulls_last=True).equals(
+        full.select("scheme", "class", "fct").sort(["scheme", "class", "fct"], nulls_last=True))

@@ -112,6 +112,15 @@ def _safe(s: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in s)
 
 
+def cdf_points(n: int, body: int = 2000, tail: int = 1000) -> np.ndarray:
+    """Which of n sorted values a CDF draws: all of them up to body + tail; beyond, `body` evenly spaced
+    ranks and the last `tail` exactly (the top 1000 ranks hold p99.9 of a million flows), so a store of
+    millions of flows draws a curve that looks the same in a few thousand points."""
+    if n <= body + tail:
+        return np.arange(n)
+    return np.unique(np.concatenate([np.linspace(0, n - 1, body).astype(np.int64), np.arange(n - tail, n)]))
+
+
 def plot_cdfs(flows: pl.DataFrame, keys: list[str], d: Path, max_series: int = 12) -> list[Path]:
     out: list[Path] = []
     allf = flows.with_columns(pl.col("class").cast(pl.String))
@@ -126,6 +135,8 @@ def plot_cdfs(flows: pl.DataFrame, keys: list[str], d: Path, max_series: int = 1
             # over all measured flows: unfinished ones are above every time shown, so the curve stops below 1
             x = np.sort(s["fct"].drop_nulls().to_numpy()) * 1e3
             y = np.arange(1, len(x) + 1) / s.height
+            keep = cdf_points(len(x))
+            x, y = x[keep], y[keep]
             left = s.height - len(x)
             label = _label(keys, key if isinstance(key, tuple) else (key,)) + (f" ({left} unfinished)" if left else "")
             ax.step(x, y, where="post", label=label)
@@ -227,10 +238,12 @@ def plot_store(out: str | Path, plots_dir: str | Path | None = None, baseline: s
     out = Path(out)
     d = Path(plots_dir) if plots_dir else out / "plots"
     d.mkdir(parents=True, exist_ok=True)
-    t = read_store(out)
-    if t["summary"].height == 0:
+    summary = read_store(out, tables=("summary",))["summary"]
+    if summary.height == 0:
         return []
-    keys = sweep_axes(out, t["summary"])
+    keys = sweep_axes(out, summary)
+    # only the columns the plots read: a store of millions of flows must not be held whole
+    t = {"summary": summary, **read_store(out, columns=[*keys, "seed", "class", "fct", "fct_lower"], tables=("flows",))}
     stats = pooled_percentiles(t["flows"], keys)
     files = plot_cdfs(t["flows"], keys, d)
     numeric = [k for k in keys if t["summary"][k].dtype.is_numeric()]

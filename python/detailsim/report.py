@@ -103,15 +103,17 @@ def bounds_shown(f: pl.DataFrame) -> pl.DataFrame:
     return f
 
 
-def build_report(out: str | Path, html_path: str | Path, baseline: str = "fh", metric: str = "p999") -> Path:
+def build_report(out: str | Path, html_path: str | Path, baseline: str = "fh", metric: str = "p999",
+                 plots_dir: str | Path | None = None) -> Path:
+    """The store's HTML report; `plots_dir`: embed the plots already drawn there instead of drawing them."""
     from . import __version__
 
     out = Path(out)
     manifest = json.loads((out / "sweep.json").read_text())
-    t = read_store(out)
+    t = read_store(out, tables=("summary", "fct"))
     params = [a for a in manifest["axes"]]
     with tempfile.TemporaryDirectory() as tmp:
-        files = plot_store(out, tmp, baseline=baseline, metric=metric)
+        files = sorted(Path(plots_dir).glob("*.png")) if plots_dir else plot_store(out, tmp, baseline=baseline, metric=metric)
         images = []
         for p in files:
             if p.suffix == ".png":

@@ -643,7 +643,7 @@ def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = N
             f.unlink()
         if r.plots and not regrade:
             plot_store(d, d / "plots", x=r.plot_x, baseline=r.baseline, metric=r.metric)
-            build_report(d, d / "report.html", baseline=r.baseline, metric=r.metric)
+            build_report(d, d / "report.html", baseline=r.baseline, metric=r.metric, plots_dir=d / "plots")
         md += markdown_table(stats, keys, r.classes, r.baseline, t["flows"]) + "\n"
         note = "" if quick else sample_note(stats, keys, r.classes)
         if note:

@@ -337,26 +337,31 @@ def run_sweep(
 # ---------------------------------------------------------------- reading
 
 
-def read_store(out: str | Path, classes: list[str] | None = None, drop: tuple[str, ...] = ()) -> dict[str, pl.DataFrame]:
+def read_store(out: str | Path, classes: list[str] | None = None, drop: tuple[str, ...] = (),
+               columns: list[str] | None = None, tables: tuple[str, ...] = ("summary", "fct", "flows")) -> dict[str, pl.DataFrame]:
     """The store's tables as polars DataFrames: summary, fct, flows (lazily read would be
-    ``pl.scan_parquet(out / "flows" / "*.parquet")``). `classes`: only those flows, and `drop` these
-    flow columns (each file filtered as it is read: a large store's whole flow table need not fit)."""
+    ``pl.scan_parquet(out / "flows" / "*.parquet")``). `classes`: only those flows; `drop` these flow
+    columns, or keep only `columns` (those a file has); each file filtered as it is read, so a large
+    store's whole flow table need not fit. `tables`: only these."""
     out = Path(out)
-    tables = {}
-    for name in ("summary", "fct", "flows"):
+    result = {}
+    for name in tables:
         files = sorted((out / name).glob("*.parquet"))
-        if name == "flows" and (classes is not None or drop):
+        if name == "flows" and (classes is not None or drop or columns is not None):
             def one(f: Path) -> pl.DataFrame:
                 q = pl.scan_parquet(f)
                 if classes is not None:
                     q = q.filter(pl.col("class").cast(pl.String).is_in(classes))
-                return q.drop([c for c in drop if c in q.collect_schema().names()]).collect()
+                have = q.collect_schema().names()
+                if columns is not None:
+                    q = q.select([c for c in columns if c in have])
+                return q.drop([c for c in drop if c in have and (columns is None or c in columns)]).collect()
             frames = [one(f) for f in files]
         else:
             frames = [pl.read_parquet(f) for f in files]
         frames = [f.with_columns(pl.col("class").cast(pl.String)) if "class" in f.columns else f for f in frames]
-        tables[name] = pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
-    return tables
+        result[name] = pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
+    return result
 
 
 def wait_for(n: int, out: Path, timeout: float) -> bool:
