@@ -222,6 +222,9 @@ def test_the_docs_show_what_claims_json_and_the_calibration_generate():
     points = json.loads((ROOT / DOC_CALIBRATION).read_text())
     text = (ROOT / "docs" / "reproduction.md").read_text()
     assert block_of(text, "calibration", CALIBRATION_SOURCE) == calibration_markdown(points)
+    from detailsim.readings import READINGS_SOURCE, load_readings, readings_markdown
+
+    assert block_of(text, "readings", READINGS_SOURCE) == readings_markdown(claims, load_readings(ROOT))
     # the adopted model is the calibration's winner, in every DeTail scenario
     import tomllib
 
@@ -372,3 +375,59 @@ def test_the_inconclusive_pias_medium_bullet_quotes_claims_json():
         assert c["verdict"] == "inconclusive", cid
         for s in (f"{m}%", f"[{m - h:.1f}, {m + h:.1f}]", c["resolve"], f"{c['measured']['seeds']}"):
             assert s in bullet, (cid, s)
+
+
+def test_the_readings_within_the_declared_distance_of_the_best_are_the_declared_ones():
+    """docs/reproduction.md, "Across the readings": the calibration's points within 0.1 of the best are graded
+    as readings; each differs from the adopted point in exactly the grid keys of one declared reading."""
+    from detailsim.readings import CAL_WITHIN, READINGS, within_best
+
+    points = json.loads((ROOT / "docs/reproduction/calibration.json").read_text())
+    best = points[0]["point"]
+    near = within_best(points)
+    assert near and all(p["distance"] <= points[0]["distance"] + CAL_WITHIN for p in near)
+    changed = [{k: v for k, v in p["point"].items() if best[k] != v} for p in near]
+    declared = [r.grid for r in READINGS.values() if r.grid]
+    assert sorted(map(str, changed)) == sorted(map(str, declared)), (changed, declared)
+    # the next point is outside the rule: the rule, not the reader, drew the line
+    rest = [p for p in points if p.get("bg_ok", True)][len(near) + 1:]
+    assert rest and rest[0]["distance"] > points[0]["distance"] + CAL_WITHIN
+
+
+def test_a_claim_is_the_papers_gap_only_when_no_reading_reproduces_it():
+    from detailsim.readings import READINGS, readings_markdown, readings_rows
+
+    def claim(id_, exp, verdict, label="held out"):
+        return {"id": id_, "experiment": exp, "claim": id_, "label": label, "verdict": verdict, "resolve": None}
+
+    adopted = [claim("steady.a", "steady", "reproduced"), claim("steady.b", "steady", "not reproduced"),
+               claim("sequential.c", "sequential", "not reproduced"), claim("steady.d", "steady", "inconclusive"),
+               claim("steady.seen", "steady", "reproduced", "seen"), claim("pias_testbed.x", "pias_testbed", "reproduced")]
+    runs = {n: [claim("steady.a", "steady", "reproduced"), claim("steady.b", "steady", "not reproduced"),
+                claim("sequential.c", "sequential", "reproduced" if n == "frontends_first" else "not reproduced"),
+                claim("steady.d", "steady", "not reproduced")] for n in READINGS if n != "frontends_first"}
+    runs["frontends_first"] = [claim("sequential.c", "sequential", "reproduced")]
+    rows = {r["id"]: r for r in readings_rows(adopted, runs)}
+    assert set(rows) == {"steady.a", "steady.b", "sequential.c", "steady.d"}  # held out, DeTail only
+    assert rows["steady.a"]["under"] == "all" and not rows["steady.a"]["gap"]
+    assert rows["steady.b"]["under"] == "none" and rows["steady.b"]["gap"]
+    # the placement is not in the steady scenario: the adopted runs stand for it
+    assert rows["steady.b"]["by"]["frontends_first"] == {"verdict": "not reproduced", "same": True}
+    assert rows["sequential.c"]["under"] == "some" and not rows["sequential.c"]["gap"]
+    assert rows["steady.d"]["under"] == "none" and not rows["steady.d"]["gap"]  # inconclusive once: not decided
+    md = readings_markdown(adopted, runs)
+    assert "the paper's gap: 1" in md and "| `steady.b` | ✗ | ✗ | ✗ | ✗ | ✗ (=) | none (the paper's gap) |" in md
+    # with a reading not yet run nothing is called the paper's gap
+    partial = {k: v for k, v in runs.items() if k != "egress_eighths"}
+    assert not any(r["gap"] for r in readings_rows(adopted, partial))
+    assert "none so far" in readings_markdown(adopted, partial)
+
+
+def test_a_declared_reading_runs_only_the_reproductions_whose_scenario_has_its_keys():
+    from detailsim.readings import READINGS, reproductions_for
+
+    every = reproductions_for(READINGS["rto_linux"].set)
+    assert "calibrate" not in every and "pias_testbed" not in every and {"steady", "bursty", "disconnected", "sequential"} <= set(every)
+    assert "steady_closed_background" not in every  # a demonstration: no claims
+    assert reproductions_for(READINGS["frontends_first"].set, READINGS["frontends_first"].scenarios) == [
+        "sequential", "partition_aggregate", "page_creation"]

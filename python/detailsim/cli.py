@@ -517,9 +517,11 @@ def report_cmd(store: str, output: str, baseline: str, metric: str) -> None:
 @click.option("--scheduler", metavar="ADDRESS", help="Run on an existing Dask cluster.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--regrade", is_flag=True, help="Run nothing: grade the claims again from the runs OUT already holds (no plots).")
-@click.option("--reading", "readings", multiple=True, metavar="KEY=VALUE",
-              help="Run the DeTail paper scenarios under another reading of an open choice (docs/model.md), e.g. "
-                   "scheme.egress_sharing=in_use (repeatable; into its own OUT).")
+@click.option("--reading", "readings", multiple=True, metavar="NAME|KEY=VALUE",
+              help="Run the DeTail paper scenarios under another reading of an open choice (docs/model.md): a declared one "
+                   "by name (rto_linux, fh_ingress_shared, egress_eighths, frontends_first; with `all`, only the reproductions "
+                   "it applies to; with --update-docs, its claims go to docs/reproduction/readings/NAME.json), or KEY=VALUE, "
+                   "e.g. scheme.egress_sharing=eighths (repeatable; into its own OUT).")
 @click.option("--regrade-docs", "regrade_docs", is_flag=True,
               help="Run nothing: grade docs/reproduction/claims.json again from its own numbers under today's rule and labels "
                    "(the claims of every experiment OUT holds a claims.json for replace the stored ones), and regenerate the "
@@ -560,17 +562,29 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
             _fail("reproduce: --update-docs must run from the project root (no docs/reproduction.md here)")
     if regrade and quick:
         _fail("reproduce: --regrade grades what the store holds (quick or not); leave out --quick")
+    from .readings import READINGS, reproductions_for
+
     reading: dict[str, Any] = {}
+    declared = None
     for a in readings:
+        if a in READINGS and len(readings) == 1:
+            declared = READINGS[a]
+            reading = dict(declared.set)
+            continue
         k, sep, v = a.partition("=")
         if not sep or not k.strip():
-            _fail(f"reproduce: --reading {a!r}: expected KEY=VALUE, e.g. scheme.egress_sharing=in_use")
+            _fail(f"reproduce: --reading {a!r}: expected a declared reading ({', '.join(READINGS)}; alone) or KEY=VALUE, "
+                  "e.g. scheme.egress_sharing=eighths")
         from .scenario import _parse_value
 
         reading[k.strip()] = _parse_value(v.strip())
-    if reading and update_docs_:
-        _fail("reproduce: --update-docs takes the adopted model's run; a run under another --reading goes in its own OUT")
-    names = list(REPROS) if name == "all" else GROUPS.get(name, [name])
+    if reading and update_docs_ and declared is None:
+        _fail("reproduce: --update-docs takes the adopted model's run or a declared --reading NAME "
+              f"({', '.join(READINGS)}); a run under KEY=VALUE goes in its own OUT")
+    if name == "all":
+        names = reproductions_for(reading, declared.scenarios if declared else None) if reading else list(REPROS)
+    else:
+        names = GROUPS.get(name, [name])
     for n in names:
         if n not in REPROS:
             _fail(f"reproduce: unknown reproduction {n!r}; known: {', '.join(REPROS)}, {', '.join(GROUPS)}, all")
@@ -611,7 +625,18 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
         (outp / "README.md").write_text("# Reproductions" + (" (quick)" if quick else "") + "\n\n" + counts_line(claims) + "\n\n"
                                         + glance_table(claims) + "\n\n" + "\n".join(parts))
         click.echo(counts_line(claims).replace("**", ""), err=True)
-    if update_docs_:
+    if update_docs_ and declared is not None:
+        from .readings import READINGS_DIR
+        from .reproduce import DOC_CLAIMS
+
+        dest = Path(READINGS_DIR) / f"{declared.name}.json"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(json.dumps(collect_claims(outp, names), indent=2) + "\n")
+        click.echo(f"updated {dest}", err=True)
+        # the adopted claims as they stand; the readings table is regenerated beside them
+        for p in update_docs(json.loads(Path(DOC_CLAIMS).read_text()), Path(".")):
+            click.echo(f"updated {p}", err=True)
+    elif update_docs_:
         for p in update_docs(collect_claims(outp), Path("."), outp):
             click.echo(f"updated {p}", err=True)
 

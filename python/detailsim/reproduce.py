@@ -819,6 +819,9 @@ def experiments_block(out: Path, root: Path) -> str:
     return "\n".join(parts)
 
 
+from .readings import READINGS_SOURCE, load_readings, readings_markdown  # noqa: E402
+
+
 def update_docs(claims: list[dict[str, Any]], root: Path, out: Path | None = None) -> list[Path]:
     """Write `claims` to docs/reproduction/claims.json and regenerate the blocks of the docs that show them
     (and, given the results directory `out`, the per-experiment sections of docs/reproduction.md)."""
@@ -835,6 +838,8 @@ def update_docs(claims: list[dict[str, Any]], root: Path, out: Path | None = Non
         text = p.read_text()
         for n in names:
             text = render_block(text, n, blocks[n], rel)
+        if rel == "docs/reproduction.md" and block_of(text, "readings", READINGS_SOURCE) is not None:
+            text = render_block(text, "readings", readings_markdown(claims, load_readings(root)), rel, READINGS_SOURCE)
         if out is not None and rel == "docs/reproduction.md":
             text = render_block(text, "experiments", experiments_block(out, root), rel)
             cal = out / "calibrate" / "calibration.json"
