@@ -362,19 +362,29 @@ def test_the_detail_scenarios_carry_the_calibrations_chosen_point():
     assert checked == len(DETAIL_SCENARIOS)
 
 
-def test_the_inconclusive_pias_medium_bullet_quotes_claims_json():
-    """The numbers of the PIAS medium-flow bullet in "Claims that do not reproduce" are claims.json's: each
-    claim's value, its interval's ends and the seeds the grading says would decide it."""
+def test_why_each_claim_does_not_reproduce_is_generated_from_the_stores():
+    """"Claims that do not reproduce, and why" is what detailsim.why generates from claims.json, the readings'
+    claims and the demonstrations' measurements; an entry quotes each claim's value, interval and what would
+    decide it from claims.json, and a claim no entry names is an error, not a silent omission."""
+    from detailsim.demonstrations import load_demos
+    from detailsim.readings import load_readings
+    from detailsim.why import ENTRIES, WHY_SOURCE, why_markdown
+    from detailsim.grading import fmt_measured
+
+    claims = _claims()
     text = (ROOT / "docs" / "reproduction.md").read_text()
-    bullet = next(b for b in text.split("\n* ") if b.startswith("**PIAS testbed, medium flows"))
-    bullet = " ".join(bullet.split())
-    by = {c["id"]: c for c in _claims()}
-    for cid in ("pias_testbed.medium_websearch", "pias_thresholds.optimal_vs_equal_4q"):
-        c = by[cid]
-        m, h = c["measured"]["value"], c["measured"]["ci95"]
-        assert c["verdict"] == "inconclusive", cid
-        for s in (f"{m}%", f"[{m - h:.1f}, {m + h:.1f}]", c["resolve"], f"{c['measured']['seeds']}"):
-            assert s in bullet, (cid, s)
+    block = why_markdown(claims, load_readings(ROOT), load_demos(ROOT))
+    assert block_of(text, "why", WHY_SOURCE) == block
+    for c in claims:
+        if c["label"] == "held out" and c["verdict"] != "reproduced":
+            assert f"`{c['id']}`" in block and fmt_measured(c) in block, c["id"]
+            if c.get("resolve"):
+                assert c["resolve"] in block, c["id"]
+    # a claim that fails and that no entry names stops the generation
+    stray = dict(claims[0], id="steady.made_up", label="held out", verdict="not reproduced", paper={"value": 1, "unit": "ms", "where": ""})
+    with pytest.raises(ValueError, match="steady.made_up"):
+        why_markdown([*claims, stray], {}, {})
+    assert len({i for e in ENTRIES for i in e.claims}) == sum(len(e.claims) for e in ENTRIES)  # each claim under one entry
 
 
 def test_the_readings_within_the_declared_distance_of_the_best_are_the_declared_ones():

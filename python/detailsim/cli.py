@@ -712,6 +712,40 @@ def _core_duration(text: str, field: str) -> float:
     raise _core.ScenarioError(f"{field}: expected a duration such as \"10ms\"")
 
 
+@main.command("demonstrate")
+@click.argument("ids", nargs=-1)
+@click.option("--list", "list_", is_flag=True, help="List the demonstrations and the claims each is about.")
+@click.option("--out", "out", default="results/demonstrate", show_default=True, type=click.Path(file_okay=False))
+@click.option("--workers", type=click.IntRange(min=1), help="Worker processes of the embedded cluster.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--update-docs", "update_docs_", is_flag=True,
+              help="Store what they measured in docs/reproduction/demonstrations.json and regenerate the prose that quotes "
+                   "it (run from the project root).")
+def demonstrate_cmd(ids: tuple[str, ...], list_: bool, out: str, workers: int | None, quiet: bool, update_docs_: bool) -> None:
+    """Run the demonstrations of why claims do not reproduce (IDS, or all): docs/reproduction.md, "Claims that do not reproduce, and why"."""
+    from .demonstrations import DEMOS, run_demo, store
+
+    if list_:
+        for d in DEMOS.values():
+            click.echo(f"{d.id}  ({', '.join(d.claims)}): {d.what}")
+        return
+    for i in ids:
+        if i not in DEMOS:
+            _fail(f"demonstrate: unknown demonstration {i!r}; known: {', '.join(DEMOS)}")
+    if update_docs_ and not Path("docs/reproduction.md").exists():
+        _fail("demonstrate: --update-docs must run from the project root (no docs/reproduction.md here)")
+    records = {}
+    for i in ids or list(DEMOS):
+        records[i] = run_demo(DEMOS[i], Path(out), workers=workers, progress=not quiet and sys.stderr.isatty())
+        click.echo(json.dumps({i: records[i]["measured"]}, indent=1, default=str))
+    if update_docs_:
+        from .reproduce import DOC_CLAIMS, update_docs
+
+        click.echo(f"updated {store(records, Path('.'))}", err=True)
+        for p in update_docs(json.loads(Path(DOC_CLAIMS).read_text()), Path(".")):
+            click.echo(f"updated {p}", err=True)
+
+
 @main.command("pias-thresholds")
 @click.option("--cdf", "cdf", required=True, help="Flow-size CDF: websearch, datamining, or a file.")
 @click.option("--load", type=float, required=True, help="Load rho in (0, 1).")

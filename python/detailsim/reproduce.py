@@ -819,7 +819,9 @@ def experiments_block(out: Path, root: Path) -> str:
     return "\n".join(parts)
 
 
+from .demonstrations import load_demos  # noqa: E402
 from .readings import READINGS_SOURCE, load_readings, readings_markdown  # noqa: E402
+from .why import WHY_SOURCE, why_markdown  # noqa: E402
 
 
 def update_docs(claims: list[dict[str, Any]], root: Path, out: Path | None = None) -> list[Path]:
@@ -840,6 +842,8 @@ def update_docs(claims: list[dict[str, Any]], root: Path, out: Path | None = Non
             text = render_block(text, n, blocks[n], rel)
         if rel == "docs/reproduction.md" and block_of(text, "readings", READINGS_SOURCE) is not None:
             text = render_block(text, "readings", readings_markdown(claims, load_readings(root)), rel, READINGS_SOURCE)
+        if rel == "docs/reproduction.md" and block_of(text, "why", WHY_SOURCE) is not None:
+            text = render_block(text, "why", why_markdown(claims, load_readings(root), load_demos(root)), rel, WHY_SOURCE)
         if out is not None and rel == "docs/reproduction.md":
             text = render_block(text, "experiments", experiments_block(out, root), rel)
             cal = out / "calibrate" / "calibration.json"

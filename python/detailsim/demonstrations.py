@@ -1,0 +1,130 @@
+"""Runs that show why a claim does not reproduce (docs/reproduction.md, "Claims that do not reproduce, and
+why"). A demonstration names the claims it is about, a scenario, and variants that differ in keys the
+papers leave open (or in a way the section states); `detailsim demonstrate [ID...] --out DIR` runs each
+through the sweep machinery (DIR/ID, resumable) and measures every variant's classes, seeds pooled
+(nearest-rank percentiles over all measured flows, the 95% interval over seeds, the share of flows with a
+timeout). `--update-docs` stores the measurements in docs/reproduction/demonstrations.json, which the
+section's generated prose quotes: a number there is a measurement of a named, re-runnable demonstration.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+DOC_DEMOS = Path("docs/reproduction/demonstrations.json")
+NO_ECN = {"scheme.source_ecn": False, "scheme.tcp.ecn": False}
+
+
+@dataclass(frozen=True)
+class Demo:
+    id: str
+    claims: tuple[str, ...]
+    what: str
+    base: str
+    # label -> the keys it sets ("scheme" and scenario keys); every variant sets the same keys
+    variants: dict[str, dict[str, Any]]
+    seeds: int = 4
+    set: dict[str, Any] = field(default_factory=dict)
+    classes: tuple[str, ...] | None = None
+
+    def spec(self) -> dict[str, Any]:
+        keys = list(next(iter(self.variants.values())))
+        for label, v in self.variants.items():
+            if set(v) != set(keys):
+                raise ValueError(f"demonstration {self.id}: variant {label!r} sets {sorted(v)}, the first sets {sorted(keys)}")
+        zipped = {"variant": list(self.variants)} | {k: [v[k] for v in self.variants.values()] for k in keys}
+        return {"name": f"demonstrate_{self.id}", "description": f"detailsim demonstrate {self.id}: {self.what}", "base": self.base,
+                "seeds": self.seeds, "set": dict(self.set), "axes": {}, "zip": [zipped], "labels": ["variant"]}
+
+    def command(self) -> str:
+        return f"detailsim demonstrate {self.id}"
+
+
+BURST_80 = {"workload.burst_length": "80ms", "run.duration": "0.3s", **NO_ECN}
+
+DEMOS: dict[str, Demo] = {d.id: d for d in [
+    Demo("scatter_fh_around_link", ("scatter.degraded_worse",),
+         "Figure 4 degraded: FH's flows hashed over the 100 Mbps link (as the reproduction) and routed around it "
+         "(the link down for FH), against scatter, which sprays over it",
+         "paper/scatter",
+         {"fh": {"scheme": "fh", "fault": [{"kind": "degrade", "link": "agg_core#0", "rate": "100Mbps"}]},
+          "fh_around": {"scheme": "fh", "fault": [{"kind": "link_down", "link": "agg_core#0"}]},
+          "scatter": {"scheme": "scatter", "fault": [{"kind": "degrade", "link": "agg_core#0", "rate": "100Mbps"}]}},
+         seeds=3, set={"run.duration": "0.3s", "run.drain": "5s"}),
+    Demo("disconnected_80ms", ("disconnected.fh_2kb_p999", "disconnected.lps_worse"),
+         "Figure 12's 80 ms bursts under the readings of FH's ingress and the egress division the text leaves open",
+         "paper/disconnected",
+         {"fh": {"scheme": "fh", "scheme.ingress_sharing": "eighths", "scheme.egress_sharing": "in_use"},
+          "fh_ingress_shared": {"scheme": "fh", "scheme.ingress_sharing": "shared", "scheme.egress_sharing": "in_use"},
+          "fh_egress_eighths": {"scheme": "fh", "scheme.ingress_sharing": "eighths", "scheme.egress_sharing": "eighths"},
+          "lps": {"scheme": "lps", "scheme.ingress_sharing": "eighths", "scheme.egress_sharing": "in_use"},
+          "lps_egress_eighths": {"scheme": "lps", "scheme.ingress_sharing": "eighths", "scheme.egress_sharing": "eighths"}},
+         seeds=4, set=BURST_80, classes=("retrieval/2KB", "retrieval/8KB", "retrieval/32KB")),
+    # slide 30 ("Evaluated push-back w/o adaptive load balancing - Performs worse than baseline") follows the
+    # page-creation results of slide 29: PFC alone on that workload, healthy and with the degraded link
+    Demo("pfc_alone_page_creation", ("pfc_alone.worse_than_fh",),
+         "slide 30's PFC alone on slide 29's page creation (sequential workflows of 2-32 KB retrievals), healthy and with a degraded core-agg link",
+         "paper/sequential",
+         {f"{s}_{v}": {"scheme": s, "fault": f} for v, f in (("healthy", []), ("degraded", [{"kind": "degrade", "link": "agg_core#0", "rate": "100Mbps"}]))
+          for s in ("fh", "pfc_only", "detail")},
+         seeds=4, set={"run.duration": "0.3s", "run.drain": "10s", "workload.0.sizes": ["2KB", "4KB", "8KB", "16KB", "32KB"], **NO_ECN},
+         classes=("workflow/sequential", "retrieval/2KB", "retrieval/32KB")),
+]}
+
+
+def measure(d: Path) -> dict[str, Any]:
+    """What a demonstration's store measured: per variant and class the pooled statistics (ms), their 95%
+    interval over seeds (`<metric>_ci`) and the share of measured flows with a timeout (%)."""
+    from .plots import pooled_percentiles, seed_ci
+    from .sweep import read_store
+
+    f = read_store(d, columns=["variant", "seed", "class", "fct", "fct_lower", "timeouts"], tables=("flows",))["flows"]
+    stats = pooled_percentiles(f, ["variant"])
+    ci = seed_ci(f, ["variant"])
+    # the share of flows with a timeout (%), and how many timeouts the flow at the 99.9th percentile of the
+    # timeout count had (nearest rank)
+    to = f.group_by(["variant", "class"]).agg((pl.col("timeouts") > 0).mean().alias("timeouts_pct") * 100,
+                                              pl.col("timeouts").sort().gather((pl.len() * 0.999).ceil().cast(pl.Int64) - 1).first().alias("timeouts_p999"))
+    out: dict[str, Any] = {}
+    for row in stats.join(to, on=["variant", "class"], how="left").iter_rows(named=True):
+        c = {k: v for k, v in row.items() if k not in ("variant", "class")}
+        if ci is not None:
+            m = ci.filter((pl.col("variant") == row["variant"]) & (pl.col("class") == row["class"]))
+            c.update({k: m[k][0] for k in m.columns if k.endswith("_ci")} if m.height else {})
+        out.setdefault(row["variant"], {})[row["class"]] = c
+    return out
+
+
+def run_demo(demo: Demo, out: Path, workers: int | None = None, scheduler: str | None = None, progress: bool = False) -> dict[str, Any]:
+    """Run (or resume) a demonstration into out/ID and return its record for demonstrations.json."""
+    from .reproduce import _run_store
+
+    d = out / demo.id
+    d.mkdir(parents=True, exist_ok=True)
+    _run_store(demo.spec(), d, demo.command(), workers, scheduler, progress)
+    got = measure(d)
+    if demo.classes:
+        got = {v: {c: s for c, s in cls.items() if c in demo.classes} for v, cls in got.items()}
+    return {"claims": list(demo.claims), "what": demo.what, "command": demo.command(), "base": demo.base,
+            "variants": demo.variants, "set": demo.set, "seeds": demo.seeds, "measured": got}
+
+
+def load_demos(root: Path) -> dict[str, Any]:
+    p = root / DOC_DEMOS
+    return json.loads(p.read_text()) if p.exists() else {}
+
+
+def store(records: dict[str, dict[str, Any]], root: Path) -> Path:
+    """Merge `records` into docs/reproduction/demonstrations.json (those of demonstrations no longer declared
+    are dropped)."""
+    p = root / DOC_DEMOS
+    have = json.loads(p.read_text()) if p.exists() else {}
+    merged = {k: v for k, v in {**have, **records}.items() if k in DEMOS}
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(dict(sorted(merged.items())), indent=1, default=str) + "\n")
+    return p
