@@ -441,3 +441,17 @@ def test_a_declared_reading_runs_only_the_reproductions_whose_scenario_has_its_k
     assert "steady_closed_background" not in every  # a demonstration: no claims
     assert reproductions_for(READINGS["frontends_first"].set, READINGS["frontends_first"].scenarios) == [
         "sequential", "partition_aggregate", "page_creation"]
+
+
+def test_the_experiments_block_rewrites_the_sections_out_holds_and_keeps_the_others(tmp_path):
+    from detailsim.reproduce import experiments_block
+
+    out = tmp_path / "out"
+    (out / "scatter").mkdir(parents=True)
+    (out / "scatter" / "table.md").write_text("## scatter: title\n\nNEW TABLE\n")
+    (tmp_path / "docs" / "reproduction").mkdir(parents=True)
+    old = "### scatter: old title\n\nOLD TABLE\n\n### incast: Section 4.3.4\n\nINCAST TABLE\n\n### gone: no longer a reproduction\n\nX\n"
+    new = experiments_block(out, tmp_path, old)
+    assert "NEW TABLE" in new and "OLD TABLE" not in new
+    assert "### incast: Section 4.3.4\n\nINCAST TABLE\n" in new and "gone" not in new
+    assert new.index("### scatter") < new.index("### incast")  # in ORDER

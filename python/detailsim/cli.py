@@ -525,7 +525,7 @@ def report_cmd(store: str, output: str, baseline: str, metric: str) -> None:
 @click.option("--regrade-docs", "regrade_docs", is_flag=True,
               help="Run nothing: grade docs/reproduction/claims.json again from its own numbers under today's rule and labels "
                    "(the claims of every experiment OUT holds a claims.json for replace the stored ones), and regenerate the "
-                   "blocks that show them (run from the project root).")
+                   "blocks that show them, and the per-experiment sections of the reproductions OUT holds (run from the project root).")
 @click.option("--update-docs", "update_docs_", is_flag=True,
               help="After `all`: copy OUT/claims.json to docs/reproduction/claims.json and regenerate the verdict tables "
                    "and counts in docs/reproduction.md and README.md (run from the project root).")
@@ -542,7 +542,8 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
         outp = Path(out)
         fresh = collect_claims(outp) if outp.is_dir() else []
         claims = regrade_stored(json.loads(Path(DOC_CLAIMS).read_text()), fresh)
-        for p in update_docs(claims, Path(".")):
+        # the per-experiment sections of the reproductions OUT holds are rewritten too (the others kept)
+        for p in update_docs(claims, Path("."), outp if fresh else None):
             click.echo(f"wrote {p}")
         return
     if list_ or name is None:

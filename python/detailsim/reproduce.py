@@ -798,13 +798,22 @@ def doc_plot(d: Path, r: Repro) -> Path | None:
     return plots[0] if plots else None
 
 
-def experiments_block(out: Path, root: Path) -> str:
+def experiments_block(out: Path, root: Path, old: str | None = None) -> str:
     """One section per reproduction: its command, plot, table and graded claims (from OUT/NAME/table.md);
-    copies each plot to docs/reproduction/NAME.png."""
+    copies each plot to docs/reproduction/NAME.png. `old`: the block as it stands, whose section of a
+    reproduction OUT does not hold is kept as it is."""
+    import re
+
+    kept = {}
+    for sec in re.split(r"(?m)^(?=### )", old or ""):
+        if sec.startswith("### "):
+            kept[sec[4:].split(":", 1)[0]] = sec.rstrip("\n") + "\n"
     parts = []
     for n in ORDER:
         d = out / n
         if not (d / "table.md").exists():
+            if n in kept:
+                parts.append(kept[n])
             continue
         r = REPROS[n]
         body = (d / "table.md").read_text().split("\n", 1)[1].strip()
@@ -845,7 +854,7 @@ def update_docs(claims: list[dict[str, Any]], root: Path, out: Path | None = Non
         if rel == "docs/reproduction.md" and block_of(text, "why", WHY_SOURCE) is not None:
             text = render_block(text, "why", why_markdown(claims, load_readings(root), load_demos(root)), rel, WHY_SOURCE)
         if out is not None and rel == "docs/reproduction.md":
-            text = render_block(text, "experiments", experiments_block(out, root), rel)
+            text = render_block(text, "experiments", experiments_block(out, root, block_of(text, "experiments")), rel)
             cal = out / "calibrate" / "calibration.json"
             if cal.exists():
                 shutil.copyfile(cal, root / DOC_CALIBRATION)

@@ -155,7 +155,7 @@ def _disconnected(x: Ctx) -> str:
 def _degraded(x: Ctx) -> str:
     return ("The slow link's queue sets every scheme's tail. LPS is lossless, so the link's congestion spreads back through "
             "PFC, but it also never waits for a timeout; DeTail's cut falls just short of the paper's bound. "
-            "*Not demonstrated*: which choice the text leaves open moves LPS past 2 s; "
+            "*Not demonstrated*: which choice the text leaves open, if any, moves LPS past 2 s. "
             + _readings_line(x, ("degraded.lps_2kb_p999", "degraded.p999_cut")))
 
 
@@ -176,14 +176,16 @@ def _pias_host(x: Ctx) -> str:
 
 
 def _pias_tcp(x: Ctx) -> str:
-    return ("Our TCP loses far more than the testbed's: it fills its 2 MB egress queue (16 ms at 1 Gbps, above the 10 ms RTO "
-            "floor) and drops besides; our NewReno has no SACK, which the testbed's Linux had. *Not demonstrated*: the switch's "
+    drain_ms = 2 * 2**20 * 8 / 1e9 * 1e3  # the scenario's 2 MB egress at its 1 Gbps
+    return (f"Our TCP loses far more than the testbed's: it fills its 2 MB egress queue ({drain_ms:.0f} ms at 1 Gbps, above "
+            "the 10 ms RTO floor) and drops besides; our NewReno has no SACK, which the testbed's Linux had. *Not demonstrated*: the switch's "
             "4 MB shared buffer is modelled as 2 MB per egress; a run of the testbed with a 4 MB shared-buffer switch "
             "(`topology.shared_buffer`), the paper's own buffer, would show how much of the gap is the buffer model.")
 
 
 def _pias_endhost(x: Ctx) -> str:
-    return ("The model's NIC queue is Linux's default 1000 frames (1.2 ms at 10 Gbps), while the testbed host queued TSO "
+    nic_ms = 1000 * 1538 * 8 / 10e9 * 1e3  # 1000 full frames on the wire at 10 Gbps
+    return (f"The model's NIC queue is Linux's default 1000 frames ({nic_ms:.1f} ms at 10 Gbps), while the testbed host queued TSO "
             "segments of up to 64 KB; the third variant of `pias_endhost` (an 8 MB host queue) is the reproduction's own "
             "demonstration of the wait. The scenario's 5 µs links are our choice (the paper gives no link delay), so the idle "
             "RTT is well below the paper's 200 µs, which is its testbed's idle RTT. *Not demonstrated* here with a stored "
