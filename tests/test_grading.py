@@ -224,7 +224,9 @@ def test_the_docs_show_what_claims_json_and_the_calibration_generate():
     assert block_of(text, "calibration", CALIBRATION_SOURCE) == calibration_markdown(points)
     from detailsim.readings import READINGS_SOURCE, load_readings, readings_markdown
 
-    assert block_of(text, "readings", READINGS_SOURCE) == readings_markdown(claims, load_readings(ROOT))
+    from detailsim.reproduce import REPROS
+
+    assert block_of(text, "readings", READINGS_SOURCE) == readings_markdown(claims, load_readings(ROOT), {n: r.base for n, r in REPROS.items()})
     # the adopted model is the calibration's winner, in every DeTail scenario
     import tomllib
 
@@ -406,6 +408,9 @@ def test_the_readings_within_the_declared_distance_of_the_best_are_the_declared_
 
 def test_a_claim_is_the_papers_gap_only_when_no_reading_reproduces_it():
     from detailsim.readings import READINGS, readings_markdown, readings_rows
+    from detailsim.reproduce import REPROS
+
+    bases = {n: r.base for n, r in REPROS.items()}
 
     def claim(id_, exp, verdict, label="held out"):
         return {"id": id_, "experiment": exp, "claim": id_, "label": label, "verdict": verdict, "resolve": None}
@@ -417,7 +422,7 @@ def test_a_claim_is_the_papers_gap_only_when_no_reading_reproduces_it():
                 claim("sequential.c", "sequential", "reproduced" if n == "frontends_first" else "not reproduced"),
                 claim("steady.d", "steady", "not reproduced")] for n in READINGS if n != "frontends_first"}
     runs["frontends_first"] = [claim("sequential.c", "sequential", "reproduced")]
-    rows = {r["id"]: r for r in readings_rows(adopted, runs)}
+    rows = {r["id"]: r for r in readings_rows(adopted, runs, bases)}
     assert set(rows) == {"steady.a", "steady.b", "sequential.c", "steady.d"}  # held out, DeTail only
     assert rows["steady.a"]["under"] == "all" and not rows["steady.a"]["gap"]
     assert rows["steady.b"]["under"] == "none" and rows["steady.b"]["gap"]
@@ -425,21 +430,22 @@ def test_a_claim_is_the_papers_gap_only_when_no_reading_reproduces_it():
     assert rows["steady.b"]["by"]["frontends_first"] == {"verdict": "not reproduced", "same": True}
     assert rows["sequential.c"]["under"] == "some" and not rows["sequential.c"]["gap"]
     assert rows["steady.d"]["under"] == "none" and not rows["steady.d"]["gap"]  # inconclusive once: not decided
-    md = readings_markdown(adopted, runs)
+    md = readings_markdown(adopted, runs, bases)
     assert "the paper's gap: 1" in md and "| `steady.b` | ✗ | ✗ | ✗ | ✗ | ✗ (=) | none (the paper's gap) |" in md
     # with a reading not yet run nothing is called the paper's gap
     partial = {k: v for k, v in runs.items() if k != "egress_eighths"}
-    assert not any(r["gap"] for r in readings_rows(adopted, partial))
-    assert "none so far" in readings_markdown(adopted, partial)
+    assert not any(r["gap"] for r in readings_rows(adopted, partial, bases))
+    assert "none so far" in readings_markdown(adopted, partial, bases)
 
 
 def test_a_declared_reading_runs_only_the_reproductions_whose_scenario_has_its_keys():
     from detailsim.readings import READINGS, reproductions_for
+    from detailsim.reproduce import REPROS
 
-    every = reproductions_for(READINGS["rto_linux"].set)
+    every = reproductions_for(REPROS)
     assert "calibrate" not in every and "pias_testbed" not in every and {"steady", "bursty", "disconnected", "sequential"} <= set(every)
     assert "steady_closed_background" not in every  # a demonstration: no claims
-    assert reproductions_for(READINGS["frontends_first"].set, READINGS["frontends_first"].scenarios) == [
+    assert reproductions_for(REPROS, READINGS["frontends_first"].scenarios) == [
         "sequential", "partition_aggregate", "page_creation"]
 
 

@@ -13,7 +13,7 @@ import click
 
 from . import _core
 from .api import Result, execute
-from .scenario import bundled_scenarios, prepare
+from .scenario import duration_seconds, bundled_scenarios, prepare
 from .results import fct_table, fmt_ms
 
 DEMO_SCENARIO = "paper/steady"
@@ -249,7 +249,7 @@ def live_cmd(scenario: str | None, scheme: str | None, sets: tuple[str, ...], se
         sc, name = prepare(scenario, scheme=scheme, seed=seed, duration=duration, sets=list(sets))
         _CURRENT["scenario"] = sc
         _core.validate(json.dumps(sc))
-        drain_s = _core_duration(drain, "--drain")
+        drain_s = duration_seconds(drain, "--drain")
     except _core.ScenarioError as e:
         _fail(str(e))
     say = (lambda m: None) if quiet or as_json else (lambda m: click.echo(m, err=True))
@@ -300,7 +300,7 @@ def live_validate_cmd(scenario: str, schemes: str, rates: str, duration: str, se
             sc, _ = prepare(scenario, scheme=sch, seed=seed, duration=duration, sets=[*sets, f"workload.0.rate={rate_list[0]:g}"])
             _CURRENT["scenario"] = sc
             _core.validate(json.dumps(sc))
-        drain_s = _core_duration(drain, "--drain")
+        drain_s = duration_seconds(drain, "--drain")
     except _core.ScenarioError as e:
         _fail(str(e))
     with _live_errors():
@@ -583,7 +583,7 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
         _fail("reproduce: --update-docs takes the adopted model's run or a declared --reading NAME "
               f"({', '.join(READINGS)}); a run under KEY=VALUE goes in its own OUT")
     if name == "all":
-        names = reproductions_for(reading, declared.scenarios if declared else None) if reading else list(REPROS)
+        names = reproductions_for(REPROS, declared.scenarios if declared else None) if reading else list(REPROS)
     else:
         names = GROUPS.get(name, [name])
     for n in names:
@@ -677,7 +677,7 @@ def analyze_workflow(src: str, cls: str | None, where: tuple[str, ...], cdf_unit
     from . import analyze as an
 
     try:
-        dl = _core_duration(deadline, "--deadline")
+        dl = duration_seconds(deadline, "--deadline")
         d = an.load_dist(src, cls, list(where), cdf_unit)
     except _core.ScenarioError as e:
         _fail(str(e))
@@ -697,20 +697,6 @@ def analyze_workflow(src: str, cls: str | None, where: tuple[str, ...], cdf_unit
         text = (f"at most {res['max_sequential_retrievals']} sequential retrievals complete within {deadline} at the 99.9th percentile"
                 f" ({d.describe()}, {trials} trials)")
     click.echo(json.dumps(res) if as_json else text)
-
-
-def _core_duration(text: str, field: str) -> float:
-    """Seconds from a duration string, with the core's parser (and its error message)."""
-    try:
-        probe = {"topology": {"kind": "single_switch", "hosts": 2}, "run": {"drain": text}}
-        _core.validate(json.dumps(probe))
-    except _core.ScenarioError as e:
-        raise _core.ScenarioError(f"{field}: {str(e).split(': ', 1)[1]}") from None
-    units = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
-    for u in sorted(units, key=len, reverse=True):
-        if text.strip().endswith(u):
-            return float(text.strip()[: -len(u)]) * units[u]
-    raise _core.ScenarioError(f"{field}: expected a duration such as \"10ms\"")
 
 
 @main.command("demonstrate")

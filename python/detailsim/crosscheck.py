@@ -523,13 +523,13 @@ def table(results: list[dict[str, Any]]) -> str:
 
 
 def update_docs(results: list[dict[str, Any]], root: Path) -> None:
-    from .reproduce import write_generated
+    from .docblocks import write_generated
 
     write_generated(root, DOC, DOC_JSON, BLOCK, results, table(results), SOURCE)
 
 
 def doc_block(root: Path) -> str | None:
-    from .reproduce import block_of
+    from .docblocks import block_of
 
     return block_of((root / DOC).read_text(), BLOCK, source=SOURCE)
 

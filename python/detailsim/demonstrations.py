@@ -102,11 +102,11 @@ def measure(d: Path) -> dict[str, Any]:
 
 def run_demo(demo: Demo, out: Path, workers: int | None = None, scheduler: str | None = None, progress: bool = False) -> dict[str, Any]:
     """Run (or resume) a demonstration into out/ID and return its record for demonstrations.json."""
-    from .reproduce import _run_store
+    from .sweep import run_store
 
     d = out / demo.id
     d.mkdir(parents=True, exist_ok=True)
-    _run_store(demo.spec(), d, demo.command(), workers, scheduler, progress)
+    run_store(demo.spec(), d, demo.command(), workers, scheduler, progress)
     got = measure(d)
     if demo.classes:
         got = {v: {c: s for c, s in cls.items() if c in demo.classes} for v, cls in got.items()}

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .reproduce import block_of, write_generated
+from .docblocks import block_of, write_generated
 from .results import QUANTILES, nearest_rank
 
 DEFAULT_SCENARIO = "live/verification"

@@ -99,7 +99,7 @@ def main() -> None:
     if a.update_docs:
         from pathlib import Path
 
-        from .reproduce import write_generated
+        from .docblocks import write_generated
 
         write_generated(Path("."), DOC, DOC_JSON, BLOCK, rows, markdown(rows), SOURCE)
     if a.markdown:

@@ -62,12 +62,13 @@ def applies(reading: Reading, base: str) -> bool:
     return is_detail(base) and (reading.scenarios is None or base.removeprefix("paper/") in reading.scenarios)
 
 
-def reproductions_for(reading: dict[str, Any], scenarios: tuple[str, ...] | None = None) -> list[str]:
-    """The reproductions a reading runs: those with claims (or whose store another's claims read) on a DeTail
-    scenario (`scenarios`: only these), in ORDER; never the calibration."""
+def reproductions_for(repros: dict[str, Any], scenarios: tuple[str, ...] | None = None) -> list[str]:
+    """The reproductions (of `repros`, detailsim.reproduce.REPROS) a reading runs: those with claims (or
+    whose store another's claims read) on a DeTail scenario (`scenarios`: only these), in their order;
+    never the calibration."""
     from .claims import DETAIL_SCENARIOS
-    from .reproduce import REPROS
 
+    REPROS = repros
     used = {u for r in REPROS.values() if r.claims for u in r.uses}
     out = []
     for n, r in REPROS.items():
@@ -93,17 +94,16 @@ def load_readings(root: Path) -> dict[str, list[dict[str, Any]]]:
     return {n: json.loads((d / f"{n}.json").read_text()) for n in READINGS if (d / f"{n}.json").exists()}
 
 
-def readings_rows(adopted: list[dict[str, Any]], runs: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+def readings_rows(adopted: list[dict[str, Any]], runs: dict[str, list[dict[str, Any]]], bases: dict[str, str]) -> list[dict[str, Any]]:
     """Per held-out claim of the DeTail experiments the readings run: its verdict under the adopted model and
     under each reading (the adopted verdict where the reading's key is not in its scenario, marked
-    `same`; None where the reading has not been run), and `under`: all, some or none of those graded."""
-    from .reproduce import REPROS
-
+    `same`; None where the reading has not been run), and `under`: all, some or none of those graded.
+    `bases`: each experiment's base scenario."""
     rows = []
     for c in adopted:
-        if c["label"] != "held out" or c["experiment"] not in REPROS:
+        if c["label"] != "held out" or c["experiment"] not in bases:
             continue
-        base = REPROS[c["experiment"]].base
+        base = bases[c["experiment"]]
         if not is_detail(base):
             continue
         row: dict[str, Any] = {"id": c["id"], "claim": c["claim"], "adopted": c["verdict"], "resolve": c.get("resolve"), "by": {}}
@@ -129,8 +129,8 @@ def readings_rows(adopted: list[dict[str, Any]], runs: dict[str, list[dict[str, 
 SHORT = {"reproduced": "✓", "not reproduced": "✗", "direction only": "→", "inconclusive": "?"}
 
 
-def readings_markdown(adopted: list[dict[str, Any]], runs: dict[str, list[dict[str, Any]]]) -> str:
-    rows = readings_rows(adopted, runs)
+def readings_markdown(adopted: list[dict[str, Any]], runs: dict[str, list[dict[str, Any]]], bases: dict[str, str]) -> str:
+    rows = readings_rows(adopted, runs, bases)
     names = list(READINGS)
     ran = [n for n in names if n in runs]
     head = (f"{len(rows)} held-out DeTail claims; readings run: {', '.join(ran) if ran else 'none yet'}"

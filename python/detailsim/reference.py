@@ -59,7 +59,7 @@ def table(prefix: str) -> str:
 
 def update_docs(doc: Path = DOC) -> bool:
     """Rewrite the generated tables in `doc`; whether anything changed."""
-    from .reproduce import render_block
+    from .docblocks import render_block
 
     text = old = doc.read_text()
     for prefix, (name, _) in SECTIONS.items():

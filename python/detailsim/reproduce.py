@@ -67,7 +67,9 @@ from .grading import Claim, fmt_measured, fmt_value, glance_table
 from .modern import (MODERN_HANDSHAKE, MODERN_SCHEMES, hpcc_fattree_claims, modern_report, roce_convergence_claims, roce_incast_claims,
                      roce_scaling, roce_scaling_zip)
 from .plots import ci_of, fmt_reduction, pooled_percentiles, reduction_ci, reduction_table, seed_ci
-from .sweep import _manifest, load_sweep, read_store, run_sweep
+from .docblocks import REPRODUCE_SOURCE, block_of, render_block, write_generated  # noqa: F401 (re-exported)
+from .scenario import duration_seconds
+from .sweep import _manifest, load_sweep, read_store, run_store, run_sweep  # noqa: F401
 
 
 # ---------------------------------------------------------------- the calibration (issue 49; issue 34 before)
@@ -500,24 +502,6 @@ def claims_markdown(claims: list[Claim]) -> str:
     return "\n".join(lines)
 
 
-def _run_store(spec: dict[str, Any], d: Path, source: str, workers: int | None, scheduler: str | None, progress: bool) -> None:
-    """Run a sweep into the store `d`, keeping the runs of an earlier sweep there that this one repeats (a
-    reproduction given more seeds runs only the new ones) and removing the others."""
-    sw = load_sweep(spec)
-    sw.source = source
-    resume = (d / "sweep.json").exists()
-    if resume:
-        old = json.loads((d / "sweep.json").read_text())
-        keep = {x.run_id for x in sw.runs}
-        if {x["run_id"] for x in old["runs"]} != keep:
-            for sub in ("summary", "fct", "flows", "failed"):
-                for f in (d / sub).glob("*"):
-                    if f.stem not in keep:
-                        f.unlink()
-            (d / "sweep.json").write_text(json.dumps(_manifest(sw), indent=2, default=str))
-    run_sweep(sw, d, workers=workers, scheduler=scheduler, resume=resume, progress=progress)
-
-
 def _data(name: str, flows: pl.DataFrame, summary: pl.DataFrame, ckeys: list[str]) -> Data:
     per_seed = []
     seeds = sorted(flows["seed"].unique().to_list())
@@ -540,9 +524,7 @@ def _load(r: Repro, d: Path) -> tuple[dict[str, pl.DataFrame], list[str]]:
 
 
 def _half_duration(r: Repro) -> str:
-    from .cli import _core_duration
-
-    return f"{_core_duration(str(r.set['run.duration']), 'run.duration') / 2:g}s"
+    return f"{duration_seconds(str(r.set['run.duration']), 'run.duration') / 2:g}s"
 
 
 def _check_data(name: str, r: Repro, d: Path, t: dict[str, pl.DataFrame], ckeys: list[str], workers: int | None, scheduler: str | None,
@@ -559,7 +541,7 @@ def _check_data(name: str, r: Repro, d: Path, t: dict[str, pl.DataFrame], ckeys:
     if r.converge == "length":
         dur = _half_duration(r)
         if not regrade:
-            _run_store(r.sweep_spec(False, duration=dur, reading=reading), d / "check", f"detailsim reproduce {name} (convergence check)", workers, scheduler, progress)
+            run_store(r.sweep_spec(False, duration=dur, reading=reading), d / "check", f"detailsim reproduce {name} (convergence check)", workers, scheduler, progress)
         tc, ck = _load(r, d / "check")
         return _data(name, tc["flows"], tc["summary"], ck), f"half the arrival window ({dur} against {r.set['run.duration']})"
     return None, ""
@@ -616,7 +598,7 @@ def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = N
         else:
             if (d / "sweep.json").exists() and json.loads((d / "sweep.json").read_text())["spec"].get("description", "").endswith("(quick)") != quick:
                 shutil.rmtree(d)  # an earlier run of the other variant (quick / full): start again
-            _run_store(r.sweep_spec(quick, reading=reading), d, source, workers, scheduler, progress)
+            run_store(r.sweep_spec(quick, reading=reading), d, source, workers, scheduler, progress)
         t, ckeys = _load(r, d)
         keys = [k for k in sweep_axes(d, t["summary"]) if k not in r.hide]
         data = _data(name, t["flows"], t["summary"], ckeys)
@@ -631,9 +613,7 @@ def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = N
             c.set_check(cc.measured_value, how)
     (d / "claims.json").write_text(json.dumps([c.to_json() for c in claims], indent=2))
     if name == "calibrate" and t is not None:
-        from .cli import _core_duration
-
-        dur = _core_duration(str({**r.set, **(r.quick_set if quick else {})}["run.duration"]), "run.duration")
+        dur = duration_seconds(str({**r.set, **(r.quick_set if quick else {})}["run.duration"]), "run.duration")
         stats = stats.join(background_in_progress(t["flows"], keys, (dur / 2, dur)), on=keys, how="left")
         (d / "calibration.json").write_text(json.dumps(calibration_points(stats), indent=2, default=str) + "\n")
     md = f"## {name}: {r.title}\n\n"
@@ -714,13 +694,6 @@ def collect_claims(out: Path, names: list[str] | None = None) -> list[dict[str, 
     return claims
 
 
-REPRODUCE_SOURCE = "docs/reproduction/claims.json by `detailsim reproduce --update-docs`"
-
-
-def _block(name: str, source: str = REPRODUCE_SOURCE) -> tuple[str, str]:
-    return (f"<!-- generated:{name} from {source}; do not edit -->", f"<!-- end generated:{name} -->")
-
-
 def convergence_table(claims: list[dict[str, Any]]) -> str:
     """Per experiment: how its values were checked (half the seeds, or half the arrival window), how many of
     its graded values moved by no more than their 95% interval, and the ones that moved more."""
@@ -747,27 +720,6 @@ def generated_blocks(claims: list[dict[str, Any]]) -> dict[str, str]:
     from .grading import counts_line
 
     return {"claims-glance": glance_table(claims), "claims-counts": counts_line(claims), "convergence": convergence_table(claims)}
-
-
-def render_block(text: str, name: str, body: str, path: str = "", source: str = REPRODUCE_SOURCE) -> str:
-    begin, end = _block(name, source)
-    i, j = text.find(begin), text.find(end)
-    if i < 0 or j < i:
-        raise ValueError(f"{path or 'document'}: no generated:{name} markers (add the two lines {begin!r} and {end!r})")
-    return text[: i + len(begin)] + "\n" + body + "\n" + text[j:]
-
-
-def write_generated(root: Path, doc: str, doc_json: str, name: str, data: Any, body: str, source: str) -> None:
-    """Store `data` as `doc_json` and put `body` in `doc`'s generated block `name` (both under `root`)."""
-    (root / doc_json).parent.mkdir(parents=True, exist_ok=True)
-    (root / doc_json).write_text(json.dumps(data, indent=1) + "\n")
-    (root / doc).write_text(render_block((root / doc).read_text(), name, body, doc, source=source))
-
-
-def block_of(text: str, name: str, source: str = REPRODUCE_SOURCE) -> str | None:
-    begin, end = _block(name, source)
-    i, j = text.find(begin), text.find(end)
-    return None if i < 0 or j < i else text[i + len(begin): j].strip("\n")
 
 
 DOCS_WITH_BLOCKS = {"docs/reproduction.md": ["claims-counts", "claims-glance", "convergence"], "README.md": ["claims-counts"]}
@@ -850,7 +802,7 @@ def update_docs(claims: list[dict[str, Any]], root: Path, out: Path | None = Non
         for n in names:
             text = render_block(text, n, blocks[n], rel)
         if rel == "docs/reproduction.md" and block_of(text, "readings", READINGS_SOURCE) is not None:
-            text = render_block(text, "readings", readings_markdown(claims, load_readings(root)), rel, READINGS_SOURCE)
+            text = render_block(text, "readings", readings_markdown(claims, load_readings(root), {n: r.base for n, r in REPROS.items()}), rel, READINGS_SOURCE)
         if rel == "docs/reproduction.md" and block_of(text, "why", WHY_SOURCE) is not None:
             text = render_block(text, "why", why_markdown(claims, load_readings(root), load_demos(root)), rel, WHY_SOURCE)
         if out is not None and rel == "docs/reproduction.md":

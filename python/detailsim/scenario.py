@@ -387,3 +387,19 @@ def prepare(
     for k, v in (limits or {}).items():
         sc.setdefault("run", {})[k] = v
     return resolve(sc, base), name
+
+
+def duration_seconds(text: str, field: str) -> float:
+    """Seconds from a duration string, with the core's parser (and its error message)."""
+    from . import _core
+
+    try:
+        probe = {"topology": {"kind": "single_switch", "hosts": 2}, "run": {"drain": text}}
+        _core.validate(json.dumps(probe))
+    except ScenarioError as e:
+        raise ScenarioError(f"{field}: {str(e).split(': ', 1)[1]}") from None
+    units = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+    for u in sorted(units, key=len, reverse=True):
+        if text.strip().endswith(u):
+            return float(text.strip()[: -len(u)]) * units[u]
+    raise ScenarioError(f"{field}: expected a duration such as \"10ms\"")

@@ -372,3 +372,21 @@ def wait_for(n: int, out: Path, timeout: float) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def run_store(spec: dict[str, Any], d: Path, source: str, workers: int | None, scheduler: str | None, progress: bool) -> None:
+    """Run a sweep into the store `d`, keeping the runs of an earlier sweep there that this one repeats (a
+    reproduction given more seeds runs only the new ones) and removing the others."""
+    sw = load_sweep(spec)
+    sw.source = source
+    resume = (d / "sweep.json").exists()
+    if resume:
+        old = json.loads((d / "sweep.json").read_text())
+        keep = {x.run_id for x in sw.runs}
+        if {x["run_id"] for x in old["runs"]} != keep:
+            for sub in ("summary", "fct", "flows", "failed"):
+                for f in (d / sub).glob("*"):
+                    if f.stem not in keep:
+                        f.unlink()
+            (d / "sweep.json").write_text(json.dumps(_manifest(sw), indent=2, default=str))
+    run_sweep(sw, d, workers=workers, scheduler=scheduler, resume=resume, progress=progress)
