@@ -63,10 +63,18 @@ def test_the_knob_tables_are_generated_from_the_one_declaration():
     # docs/scenarios.md's [scheme] tables are what crates/model/src/config/knobs.rs declares (unit, meaning,
     # each preset's default): `detailsim reference --update-docs` rewrites them
     from detailsim import reference
-    from detailsim.reproduce import block_of
+    from detailsim.docblocks import block_of
+    from detailsim import _core
 
     for prefix, (name, _) in reference.SECTIONS.items():
         assert block_of(DOC, name, reference.SOURCE) == reference.table(prefix), f"{name}: run `detailsim reference --update-docs`"
+    # the presets table too, with a row for every preset the core has
+    presets = block_of(DOC, "presets", reference.SOURCE)
+    assert presets == reference.presets_table(), "presets: run `detailsim reference --update-docs`"
+    for name, _ in _core.presets():
+        assert f"| `{name}` |" in presets, name
+    hpcc = next(line for line in presets.splitlines() if line.startswith("| `hpcc` |"))
+    assert hpcc.startswith("| `hpcc` | `flow_hash` | `pfc` |") and "| `hpcc` | `false` |" in hpcc  # its own congestion control
     # and every knob the schema accepts has its row (the schema field and the row come from one line)
     for prefix in ("scheme.tcp.", "scheme.pfc.", "scheme.alb.", "scheme.dibs."):
         path = prefix.strip(".").split(".")

@@ -57,11 +57,29 @@ def table(prefix: str) -> str:
     return "\n".join(lines)
 
 
+# the presets table's columns: header -> knob
+PRESET_COLUMNS = {"load balancing": "scheme.load_balancing", "flow control": "scheme.flow_control",
+                  "scheduling": "scheme.scheduling", "switch ECN": "scheme.ecn_marking", "source ECN": "scheme.source_ecn",
+                  "congestion control": "scheme.tcp.congestion_control", "fast retransmit": "scheme.tcp.fast_retransmit",
+                  "RTO min": "scheme.tcp.rto_min"}
+
+
+def presets_table() -> str:
+    """Every preset, in the core's order: what it stands for and the value it gives each policy knob (the
+    same values the knob tables show)."""
+    by = {k["key"]: dict(k["presets"]) for k in knobs()}
+    lines = ["| preset | " + " | ".join(PRESET_COLUMNS) + " | what it stands for |", "|---|" + "---|" * (len(PRESET_COLUMNS) + 1)]
+    for name, desc in _core.presets():
+        lines.append(f"| `{name}` | " + " | ".join(by[k][name] for k in PRESET_COLUMNS.values()) + f" | {desc} |")
+    return "\n".join(lines)
+
+
 def update_docs(doc: Path = DOC) -> bool:
     """Rewrite the generated tables in `doc`; whether anything changed."""
     from .docblocks import render_block
 
     text = old = doc.read_text()
+    text = render_block(text, "presets", presets_table(), str(doc), SOURCE)
     for prefix, (name, _) in SECTIONS.items():
         text = render_block(text, name, table(prefix), str(doc), SOURCE)
     doc.write_text(text)
