@@ -29,7 +29,7 @@ from collections import Counter
 import numpy as np
 
 from detailsim import _core
-from detailsim.cli import _core_duration
+from detailsim.scenario import duration_seconds
 
 # The core's defaults when a scenario leaves them out (`topology::DEFAULT_DELAY`, `DEFAULT_FORWARDING_DELAY`).
 DEFAULT_LINK_DELAY = "5.476us"
@@ -42,7 +42,7 @@ def lookahead_ps(topo: dict) -> int:
     tier = topo.get("tiers", {}).get("agg_core", {})
     link = tier.get("delay", topo.get("link_delay", DEFAULT_LINK_DELAY))
     fwd = topo.get("forwarding_delay", DEFAULT_FORWARDING_DELAY)
-    return round((_core_duration(link, "topology.link_delay") + _core_duration(fwd, "topology.forwarding_delay")) * 1e12)
+    return round((duration_seconds(link, "topology.link_delay") + duration_seconds(fwd, "topology.forwarding_delay")) * 1e12)
 
 
 def part_of(names: list[str], parts: int) -> np.ndarray | None:
