@@ -11,8 +11,9 @@ import pytest
 from detailsim.claims import DETAIL_SCENARIOS
 from detailsim.grading import (LABELS, VERDICTS, Band, Claim, assess, bands, ci95, converged, grade, regrade, regrade_resolution, resolution,
                                seeds_to_decide)
-from detailsim.reproduce import (CITED_PREFIX, CALIBRATION_SOURCE, DOC_CALIBRATION, DOC_CLAIMS, DOC_LINES, DOCS_WITH_BLOCKS, block_of, calibration_markdown,
-                                 generated_blocks, render_block)
+from detailsim.docblocks import block_of, render_block
+from detailsim.reproduce import (CITED_PREFIX, CALIBRATION_SOURCE, DOC_CALIBRATION, DOC_CLAIMS, DOC_LINES, DOCS_WITH_BLOCKS, calibration_markdown,
+                                 generated_blocks)
 
 ROOT = Path(__file__).resolve().parent.parent
 

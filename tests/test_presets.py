@@ -240,7 +240,7 @@ def test_the_lossless_matrix_in_the_docs_is_its_stored_result_and_still_holds_at
     from pathlib import Path
 
     from detailsim.matrix import BLOCK, DOC, DOC_JSON, SOURCE, lossless_case, markdown
-    from detailsim.reproduce import block_of
+    from detailsim.docblocks import block_of
 
     root = Path(__file__).resolve().parents[1]
     rows = json.loads((root / DOC_JSON).read_text())

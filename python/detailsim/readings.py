@@ -68,10 +68,9 @@ def reproductions_for(repros: dict[str, Any], scenarios: tuple[str, ...] | None 
     never the calibration."""
     from .claims import DETAIL_SCENARIOS
 
-    REPROS = repros
-    used = {u for r in REPROS.values() if r.claims for u in r.uses}
+    used = {u for r in repros.values() if r.claims for u in r.uses}
     out = []
-    for n, r in REPROS.items():
+    for n, r in repros.items():
         s = r.base.removeprefix("paper/")
         if n == "calibrate" or s not in DETAIL_SCENARIOS or (scenarios is not None and s not in scenarios):
             continue

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -67,9 +68,12 @@ from .grading import Claim, fmt_measured, fmt_value, glance_table
 from .modern import (MODERN_HANDSHAKE, MODERN_SCHEMES, hpcc_fattree_claims, modern_report, roce_convergence_claims, roce_incast_claims,
                      roce_scaling, roce_scaling_zip)
 from .plots import ci_of, fmt_reduction, pooled_percentiles, reduction_ci, reduction_table, seed_ci
-from .docblocks import REPRODUCE_SOURCE, block_of, render_block, write_generated  # noqa: F401 (re-exported)
+from .demonstrations import load_demos
+from .docblocks import block_of, render_block
+from .readings import READINGS_SOURCE, load_readings, readings_markdown
 from .scenario import duration_seconds
-from .sweep import _manifest, load_sweep, read_store, run_store, run_sweep  # noqa: F401
+from .sweep import read_store, run_store
+from .why import WHY_SOURCE, why_markdown
 
 
 # ---------------------------------------------------------------- the calibration (issue 49; issue 34 before)
@@ -754,8 +758,6 @@ def experiments_block(out: Path, root: Path, old: str | None = None) -> str:
     """One section per reproduction: its command, plot, table and graded claims (from OUT/NAME/table.md);
     copies each plot to docs/reproduction/NAME.png. `old`: the block as it stands, whose section of a
     reproduction OUT does not hold is kept as it is."""
-    import re
-
     kept = {}
     for sec in re.split(r"(?m)^(?=### )", old or ""):
         if sec.startswith("### "):
@@ -778,11 +780,6 @@ def experiments_block(out: Path, root: Path, old: str | None = None) -> str:
                + {"seeds": f", checked on the first {r.seeds // 2}", "length": ", checked at half the arrival window"}.get(r.converge, ""))
         parts.append(f"### {n}: {r.title}\n\n`detailsim reproduce {n}` ({how})\n\n{img}{body}\n")
     return "\n".join(parts)
-
-
-from .demonstrations import load_demos  # noqa: E402
-from .readings import READINGS_SOURCE, load_readings, readings_markdown  # noqa: E402
-from .why import WHY_SOURCE, why_markdown  # noqa: E402
 
 
 def update_docs(claims: list[dict[str, Any]], root: Path, out: Path | None = None) -> list[Path]:

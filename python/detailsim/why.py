@@ -110,8 +110,8 @@ def _verification(x: Ctx) -> str:
 def _pfc_alone(x: Ctx) -> str:
     dm = "pfc_alone_page_creation"
     better = x.v("pfc_alone.worse_than_fh") > 0
-    head = ("The reproduction runs PFC alone on the steady workload, where " + ("it removes FH's drops and timeouts and so cuts "
-            "FH's tail. " if better else "it is worse than FH, as the slide says, but by no number the slide gives. ")
+    head = ("The reproduction runs PFC alone on the steady workload, where" + (", lossless, it cuts FH's tail. " if better
+            else " it is worse than FH, as the slide says, but by no number the slide gives. ")
             + "Slide 30's sentence follows slide 29's page creation results. ")
     if not x.has(dm):
         return head + _not_run(dm, "PFC alone against FH on slide 29's page creation, healthy and with the degraded link")
@@ -158,9 +158,9 @@ def _disconnected(x: Ctx) -> str:
 
 
 def _degraded(x: Ctx) -> str:
-    return ("The slow link's queue sets every scheme's tail. LPS is lossless, so the link's congestion spreads back through "
-            "PFC, but it also never waits for a timeout; DeTail's cut falls just short of the paper's bound. "
-            "*Not demonstrated*: which choice the text leaves open, if any, moves LPS past 2 s. "
+    return ("The 100 Mbps link's queue sets every scheme's tail; under LPS, lossless, its congestion spreads back through "
+            "PFC. *Not demonstrated*: which choice the text leaves open, if any, moves LPS past 2 s and DeTail's cut into its "
+            "band. "
             + _readings_line(x, ("degraded.lps_2kb_p999", "degraded.p999_cut")))
 
 
@@ -174,9 +174,9 @@ def _dibs(x: Ctx) -> str:
 def _pias_host(x: Ctx) -> str:
     return ("The model has no server or host-stack time: the testbed's base RTT is about 100 µs (PIAS 003:239) and the "
             f"scenarios' links give that, but the paper's base query takes {x.p('pias_memcached.base')} against our "
-            f"{x.m('pias_memcached.base')}, the difference being memcached's and the stacks' processing, which the network "
-            "model does not have; a small flow's time is then almost all queueing, which PIAS removes, so its cuts are larger "
-            "than the paper's. *Not demonstrated* with parameters the paper allows (longer links would change the RTT the paper "
+            f"{x.m('pias_memcached.base')}; we read the difference as memcached's and the stacks' processing, which the "
+            "network model does not have, so a small flow's time is almost all queueing, which PIAS removes, and its cuts "
+            "come out larger. *Not demonstrated* with parameters the paper allows (longer links would change the RTT the paper "
             "gives): a per-request server time in the workload, which the simulator does not model, would show it.")
 
 
