@@ -439,6 +439,32 @@ def test_a_claim_is_the_papers_gap_only_when_no_reading_reproduces_it():
     assert "none so far" in readings_markdown(adopted, partial, bases)
 
 
+def test_a_reading_is_stored_experiment_by_experiment_and_called_in_part_until_every_claim_is_graded():
+    """`reproduce NAME --reading R --update-docs` replaces the claims of the experiments it ran and keeps
+    the others; the table says the reading is run in part, and calls nothing the paper's gap, while a
+    claim the reading applies to has no verdict under it."""
+    from detailsim.readings import READINGS, merge_reading, readings_markdown, readings_rows
+    from detailsim.reproduce import REPROS
+
+    def claim(id_, exp, verdict):
+        return {"id": id_, "experiment": exp, "claim": id_, "label": "held out", "verdict": verdict, "resolve": None}
+
+    kept = [claim("steady.a", "steady", "reproduced"), claim("bursty.b", "bursty", "not reproduced")]
+    merged = merge_reading(kept, [claim("scatter.c", "scatter", "not reproduced"), claim("bursty.b", "bursty", "reproduced")],
+                           ["scatter", "bursty"], list(REPROS))
+    assert [c["id"] for c in merged] == ["scatter.c", "steady.a", "bursty.b"]  # in the reproductions' order
+    assert merged[2]["verdict"] == "reproduced"  # the fresh run replaced the stored one
+    bases = {n: r.base for n, r in REPROS.items()}
+    adopted = [claim("steady.a", "steady", "not reproduced"), claim("degraded.d", "degraded", "not reproduced")]
+    every_but_one = {n: [claim("steady.a", "steady", "not reproduced"), claim("degraded.d", "degraded", "not reproduced")] for n in READINGS}
+    every_but_one["rto_linux"] = [claim("steady.a", "steady", "not reproduced")]  # degraded not yet run under it
+    md = readings_markdown(adopted, every_but_one, bases)
+    assert "rto_linux (in part)" in md and "egress_eighths (in part)" not in md
+    rows = {r["id"]: r for r in readings_rows(adopted, every_but_one, bases)}
+    assert rows["steady.a"]["gap"] and not rows["degraded.d"]["gap"]  # a claim every reading has graded is decided
+    assert "paper's gap: " not in md  # the heading counts the gap only once every reading is whole
+
+
 def test_a_declared_reading_runs_only_the_reproductions_whose_scenario_has_its_keys():
     from detailsim.readings import READINGS, reproductions_for
     from detailsim.reproduce import REPROS

@@ -30,6 +30,15 @@ def test_unknown_reproduction():
     assert r.returncode == 2 and "unknown reproduction" in r.stderr
 
 
+def test_update_docs_takes_all_or_a_declared_readings_run_and_never_quick(tmp_path):
+    """The docs quote full runs: one reproduction alone is stored only as part of a declared reading."""
+    r = run_cli("reproduce", "scatter", "--update-docs", "--out", str(tmp_path))
+    assert r.returncode == 2 and "a declared --reading NAME's run of one reproduction or all" in r.stderr
+    r = run_cli("reproduce", "scatter", "--reading", "rto_linux", "--quick", "--update-docs", "--out", str(tmp_path))
+    assert r.returncode == 2 and "not --quick" in r.stderr
+    assert not any(tmp_path.iterdir())  # refused before anything ran
+
+
 def test_a_quick_reproduction_writes_everything(tmp_path):
     r = run_cli("reproduce", "degraded", "--quick", "--out", str(tmp_path), check=True, timeout=600)
     d = tmp_path / "degraded"

@@ -520,7 +520,8 @@ def report_cmd(store: str, output: str, baseline: str, metric: str) -> None:
 @click.option("--reading", "readings", multiple=True, metavar="NAME|KEY=VALUE",
               help="Run the DeTail paper scenarios under another reading of an open choice (docs/model.md): a declared one "
                    "by name (rto_linux, fh_ingress_shared, egress_eighths, frontends_first; with `all`, only the reproductions "
-                   "it applies to; with --update-docs, its claims go to docs/reproduction/readings/NAME.json), or KEY=VALUE, "
+                   "it applies to; with --update-docs, the claims of the reproductions run replace theirs in "
+                   "docs/reproduction/readings/NAME.json), or KEY=VALUE, "
                    "e.g. scheme.egress_sharing=eighths (repeatable; into its own OUT).")
 @click.option("--regrade-docs", "regrade_docs", is_flag=True,
               help="Run nothing: grade docs/reproduction/claims.json again from its own numbers under today's rule and labels "
@@ -532,6 +533,7 @@ def report_cmd(store: str, output: str, baseline: str, metric: str) -> None:
 def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers: int | None, scheduler: str | None, quiet: bool,
                   regrade: bool, readings: tuple[str, ...], regrade_docs: bool, update_docs_: bool) -> None:
     """Reproduce an evaluation of the DeTail, DIBS or PIAS papers, or DeTail beside DCQCN and HPCC (NAME, `modern` or `all`): sweep, plots, table, claims."""
+    from .readings import READINGS, reproductions_for
     from .reproduce import GROUPS, REPROS, collect_claims, reproduce, update_docs
 
     if regrade_docs:
@@ -555,15 +557,17 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
         if name is None and not list_:
             click.echo("\nrun one with: detailsim reproduce NAME [--quick]   (or: all)", err=True)
         return
+    declared_name = readings[0] if len(readings) == 1 and readings[0] in READINGS else None
     if update_docs_:
-        # checked before anything runs
-        if name != "all" or quick:
-            _fail("reproduce: --update-docs takes the full `all` run (not --quick), whose numbers the docs quote")
+        # checked before anything runs; a declared reading's claims are stored per experiment (the run of
+        # one reproduction under it replaces that experiment's claims and keeps the others)
+        if quick or (name != "all" and declared_name is None):
+            _fail("reproduce: --update-docs takes the full `all` run (not --quick), whose numbers the docs quote, "
+                  "or a declared --reading NAME's run of one reproduction or all")
         if not Path("docs/reproduction.md").exists():
             _fail("reproduce: --update-docs must run from the project root (no docs/reproduction.md here)")
     if regrade and quick:
         _fail("reproduce: --regrade grades what the store holds (quick or not); leave out --quick")
-    from .readings import READINGS, reproductions_for
 
     reading: dict[str, Any] = {}
     declared = None
@@ -627,12 +631,13 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
                                         + glance_table(claims) + "\n\n" + "\n".join(parts))
         click.echo(counts_line(claims).replace("**", ""), err=True)
     if update_docs_ and declared is not None:
-        from .readings import READINGS_DIR
+        from .readings import READINGS_DIR, merge_reading
         from .reproduce import DOC_CLAIMS
 
         dest = Path(READINGS_DIR) / f"{declared.name}.json"
         dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_text(json.dumps(collect_claims(outp, names), indent=2) + "\n")
+        kept = json.loads(dest.read_text()) if dest.exists() else []
+        dest.write_text(json.dumps(merge_reading(kept, collect_claims(outp, names), names, list(REPROS)), indent=2) + "\n")
         click.echo(f"updated {dest}", err=True)
         # the adopted claims as they stand; the readings table is regenerated beside them
         for p in update_docs(json.loads(Path(DOC_CLAIMS).read_text()), Path(".")):

@@ -87,6 +87,14 @@ def within_best(points: list[dict[str, Any]], within: float = CAL_WITHIN) -> lis
     return [p for p in ok[1:] if p["distance"] <= best + within]
 
 
+def merge_reading(kept: list[dict[str, Any]], fresh: list[dict[str, Any]], ran: list[str], order: list[str]) -> list[dict[str, Any]]:
+    """A reading's stored claims after a run of the reproductions `ran`: their claims (`fresh`) replace the
+    ones stored for those experiments, the others' stay; in the reproductions' `order`."""
+    out = [c for c in kept if c["experiment"] not in ran] + fresh
+    rank = {n: i for i, n in enumerate(order)}
+    return sorted(out, key=lambda c: rank.get(c["experiment"], len(rank)))
+
+
 def load_readings(root: Path) -> dict[str, list[dict[str, Any]]]:
     """Each declared reading's stored claims (READINGS order), where it has been run."""
     d = root / READINGS_DIR
@@ -132,11 +140,14 @@ def readings_markdown(adopted: list[dict[str, Any]], runs: dict[str, list[dict[s
     rows = readings_rows(adopted, runs, bases)
     names = list(READINGS)
     ran = [n for n in names if n in runs]
-    head = (f"{len(rows)} held-out DeTail claims; readings run: {', '.join(ran) if ran else 'none yet'}"
+    # a reading is stored experiment by experiment: run in part while some claim it applies to is not graded
+    part = {n for n in ran if any(r["by"][n] is None for r in rows)}
+    head = (f"{len(rows)} held-out DeTail claims; readings run: "
+            + (", ".join(n + (" (in part)" if n in part else "") for n in ran) if ran else "none yet")
             + (f"; not yet run: {', '.join(n for n in names if n not in runs)}" if len(ran) < len(names) else "") + ". ")
     counts = {k: sum(r["under"] == k for r in rows) for k in ("all", "some", "none")}
     head += (f"Reproduced under all the readings graded: {counts['all']}; under some: {counts['some']}; under none: {counts['none']}"
-             + (f" (of which not reproduced under every one, the paper's gap: {sum(r['gap'] for r in rows)})." if len(ran) == len(names)
+             + (f" (of which not reproduced under every one, the paper's gap: {sum(r['gap'] for r in rows)})." if len(ran) == len(names) and not part
                 else " (a claim is the paper's gap only once every reading is graded)."))
     lines = [head, "", "✓ reproduced, ✗ not reproduced, → direction only, ? inconclusive; (=) the reading's key is not in the "
              "claim's scenario, so its runs are the adopted ones; · not run yet.", "",
