@@ -31,48 +31,6 @@ pub const RED_DEFAULT_WEIGHT: f64 = 0.002;
 
 
 
-/// Transport parameters after preset and overrides.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TcpParams {
-    pub mss: u32,
-    pub initial_window: u32,
-    /// The receiver's advertised window: bytes in flight never exceed min(cwnd, rwnd).
-    pub rwnd: u64,
-    pub handshake: bool,
-    pub fast_retransmit: bool,
-    pub dupack_threshold: u32,
-    pub rto_min: Time,
-    pub rto_initial: Time,
-    pub rto_max: Time,
-    pub rto_formula: RtoFormula,
-    pub delayed_ack: bool,
-    pub delayed_ack_timeout: Time,
-    pub ecn: bool,
-    /// Off: no retransmission timer and no fast retransmit (the paper's Section 3.3 study with
-    /// infinite buffers, where nothing is lost).
-    pub retransmissions: bool,
-    pub cc: CongestionControl,
-    pub dctcp_g: f64,
-    /// PIAS MLFQ demotion thresholds (bytes sent); empty: no tagging.
-    pub mlfq: Vec<u64>,
-    /// Start every flow at line rate: the initial window is the bandwidth-delay product of its path
-    /// (sender's link rate x base RTT), overriding `initial_window`.
-    pub line_rate_start: bool,
-    /// When positive: the minimum and initial RTO are this many base RTTs of the flow's path, overriding
-    /// `rto_min` and `rto_initial`.
-    pub rto_rtts: f64,
-    /// Detect spurious timeouts with the echoed timestamps and undo their window cut (RFC 3522 / 4015,
-    /// what Linux does by default).
-    pub spurious_rto_undo: bool,
-    /// DCQCN's parameters (`cc = "dcqcn"`).
-    pub dcqcn: crate::transport::dcqcn::DcqcnParams,
-    /// HPCC's parameters (`cc = "hpcc"`).
-    pub hpcc: crate::transport::hpcc::HpccParams,
-    /// Bytes a segment occupies on the wire beyond its payload (headers and framing; the simulator sets it
-    /// from the topology's framing): what a rate-limited sender paces.
-    pub wire_overhead: u32,
-}
-
 /// A resolved scheme: one row of the policy table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scheme {
@@ -111,31 +69,7 @@ pub struct Preset {
 }
 
 pub(crate) fn base_tcp() -> TcpParams {
-    TcpParams {
-        mss: 1460,
-        initial_window: 10,
-        rwnd: 128 * 1024,
-        handshake: false,
-        fast_retransmit: true,
-        dupack_threshold: 3,
-        rto_min: Time::from_ms(10),
-        rto_initial: Time::from_ms(10),
-        rto_max: Time::from_secs_f64(60.0),
-        rto_formula: RtoFormula::Rfc6298,
-        delayed_ack: false,
-        delayed_ack_timeout: Time::from_us(40),
-        ecn: false,
-        retransmissions: true,
-        cc: CongestionControl::NewReno,
-        dctcp_g: 1.0 / 16.0,
-        mlfq: Vec::new(),
-        line_rate_start: false,
-        rto_rtts: 0.0,
-        spurious_rto_undo: false,
-        dcqcn: crate::transport::dcqcn::DcqcnParams::default(),
-        hpcc: crate::transport::hpcc::HpccParams::default(),
-        wire_overhead: crate::packet::HEADERS + 30,
-    }
+    TcpParams::default()
 }
 
 /// DeTail's reorder-resistant NewReno: no fast retransmit or recovery, RTO 200 ms.
@@ -199,7 +133,7 @@ pub(crate) fn dcqcn_row() -> Scheme {
         ecn: true,
         fast_retransmit: false,
         rwnd: u64::MAX,
-        dcqcn: crate::transport::dcqcn::DcqcnParams {
+        dcqcn: crate::transport::cc::dcqcn::DcqcnParams {
             g: 1.0 / 256.0,
             rate_ai: 5e6,
             rate_hai: 50e6,

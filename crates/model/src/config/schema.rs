@@ -271,43 +271,8 @@ pub(crate) const COMMON_TOPO_KEYS: &[&str] = &[
 
 
 
-#[derive(Deserialize, serde::Serialize, Debug, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum CongestionControl {
-    /// TCP NewReno (with classic ECN reaction when `ecn` is on).
-    NewReno,
-    /// DCTCP: alpha-weighted window cut, precise ECN echo.
-    Dctcp,
-    /// L2DCT: DCTCP whose cut (alpha^w / 2) and additive increase (w / w_max per RTT) are weighted by the
-    /// bytes the flow has sent: w = 2.5 up to 200 segments, falling linearly to 0.125 at 1000 segments.
-    L2dct,
-    /// pFabric's minimal rate control: the window shrinks only on a timeout (to one segment, then slow
-    /// start); fast retransmit resends the lost segment without a cut; no ECN reaction; header-only probes
-    /// after 5 timeouts in a row until an ACK returns.
-    Pfabric,
-    /// RoCEv2 with DCQCN (`transport::dcqcn`): no window and no slow start; each flow's rate limiter starts
-    /// at the line rate and follows DCQCN's reaction point; the receiver acknowledges every segment in order,
-    /// discards one out of order and asks for the rest again (go-back-N, NACK at most once per
-    /// `nack_interval` for the same point), and sends a CNP (an ACK with ECE) for CE at most once per
-    /// `cnp_interval`.
-    Dcqcn,
-    /// HPCC (`transport::hpcc`): RoCE's reliability (go-back-N, the receiver in order only) with a window
-    /// from in-band telemetry that every switch egress writes into data packets and the receiver echoes,
-    /// paced at window / base RTT.
-    Hpcc,
-}
-
-/// How the retransmission timeout is computed from the RTT estimate (SRTT, RTTVAR).
-#[derive(Deserialize, serde::Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum RtoFormula {
-    /// RFC 6298 (and ns-3): RTO = max(rto_min, SRTT + 4 RTTVAR).
-    #[default]
-    Rfc6298,
-    /// Linux (`tcp_set_rto`): RTO = SRTT + max(rto_min, 4 RTTVAR), the floor on the variance term.
-    Linux,
-}
-
+pub use crate::transport::cc::CongestionControl;
+pub use crate::transport::params::{RtoFormula, TcpParams};
 
 #[derive(Deserialize, serde::Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]

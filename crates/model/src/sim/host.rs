@@ -66,7 +66,7 @@ impl Sim {
 
     /// HPCC: packet `pid`'s telemetry slot.
     #[inline]
-    pub(crate) fn int_at(&mut self, pid: crate::packet::PacketId) -> &mut crate::transport::hpcc::IntStack {
+    pub(crate) fn int_at(&mut self, pid: crate::packet::PacketId) -> &mut crate::transport::cc::hpcc::IntStack {
         let i = pid as usize;
         if self.int.stacks.len() <= i {
             self.int.stacks.resize((i + 1).next_power_of_two(), Default::default());
@@ -182,22 +182,15 @@ impl Sim {
             row: NO,
         };
         let fit = p.line_rate_start || p.rto_rtts > 0.0;
-        let dcqcn = p.cc == crate::config::CongestionControl::Dcqcn;
-        let hpcc = p.cc == crate::config::CongestionControl::Hpcc;
+        let (rate_based, needs_rtt) = (p.cc.roce(), p.cc.needs_base_rtt());
         let tr = self.alloc_transfer(t);
-        if dcqcn {
-            // DCQCN's rate limiter starts at the sender's NIC rate
+        if rate_based {
+            // a rate-based controller starts at the sender's NIC rate (HPCC: its window the path's BDP at
+            // that rate, T its base RTT)
             let nic = self.fab.ports[self.fab.nodes[src as usize].port_base as usize].rate.0 as f64;
+            let rtt = if needs_rtt { self.path_bdp(src, dst).map(|(rtt, _)| rtt) } else { None };
             let p = self.tcp.clone();
-            self.transfers.get_mut(tr).snd.set_line_rate(&p, nic);
-        }
-        if hpcc {
-            // HPCC's first window is the path's BDP at the NIC's rate, and T its base RTT
-            let nic = self.fab.ports[self.fab.nodes[src as usize].port_base as usize].rate.0 as f64;
-            if let Some((rtt, _)) = self.path_bdp(src, dst) {
-                let p = self.tcp.clone();
-                self.transfers.get_mut(tr).snd.set_hpcc(&p, rtt, nic);
-            }
+            self.transfers.get_mut(tr).snd.start_rate(&p, rtt, nic);
         }
         if fit {
             if let Some((rtt, bdp)) = self.path_bdp(src, dst) {
@@ -429,7 +422,7 @@ impl Sim {
         if self.transfers.get_mut(tr).snd.on_timer(now, &params, &mut out) {
             self.counters.timeouts += 1;
         }
-        self.counters.rate_cuts += self.transfers.get_mut(tr).snd.rp.as_deref_mut().map_or(0, |r| r.fresh_decreases());
+        self.counters.rate_cuts += self.transfers.get_mut(tr).snd.cc.fresh_rate_cuts();
         self.send_segments(tr, &out);
         self.after_sender(tr);
         self.scratch.segs = out;
@@ -508,9 +501,9 @@ impl Sim {
                     // HPCC: the ACK's records (its slot is the released packet's until the next allocation)
                     let int = self.int.stacks[pid as usize];
                     let snd = &mut self.transfers.get_mut(tr).snd;
-                    let before = snd.hp.as_deref().map_or(0, |h| h.cuts);
+                    let before = snd.cc.window_cuts();
                     snd.on_int(&params, pkt.seq, int.hops());
-                    self.counters.window_cuts += snd.hp.as_deref().map_or(0, |h| h.cuts) - before;
+                    self.counters.window_cuts += snd.cc.window_cuts() - before;
                 }
                 let t = self.transfers.get_mut(tr);
                 if pkt.flags & FLAG_NACK != 0 {
@@ -519,7 +512,7 @@ impl Sim {
                     t.snd.on_ack(now, &params, pkt.kind, pkt.seq, pkt.flags & FLAG_ECE != 0, Time(pkt.ts_echo), &mut out);
                 }
                 self.counters.spurious_timeouts += (t.snd.spurious_timeouts - spurious) as u64;
-                self.counters.rate_cuts += t.snd.rp.as_deref_mut().map_or(0, |r| r.fresh_decreases());
+                self.counters.rate_cuts += t.snd.cc.fresh_rate_cuts();
                 let done = t.snd.done() && !t.snd_done;
                 if done {
                     t.snd_done = true;

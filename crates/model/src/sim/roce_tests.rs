@@ -88,7 +88,7 @@ fn hpcc_reads_every_switch_hop_and_shares_fairly() {
     )
     .unwrap();
     sim.run_until(Time::from_ms(10));
-    let hops: Vec<usize> = sim.transfers.slots().iter().filter(|t| t.alive).filter_map(|t| t.snd.hp.as_deref().map(|h| h.hops())).collect();
+    let hops: Vec<usize> = sim.transfers.slots().iter().filter(|t| t.alive).filter_map(|t| t.snd.cc.hpcc().map(|h| h.hops())).collect();
     assert_eq!(hops, vec![5, 5], "ToR, aggregation, core, aggregation, ToR");
     sim.run();
     let w: Vec<f64> = sim.flows.window_bytes.iter().map(|&b| b as f64).collect();

@@ -114,8 +114,8 @@ pub struct Scratch {
 #[derive(Debug, Clone, Default)]
 pub struct Telemetry {
     pub(crate) on: bool,
-    pub(crate) stacks: Vec<crate::transport::hpcc::IntStack>,
-    pub(crate) echo: crate::transport::hpcc::IntStack,
+    pub(crate) stacks: Vec<crate::transport::cc::hpcc::IntStack>,
+    pub(crate) echo: crate::transport::cc::hpcc::IntStack,
 }
 
 /// The loop's housekeeping.

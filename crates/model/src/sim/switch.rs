@@ -486,7 +486,7 @@ impl Sim {
         if !self.fab.nodes[pt.node as usize].is_switch || self.pkts.get(pid).kind != crate::transport::tcp::SegKind::Data {
             return;
         }
-        let h = crate::transport::hpcc::IntHop { qlen: pt.eg.total, tx_bytes: self.fab.tx_count[port as usize].bytes, ts: self.now.0, rate: pt.rate.0 };
+        let h = crate::transport::cc::hpcc::IntHop { qlen: pt.eg.total, tx_bytes: self.fab.tx_count[port as usize].bytes, ts: self.now.0, rate: pt.rate.0 };
         self.int_at(pid).push(h);
     }
 

@@ -7,29 +7,9 @@
 //! until the sender signals CWR. RTT samples use echoed send timestamps (RFC 7323), so retransmitted
 //! segments give valid samples.
 
-use crate::config::{CongestionControl, RtoFormula, TcpParams};
+use crate::transport::cc::Cc;
+use crate::transport::params::{RtoFormula, TcpParams};
 use detailsim_engine::Time;
-
-impl CongestionControl {
-    /// Uses DCTCP's alpha estimate and its receiver's precise CE echo (DCTCP and L2DCT).
-    #[inline]
-    pub fn dctcp_echo(self) -> bool {
-        matches!(self, CongestionControl::Dctcp | CongestionControl::L2dct)
-    }
-    /// RoCE's reliability: go-back-N, the receiver in order only (DCQCN and HPCC).
-    #[inline]
-    pub fn roce(self) -> bool {
-        matches!(self, CongestionControl::Dcqcn | CongestionControl::Hpcc)
-    }
-}
-
-/// L2DCT's weight bounds and the sent-segment counts between which the weight falls linearly.
-const L2DCT_W_MAX: f64 = 2.5;
-const L2DCT_W_MIN: f64 = 0.125;
-const L2DCT_FULL_SEGS: f64 = 200.0;
-const L2DCT_MIN_SEGS: f64 = 1000.0;
-/// pFabric: consecutive timeouts after which a flow only sends header-only probes until an ACK arrives.
-pub const PFABRIC_PROBE_AFTER: u32 = 5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SegKind {
@@ -92,11 +72,9 @@ pub struct TcpSender {
     backoff: u32,
     ecn_reacted_until: u64,
     send_cwr: bool,
-    /// DCTCP: the running estimate of the marked fraction, and this observation window's counts.
-    pub alpha: f64,
-    win_end: u64,
-    win_acked: u64,
-    win_marked: u64,
+    /// The congestion controller (`transport::cc`): what the window does on ACKs, ECN echoes and losses,
+    /// and the pacing rate of the rate-based ones.
+    pub cc: Cc,
     /// PIAS: bytes sent when the MLFQ counter was last reset.
     mlfq_base: u64,
     /// Consecutive timeouts (since data was last acknowledged): PIAS resets its MLFQ counter at every
@@ -106,7 +84,7 @@ pub struct TcpSender {
     /// RTO floor and initial RTO of this flow (from the parameters, or `rto_rtts` base RTTs of its path).
     rto_min: Time,
     rto_initial: Time,
-    /// Upper bound of the window (pFabric: the path's BDP; otherwise unbounded).
+    /// Upper bound of the window (the path's BDP for a controller capped there; otherwise unbounded).
     max_cwnd: f64,
     /// A hole retransmission (fast retransmit or partial ACK) the local NIC could not take yet.
     hole_pending: bool,
@@ -123,11 +101,8 @@ pub struct TcpSender {
     pub deadline: Option<Time>,
     pub timeouts: u32,
     pub retransmits: u32,
-    /// DCQCN (`cc = "dcqcn"`, after `set_line_rate`): the reaction point, whose rate paces the segments;
-    /// when the next may leave, and the time the sender waits for (None: not waiting for the rate).
-    pub rp: Option<Box<crate::transport::dcqcn::Rp>>,
-    /// HPCC (`cc = "hpcc"`, after `set_hpcc`): the window from telemetry, whose W / T paces the segments.
-    pub hp: Option<Box<crate::transport::hpcc::Hpcc>>,
+    /// A paced sender (DCQCN, HPCC): when the next segment may leave, and the time the sender waits for
+    /// (None: not waiting for the rate).
     next_send: Time,
     pub pace_at: Option<Time>,
 }
@@ -153,10 +128,7 @@ impl TcpSender {
             backoff: 0,
             ecn_reacted_until: 0,
             send_cwr: false,
-            alpha: 1.0,
-            win_end: 0,
-            win_acked: 0,
-            win_marked: 0,
+            cc: Cc::new(p.cc),
             mlfq_base: 0,
             streak: 0,
             probing: false,
@@ -171,44 +143,24 @@ impl TcpSender {
             deadline: None,
             timeouts: 0,
             retransmits: 0,
-            rp: None,
-            hp: None,
             next_send: Time::ZERO,
             pace_at: None,
         }
     }
 
-    /// DCQCN: the flow's rate limiter starts at its NIC's line rate `bps` (no window, no slow start).
-    pub fn set_line_rate(&mut self, p: &TcpParams, bps: f64) {
-        if p.cc == CongestionControl::Dcqcn {
-            self.rp = Some(Box::new(crate::transport::dcqcn::Rp::new(bps)));
-            self.cwnd = f64::INFINITY;
+    /// A rate-based controller (DCQCN, HPCC) starts from the sender's NIC rate `nic_bps` and, where it
+    /// needs one, the path's base RTT: it sets the first window (DCQCN: none; HPCC: the path's BDP).
+    pub fn start_rate(&mut self, p: &TcpParams, base_rtt: Option<Time>, nic_bps: f64) {
+        if let Some(w) = self.cc.start_rate(p, base_rtt, nic_bps) {
+            self.cwnd = w;
         }
     }
 
-    /// HPCC: the flow's base RTT and its NIC's rate give its first window (the path's BDP) and its pacing.
-    pub fn set_hpcc(&mut self, p: &TcpParams, base_rtt: Time, nic_bps: f64) {
-        if p.cc == CongestionControl::Hpcc {
-            let h = crate::transport::hpcc::Hpcc::new(base_rtt.0 as f64 / 1e12, nic_bps);
-            self.cwnd = h.w.max(p.mss as f64);
-            self.hp = Some(Box::new(h));
-        }
-    }
-
-    /// HPCC: an ACK for `ack` brought these hop records: the window follows them.
-    pub fn on_int(&mut self, p: &TcpParams, ack: u64, hops: &[crate::transport::hpcc::IntHop]) {
-        if let Some(h) = self.hp.as_deref_mut() {
-            self.cwnd = h.on_ack(&p.hpcc, ack, self.nxt, hops).max(p.mss as f64);
-        }
-    }
-
-    /// The rate the segments are paced at, bit/s (DCQCN's, or HPCC's W / T); None: not paced.
-    #[inline]
-    fn pace_rate(&self) -> Option<f64> {
-        match (&self.rp, &self.hp) {
-            (Some(rp), _) => Some(rp.rate),
-            (None, Some(h)) => Some(h.rate()),
-            _ => None,
+    /// An ACK for `ack` brought these hop records (in-band telemetry): a controller that takes them (HPCC)
+    /// sets the window.
+    pub fn on_int(&mut self, p: &TcpParams, ack: u64, hops: &[crate::transport::cc::hpcc::IntHop]) {
+        if let Some(w) = self.cc.on_telemetry(p, ack, self.nxt, hops) {
+            self.cwnd = w.max(p.mss as f64);
         }
     }
 
@@ -241,7 +193,7 @@ impl TcpSender {
     pub fn fit_path(&mut self, p: &TcpParams, base_rtt: Time, bdp: u64) {
         if p.line_rate_start {
             self.cwnd = (bdp.div_ceil(p.mss as u64).max(1) * p.mss as u64) as f64;
-            if p.cc == CongestionControl::Pfabric {
+            if self.cc.capped_at_bdp() {
                 // pFabric never needs more than a BDP in flight: its switches, not queues, pick the order
                 self.max_cwnd = self.cwnd;
             }
@@ -255,17 +207,6 @@ impl TcpSender {
 
     pub fn size(&self) -> u64 {
         self.size
-    }
-
-    /// L2DCT's weight from the segments sent so far.
-    fn l2dct_weight(&self, p: &TcpParams) -> f64 {
-        let segs = (self.max_sent / p.mss as u64) as f64;
-        let w = if segs <= L2DCT_FULL_SEGS {
-            L2DCT_W_MAX
-        } else {
-            L2DCT_W_MAX - (L2DCT_W_MAX - L2DCT_W_MIN) * (segs - L2DCT_FULL_SEGS) / (L2DCT_MIN_SEGS - L2DCT_FULL_SEGS)
-        };
-        w.clamp(L2DCT_W_MIN, L2DCT_W_MAX)
     }
 
     pub fn done(&self) -> bool {
@@ -358,7 +299,7 @@ impl TcpSender {
     }
 
     fn try_send(&mut self, now: Time, p: &TcpParams, out: &mut Vec<SegOut>) {
-        if self.rp.is_some() || self.hp.is_some() {
+        if self.cc.pace_rate().is_some() {
             self.try_send_paced(now, p, out);
             return;
         }
@@ -385,9 +326,7 @@ impl TcpSender {
     /// than the previous one's wire time at the rate after it (`pace_at`: the sender waits for that time).
     #[inline(never)]
     fn try_send_paced(&mut self, now: Time, p: &TcpParams, out: &mut Vec<SegOut>) {
-        if let Some(rp) = self.rp.as_deref_mut() {
-            rp.advance(now, &p.dcqcn);
-        }
+        self.cc.tick(now, p);
         self.pace_at = None;
         while self.nxt < self.size {
             let seg = (p.mss as u64).min(self.size - self.nxt);
@@ -402,13 +341,11 @@ impl TcpSender {
                 self.pace_at = Some(self.next_send);
                 break;
             }
-            let rate = self.pace_rate().expect("a paced sender");
+            let rate = self.cc.pace_rate().expect("a paced sender");
             let n = self.emit(self.nxt, p, out);
             let wire = n + p.wire_overhead as u64;
             self.next_send = self.next_send.max(now) + Time((wire as f64 * 8e12 / rate).round() as u64);
-            if let Some(rp) = self.rp.as_deref_mut() {
-                rp.on_sent(wire, &p.dcqcn);
-            }
+            self.cc.on_paced_send(wire, p);
             self.nxt += n;
             self.max_sent = self.max_sent.max(self.nxt);
         }
@@ -476,9 +413,7 @@ impl TcpSender {
             self.streak = 0;
             self.hole_pending = false;
             let acked = (ack - self.una) as f64;
-            if p.cc.dctcp_echo() {
-                self.dctcp_observe(p, ack - self.una, ece, ack);
-            }
+            self.cc.on_new_ack(p, ack - self.una, ece, ack, self.nxt);
             self.una = ack;
             if self.nxt < self.una {
                 // an ACK for data sent before a timeout rewound nxt
@@ -487,18 +422,18 @@ impl TcpSender {
             self.rtt_sample(now, ts_echo);
             self.backoff = 0;
             if self.in_recovery {
-                let pfabric = p.cc == CongestionControl::Pfabric;
+                let cuts = self.cc.loss_cuts();
                 if ack >= self.recover {
                     self.in_recovery = false;
                     self.dupacks = 0;
-                    if !pfabric {
+                    if cuts {
                         self.cwnd = self.ssthresh;
                     }
                 } else {
                     // partial ACK: retransmit the next hole, deflate by what was acked
                     let n = self.emit_hole(p, out);
                     self.nxt = self.nxt.max(self.una + n);
-                    if !pfabric {
+                    if cuts {
                         self.cwnd = (self.cwnd - acked + mss).max(mss);
                     }
                 }
@@ -506,23 +441,19 @@ impl TcpSender {
                 self.dupacks = 0;
                 if self.cwnd < self.ssthresh {
                     self.cwnd += acked.min(2.0 * mss);
-                } else if p.cc == CongestionControl::L2dct {
-                    // L2DCT: additive increase scaled by w / w_max
-                    self.cwnd += self.l2dct_weight(p) / L2DCT_W_MAX * mss * acked / self.cwnd;
                 } else {
-                    self.cwnd += mss * acked / self.cwnd;
+                    self.cwnd = self.cc.avoid(p, self.cwnd, acked, self.max_sent);
                 }
                 self.cwnd = self.cwnd.min(self.max_cwnd);
             }
             // RFC 3168 6.1.2: at most one reduction per window of data, none while loss recovery is under
             // way and none for ECE on data that a loss reduction already covered
             if p.ecn && ece && !self.in_recovery && self.una > self.ecn_reacted_until {
-                match p.cc {
-                    CongestionControl::Dctcp => self.dctcp_reduce(p, self.alpha),
-                    // L2DCT: the cut is alpha^w / 2, gentler for flows that sent little
-                    CongestionControl::L2dct => self.dctcp_reduce(p, self.alpha.powf(self.l2dct_weight(p))),
-                    CongestionControl::NewReno => self.ecn_reduce(p),
-                    CongestionControl::Pfabric | CongestionControl::Dcqcn | CongestionControl::Hpcc => {}
+                if let Some((cwnd, ssthresh)) = self.cc.ecn_cut(p, self.cwnd, self.max_sent) {
+                    self.cwnd = cwnd;
+                    self.ssthresh = ssthresh;
+                    self.ecn_reacted_until = self.nxt;
+                    self.send_cwr = true;
                 }
             }
             if self.una >= self.size {
@@ -535,16 +466,16 @@ impl TcpSender {
                 return;
             }
             self.dupacks += 1;
-            let pfabric = p.cc == CongestionControl::Pfabric;
+            let cuts = self.cc.loss_cuts();
             if self.in_recovery {
-                if !pfabric {
+                if cuts {
                     self.cwnd += mss;
                 }
             } else if self.dupacks == p.dupack_threshold && self.una + 1 > self.recover {
                 self.recover = self.max_sent;
                 self.in_recovery = true;
                 self.emit_hole(p, out);
-                if !pfabric {
+                if cuts {
                     // pFabric resends the hole without touching the window
                     self.ssthresh = (self.flight() as f64 / 2.0).max(2.0 * mss);
                     self.cwnd = self.ssthresh + p.dupack_threshold as f64 * mss;
@@ -572,11 +503,9 @@ impl TcpSender {
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
     fn on_ack_dcqcn(&mut self, now: Time, p: &TcpParams, ack: u64, ece: bool, nack: bool, ts_echo: Time, out: &mut Vec<SegOut>) {
-        if let Some(rp) = self.rp.as_deref_mut() {
-            rp.advance(now, &p.dcqcn);
-            if ece {
-                rp.on_cnp(now, &p.dcqcn);
-            }
+        self.cc.tick(now, p);
+        if ece {
+            self.cc.on_notification(now, p);
         }
         if ack > self.una {
             self.una = ack.min(self.size);
@@ -595,39 +524,6 @@ impl TcpSender {
             self.nxt = self.una;
         }
         self.try_send(now, p, out);
-    }
-
-    /// DCTCP: count acknowledged and marked bytes; at the end of each window of data update
-    /// alpha <- (1 - g) alpha + g F, F the marked fraction.
-    fn dctcp_observe(&mut self, p: &TcpParams, acked: u64, ece: bool, ack: u64) {
-        self.win_acked += acked;
-        if ece {
-            self.win_marked += acked;
-        }
-        if ack > self.win_end {
-            let f = if self.win_acked > 0 { self.win_marked as f64 / self.win_acked as f64 } else { 0.0 };
-            self.alpha = (1.0 - p.dctcp_g) * self.alpha + p.dctcp_g * f;
-            self.win_acked = 0;
-            self.win_marked = 0;
-            self.win_end = self.nxt.max(ack);
-        }
-    }
-
-    /// DCTCP: cut the window by b / 2 (b = alpha; L2DCT: alpha^w), once per window of data.
-    fn dctcp_reduce(&mut self, p: &TcpParams, b: f64) {
-        let mss = self.mss(p);
-        self.cwnd = (self.cwnd * (1.0 - b / 2.0)).max(mss);
-        self.ssthresh = self.cwnd.max(2.0 * mss);
-        self.ecn_reacted_until = self.nxt;
-        self.send_cwr = true;
-    }
-
-    fn ecn_reduce(&mut self, p: &TcpParams) {
-        let mss = self.mss(p);
-        self.ssthresh = (self.cwnd / 2.0).max(2.0 * mss);
-        self.cwnd = self.ssthresh;
-        self.ecn_reacted_until = self.nxt;
-        self.send_cwr = true;
     }
 
     /// The retransmission timer expired (the caller checked `now >= deadline`).
@@ -657,7 +553,7 @@ impl TcpSender {
             return;
         }
         let mss = self.mss(p);
-        if self.streak == 1 && p.spurious_rto_undo && p.cc != CongestionControl::Pfabric {
+        if self.streak == 1 && p.spurious_rto_undo && self.cc.undo_spurious() {
             self.undo = Some(Undo { retx_at: now, cwnd: self.cwnd, ssthresh: self.ssthresh });
         }
         if self.streak == 1 {
@@ -672,7 +568,7 @@ impl TcpSender {
         self.in_recovery = false;
         self.dupacks = 0;
         self.recover = self.max_sent;
-        if p.cc == CongestionControl::Pfabric && self.streak >= PFABRIC_PROBE_AFTER {
+        if self.cc.probe_after().is_some_and(|n| self.streak >= n) {
             // pFabric's probe mode: a header-only segment per timeout until the flow hears an ACK
             self.probing = true;
             let sent = self.attained(self.una);
@@ -706,7 +602,7 @@ pub struct TcpReceiver {
     /// Delayed-ACK deadline, if an ACK is being held back.
     pub deadline: Option<Time>,
     /// DCQCN: the notification point, and the last NACK (when, for which point).
-    pub np: crate::transport::dcqcn::Np,
+    pub np: crate::transport::cc::dcqcn::Np,
     nack_at: Option<(Time, u64)>,
 }
 

@@ -1,6 +1,8 @@
 //! Unit tests of `tcp` (a file of their own to keep the module short).
 use super::*;
 use crate::config::PRESETS;
+use crate::transport::cc::pfabric::PROBE_AFTER as PFABRIC_PROBE_AFTER;
+use crate::transport::cc::CongestionControl;
 
 fn params() -> TcpParams {
     (PRESETS[0].build)().tcp
@@ -161,9 +163,9 @@ fn dctcp_alpha_tracks_the_marked_fraction_and_cuts_by_alpha_over_2() {
         s.on_ack(Time::from_us(i), &p, SegKind::Ack, acked, ece, Time::ZERO, &mut out);
         out.clear();
     }
-    assert!((s.alpha - 0.5).abs() < 0.1, "alpha {}", s.alpha);
+    assert!((s.cc.dctcp_mut().unwrap().alpha - 0.5).abs() < 0.1, "alpha {}", s.cc.dctcp_mut().unwrap().alpha);
     let before = s.cwnd;
-    let a = s.alpha;
+    let a = s.cc.dctcp_mut().unwrap().alpha;
     s.ecn_reacted_until = 0;
     acked += 1460;
     s.on_ack(Time::from_us(5000), &p, SegKind::Ack, acked, true, Time::ZERO, &mut out);
@@ -282,7 +284,9 @@ fn ece_during_fast_recovery_does_not_cut_again() {
         // data sent before the loss reduction
         s.on_ack(Time::from_us(110), &p, SegKind::Ack, 0, true, Time::ZERO, &mut out);
         assert_eq!(s.cwnd, inflated + 1460.0, "{cc:?}: only the dupack inflation");
-        s.alpha = 1.0;
+        if let Some(d) = s.cc.dctcp_mut() {
+            d.alpha = 1.0;
+        }
         s.on_ack(Time::from_us(150), &p, SegKind::Ack, 3 * 1460, true, Time::from_us(100), &mut out);
         assert_eq!(segs(&mut out)[0], (3 * 1460, 1460), "{cc:?}: the next hole is resent");
         assert!(s.in_recovery);
@@ -298,7 +302,9 @@ fn ece_during_fast_recovery_does_not_cut_again() {
         assert!(sent.first().is_some_and(|x| x.cwr), "{cc:?}: CWR after a loss reduction");
         // an ECE on data sent after the reduction is a new window: one cut
         let beyond = sent.last().unwrap().seq + 1460;
-        s.alpha = 1.0;
+        if let Some(d) = s.cc.dctcp_mut() {
+            d.alpha = 1.0;
+        }
         s.on_ack(Time::from_us(300), &p, SegKind::Ack, beyond, true, Time::from_us(200), &mut out);
         assert!(s.cwnd < 5.0 * 1460.0, "{cc:?}: ECE on new data cuts (cwnd {})", s.cwnd);
     }
@@ -418,10 +424,10 @@ fn nic_room_limits_what_is_sent_and_resume_continues() {
     assert_eq!(s.retransmits, 1);
 }
 
-/// A sender that has sent `sent_segs` segments and estimates alpha = 1/4, about to see ECE.
-fn l2dct_after(sent_segs: u64) -> (TcpSender, TcpParams) {
+/// A sender (`cc`: L2DCT or DCTCP) that has sent `sent_segs` segments and estimates alpha = 1/4, about to see ECE.
+fn l2dct_after(sent_segs: u64, cc: CongestionControl) -> (TcpSender, TcpParams) {
     let mut p = params();
-    p.cc = CongestionControl::L2dct;
+    p.cc = cc;
     p.ecn = true;
     p.rwnd = 1 << 40;
     let mut s = TcpSender::new(1 << 40, &p, p.handshake);
@@ -430,8 +436,8 @@ fn l2dct_after(sent_segs: u64) -> (TcpSender, TcpParams) {
     s.una = s.max_sent - 10 * 1460;
     s.cwnd = 100.0 * 1460.0;
     s.ssthresh = 1.0;
-    s.alpha = 0.25;
-    s.win_end = u64::MAX; // keep alpha fixed
+    s.cc.dctcp_mut().unwrap().alpha = 0.25;
+    s.cc.dctcp_mut().unwrap().win_end = u64::MAX; // keep alpha fixed
     (s, p)
 }
 
@@ -439,7 +445,7 @@ fn l2dct_after(sent_segs: u64) -> (TcpSender, TcpParams) {
 fn l2dct_weights_the_cut_and_the_increase_by_bytes_sent() {
     // w = 2.5 up to 200 segments: cut by alpha^2.5 / 2 = 1.56%; at 1000 segments w = 0.125: alpha^0.125 / 2
     for (segs, w) in [(100u64, 2.5f64), (600, 2.5 - 2.375 * 0.5), (1000, 0.125), (5000, 0.125)] {
-        let (mut s, p) = l2dct_after(segs);
+        let (mut s, p) = l2dct_after(segs, CongestionControl::L2dct);
         let mut out = Vec::new();
         let ack = s.una + 1460;
         s.on_ack(Time::from_us(1), &p, SegKind::Ack, ack, true, Time::ZERO, &mut out);
@@ -448,8 +454,7 @@ fn l2dct_weights_the_cut_and_the_increase_by_bytes_sent() {
         assert!((s.cwnd - want).abs() < 1e-6, "{segs} segments: cwnd {} want {want}", s.cwnd);
     }
     // DCTCP for comparison cuts by alpha / 2 whatever the flow has sent
-    let (mut s, mut p) = l2dct_after(100);
-    p.cc = CongestionControl::Dctcp;
+    let (mut s, p) = l2dct_after(100, CongestionControl::Dctcp);
     let mut out = Vec::new();
     let ack = s.una + 1460;
     s.on_ack(Time::from_us(1), &p, SegKind::Ack, ack, true, Time::ZERO, &mut out);
@@ -508,7 +513,7 @@ fn dcqcn() -> TcpParams {
 fn roce_sender(n: u64) -> (TcpSender, TcpParams, Vec<SegOut>) {
     let p = dcqcn();
     let mut s = TcpSender::new(n * 1460, &p, false);
-    s.set_line_rate(&p, 10e9);
+    s.start_rate(&p, None, 10e9);
     let mut out = Vec::new();
     s.start(Time::ZERO, &p, &mut out);
     (s, p, out)
@@ -538,7 +543,7 @@ fn a_cnp_slows_the_pacing_and_the_rate_recovers() {
     out.clear();
     // a CNP on the ACK of the first segment at 2 us: the decrease check 4 us later halves the rate (alpha 1)
     s.on_ack(Time::from_us(2), &p, SegKind::Ack, 1460, true, Time::ZERO, &mut out);
-    let rp = s.rp.as_deref().unwrap();
+    let rp = s.cc.dcqcn().unwrap();
     assert_eq!((rp.rate, rp.first), (10e9, false));
     let mut t = Time::from_us(2);
     let mut gaps = Vec::new();
@@ -554,19 +559,19 @@ fn a_cnp_slows_the_pacing_and_the_rate_recovers() {
             last = Some(t);
         }
     }
-    let rp = s.rp.as_deref().unwrap();
+    let rp = s.cc.dcqcn().unwrap();
     assert_eq!(rp.decreases, 1);
     // segments left every 1.224 us before the decrease at 6.001 us; by then alpha, updated every 1 us from
     // 3 us on without another CNP, is (255/256)^4, and the rate 10 Gbps x (1 - alpha / 2)
     let rate = 10e9 * (1.0 - (255.0f64 / 256.0).powi(4) / 2.0);
-    assert!((s.rp.as_deref().unwrap().rate - rate).abs() < 1.0);
+    assert!((s.cc.dcqcn().unwrap().rate - rate).abs() < 1.0);
     assert_eq!(gaps.first(), Some(&1_224_000));
     assert_eq!(*gaps.last().unwrap(), (1530.0 * 8e12 / rate).round() as u64);
     // the increase timer (300 us) brings the rate halfway back to the target, still the line rate (fast
     // recovery, F = 1)
     let t1 = Time(6_001_000) + Time::from_us(300);
     s.on_ack(t1, &p, SegKind::Ack, 2 * 1460, false, Time::ZERO, &mut out);
-    let rp = s.rp.as_deref().unwrap();
+    let rp = s.cc.dcqcn().unwrap();
     assert!((rp.rate - (rate + 10e9) / 2.0).abs() < 1.0, "{}", rp.rate);
 }
 

@@ -55,7 +55,7 @@ pub(crate) enum Msg {
     /// An event at a node of another part, with its key (the pusher's order); an `Arrive` carries its packet.
     /// `sent`: when the packet left the sender's store.
     /// `int`: the packet's HPCC telemetry (with `cc = "hpcc"`).
-    Event { key: u128, ev: Ev, timer: bool, pkt: Option<Packet>, sent: Time, int: Option<Box<crate::transport::hpcc::IntStack>> },
+    Event { key: u128, ev: Ev, timer: bool, pkt: Option<Packet>, sent: Time, int: Option<Box<crate::transport::cc::hpcc::IntStack>> },
     /// A transfer whose receiver is in another part: its copy there.
     Transfer { tr: u32, t: Box<Transfer> },
     /// A flow whose other end is in another part: its copy there.

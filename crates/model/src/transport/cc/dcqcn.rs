@@ -23,6 +23,7 @@
 //! are past it, additive increase otherwise. Every deadline is a field the caller schedules on; `advance`
 //! runs the ones due in time order. Rates are bits per second (f64).
 
+use crate::transport::params::TcpParams;
 use detailsim_engine::Time;
 
 /// DCQCN's parameters. Defaults (`Default`): the HPCC simulator's `RdmaHw` attributes.
@@ -262,6 +263,31 @@ impl Np {
         self.last_cnp = Some(now);
         self.cnps += 1;
         true
+    }
+}
+
+/// DCQCN behind the controller interface: no window reaction (the rate is everything), the segments
+/// paced at the reaction point's rate, its timers run as time passes, a CNP starts a decrease.
+impl super::Controller for Rp {
+    #[inline]
+    fn ecn_cut(&self, _p: &TcpParams, _cwnd: f64, _sent: u64) -> Option<(f64, f64)> {
+        None
+    }
+    #[inline]
+    fn pace_rate(&self) -> Option<f64> {
+        Some(self.rate)
+    }
+    #[inline]
+    fn tick(&mut self, now: Time, p: &TcpParams) {
+        self.advance(now, &p.dcqcn);
+    }
+    #[inline]
+    fn on_paced_send(&mut self, wire: u64, p: &TcpParams) {
+        self.on_sent(wire, &p.dcqcn);
+    }
+    #[inline]
+    fn on_notification(&mut self, now: Time, p: &TcpParams) {
+        self.on_cnp(now, &p.dcqcn);
     }
 }
 

@@ -17,6 +17,8 @@
 //! T is the flow's base RTT, B_j a hop's line rate, W the window in bytes, W_AI = R_AI x T. The component takes an ACK's
 //! records and the sender's next sequence number, and returns the window; it knows no event loop.
 
+use crate::transport::params::TcpParams;
+
 /// One hop's telemetry, as a switch egress writes it when the packet leaves.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct IntHop {
@@ -165,6 +167,22 @@ impl Hpcc {
         // never below one packet's worth, never above the line-rate window
         self.w = w.clamp(1500.0, self.w_init);
         self.w
+    }
+}
+
+/// HPCC behind the controller interface: no reaction to ECN, the window from telemetry, paced at W / T.
+impl super::Controller for Hpcc {
+    #[inline]
+    fn ecn_cut(&self, _p: &TcpParams, _cwnd: f64, _sent: u64) -> Option<(f64, f64)> {
+        None
+    }
+    #[inline]
+    fn pace_rate(&self) -> Option<f64> {
+        Some(self.rate())
+    }
+    #[inline]
+    fn on_telemetry(&mut self, p: &TcpParams, ack: u64, nxt: u64, hops: &[IntHop]) -> Option<f64> {
+        Some(self.on_ack(&p.hpcc, ack, nxt, hops))
     }
 }
 

@@ -1,0 +1,53 @@
+"""The layers of the Rust core, read from its source: congestion control is components behind one
+interface (issue 50), and the transport reads no scenario configuration."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "crates" / "model" / "src"
+TRANSPORT = SRC / "transport"
+CC = TRANSPORT / "cc"
+
+
+def _code(p: Path) -> str:
+    """A Rust file without its comments and without its `#[cfg(test)] mod tests` block."""
+    text = re.sub(r"//[^\n]*", "", p.read_text())
+    return text.split("#[cfg(test)]")[0]
+
+
+def _variants(enum: str, text: str) -> list[str]:
+    body = re.search(r"pub enum " + enum + r"\s*\{(.*?)\n\}", text, re.S)
+    assert body, f"no enum {enum}"
+    return re.findall(r"^\s*([A-Z]\w*)\s*[,(]", body.group(1), re.M)
+
+
+def test_the_transport_reads_no_configuration():
+    """`config` maps a scenario into the transport's parameter types; nothing in transport/ imports it
+    (its unit tests may take a preset)."""
+    for p in TRANSPORT.rglob("*.rs"):
+        if p.name.endswith("_tests.rs"):
+            continue
+        assert "crate::config" not in _code(p), f"{p.relative_to(SRC)} reads config"
+
+
+def test_every_congestion_control_is_a_file_behind_the_controller_interface():
+    mod = (CC / "mod.rs").read_text()
+    kinds = _variants("CongestionControl", mod)
+    arms = _variants("Cc", mod)
+    assert kinds == ["NewReno", "Dctcp", "L2dct", "Pfabric", "Dcqcn", "Hpcc"]
+    assert arms == kinds, "one Cc arm per CongestionControl variant, in its order"
+    for k in kinds:
+        f = CC / f"{k.lower()}.rs"
+        assert f.exists(), f"{k}: no transport/cc/{f.name}"
+        assert re.search(r"impl (super::)?Controller for \w+", _code(f)), f"{f.name} implements no Controller"
+        assert f"CongestionControl::{k} =>" in mod, f"Cc::new builds no {k}"
+
+
+def test_the_sender_names_no_algorithm():
+    """TcpSender keeps the window machinery and asks its controller: it never tests which algorithm runs."""
+    code = _code(TRANSPORT / "tcp.rs")
+    sender = code[code.index("pub struct TcpSender"):code.index("pub struct AckOut")]
+    named = re.findall(r"CongestionControl::\w+|Cc::(?!new\b)\w+|p\.cc\s*==", sender)
+    assert not named, f"TcpSender branches on the algorithm: {named}"
