@@ -36,7 +36,7 @@ def test_every_congestion_control_is_a_file_behind_the_controller_interface():
     mod = (CC / "mod.rs").read_text()
     kinds = _variants("CongestionControl", mod)
     arms = _variants("Cc", mod)
-    assert kinds == ["NewReno", "Dctcp", "L2dct", "Pfabric", "Dcqcn", "Hpcc"]
+    assert kinds == ["NewReno", "Dctcp", "L2dct", "Pfabric", "Dcqcn", "Hpcc", "Timely"]
     assert arms == kinds, "one Cc arm per CongestionControl variant, in its order"
     for k in kinds:
         f = CC / f"{k.lower()}.rs"

@@ -22,6 +22,7 @@ SECTIONS = {
     "scheme.tcp.": ("knobs-scheme.tcp", "unit"),
     "scheme.dcqcn.": ("knobs-scheme.dcqcn", "unit"),
     "scheme.hpcc.": ("knobs-scheme.hpcc", "unit"),
+    "scheme.timely.": ("knobs-scheme.timely", "unit"),
 }
 BASE = "fh"
 

@@ -138,6 +138,8 @@ knobs! {
         pub dcqcn: DcqcnOverrides,
         #[serde(default)]
         pub hpcc: HpccOverrides,
+        #[serde(default)]
+        pub timely: TimelyOverrides,
         /// `[scheme.pias]`: how the PIAS presets' demotion thresholds are chosen (resolved by the core into
         /// `scheme.tcp.mlfq_thresholds`; ignored by other presets, so a sweep may cross pias with dctcp).
         pub pias: Option<PiasOverrides>,
@@ -248,10 +250,10 @@ knobs! {
             |s, v| { s.tcp.delayed_ack_timeout = v.0; },
             |s| dur(s.tcp.delayed_ack_timeout),
             r##"how long a lone segment's ACK is held (`delayed_ack` only: the presets built on DCTCP, `dctcp`, `dibs`, `pias`, `las`, `l2dct`). Our choice, no paper states one: below the base RTTs the PIAS paper reports ("The base round-trip time (RTT) of our testbed is around 100us", ../shared/papers/003_5c3f0d64251b88f8.txt:239; "85.2µs" across its simulated spine, line 354), so a held ACK delays a flow's last round trip by less than one base RTT. Linux holds it much longer (its minimum, `TCP_DELACK_MIN`, is 40 ms; `quickack` mode and the 200 ms maximum aside), which at datacenter RTTs stalls a flow whose last window is one segment; set `"40ms"` to model that"##;
-        congestion_control: CongestionControl, r##"`new_reno`, `dctcp`, `l2dct`, `pfabric`, `dcqcn`, `hpcc`"##,
+        congestion_control: CongestionControl, r##"`new_reno`, `dctcp`, `l2dct`, `pfabric`, `dcqcn`, `hpcc`, `timely`"##,
             |s, v| { s.tcp.cc = v; },
             |s| en(s.tcp.cc),
-            r##"L2DCT: DCTCP's α and echo, but the cut is α^w / 2 and the congestion-avoidance increase w / 2.5 segments per RTT, with the weight w = 2.5 until the flow has sent 200 segments, then falling linearly to 0.125 at 1000 segments (the L2DCT authors' values). pFabric: the window changes only on a timeout (to one segment, then slow start); three duplicate ACKs resend the missing segment without a cut; no ECN reaction; the window never exceeds the path BDP; after 5 timeouts in a row the flow enters pFabric's probe mode: each timeout sends one header-only segment, and the first ACK ends probe mode and restarts from one segment. DCTCP: the sender keeps α ← (1 − g) α + g F (F the fraction of bytes acknowledged with ECE in the last window, α starts at 1) and cuts the window by α/2 once per window; the receiver echoes the CE state exactly, sending an ACK at once when it changes while an ACK is held back (the DCTCP delayed-ACK state machine) DCQCN (RoCEv2, `transport/cc/dcqcn.rs`): no window and no slow start; each flow's rate limiter starts at its NIC's line rate and spaces segments by their wire time at its rate, which DCQCN's reaction point sets (alpha, rate decrease on a CNP, fast recovery, additive and hyper increase on its timer, and on its byte counter if set); the receiver acknowledges every segment in order, discards one out of order and sends a NACK (once per 500 µs for the same point) that makes the sender go back to it (go-back-N), and answers CE with a CNP (ECE on the ACK) at most once per 50 µs; the retransmission timer remains as a last resort. The `dcqcn` preset takes the HPCC simulator's DCQCN settings (alpha every 1 µs, decrease check every 4 µs, increase timer 300 µs, g = 1/256, one fast recovery step, +5 / +50 Mb/s, minimum rate 1 Gb/s; RED marking from 100 to 400 KB with p 0.2 on the instantaneous queue; PFC), tuned for 25 Gbps NICs. HPCC (`transport/cc/hpcc.rs`): RoCE's reliability as DCQCN's, and a window from in-band telemetry: every switch egress a data packet leaves appends its queue length, bytes sent, time and line rate (up to five hops), the receiver echoes them in the ACK, and the sender computes each hop's utilisation (queue / (rate x T) + transmit rate / rate, T the flow's base RTT), keeps the largest in an EWMA over T, and sets W = W_c / (U / 0.95) + W_AI when U reaches 0.95 or after 5 additive steps, else W_c + W_AI, updating the reference W_c once per RTT; segments are paced at W / T and the flow starts at its path's BDP (W_AI = 40 Mb/s x T, the HPCC simulator's `run.py` for 100 Gbps NICs; eta 0.95 and maxStage 5 its `rdma-hw.cc` defaults)"##;
+            r##"L2DCT: DCTCP's α and echo, but the cut is α^w / 2 and the congestion-avoidance increase w / 2.5 segments per RTT, with the weight w = 2.5 until the flow has sent 200 segments, then falling linearly to 0.125 at 1000 segments (the L2DCT authors' values). pFabric: the window changes only on a timeout (to one segment, then slow start); three duplicate ACKs resend the missing segment without a cut; no ECN reaction; the window never exceeds the path BDP; after 5 timeouts in a row the flow enters pFabric's probe mode: each timeout sends one header-only segment, and the first ACK ends probe mode and restarts from one segment. DCTCP: the sender keeps α ← (1 − g) α + g F (F the fraction of bytes acknowledged with ECE in the last window, α starts at 1) and cuts the window by α/2 once per window; the receiver echoes the CE state exactly, sending an ACK at once when it changes while an ACK is held back (the DCTCP delayed-ACK state machine) DCQCN (RoCEv2, `transport/cc/dcqcn.rs`): no window and no slow start; each flow's rate limiter starts at its NIC's line rate and spaces segments by their wire time at its rate, which DCQCN's reaction point sets (alpha, rate decrease on a CNP, fast recovery, additive and hyper increase on its timer, and on its byte counter if set); the receiver acknowledges every segment in order, discards one out of order and sends a NACK (once per 500 µs for the same point) that makes the sender go back to it (go-back-N), and answers CE with a CNP (ECE on the ACK) at most once per 50 µs; the retransmission timer remains as a last resort. The `dcqcn` preset takes the HPCC simulator's DCQCN settings (alpha every 1 µs, decrease check every 4 µs, increase timer 300 µs, g = 1/256, one fast recovery step, +5 / +50 Mb/s, minimum rate 1 Gb/s; RED marking from 100 to 400 KB with p 0.2 on the instantaneous queue; PFC), tuned for 25 Gbps NICs. HPCC (`transport/cc/hpcc.rs`): RoCE's reliability as DCQCN's, and a window from in-band telemetry: every switch egress a data packet leaves appends its queue length, bytes sent, time and line rate (up to five hops), the receiver echoes them in the ACK, and the sender computes each hop's utilisation (queue / (rate x T) + transmit rate / rate, T the flow's base RTT), keeps the largest in an EWMA over T, and sets W = W_c / (U / 0.95) + W_AI when U reaches 0.95 or after 5 additive steps, else W_c + W_AI, updating the reference W_c once per RTT; segments are paced at W / T and the flow starts at its path's BDP (W_AI = 40 Mb/s x T, the HPCC simulator's `run.py` for 100 Gbps NICs; eta 0.95 and maxStage 5 its `rdma-hw.cc` defaults). TIMELY (`transport/cc/timely.rs`, see `[scheme.timely]`): RoCE's reliability as DCQCN's, and a rate from the RTT's gradient (TIMELY's Algorithm 1), updated once per RTT and starting at the line rate; no ECN reaction"##;
         dctcp_g: f64, r##"number in (0, 1]"##,
             |s, v| { check(v > 0.0 && v <= 1.0, format!("must be in (0, 1], got {v}"))?; s.tcp.dctcp.g = v; },
             |s| num(s.tcp.dctcp.g),
@@ -460,6 +462,47 @@ knobs! {
     }
 }
 
+knobs! {
+    /// `[scheme.timely]` (with `tcp.congestion_control = "timely"`).
+    #[derive(Deserialize, Debug, Clone, Default)]
+    #[serde(deny_unknown_fields)]
+    pub struct TimelyOverrides ("scheme.timely.", TIMELY_KNOBS) {}
+    knobs {
+        t_low: Dur, r##"duration"##,
+            |s, v| { s.tcp.timely.t_low = v.0; },
+            |s| dur(s.tcp.timely.t_low),
+            r##"below this RTT the rate grows by `delta` whatever the gradient (the TIMELY paper's T_low)"##;
+        t_high: Dur, r##"duration"##,
+            |s, v| { check(v.0 > Time::ZERO, "must be above 0")?; s.tcp.timely.t_high = v.0; },
+            |s| dur(s.tcp.timely.t_high),
+            r##"above this RTT the rate is cut by beta (1 - t_high / RTT) (T_high)"##;
+        delta: crate::units::RateV, r##"rate"##,
+            |s, v| { s.tcp.timely.delta = v.0.0 as f64; },
+            |s| rate_str(s.tcp.timely.delta),
+            r##"additive increase step (δ); five times it in hyperactive increase"##;
+        beta: f64, r##"number in (0, 1]"##,
+            |s, v| { check(v > 0.0 && v <= 1.0, format!("must be in (0, 1], got {v}"))?; s.tcp.timely.beta = v; },
+            |s| num(s.tcp.timely.beta),
+            r##"multiplicative decrease factor (β)"##;
+        alpha: f64, r##"number in (0, 1]"##,
+            |s, v| { check(v > 0.0 && v <= 1.0, format!("must be in (0, 1], got {v}"))?; s.tcp.timely.alpha = v; },
+            |s| num(s.tcp.timely.alpha),
+            r##"EWMA weight of the newest RTT difference (the HPCC simulator's `TimelyAlpha`)"##;
+        min_rtt: Dur, r##"duration"##,
+            |s, v| { check(v.0 > Time::ZERO, "must be above 0")?; s.tcp.timely.min_rtt = v.0; },
+            |s| dur(s.tcp.timely.min_rtt),
+            r##"the RTT the gradient is divided by (the HPCC simulator's `TimelyMinRtt`)"##;
+        hai_after: u32, r##"integer"##,
+            |s, v| { s.tcp.timely.hai_after = v; },
+            |s| num(s.tcp.timely.hai_after),
+            r##"updates in a row with a gradient ≤ 0 after which the increase is 5 δ (hyperactive increase)"##;
+        min_rate: crate::units::RateV, r##"rate"##,
+            |s, v| { check(v.0.0 > 0, "must be above 0")?; s.tcp.timely.min_rate = v.0.0 as f64; },
+            |s| rate_str(s.tcp.timely.min_rate),
+            r##"the rate never falls below this"##;
+    }
+}
+
 fn rate_str(bps: f64) -> String {
     let b = bps.round() as u64;
     for (unit, per) in [("Gbps", 1_000_000_000u64), ("Mbps", 1_000_000), ("Kbps", 1_000)] {
@@ -480,7 +523,7 @@ impl Default for SchemeConfig {
 /// Every knob's reference row with its value under each preset (in the presets' order).
 pub fn knob_table() -> Vec<(&'static Knob, Vec<(&'static str, String)>)> {
     let schemes: Vec<(&'static str, Scheme)> = PRESETS.iter().map(|p| (p.name, (p.build)())).collect();
-    [SCHEME_KNOBS, TCP_KNOBS, PFC_KNOBS, ALB_KNOBS, DIBS_KNOBS, DCQCN_KNOBS, HPCC_KNOBS]
+    [SCHEME_KNOBS, TCP_KNOBS, PFC_KNOBS, ALB_KNOBS, DIBS_KNOBS, DCQCN_KNOBS, HPCC_KNOBS, TIMELY_KNOBS]
         .into_iter()
         .flatten()
         .map(|k| (k, schemes.iter().map(|(n, s)| (*n, (k.shown)(s))).collect()))

@@ -18,7 +18,7 @@ mod schema;
 mod validate;
 
 pub use knobs::{knob_table, Knob};
-pub use knobs::{AlbOverrides, DibsOverrides, PfcOverrides, SchemeConfig, TcpOverrides};
+pub use knobs::{AlbOverrides, DibsOverrides, PfcOverrides, SchemeConfig, TcpOverrides, TimelyOverrides};
 pub use presets::*;
 pub use schema::*;
 // the components' own parameter types, which the scenario maps into

@@ -188,6 +188,7 @@ impl SchemeConfig {
         s.red = self.red.resolve_over(&s.red)?;
         self.dcqcn.apply(&mut s)?;
         self.hpcc.apply(&mut s)?;
+        self.timely.apply(&mut s)?;
         // Under PFC a full ingress buffer never meets an arrival (pauses stop the sender first), so
         // priority_eviction changes nothing there: a scenario can set it once for its tail-drop baseline
         // and still run DeTail.

@@ -273,7 +273,7 @@ impl Fabric {
         if s.tcp.cc.roce() {
             return Some(format!(
                 "scheme.tcp.congestion_control: live mode's hosts run kernel TCP, not RoCEv2 with {} (the scheme {} uses it)",
-                if s.tcp.cc == crate::config::CongestionControl::Dcqcn { "DCQCN" } else { "HPCC" },
+                s.tcp.cc.name(),
                 s.name
             ));
         }

@@ -313,6 +313,9 @@ impl Sim {
             CongestionControl::Hpcc => {
                 m.insert("hpcc".into(), serde_json::json!({"window_cuts": c.window_cuts, "nacks": c.nacks}));
             }
+            CongestionControl::Timely => {
+                m.insert("timely".into(), serde_json::json!({"rate_cuts": c.rate_cuts, "nacks": c.nacks}));
+            }
             CongestionControl::Dctcp | CongestionControl::L2dct => {
                 m.insert(if s.tcp.cc == CongestionControl::Dctcp { "dctcp" } else { "l2dct" }.into(), serde_json::json!({"ecn_marks": c.ecn_marks}));
             }

@@ -109,3 +109,18 @@ fn the_summary_counts_cnps_nacks_and_rate_cuts_of_the_roce_schemes_only() {
     let t: serde_json::Value = serde_json::from_str(&run(&json("dctcp")).summary_json()).unwrap();
     assert!(t.get("roce").is_none());
 }
+
+#[test]
+fn timely_cuts_its_rate_as_the_incast_queue_grows_and_loses_nothing() {
+    // 16 senders from the line rate into one 25 Gbps port, lossless (the dcqcn preset's PFC), no ECN: only
+    // the RTT tells TIMELY to slow down
+    let scheme = r#"{"preset": "dcqcn", "ecn_marking": "none", "tcp": {"congestion_control": "timely"}}"#;
+    let sim = run(&incast(16, 1_000_000, "25Gbps", "2MB", scheme, "40ms"));
+    let c = &sim.counters;
+    assert_eq!((c.flows_completed, c.dropped(), c.ecn_marks), (16, 0, 0));
+    assert!(c.rate_cuts >= 16, "every sender slowed down at least once: {} cuts", c.rate_cuts);
+    let rates: Vec<f64> = sim.transfers.slots().iter().filter_map(|t| t.snd.cc.timely().map(|x| x.rate)).collect();
+    assert!(!rates.is_empty() && rates.iter().all(|&r| r < 25e9), "a rate below the line rate by the end: {rates:?}");
+    let summary: serde_json::Value = serde_json::from_str(&sim.summary_json()).unwrap();
+    assert_eq!(summary["mechanisms"]["timely"]["rate_cuts"], serde_json::json!(c.rate_cuts));
+}

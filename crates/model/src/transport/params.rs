@@ -4,6 +4,7 @@
 use crate::transport::cc::dcqcn::DcqcnParams;
 use crate::transport::cc::dctcp::DctcpParams;
 use crate::transport::cc::hpcc::HpccParams;
+use crate::transport::cc::timely::TimelyParams;
 use crate::transport::cc::CongestionControl;
 use detailsim_engine::Time;
 use serde::Deserialize;
@@ -57,6 +58,8 @@ pub struct TcpParams {
     pub dcqcn: DcqcnParams,
     /// HPCC's parameters (`cc = "hpcc"`).
     pub hpcc: HpccParams,
+    /// TIMELY's parameters (`cc = "timely"`).
+    pub timely: TimelyParams,
     /// Bytes a segment occupies on the wire beyond its payload (headers and framing; the simulator sets it
     /// from the topology's framing): what a rate-limited sender paces.
     pub wire_overhead: u32,
@@ -88,6 +91,7 @@ impl Default for TcpParams {
             spurious_rto_undo: false,
             dcqcn: DcqcnParams::default(),
             hpcc: HpccParams::default(),
+            timely: TimelyParams::default(),
             wire_overhead: crate::packet::HEADERS + 30,
         }
     }

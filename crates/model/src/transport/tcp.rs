@@ -244,8 +244,10 @@ impl TcpSender {
         }
     }
 
-    fn rtt_sample(&mut self, now: Time, sent: Time) {
-        let r = (now.0 - sent.0.min(now.0)) as f64;
+    /// Takes the RTT sample of an ACK arriving at `now` that echoes send time `sent`, and returns it.
+    fn rtt_sample(&mut self, now: Time, sent: Time) -> Time {
+        let sample = Time(now.0 - sent.0.min(now.0));
+        let r = sample.0 as f64;
         if !self.have_rtt {
             self.srtt = r;
             self.rttvar = r / 2.0;
@@ -254,6 +256,7 @@ impl TcpSender {
             self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
             self.srtt = 0.875 * self.srtt + 0.125 * r;
         }
+        sample
     }
 
     fn flight(&self) -> u64 {
@@ -386,7 +389,7 @@ impl TcpSender {
             return;
         }
         if p.cc.roce() {
-            self.on_ack_dcqcn(now, p, ack, ece, false, ts_echo, out);
+            self.on_ack_roce(now, p, ack, ece, false, ts_echo, out);
             return;
         }
         if self.probing {
@@ -419,7 +422,8 @@ impl TcpSender {
                 // an ACK for data sent before a timeout rewound nxt
                 self.nxt = self.una;
             }
-            self.rtt_sample(now, ts_echo);
+            let rtt = self.rtt_sample(now, ts_echo);
+            self.cc.on_rtt(p, ack, self.nxt, rtt);
             self.backoff = 0;
             if self.in_recovery {
                 let cuts = self.cc.loss_cuts();
@@ -494,15 +498,15 @@ impl TcpSender {
     /// DCQCN: a NACK arrived (the receiver lacks `ack` onwards): go back to it (go-back-N).
     pub fn on_nack(&mut self, now: Time, p: &TcpParams, ack: u64, ece: bool, ts_echo: Time, out: &mut Vec<SegOut>) {
         if self.state == State::Established {
-            self.on_ack_dcqcn(now, p, ack, ece, true, ts_echo, out);
+            self.on_ack_roce(now, p, ack, ece, true, ts_echo, out);
         }
     }
 
-    /// DCQCN's ACK (or NACK): the reaction point sees the CNP an ECE carries; no window, no fast
+    /// A rate-based controller's ACK (or NACK; RoCE): a CNP (ECE) goes to the controller; no window, no fast
     /// retransmit: a cumulative ACK moves the left edge, a NACK sends everything from it again.
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
-    fn on_ack_dcqcn(&mut self, now: Time, p: &TcpParams, ack: u64, ece: bool, nack: bool, ts_echo: Time, out: &mut Vec<SegOut>) {
+    fn on_ack_roce(&mut self, now: Time, p: &TcpParams, ack: u64, ece: bool, nack: bool, ts_echo: Time, out: &mut Vec<SegOut>) {
         self.cc.tick(now, p);
         if ece {
             self.cc.on_notification(now, p);
@@ -510,7 +514,8 @@ impl TcpSender {
         if ack > self.una {
             self.una = ack.min(self.size);
             self.nxt = self.nxt.max(self.una);
-            self.rtt_sample(now, ts_echo);
+            let rtt = self.rtt_sample(now, ts_echo);
+            self.cc.on_rtt(p, ack, self.nxt, rtt);
             self.backoff = 0;
             self.streak = 0;
             if self.una >= self.size {

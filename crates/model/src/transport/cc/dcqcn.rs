@@ -289,6 +289,10 @@ impl super::Controller for Rp {
     fn on_notification(&mut self, now: Time, p: &TcpParams) {
         self.on_cnp(now, &p.dcqcn);
     }
+    #[inline]
+    fn fresh_rate_cuts(&mut self) -> u64 {
+        self.fresh_decreases()
+    }
 }
 
 #[cfg(test)]

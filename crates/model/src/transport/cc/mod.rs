@@ -13,6 +13,7 @@ pub mod hpcc;
 pub mod l2dct;
 pub mod newreno;
 pub mod pfabric;
+pub mod timely;
 
 use crate::transport::params::TcpParams;
 use detailsim_engine::Time;
@@ -43,19 +44,34 @@ pub enum CongestionControl {
     /// telemetry that every switch egress writes into data packets and the receiver echoes, paced at
     /// window / base RTT.
     Hpcc,
+    /// TIMELY (`timely`): RoCE's reliability as DCQCN's, and a rate from the RTT's gradient, updated once
+    /// per RTT, from the line rate.
+    Timely,
 }
 
 impl CongestionControl {
+    /// The algorithm's name as people write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CongestionControl::NewReno => "NewReno",
+            CongestionControl::Dctcp => "DCTCP",
+            CongestionControl::L2dct => "L2DCT",
+            CongestionControl::Pfabric => "pFabric",
+            CongestionControl::Dcqcn => "DCQCN",
+            CongestionControl::Hpcc => "HPCC",
+            CongestionControl::Timely => "TIMELY",
+        }
+    }
     /// Uses DCTCP's alpha estimate and its receiver's precise CE echo (DCTCP and L2DCT).
     #[inline]
     pub fn dctcp_echo(self) -> bool {
         matches!(self, CongestionControl::Dctcp | CongestionControl::L2dct)
     }
-    /// RoCE's reliability: go-back-N, the receiver in order only (DCQCN and HPCC), and a rate that paces
+    /// RoCE's reliability: go-back-N, the receiver in order only (DCQCN, HPCC, TIMELY), and a rate that paces
     /// the segments, started from the NIC's rate (`TcpSender::start_rate`).
     #[inline]
     pub fn roce(self) -> bool {
-        matches!(self, CongestionControl::Dcqcn | CongestionControl::Hpcc)
+        matches!(self, CongestionControl::Dcqcn | CongestionControl::Hpcc | CongestionControl::Timely)
     }
     /// Starts from the path's base RTT (HPCC's window is the path's BDP).
     #[inline]
@@ -121,6 +137,15 @@ pub trait Controller {
     fn on_telemetry(&mut self, _p: &TcpParams, _ack: u64, _nxt: u64, _hops: &[hpcc::IntHop]) -> Option<f64> {
         None
     }
+    /// An ACK for `ack` of new data measured `rtt` (its arrival less the echoed send time), the sender's
+    /// next byte being `nxt`.
+    #[inline]
+    fn on_rtt(&mut self, _p: &TcpParams, _ack: u64, _nxt: u64, _rtt: Time) {}
+    /// Rate cuts since the last call, for the summary's counters.
+    #[inline]
+    fn fresh_rate_cuts(&mut self) -> u64 {
+        0
+    }
 }
 
 /// A flow's controller, one arm per algorithm. The rate-based ones are boxed (they are large and rare)
@@ -133,6 +158,7 @@ pub enum Cc {
     Pfabric(pfabric::Pfabric),
     Dcqcn(Option<Box<dcqcn::Rp>>),
     Hpcc(Option<Box<hpcc::Hpcc>>),
+    Timely(Option<Box<timely::Timely>>),
 }
 
 /// Calls `$body` with `$c` bound to the controller of whichever arm `$cc` holds (a rate-based one not
@@ -146,7 +172,8 @@ macro_rules! each {
             Cc::Pfabric($c) => $body,
             Cc::Dcqcn(Some($c)) => $body,
             Cc::Hpcc(Some($c)) => $body,
-            Cc::Dcqcn(None) | Cc::Hpcc(None) => $none,
+            Cc::Timely(Some($c)) => $body,
+            Cc::Dcqcn(None) | Cc::Hpcc(None) | Cc::Timely(None) => $none,
         }
     };
 }
@@ -161,16 +188,21 @@ impl Cc {
             CongestionControl::Pfabric => Cc::Pfabric(pfabric::Pfabric),
             CongestionControl::Dcqcn => Cc::Dcqcn(None),
             CongestionControl::Hpcc => Cc::Hpcc(None),
+            CongestionControl::Timely => Cc::Timely(None),
         }
     }
 
     /// A rate-based controller's start, once the sender's NIC rate `nic_bps` and (HPCC) the path's base RTT
-    /// are known: the window it starts the flow with (DCQCN: unbounded, the rate limits; HPCC: the BDP at
+    /// are known: the window it starts the flow with (DCQCN, TIMELY: unbounded, the rate limits; HPCC: the BDP at
     /// the NIC's rate, at least a segment), None for the others (and for HPCC without a path).
     pub fn start_rate(&mut self, p: &TcpParams, base_rtt: Option<Time>, nic_bps: f64) -> Option<f64> {
         match self {
             Cc::Dcqcn(rp) => {
                 *rp = Some(Box::new(dcqcn::Rp::new(nic_bps)));
+                Some(f64::INFINITY)
+            }
+            Cc::Timely(tm) => {
+                *tm = Some(Box::new(timely::Timely::new(nic_bps)));
                 Some(f64::INFINITY)
             }
             Cc::Hpcc(hp) => base_rtt.map(|rtt| {
@@ -208,12 +240,18 @@ impl Cc {
         }
     }
 
-    /// Rate decreases since the last call (DCQCN; 0 otherwise), for the summary's counters.
-    pub fn fresh_rate_cuts(&mut self) -> u64 {
+    /// TIMELY's state, once set.
+    pub fn timely(&self) -> Option<&timely::Timely> {
         match self {
-            Cc::Dcqcn(Some(r)) => r.fresh_decreases(),
-            _ => 0,
+            Cc::Timely(t) => t.as_deref(),
+            _ => None,
         }
+    }
+
+    /// Rate decreases since the last call (DCQCN, TIMELY; 0 otherwise), for the summary's counters.
+    #[inline]
+    pub fn fresh_rate_cuts(&mut self) -> u64 {
+        each!(self, c => c.fresh_rate_cuts(), 0)
     }
 
     /// Window cuts from telemetry so far (HPCC; 0 otherwise).
@@ -264,6 +302,10 @@ impl Cc {
     #[inline]
     pub fn on_notification(&mut self, now: Time, p: &TcpParams) {
         each!(self, c => c.on_notification(now, p), ())
+    }
+    #[inline]
+    pub fn on_rtt(&mut self, p: &TcpParams, ack: u64, nxt: u64, rtt: Time) {
+        each!(self, c => c.on_rtt(p, ack, nxt, rtt), ())
     }
     #[inline]
     pub fn on_telemetry(&mut self, p: &TcpParams, ack: u64, nxt: u64, hops: &[hpcc::IntHop]) -> Option<f64> {
