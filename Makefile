@@ -45,8 +45,10 @@ test: lint test-rust test-python
 test-rust:
 	cargo test --workspace -q
 
-# clippy's lints are errors (clippy ships with rustup's default profile; a toolchain without it says so)
+# rustfmt's format (rustfmt.toml) is checked and clippy's lints are errors (both ship with rustup's default profile; a toolchain without it says so)
 lint:
+	@if cargo fmt --version >/dev/null 2>&1; then cargo fmt --all --check; \
+	else echo "lint: rustfmt is not installed (rustup component add rustfmt); format not checked"; fi
 	@if cargo clippy --version >/dev/null 2>&1; then cargo clippy -q --release --workspace --all-targets -- -D warnings; \
 	else echo "lint: cargo clippy is not installed (rustup component add clippy); not linted"; fi
 

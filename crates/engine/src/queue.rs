@@ -303,38 +303,38 @@ mod tests {
     /// with timers mixed in.
     #[test]
     fn the_wheel_keeps_the_order_of_one_heap_at_every_time_scale() {
-        use std::collections::BinaryHeap as StdHeap;
         use std::cmp::Reverse;
+        use std::collections::BinaryHeap as StdHeap;
         let mut next = xorshift(0x2545f4914f6cdd1d);
         for (shift, bits) in [(14, 10), (8, 6), (20, 12)] {
-        let mut q = EventQueue::with_wheel(shift, bits);
-        let mut model = StdHeap::new();
-        let (mut seq, mut popped) = (0u64, 0usize);
-        for round in 0..200_000u64 {
-            let now = q.now().0;
-            let spread = [1u64, 3_000, 40_000, 300_000, 20_000_000, 5_000_000_000][(next() % 6) as usize];
-            for _ in 0..(next() % 3) {
-                let at = now + next() % spread;
-                match next() % 3 {
-                    0 | 1 => q.push(Time(at), seq),
-                    _ => q.push_timer(Time(at), seq),
+            let mut q = EventQueue::with_wheel(shift, bits);
+            let mut model = StdHeap::new();
+            let (mut seq, mut popped) = (0u64, 0usize);
+            for round in 0..200_000u64 {
+                let now = q.now().0;
+                let spread = [1u64, 3_000, 40_000, 300_000, 20_000_000, 5_000_000_000][(next() % 6) as usize];
+                for _ in 0..(next() % 3) {
+                    let at = now + next() % spread;
+                    match next() % 3 {
+                        0 | 1 => q.push(Time(at), seq),
+                        _ => q.push_timer(Time(at), seq),
+                    }
+                    model.push(Reverse((at, seq)));
+                    seq += 1;
                 }
-                model.push(Reverse((at, seq)));
-                seq += 1;
+                if round % 7 < 4 || round > 190_000 {
+                    let got = q.pop();
+                    let want = model.pop().map(|Reverse((t, s))| (Time(t), s));
+                    assert_eq!(got, want, "pop {popped}");
+                    popped += 1;
+                }
             }
-            if round % 7 < 4 || round > 190_000 {
-                let got = q.pop();
-                let want = model.pop().map(|Reverse((t, s))| (Time(t), s));
-                assert_eq!(got, want, "pop {popped}");
-                popped += 1;
+            while let Some(Reverse((t, s))) = model.pop() {
+                assert_eq!(q.pop(), Some((Time(t), s)));
             }
-        }
-        while let Some(Reverse((t, s))) = model.pop() {
-            assert_eq!(q.pop(), Some((Time(t), s)));
-        }
-        assert!(q.is_empty(), "the queue drained");
-        assert_eq!(q.len(), 0, "is_empty and len agree");
-        assert!(popped > 100_000);
+            assert!(q.is_empty(), "the queue drained");
+            assert_eq!(q.len(), 0, "is_empty and len agree");
+            assert!(popped > 100_000);
         }
     }
     /// Buckets of a few events (the rank sort's 8, 16 and 32 slots) and crowded ones (hundreds of events

@@ -100,7 +100,11 @@ impl Rate {
     /// divide 8 Tbit/s: 1, 10, 25, 40, 100 Gbit/s and most others used), else 0.
     pub const fn ps_per_byte(self) -> u64 {
         let num = 8 * PS_PER_S;
-        if self.0 != 0 && num.is_multiple_of(self.0) && num / self.0 <= (1 << 32) { num / self.0 } else { 0 }
+        if self.0 != 0 && num.is_multiple_of(self.0) && num / self.0 <= (1 << 32) {
+            num / self.0
+        } else {
+            0
+        }
     }
     /// `tx_time` with this rate's `ps_per_byte` computed beforehand: a multiplication instead of a
     /// division for packets; the same result to the picosecond.

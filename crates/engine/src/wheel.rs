@@ -67,7 +67,6 @@ impl<E> Ord for Entry<E> {
     }
 }
 
-
 pub(crate) struct Wheel<E> {
     /// The current bucket in ascending key order; `run[pos..]` are still pending.
     run: Vec<Entry<E>>,

@@ -29,7 +29,12 @@ fn main() {
                 s.run();
                 s
             }
-            k => detailsim_model::sim::parts::run_in_parts(&text, parts, if k == "parts2" { detailsim_model::sim::parts::Drive::Threads } else { detailsim_model::sim::parts::Drive::Turns }).unwrap_or_else(|e| fail(e)),
+            k => detailsim_model::sim::parts::run_in_parts(
+                &text,
+                parts,
+                if k == "parts2" { detailsim_model::sim::parts::Drive::Threads } else { detailsim_model::sim::parts::Drive::Turns },
+            )
+            .unwrap_or_else(|e| fail(e)),
         };
         let d = table_hash(&sim);
         println!(
@@ -72,4 +77,3 @@ fn table_hash(sim: &detailsim_model::Sim) -> u64 {
     }
     h
 }
-

@@ -171,15 +171,8 @@ pub enum DropCause {
     Red,
 }
 impl DropCause {
-    pub const ALL: [DropCause; 7] = [
-        DropCause::IngressBuffer,
-        DropCause::HostBuffer,
-        DropCause::NoRoute,
-        DropCause::LinkDown,
-        DropCause::DetourLimit,
-        DropCause::Priority,
-        DropCause::Red,
-    ];
+    pub const ALL: [DropCause; 7] =
+        [DropCause::IngressBuffer, DropCause::HostBuffer, DropCause::NoRoute, DropCause::LinkDown, DropCause::DetourLimit, DropCause::Priority, DropCause::Red];
     pub fn name(self) -> &'static str {
         match self {
             DropCause::IngressBuffer => "ingress_buffer",
@@ -240,7 +233,33 @@ impl Counters {
     /// Add another part's counts (a split run; its `max_packets_in_flight` is joined from the parts' samples
     /// instead, `sim::parts`).
     pub fn add(&mut self, o: &Counters) {
-        let Counters { events, link_traversals, pkts_created, pkts_delivered, pkts_stale, drops, ecn_marks, timeouts, spurious_timeouts, retransmits, flows_started, flows_completed, pfc_pause_frames, pfc_pauses, max_packets_in_flight, lossless_drops, lossless_exempt_drops, detours, nic_blocked, detour_histogram, cnps, nacks, rate_cuts, mlfq_demoted, window_cuts } = o;
+        let Counters {
+            events,
+            link_traversals,
+            pkts_created,
+            pkts_delivered,
+            pkts_stale,
+            drops,
+            ecn_marks,
+            timeouts,
+            spurious_timeouts,
+            retransmits,
+            flows_started,
+            flows_completed,
+            pfc_pause_frames,
+            pfc_pauses,
+            max_packets_in_flight,
+            lossless_drops,
+            lossless_exempt_drops,
+            detours,
+            nic_blocked,
+            detour_histogram,
+            cnps,
+            nacks,
+            rate_cuts,
+            mlfq_demoted,
+            window_cuts,
+        } = o;
         for (x, y) in [
             (&mut self.events, events),
             (&mut self.link_traversals, link_traversals),

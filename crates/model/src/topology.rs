@@ -2,8 +2,8 @@
 //! rate, delay and buffers. The simulator wires ports from this description; routing reads it.
 
 use crate::config::{err, ConfigError, TopologyConfig};
-use crate::units::Bytes;
 use crate::mechanisms::queue::MAX_CAP;
+use crate::units::Bytes;
 use detailsim_engine::{Rate, Time};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,12 +115,7 @@ impl<'a> Builder<'a> {
     fn link(&mut self, a: usize, b: usize, tier: &'static str, kind_rate: Option<Rate>, kind_delay: Option<Time>) {
         let c = self.cfg;
         let t = c.tiers.get(tier);
-        let rate = t
-            .and_then(|t| t.rate)
-            .map(|r| r.0)
-            .or(kind_rate)
-            .or(c.link_rate.map(|r| r.0))
-            .unwrap_or(DEFAULT_RATE);
+        let rate = t.and_then(|t| t.rate).map(|r| r.0).or(kind_rate).or(c.link_rate.map(|r| r.0)).unwrap_or(DEFAULT_RATE);
         let delay = t.and_then(|t| t.delay).map(|d| d.0).or(kind_delay).or(c.link_delay.map(|d| d.0)).unwrap_or(DEFAULT_DELAY);
         let pick = |tier_specific: Option<Bytes>, tier_both: Option<Bytes>, top_specific: Option<Bytes>| {
             tier_specific.or(tier_both).or(top_specific).or(c.buffer).map(|b| b.0).unwrap_or(DEFAULT_BUFFER)
@@ -299,10 +294,7 @@ pub fn build(cfg: &TopologyConfig) -> Result<Topology, ConfigError> {
             }
             for (i, l) in links.iter().enumerate() {
                 let ends = [(&l.a, "a"), (&l.b, "b")].map(|(n, f)| {
-                    names.get(n).copied().ok_or_else(|| ConfigError {
-                        field: format!("topology.links[{i}].{f}"),
-                        msg: format!("no node named {n:?}"),
-                    })
+                    names.get(n).copied().ok_or_else(|| ConfigError { field: format!("topology.links[{i}].{f}"), msg: format!("no node named {n:?}") })
                 });
                 let [a, bb] = ends;
                 let (a, bb) = (a?, bb?);
@@ -439,7 +431,11 @@ mod tests {
         assert_eq!(t.hosts().count(), 16);
         assert_eq!(t.nodes.len(), 36);
         for l in &t.links {
-            let want = match l.tier { "host" => Rate::gbps(1), "tor_agg" => Rate::mbps(500), _ => Rate::mbps(250) };
+            let want = match l.tier {
+                "host" => Rate::gbps(1),
+                "tor_agg" => Rate::mbps(500),
+                _ => Rate::mbps(250),
+            };
             assert_eq!(l.rate, want);
         }
     }

@@ -10,11 +10,7 @@ use std::fmt;
 
 fn split_num(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
-    let end = s
-        .char_indices()
-        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == '-' || *c == '+'))
-        .map(|(i, _)| i)
-        .unwrap_or(s.len());
+    let end = s.char_indices().find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == '-' || *c == '+')).map(|(i, _)| i).unwrap_or(s.len());
     let (n, u) = s.split_at(end);
     let v: f64 = n.parse().ok()?;
     Some((v, u.trim()))
@@ -161,9 +157,11 @@ pub fn parse_qlen(s: &str) -> Result<QLen, String> {
     let t = s.trim();
     for suffix in ["packets", "packet", "pkts", "pkt"] {
         if let Some(n) = t.strip_suffix(suffix) {
-            return n.trim().parse::<u64>().map(QLen::Packets).map_err(|_| {
-                format!("expected a whole number of packets such as \"20 packets\" or a size such as \"30KB\", got {s:?}")
-            });
+            return n
+                .trim()
+                .parse::<u64>()
+                .map(QLen::Packets)
+                .map_err(|_| format!("expected a whole number of packets such as \"20 packets\" or a size such as \"30KB\", got {s:?}"));
         }
     }
     parse_bytes(s).map(QLen::Bytes).map_err(|e| format!("{e}, or a number of packets such as \"20 packets\""))

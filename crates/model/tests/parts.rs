@@ -72,7 +72,13 @@ fn a_run_in_parts_ends_as_the_ordinary_run_does() {
             // each port's state comes from the part that ran it
             let (pa, pb) = (a.port_stats(), b.port_stats());
             for (x, y) in pa.iter().zip(&pb) {
-                assert_eq!((x.tx_bytes, x.tx_packets, x.max_egress_bytes, x.drops), (y.tx_bytes, y.tx_packets, y.max_egress_bytes, y.drops), "{what}: port {}:{}", x.node, x.port);
+                assert_eq!(
+                    (x.tx_bytes, x.tx_packets, x.max_egress_bytes, x.drops),
+                    (y.tx_bytes, y.tx_packets, y.max_egress_bytes, y.drops),
+                    "{what}: port {}:{}",
+                    x.node,
+                    x.port
+                );
             }
             same_table(&a, &b, &what);
         }
@@ -105,8 +111,7 @@ fn what_a_split_run_does_not_support_yet_is_refused_naming_the_field() {
 }
 
 fn flows(rows: &[(u32, u32, u64, f64)]) -> String {
-    let rows: Vec<String> =
-        rows.iter().map(|&(s, d, b, t)| format!(r#"{{"src": {s}, "dst": {d}, "size_bytes": {b}, "start_s": {t}}}"#)).collect();
+    let rows: Vec<String> = rows.iter().map(|&(s, d, b, t)| format!(r#"{{"src": {s}, "dst": {d}, "size_bytes": {b}, "start_s": {t}}}"#)).collect();
     format!(
         r#"{{"run": {{"duration": "2ms", "seed": 3, "event_order": "node"}},
             "topology": {{"kind": "fattree", "k": 4, "buffer": "128KB"}},
@@ -287,7 +292,8 @@ fn a_split_run_on_shared_buffers_keeps_each_switch_mmu_with_its_queues() {
     // background flows still queued at the end: each switch's MMU books must come from the part that ran
     // it (they were part 0's, empty for the other part's switches, and the end-of-run check failed)
     for preset in ["detail", "dcqcn", "hpcc"] {
-        let json = scenario(&format!(r#"{{"preset": "{preset}"}}"#), MIXED, "").replace(r#""buffer": "128KB""#, r#""buffer": "128KB", "shared_buffer": {"size": "1MB"}"#);
+        let json = scenario(&format!(r#"{{"preset": "{preset}"}}"#), MIXED, "")
+            .replace(r#""buffer": "128KB""#, r#""buffer": "128KB", "shared_buffer": {"size": "1MB"}"#);
         let a = ordinary(&json);
         assert!(a.packets_in_flight() > 0, "{preset}: packets left in the network");
         a.check_shared().unwrap();

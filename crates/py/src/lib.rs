@@ -28,11 +28,7 @@ static PANIC_AT: std::sync::Mutex<String> = std::sync::Mutex::new(String::new())
 /// Run `f`, turning a panic of the core into InternalError (never a PanicException traceback).
 fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|e| {
-        let msg = e
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "unknown panic".into());
+        let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_else(|| "unknown panic".into());
         let at = std::mem::take(&mut *PANIC_AT.lock().unwrap_or_else(|e| e.into_inner()));
         Err(InternalError::new_err(if at.is_empty() { msg } else { format!("{msg} (at {at})") }))
     })
@@ -323,16 +319,23 @@ fn live_forward(py: Python<'_>, scenario_json: &str, deadline_s: f64, stop_file:
     for t in &fab.tx {
         late.merge(&t.stats.late_ns);
     }
-    let ports: Vec<serde_json::Value> = fab.net.ports.iter().enumerate().map(|(p, pt)| {
-        let stats = &fab.tx[p].stats;
-        let achieved = if stats.backlog_actual_ps > 0 { pt.rate.0 as f64 * stats.backlog_ideal_ps as f64 / stats.backlog_actual_ps as f64 } else { f64::NAN };
-        serde_json::json!({"port": p, "node": name(pt.node), "peer": name(fab.net.ports[pt.peer as usize].node), "rate_bps": pt.rate.0,
+    let ports: Vec<serde_json::Value> = fab
+        .net
+        .ports
+        .iter()
+        .enumerate()
+        .map(|(p, pt)| {
+            let stats = &fab.tx[p].stats;
+            let achieved =
+                if stats.backlog_actual_ps > 0 { pt.rate.0 as f64 * stats.backlog_ideal_ps as f64 / stats.backlog_actual_ps as f64 } else { f64::NAN };
+            serde_json::json!({"port": p, "node": name(pt.node), "peer": name(fab.net.ports[pt.peer as usize].node), "rate_bps": pt.rate.0,
             "backlogged_rate_bps": if achieved.is_finite() { serde_json::json!(achieved) } else { serde_json::Value::Null },
             "tx_frames": stats.tx_frames, "tx_wire_bytes": stats.tx_wire_bytes, "busy_s": stats.busy_ps as f64 * 1e-12,
             "pfc_sent": stats.pfc_sent, "pfc_received": stats.pfc_received,
             "paused_s": fab.net.pfc[p].egress.paused_total(detailsim_engine::Time((st.wall_s * 1e12) as u64)).0 as f64 * 1e-12,
             "max_ingress_bytes": pt.ing.max_total, "max_egress_bytes": pt.eg.max_total, "ingress_cap": pt.ing.cap, "egress_cap": pt.eg.cap})
-    }).collect();
+        })
+        .collect();
     let c = &fab.counters;
     Ok(serde_json::json!({
         "ports": ports,

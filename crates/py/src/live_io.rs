@@ -48,7 +48,8 @@ impl Ring {
             let ring = Ring { fd, map: std::ptr::null_mut(), slots: 0, next: 0, name: name.to_string() };
             let v: libc::c_int = libc::tpacket_versions::TPACKET_V2 as libc::c_int;
             ring.setopt(libc::PACKET_VERSION, &v)?;
-            let req = libc::tpacket_req { tp_block_size: BLOCK_SIZE, tp_block_nr: BLOCKS, tp_frame_size: FRAME_SIZE, tp_frame_nr: BLOCK_SIZE / FRAME_SIZE * BLOCKS };
+            let req =
+                libc::tpacket_req { tp_block_size: BLOCK_SIZE, tp_block_nr: BLOCKS, tp_frame_size: FRAME_SIZE, tp_frame_nr: BLOCK_SIZE / FRAME_SIZE * BLOCKS };
             ring.setopt(libc::PACKET_RX_RING, &req)?;
             let len = (BLOCK_SIZE * BLOCKS) as usize;
             let map = libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0);

@@ -64,7 +64,11 @@ macro_rules! knobs {
 }
 
 fn check(ok: bool, msg: impl Into<String>) -> Result<(), String> {
-    if ok { Ok(()) } else { Err(msg.into()) }
+    if ok {
+        Ok(())
+    } else {
+        Err(msg.into())
+    }
 }
 
 fn mask_of(v: &[u8]) -> u8 {
@@ -90,7 +94,11 @@ pub(crate) fn dur(t: Time) -> String {
             return format!("`\"{}{unit}\"`", ps / per);
         }
     }
-    if ps == 0 { "`\"0s\"`".into() } else { format!("`\"{}ns\"`", ps as f64 / 1000.0) }
+    if ps == 0 {
+        "`\"0s\"`".into()
+    } else {
+        format!("`\"{}ns\"`", ps as f64 / 1000.0)
+    }
 }
 
 fn flag(b: bool) -> String {
@@ -111,11 +119,19 @@ fn opt(v: Option<String>, none: &str) -> String {
 }
 
 fn list(v: &[u64], none: &str) -> String {
-    if v.is_empty() { none.into() } else { format!("`[{}]`", v.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", ")) }
+    if v.is_empty() {
+        none.into()
+    } else {
+        format!("`[{}]`", v.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", "))
+    }
 }
 
 fn mask(m: u8, all: &str) -> String {
-    if m == 0xff { all.into() } else { format!("`[{}]`", (0..8).filter(|p| m & (1 << p) != 0).map(|p| p.to_string()).collect::<Vec<_>>().join(", ")) }
+    if m == 0xff {
+        all.into()
+    } else {
+        format!("`[{}]`", (0..8).filter(|p| m & (1 << p) != 0).map(|p| p.to_string()).collect::<Vec<_>>().join(", "))
+    }
 }
 
 knobs! {

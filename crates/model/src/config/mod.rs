@@ -199,7 +199,8 @@ fn resolve_pias(sc: &mut Scenario) -> Result<(), ConfigError> {
     cfg.queues = Some(queues);
     let source = match cfg.thresholds.clone().unwrap_or(PiasThresholds::Method("optimal".into())) {
         PiasThresholds::List(v) => {
-            let source = MlfqSource { method: "list".into(), queues: v.len() as u32 + 1, load: None, offered_load: None, from: "scheme.pias.thresholds".into() };
+            let source =
+                MlfqSource { method: "list".into(), queues: v.len() as u32 + 1, load: None, offered_load: None, from: "scheme.pias.thresholds".into() };
             sc.scheme.tcp.mlfq_thresholds = Some(v);
             Some(source)
         }
@@ -226,7 +227,8 @@ fn resolve_pias(sc: &mut Scenario) -> Result<(), ConfigError> {
                     if !(load > 0.0 && load < 1.0) {
                         return err(field, format!("a load in (0, 1) (the PIAS thresholds are derived from it), got {load}"));
                     }
-                    let sol = crate::mechanisms::pias::solve(points, &cdf, load, queues, &m).map_err(|e| ConfigError { field: "scheme.pias.thresholds".into(), msg: e })?;
+                    let sol = crate::mechanisms::pias::solve(points, &cdf, load, queues, &m)
+                        .map_err(|e| ConfigError { field: "scheme.pias.thresholds".into(), msg: e })?;
                     sc.scheme.tcp.mlfq_thresholds = Some(sol.thresholds_bytes.into_iter().map(Bytes).collect());
                     let from = match (&cfg.cdf, w) {
                         (Some(c), _) => format!("scheme.pias.cdf ({c})"),
@@ -244,7 +246,10 @@ fn resolve_pias(sc: &mut Scenario) -> Result<(), ConfigError> {
                         return err("scheme.pias.thresholds", "\"paper\" (the PIAS authors' published thresholds) needs a websearch or datamining cdf workload with a load (or scheme.pias.cdf and scheme.pias.load)");
                     }
                     if cfg.load.is_some() {
-                        return err("scheme.pias.load", "given without a size distribution: add scheme.pias.cdf, or leave the load out to derive both from the workloads");
+                        return err(
+                            "scheme.pias.load",
+                            "given without a size distribution: add scheme.pias.cdf, or leave the load out to derive both from the workloads",
+                        );
                     }
                     cfg.thresholds = Some(PiasThresholds::Method(m));
                     None
@@ -322,7 +327,8 @@ mod tests {
         // paths inside a workload survive its tagged deserialization
         let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "retrieval", "rate": 5, "sizes": ["2KB", {}]}]}"#);
         assert!(m.starts_with("workload[0].sizes[1]: invalid type: map"), "{m}");
-        let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "flows", "rows": [{"src": 0, "dst": 1, "size_bytes": "x", "start_s": 0}]}]}"#);
+        let m =
+            e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "flows", "rows": [{"src": 0, "dst": 1, "size_bytes": "x", "start_s": 0}]}]}"#);
         assert!(m.starts_with("workload[0].rows[0].size_bytes: "), "{m}");
         let m = e(r#"{"topology": {"kind": "single_switch"}, "workload": [{"kind": "retrieval", "rate": 5, "sizes": ["2KB"], "bogus": 1}]}"#);
         assert!(m.starts_with("workload[0].bogus: unknown field"), "{m}");

@@ -28,9 +28,6 @@ pub const RED_DEFAULT_MAX_P: f64 = 0.02;
 
 pub const RED_DEFAULT_WEIGHT: f64 = 0.002;
 
-
-
-
 /// A resolved scheme: one row of the policy table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scheme {

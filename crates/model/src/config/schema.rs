@@ -248,8 +248,7 @@ pub struct SharedBufferConfig {
     pub headroom: Option<Bytes>,
 }
 
-pub const TOPOLOGY_KINDS: &[&str] =
-    &["detail128", "testbed16", "fattree", "leaf_spine", "single_switch", "dumbbell", "custom"];
+pub const TOPOLOGY_KINDS: &[&str] = &["detail128", "testbed16", "fattree", "leaf_spine", "single_switch", "dumbbell", "custom"];
 
 pub(crate) const COMMON_TOPO_KEYS: &[&str] = &[
     "kind",
@@ -268,9 +267,6 @@ pub(crate) const COMMON_TOPO_KEYS: &[&str] = &[
     "shared_buffer",
 ];
 
-
-
-
 pub use crate::transport::cc::CongestionControl;
 pub use crate::transport::params::{RtoFormula, TcpParams};
 
@@ -282,7 +278,6 @@ pub enum FlowControl {
     /// Priority flow control (IEEE 802.1Qbb): PAUSE/UNPAUSE on ingress drain-byte thresholds.
     Pfc,
 }
-
 
 /// `[scheme.pias]`.
 #[derive(Deserialize, Debug, Clone, Default)]

@@ -16,9 +16,7 @@ impl FaultConfig {
             LinkSel::Nodes(v) if v.len() != 2 => {
                 return err(f("link"), "must name the link's two nodes, e.g. [\"agg0_0\", \"core0\"], or a tier link, e.g. \"agg_core#0\"")
             }
-            LinkSel::Tier(t) if !t.contains('#') => {
-                return err(f("link"), "a tier link is written \"<tier>#<index>\", e.g. \"agg_core#0\"")
-            }
+            LinkSel::Tier(t) if !t.contains('#') => return err(f("link"), "a tier link is written \"<tier>#<index>\", e.g. \"agg_core#0\""),
             _ => {}
         }
         match (self.kind.as_str(), self.rate) {
@@ -37,10 +35,7 @@ impl TopologyConfig {
         Some(match kind {
             "detail128" | "testbed16" => (&[], &["host", "tor_agg", "agg_core"]),
             "fattree" => (&["k"], &["host", "tor_agg", "agg_core"]),
-            "leaf_spine" => (
-                &["leaves", "spines", "hosts_per_leaf", "host_rate", "uplink_rate"],
-                &["host", "leaf_spine"],
-            ),
+            "leaf_spine" => (&["leaves", "spines", "hosts_per_leaf", "host_rate", "uplink_rate"], &["host", "leaf_spine"]),
             "single_switch" => (&["hosts"], &["host"]),
             "dumbbell" => (&["left", "right", "bottleneck_rate", "bottleneck_delay"], &["host", "bottleneck"]),
             "custom" => (&["nodes", "links"], &["link"]),
@@ -53,8 +48,7 @@ impl TopologyConfig {
         macro_rules! chk {
             ($($f:ident),*) => { $( if self.$f.is_some() { v.push(stringify!($f)); } )* };
         }
-        chk!(k, hosts, leaves, spines, hosts_per_leaf, left, right, host_rate, uplink_rate, bottleneck_rate,
-             bottleneck_delay, nodes, links);
+        chk!(k, hosts, leaves, spines, hosts_per_leaf, left, right, host_rate, uplink_rate, bottleneck_rate, bottleneck_delay, nodes, links);
         v
     }
 
@@ -66,18 +60,12 @@ impl TopologyConfig {
             if !keys.contains(&k) {
                 let mut allowed: Vec<&str> = keys.to_vec();
                 allowed.extend_from_slice(COMMON_TOPO_KEYS);
-                return err(
-                    format!("topology.{k}"),
-                    format!("not a key of topology kind {:?}; its keys: {}", self.kind, allowed.join(", ")),
-                );
+                return err(format!("topology.{k}"), format!("not a key of topology kind {:?}; its keys: {}", self.kind, allowed.join(", ")));
             }
         }
         for t in self.tiers.keys() {
             if !tiers.contains(&t.as_str()) {
-                return err(
-                    format!("topology.tiers.{t}"),
-                    format!("unknown tier for topology kind {:?}; its tiers: {}", self.kind, tiers.join(", ")),
-                );
+                return err(format!("topology.tiers.{t}"), format!("unknown tier for topology kind {:?}; its tiers: {}", self.kind, tiers.join(", ")));
             }
         }
         if let Some(s) = self.speedup {
@@ -193,7 +181,13 @@ impl SchemeConfig {
         // priority_eviction changes nothing there: a scenario can set it once for its tail-drop baseline
         // and still run DeTail.
         if s.priority_eviction && s.ingress_sharing != BufferSharing::Shared {
-            return err("scheme.priority_eviction", format!("evicts only in a shared ingress buffer, and scheme.ingress_sharing is {} (set it to \"shared\", or priority_eviction = false)", serde_json::to_string(&s.ingress_sharing).unwrap_or_default()));
+            return err(
+                "scheme.priority_eviction",
+                format!(
+                    "evicts only in a shared ingress buffer, and scheme.ingress_sharing is {} (set it to \"shared\", or priority_eviction = false)",
+                    serde_json::to_string(&s.ingress_sharing).unwrap_or_default()
+                ),
+            );
         }
         if s.scheduling != Scheduling::StrictPriority && s.flow_control == FlowControl::Pfc {
             return err("scheme.scheduling", "las and pfabric scheduling do not combine with PFC (pauses are per priority)");

@@ -15,7 +15,14 @@ impl Fabric {
     /// taken off it into `dropped` (port, packet; in queue order, their bytes gone from the queue; bytes still
     /// crossing the crossbar are dropped when they arrive), and routes reconverge at once (the acceptable-port
     /// sets exclude it). None: it was down already.
-    pub fn link_down(&mut self, now: Time, link: u32, links: &impl Links, wire: impl Fn(PacketId) -> u64, dropped: &mut Vec<(u32, PacketId)>) -> Option<([u32; 2], u64)> {
+    pub fn link_down(
+        &mut self,
+        now: Time,
+        link: u32,
+        links: &impl Links,
+        wire: impl Fn(PacketId) -> u64,
+        dropped: &mut Vec<(u32, PacketId)>,
+    ) -> Option<([u32; 2], u64)> {
         let ends = self.link_ports(link);
         if !self.ports[ends[0] as usize].up {
             return None;

@@ -72,7 +72,12 @@ pub struct Port {
 }
 
 // what every transmission touches stays in the port's first cache line
-const _: () = assert!(std::mem::offset_of!(Port, tx_busy_ps) + 8 <= 64 && std::mem::offset_of!(Port, node) < 64 && std::mem::offset_of!(Port, waiting) < 64 && std::mem::offset_of!(Port, tx_hooks) < 64);
+const _: () = assert!(
+    std::mem::offset_of!(Port, tx_busy_ps) + 8 <= 64
+        && std::mem::offset_of!(Port, node) < 64
+        && std::mem::offset_of!(Port, waiting) < 64
+        && std::mem::offset_of!(Port, tx_hooks) < 64
+);
 
 impl Port {
     /// Set the line rate and what derives from it here: the crossbar rate at `speedup` and both per-byte times.
@@ -178,9 +183,8 @@ impl Fault {
                 "link_down" => FaultKind::LinkDown,
                 "degrade" => FaultKind::Degrade(c.rate.unwrap().0),
                 _ => {
-                    let egress = (net.nodes[a].port_base..net.nodes[a].port_base + net.nodes[a].nports)
-                        .find(|&p| net.ports[p as usize].link == link as u32)
-                        .unwrap();
+                    let egress =
+                        (net.nodes[a].port_base..net.nodes[a].port_base + net.nodes[a].nports).find(|&p| net.ports[p as usize].link == link as u32).unwrap();
                     FaultKind::IgnorePause(egress)
                 }
             };
@@ -205,8 +209,18 @@ impl Node {
     /// one routing step of the simulator's and the live switch's pipelines.
     #[allow(clippy::too_many_arguments)] // the packet's fields and the scheme's, read once by the caller
     #[inline(always)]
-    pub fn route(&mut self, me: u32, routes: &Routes, dst: u32, hash: u32, lb: crate::config::LoadBalancing, alb: &crate::config::AlbParams,
-                 up: impl Fn(u32) -> bool, drain: impl Fn(u32) -> u64, scratch: &mut Vec<u32>) -> Option<u32> {
+    pub fn route(
+        &mut self,
+        me: u32,
+        routes: &Routes,
+        dst: u32,
+        hash: u32,
+        lb: crate::config::LoadBalancing,
+        alb: &crate::config::AlbParams,
+        up: impl Fn(u32) -> bool,
+        drain: impl Fn(u32) -> u64,
+        scratch: &mut Vec<u32>,
+    ) -> Option<u32> {
         if routes.edge[dst as usize] == me {
             let ep = routes.edge_port[dst as usize];
             return up(ep).then_some(ep);
@@ -334,7 +348,10 @@ impl Fabric {
                     let mut names = tiers.clone();
                     names.sort_unstable();
                     names.dedup();
-                    return crate::config::err(format!("scheme.red.tiers.{name}"), format!("no tier of that name in this topology; its tiers: {}", names.join(", ")));
+                    return crate::config::err(
+                        format!("scheme.red.tiers.{name}"),
+                        format!("no tier of that name in this topology; its tiers: {}", names.join(", ")),
+                    );
                 }
             }
         }
@@ -343,7 +360,23 @@ impl Fabric {
         } else {
             Vec::new()
         };
-        Ok(Fabric { framing: topo.framing, topo, nodes, ports, hosts, routes, pfc: Vec::new(), markers, bdp: (0, Time::ZERO), queue_limit: None, port_ctr: Vec::new(), tx_count: Vec::new(), round: Vec::new(), round_of: None, mmu: Vec::new() })
+        Ok(Fabric {
+            framing: topo.framing,
+            topo,
+            nodes,
+            ports,
+            hosts,
+            routes,
+            pfc: Vec::new(),
+            markers,
+            bdp: (0, Time::ZERO),
+            queue_limit: None,
+            port_ctr: Vec::new(),
+            tx_count: Vec::new(),
+            round: Vec::new(),
+            round_of: None,
+            mmu: Vec::new(),
+        })
     }
 
     /// The network a run starts with, and its faults: `build`, then the checks of the framing against the
@@ -440,7 +473,8 @@ impl Fabric {
         for &(fi, link, rate) in degrades {
             for p in self.link_ports(link) {
                 if self.nodes[self.ports[p as usize].node as usize].is_switch {
-                    self.pfc_derive(&scheme.pfc, p, rate).map_err(|e| ConfigError { field: format!("fault[{fi}].rate"), msg: format!("at {} bit/s: {}", rate.0, e.msg) })?;
+                    self.pfc_derive(&scheme.pfc, p, rate)
+                        .map_err(|e| ConfigError { field: format!("fault[{fi}].rate"), msg: format!("at {} bit/s: {}", rate.0, e.msg) })?;
                 }
             }
         }
@@ -555,7 +589,11 @@ impl Fabric {
         let tx = |i: usize, w: u64| -> u64 {
             let pt = &self.ports[path[i] as usize];
             let r = nominal(path[i]);
-            if pt.rate == r { pt.rate.tx_time(w).0 } else { r.tx_time(w).0 }
+            if pt.rate == r {
+                pt.rate.tx_time(w).0
+            } else {
+                r.tx_time(w).0
+            }
         };
         // the pure delays after hop i until the next hop's transmitter may take the frame
         let after = |i: usize, w: u64| -> u64 {
@@ -568,7 +606,11 @@ impl Fabric {
             } else {
                 let inp = &self.ports[pt.peer as usize];
                 let r = nominal(pt.peer);
-                if inp.rate == r { inp.xbar_time(w).0 } else { topology::xbar_rate(r, speedup).tx_time(w).0 }
+                if inp.rate == r {
+                    inp.xbar_time(w).0
+                } else {
+                    topology::xbar_rate(r, speedup).tx_time(w).0
+                }
             };
             pt.delay.0 + self.topo.forwarding_delay.0 + xbar
         };

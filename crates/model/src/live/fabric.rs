@@ -21,13 +21,13 @@
 //! delay is the real one); propagation is whatever the veth and the forwarding loop take.
 
 use crate::config::LoadBalancing;
-use crate::live::frame::{self, Ipv4Info, Kind};
+use crate::config::Scheme;
 use crate::fabric::cioq::{Head, Switch};
+use crate::live::frame::{self, Ipv4Info, Kind};
 use crate::mechanisms::ecn::Verdict;
 use crate::mechanisms::pfc::PfcFrame;
 use crate::mechanisms::queue::NIL;
 use crate::packet::{PacketId, ECN_CE};
-use crate::config::Scheme;
 use detailsim_engine::Time;
 
 /// Where a frame goes: out of fabric port `p` (to its peer), or into host `h`'s own interface.
@@ -214,8 +214,6 @@ pub struct Fabric {
     out: Vec<Out>,
     pub counters: Counters,
 }
-
-
 
 /// The live forwarder drives the switch's control flow (`fabric::cioq`) at its inputs and polls: a started
 /// transfer's end is a poll deadline (`LiveTx::xbar_done`), and so is a busy egress side's (`poll` reads

@@ -204,7 +204,8 @@ fn a_paused_frame_is_due_from_the_resume_not_from_when_it_queued() {
 #[test]
 fn schemes_live_mode_does_not_model_are_refused_by_name() {
     let scheme_of = |preset: &str| {
-        let json = format!(r#"{{"topology": {{"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"}}, "scheme": {{"preset": "{preset}"}}, "workload": []}}"#);
+        let json =
+            format!(r#"{{"topology": {{"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"}}, "scheme": {{"preset": "{preset}"}}, "workload": []}}"#);
         network(&json).1
     };
     for ok in ["fh", "detail", "dctcp"] {
@@ -212,8 +213,11 @@ fn schemes_live_mode_does_not_model_are_refused_by_name() {
     }
     assert!(Fabric::unsupported(&scheme_of("pfabric"), &[]).expect("refused").starts_with("scheme.scheduling"));
     assert!(Fabric::unsupported(&scheme_of("dibs"), &[]).expect("refused").starts_with("scheme.dibs"));
-    let pias = network(r#"{"topology": {"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"},
-        "scheme": {"preset": "pias", "tcp": {"mlfq_thresholds": ["10KB", "100KB"]}}, "workload": []}"#).1;
+    let pias = network(
+        r#"{"topology": {"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"},
+        "scheme": {"preset": "pias", "tcp": {"mlfq_thresholds": ["10KB", "100KB"]}}, "workload": []}"#,
+    )
+    .1;
     assert!(Fabric::unsupported(&pias, &[]).expect("refused").starts_with("scheme.tcp.mlfq_thresholds"));
     // faults are the simulator's: live mode refuses a scenario with any
     let down = crate::fabric::Fault { kind: crate::fabric::FaultKind::LinkDown, link: 0, at: Time::ZERO };

@@ -25,7 +25,6 @@ pub struct DibsParams {
     pub priorities: u8,
 }
 
-
 /// Whether a packet may be detoured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {

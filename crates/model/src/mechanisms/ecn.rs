@@ -13,9 +13,9 @@
 //! The marker sees numbers, not the queue or the packet store, so the simulator and a live forwarder call
 //! it the same way; the caller applies the verdict (sets CE and counts it, or drops the packet).
 
-use serde::Deserialize;
 use crate::mechanisms::red::{Red, RedParams};
 use crate::packet::{ECN_CE, ECN_ECT};
+use serde::Deserialize;
 
 #[derive(Deserialize, serde::Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -29,7 +29,6 @@ pub enum EcnMarking {
     /// the others.
     Red,
 }
-
 
 /// What the marker says about an arriving packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,7 +64,10 @@ pub struct RedMarker {
 pub enum Marker {
     Off,
     /// Step marking at `k` bytes, on the packet's priority queue (`per_queue`) or the whole port.
-    Step { k: u64, per_queue: bool },
+    Step {
+        k: u64,
+        per_queue: bool,
+    },
     Red(Box<RedMarker>),
 }
 

@@ -12,9 +12,9 @@
 //! the egress drain-byte counters and the random stream are inputs, so a live switch can call it the same
 //! way. It returns a local port index.
 
-use serde::Deserialize;
 use crate::routing;
 use detailsim_engine::Stream;
+use serde::Deserialize;
 
 #[derive(Deserialize, serde::Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -43,7 +43,6 @@ pub struct AlbParams {
     pub t2: u64,
     pub choice: AlbChoice,
 }
-
 
 /// SplitMix64's finaliser: spreads a flow hash over the acceptable ports.
 #[inline]
@@ -74,7 +73,16 @@ impl Forwarder {
     // the forwarding inputs are the packet's, the node's and the scheme's: bundling them would only add a copy
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    pub fn choose(&mut self, lb: LoadBalancing, alb: &AlbParams, row: &[u64], hash: u32, drain: impl Fn(u32) -> u64, rng: &mut Stream, scratch: &mut Vec<u32>) -> Option<u32> {
+    pub fn choose(
+        &mut self,
+        lb: LoadBalancing,
+        alb: &AlbParams,
+        row: &[u64],
+        hash: u32,
+        drain: impl Fn(u32) -> u64,
+        rng: &mut Stream,
+        scratch: &mut Vec<u32>,
+    ) -> Option<u32> {
         let n = routing::count(row);
         if n <= 1 {
             return (n == 1).then(|| routing::nth(row, 0));
@@ -194,7 +202,12 @@ mod tests {
         assert!(used[4..].iter().all(|&u| (800..1200).contains(&u)), "{used:?}");
         // another switch (salt) hashes the same flows differently
         let mut g = Forwarder::new(43);
-        let same = (0..4000u32).filter(|&h| f.choose(LoadBalancing::FlowHash, p, &row, h, |_| 0, &mut r, &mut Vec::new()) == g.choose(LoadBalancing::FlowHash, p, &row, h, |_| 0, &mut r, &mut Vec::new())).count();
+        let same = (0..4000u32)
+            .filter(|&h| {
+                f.choose(LoadBalancing::FlowHash, p, &row, h, |_| 0, &mut r, &mut Vec::new())
+                    == g.choose(LoadBalancing::FlowHash, p, &row, h, |_| 0, &mut r, &mut Vec::new())
+            })
+            .count();
         assert!(same < 1300, "{same} of 4000 agree");
     }
 
@@ -206,12 +219,21 @@ mod tests {
         // two words: ports 3, 10 in the first, 64 + 2 = 66 in the second
         let row = [1 << 3 | 1 << 10, 1 << 2];
         let pick = |f: &mut Forwarder, r: &mut Stream, d: [u64; 3]| {
-            f.choose(LoadBalancing::Adaptive, &p, &row, 0, |lp| match lp {
-                3 => d[0],
-                10 => d[1],
-                66 => d[2],
-                _ => panic!("not acceptable: {lp}"),
-            }, r, &mut Vec::new()).unwrap()
+            f.choose(
+                LoadBalancing::Adaptive,
+                &p,
+                &row,
+                0,
+                |lp| match lp {
+                    3 => d[0],
+                    10 => d[1],
+                    66 => d[2],
+                    _ => panic!("not acceptable: {lp}"),
+                },
+                r,
+                &mut Vec::new(),
+            )
+            .unwrap()
         };
         for _ in 0..50 {
             assert_eq!(pick(&mut f, &mut r, [6000, 999, 4000]), 10, "the only port below T1");
@@ -238,7 +260,8 @@ mod tests {
         let picks: Vec<u32> = (0..5).map(|_| f.choose(LoadBalancing::Adaptive, &p, &row, 0, |_| 0, &mut r, &mut Vec::new()).unwrap()).collect();
         assert_eq!(picks, vec![1, 2, 4, 1, 2]);
         // port 2 congested: skipped
-        let picks: Vec<u32> = (0..3).map(|_| f.choose(LoadBalancing::Adaptive, &p, &row, 0, |lp| if lp == 2 { 9000 } else { 0 }, &mut r, &mut Vec::new()).unwrap()).collect();
+        let picks: Vec<u32> =
+            (0..3).map(|_| f.choose(LoadBalancing::Adaptive, &p, &row, 0, |lp| if lp == 2 { 9000 } else { 0 }, &mut r, &mut Vec::new()).unwrap()).collect();
         assert_eq!(picks, vec![4, 1, 4]);
     }
 

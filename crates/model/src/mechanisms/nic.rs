@@ -63,8 +63,8 @@ impl Backlog {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mechanisms::queue::Scheduling;
     use crate::mechanisms::queue::EgressQueue;
+    use crate::mechanisms::queue::Scheduling;
 
     #[test]
     fn room_counts_whole_frames_beside_the_headroom() {

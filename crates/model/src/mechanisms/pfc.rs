@@ -16,8 +16,8 @@
 //! queued or dropped; the caller delivers it after the stop delay. The components take `now` and return
 //! what to send; the watchdog's and deadlock check's reports are the caller's (they need the topology).
 
-use serde::Deserialize;
 use detailsim_engine::{Rate, Time};
+use serde::Deserialize;
 
 #[derive(Deserialize, serde::Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -50,7 +50,6 @@ pub struct PfcParams {
     /// the workloads use (`scheme.pfc.priorities` left out); an explicit list derives for its own count.
     pub eight_first: bool,
 }
-
 
 /// Processing time in the paper's 36.456 µs worst-case window beyond two maximum frames, the PFC frame
 /// and two link delays at 1 GbE (36.456 − 24.48 − 0.576 − 10.952 µs: the paper's full frame is 1530 B and
@@ -121,7 +120,10 @@ pub fn derive(p: &PfcParams, l: LinkView, name: &str) -> Result<Thresholds, Deri
     let n = (p.priorities.count_ones() as u64).max(if l.parts > 1 { l.parts as u64 } else { 0 });
     derive_for(p, l, name, n).map_err(|mut e| {
         if l.parts > 1 && e.param.is_none() {
-            e.msg += &format!(" (the ingress is split in {} parts, one per priority: scheme.ingress_sharing = \"shared\" lets the lossless priorities use the whole buffer)", l.parts);
+            e.msg += &format!(
+                " (the ingress is split in {} parts, one per priority: scheme.ingress_sharing = \"shared\" lets the lossless priorities use the whole buffer)",
+                l.parts
+            );
         }
         e
     })
@@ -154,7 +156,9 @@ fn derive_for(p: &PfcParams, l: LinkView, name: &str, n: u64) -> Result<Threshol
     if n * per_prio > buf {
         return Err(DeriveError {
             param: Some("pause_threshold"),
-            msg: format!("{pause} B is too high for lossless PFC on {name}: {n} x ({pause} + {max_frame} + {in_flight} B in flight) exceeds the {buf} B ingress buffer"),
+            msg: format!(
+                "{pause} B is too high for lossless PFC on {name}: {n} x ({pause} + {max_frame} + {in_flight} B in flight) exceeds the {buf} B ingress buffer"
+            ),
         });
     }
     let stop_delay = window.saturating_sub(rate.tx_time(max_frame) + delay);
@@ -171,7 +175,8 @@ fn derive_for(p: &PfcParams, l: LinkView, name: &str, n: u64) -> Result<Threshol
 /// from the MMU's dynamic threshold): what may still arrive after the PAUSE is sent, as `derive` bounds it:
 /// the reaction window's bytes, those of the forwarding delay, and a frame.
 pub fn headroom(p: &PfcParams, l: LinkView) -> u64 {
-    let window = p.reaction_time.unwrap_or(l.rate.tx_time(l.max_frame) + l.rate.tx_time(l.max_frame) + l.rate.tx_time(l.pfc_frame) + l.delay + l.delay + PFC_PROCESSING);
+    let window =
+        p.reaction_time.unwrap_or(l.rate.tx_time(l.max_frame) + l.rate.tx_time(l.max_frame) + l.rate.tx_time(l.pfc_frame) + l.delay + l.delay + PFC_PROCESSING);
     reaction_bytes(l.rate, window) + reaction_bytes(l.rate, l.forwarding_delay) + l.max_frame
 }
 
@@ -335,7 +340,15 @@ pub struct PfcEgress {
 
 impl Default for PfcEgress {
     fn default() -> Self {
-        PfcEgress { paused: 0, ignores_pause: false, paused_since: [Time::MAX; 8], paused_ps: 0, paused_prio_ps: [0; 8], watchdog_reported: 0, frames_received: 0 }
+        PfcEgress {
+            paused: 0,
+            ignores_pause: false,
+            paused_since: [Time::MAX; 8],
+            paused_ps: 0,
+            paused_prio_ps: [0; 8],
+            watchdog_reported: 0,
+            frames_received: 0,
+        }
     }
 }
 
@@ -412,7 +425,8 @@ impl PfcEgress {
 
     /// Paused time so far over all priorities (open pauses counted up to `now`).
     pub fn paused_total(&self, now: Time) -> Time {
-        Time(self.paused_ps) + (0..8).filter(|&q| self.paused_since[q] != Time::MAX).map(|q| now.saturating_sub(self.paused_since[q])).fold(Time::ZERO, |a, b| a + b)
+        Time(self.paused_ps)
+            + (0..8).filter(|&q| self.paused_since[q] != Time::MAX).map(|q| now.saturating_sub(self.paused_since[q])).fold(Time::ZERO, |a, b| a + b)
     }
 }
 
@@ -429,7 +443,6 @@ const _: () = assert!(std::mem::offset_of!(PfcPort, ingress) == 0 && std::mem::o
 #[cfg(test)]
 mod tests {
     use super::*;
-
 
     fn params(priorities: u8) -> PfcParams {
         PfcParams {

@@ -137,12 +137,14 @@ pub fn paper_thresholds(cdf: &str, load: f64, queues: u32) -> Result<Vec<u64>, S
         "websearch" => PAPER_WEBSEARCH,
         "datamining" => {
             // the nearest published load (the first on ties, as the sets are listed)
-            PAPER_DATAMINING.iter().fold(None::<(f64, [u64; 7])>, |b, &(l, s)| match b {
-                Some((bl, _)) if (bl - load).abs() <= (l - load).abs() => b,
-                _ => Some((l, s)),
-            })
-            .expect("non-empty")
-            .1
+            PAPER_DATAMINING
+                .iter()
+                .fold(None::<(f64, [u64; 7])>, |b, &(l, s)| match b {
+                    Some((bl, _)) if (bl - load).abs() <= (l - load).abs() => b,
+                    _ => Some((l, s)),
+                })
+                .expect("non-empty")
+                .1
         }
         other => return Err(format!("pias thresholds \"paper\": published for websearch and datamining, not {other:?}")),
     };

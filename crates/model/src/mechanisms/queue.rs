@@ -15,9 +15,9 @@
 //! the caller gives it (`Links`: the simulator links through its packets, so leaving a queue reads only
 //! the packet the caller reads anyway; a live forwarder or a test uses a `Vec`).
 
-use serde::Deserialize;
 use crate::packet::{Packet, PacketId};
 use detailsim_engine::Time;
+use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Deserialize, serde::Serialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -420,7 +420,14 @@ impl<O: Order> PrioQueue<O> {
     #[cold]
     #[inline(never)]
     fn bound_violated(&self, prio: u8) -> ! {
-        panic!("buffer bound violated: priority {} holds {} B, the queue {} B, of {} B in {} parts", prio, self.prio_bytes(prio), self.total, self.cap, self.parts)
+        panic!(
+            "buffer bound violated: priority {} holds {} B, the queue {} B, of {} B in {} parts",
+            prio,
+            self.prio_bytes(prio),
+            self.total,
+            self.cap,
+            self.parts
+        )
     }
     /// Queue a packet whose bytes were reserved (rank and flow for rank disciplines).
     #[inline]
@@ -531,7 +538,15 @@ impl PrioQueue<Fifo> {
     /// makes enough room. `in_transit` lower-priority bytes are held but no longer queued (crossing the
     /// crossbar) and cannot be evicted. Returns whether the arrival fits afterwards; nothing is removed when
     /// it cannot be made to fit.
-    pub fn evict_lower_for(&mut self, prio: u8, wire: u64, in_transit: u64, links: &impl Links, wire_of: impl Fn(PacketId) -> u64, victims: &mut Vec<(u8, PacketId)>) -> bool {
+    pub fn evict_lower_for(
+        &mut self,
+        prio: u8,
+        wire: u64,
+        in_transit: u64,
+        links: &impl Links,
+        wire_of: impl Fn(PacketId) -> u64,
+        victims: &mut Vec<(u8, PacketId)>,
+    ) -> bool {
         victims.clear();
         let need = (self.total + wire).saturating_sub(self.cap);
         if need == 0 {

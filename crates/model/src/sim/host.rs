@@ -249,7 +249,8 @@ impl Sim {
             sport: t.sport,
             dport: t.dport,
             out_port: NO,
-            retx: false, in_lp: 0,
+            retx: false,
+            in_lp: 0,
             detours: 0,
             rank: 0,
             qnext: crate::mechanisms::queue::NIL,
@@ -309,7 +310,8 @@ impl Sim {
             sport: t.dport,
             dport: t.sport,
             out_port: NO,
-            retx: false, in_lp: 0,
+            retx: false,
+            in_lp: 0,
             detours: 0,
             rank: 0,
             qnext: crate::mechanisms::queue::NIL,
@@ -655,13 +657,23 @@ impl Sim {
             return a.size;
         }
         // a retrieval's data is its response (slot 1); before the response starts nothing was delivered
-        let i = if a.transfers[1] != NO { 1 } else if a.request > 0 { return 0 } else { 0 };
+        let i = if a.transfers[1] != NO {
+            1
+        } else if a.request > 0 {
+            return 0;
+        } else {
+            0
+        };
         let tr = a.transfers[i];
         if tr == NO {
             return 0;
         }
         let t = self.transfers.get(tr);
-        if t.alive && t.uid == a.transfer_uids[i] { t.rcv.rcv_nxt.min(a.size) } else { 0 }
+        if t.alive && t.uid == a.transfer_uids[i] {
+            t.rcv.rcv_nxt.min(a.size)
+        } else {
+            0
+        }
     }
 
     /// The flow-table row of application flow `a` (`end` = u64::MAX while unfinished).
@@ -771,8 +783,8 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use crate::packet::ECN_ECT;
-    use crate::sim::Sim;
     use crate::sim::trace::{TraceSpec, KIND_DATA};
+    use crate::sim::Sim;
 
     /// ECN codepoints of the control segments (SYN, SYN-ACK, ACKs) and data segments of one flow.
     fn codepoints(scheme: &str) -> (Vec<u8>, Vec<u8>) {
@@ -786,7 +798,11 @@ mod tests {
         let t = sim.trace.as_ref().unwrap();
         let (mut ctl, mut data) = (Vec::new(), Vec::new());
         for (k, e) in t.kind.iter().zip(&t.ecn) {
-            if *k == KIND_DATA { data.push(*e) } else { ctl.push(*e) }
+            if *k == KIND_DATA {
+                data.push(*e)
+            } else {
+                ctl.push(*e)
+            }
         }
         (ctl, data)
     }

@@ -33,14 +33,18 @@ impl Workload {
                 let fan: f64 = fanouts.iter().zip(probs(mix)).map(|(&f, p)| f as f64 * p).sum();
                 (mean_rate(arrivals) * rngs.len() as f64 * fan, Sizes::Atoms(vec![(*size, 1.0)]))
             }
-            Workload::Cdf { arrivals, points, rngs, .. } => (mean_rate(arrivals) * rngs.len() as f64, Sizes::Cdf(points.iter().map(|&(x, p)| [x, p]).collect())),
+            Workload::Cdf { arrivals, points, rngs, .. } => {
+                (mean_rate(arrivals) * rngs.len() as f64, Sizes::Cdf(points.iter().map(|&(x, p)| [x, p]).collect()))
+            }
             Workload::Flows { rows, .. } => {
                 let inside: Vec<&(Time, u32, u32, u64, u8, u64)> = rows.iter().filter(|r| r.0 < window).collect();
                 let (Some(first), Some(last)) = (inside.first(), inside.last()) else { return Some((0.0, Sizes::Atoms(Vec::new()))) };
                 let span = if last.0 > first.0 { (last.0 - first.0).as_secs_f64() } else { secs };
                 (inside.len() as f64 / span, Sizes::Atoms(inside.iter().map(|r| (r.3, 1.0)).collect()))
             }
-            Workload::Incast { senders, each, repeats_left, .. } => (senders.len() as f64 * (*repeats_left as f64 + 1.0) / secs, Sizes::Atoms(vec![(*each, 1.0)])),
+            Workload::Incast { senders, each, repeats_left, .. } => {
+                (senders.len() as f64 * (*repeats_left as f64 + 1.0) / secs, Sizes::Atoms(vec![(*each, 1.0)]))
+            }
             Workload::Background { .. } => return None,
         })
     }
@@ -71,7 +75,8 @@ impl Sim {
         let Some(cfg) = sc.scheme.pias.as_ref() else {
             if !self.scheme.tcp.mlfq.is_empty() {
                 let queues = self.scheme.tcp.mlfq.len() as u32 + 1;
-                self.scheme.mlfq_source = Some(MlfqSource { method: "list".into(), queues, load: None, offered_load: None, from: "scheme.tcp.mlfq_thresholds".into() });
+                self.scheme.mlfq_source =
+                    Some(MlfqSource { method: "list".into(), queues, load: None, offered_load: None, from: "scheme.tcp.mlfq_thresholds".into() });
             }
             return Ok(());
         };
@@ -110,7 +115,8 @@ impl Sim {
         let sol = pias::solve(&points, "", load, queues, &method).map_err(|e| ConfigError { field: "scheme.pias.thresholds".into(), msg: e })?;
         self.scheme.tcp.mlfq = sol.thresholds_bytes;
         self.tcp = std::sync::Arc::new(crate::config::TcpParams { mlfq: self.scheme.tcp.mlfq.clone(), ..(*self.tcp).clone() });
-        self.scheme.mlfq_source = Some(MlfqSource { method, queues, load: Some(load), offered_load: Some(offered), from: format!("offered traffic of {}", names.join(", ")) });
+        self.scheme.mlfq_source =
+            Some(MlfqSource { method, queues, load: Some(load), offered_load: Some(offered), from: format!("offered traffic of {}", names.join(", ")) });
         Ok(())
     }
 }

@@ -25,13 +25,13 @@ pub mod switch;
 pub mod trace;
 pub mod workload;
 
-pub use crate::fabric::{Fabric, Node, Port, TxCount};
-use crate::fabric::cioq::Switch as _;
 use crate::config::{parse_scenario, ConfigError, Scenario, Scheme, Threads};
+use crate::fabric::cioq::Switch as _;
+pub use crate::fabric::{Fabric, Node, Port, TxCount};
 use crate::packet::{Packet, PacketId};
+use crate::sim::workload::Workload;
 use crate::stats::{Classes, Counters, DropCause, FlowColumns};
 use crate::transport::tcp::{TcpReceiver, TcpSender};
-use crate::sim::workload::Workload;
 use detailsim_engine::{Arena, EventQueue, RngStreams, Time};
 
 pub use crate::purpose;
@@ -40,40 +40,73 @@ pub use crate::sim::state::{Clock, Guard, Ids, NodeOrder, PfcRun, Sampling, Scra
 #[derive(Debug, Clone, Copy)]
 pub enum Ev {
     /// A packet has fully arrived at `port` (for a switch: and passed the forwarding engine).
-    Arrive { port: u32, pkt: PacketId },
+    Arrive {
+        port: u32,
+        pkt: PacketId,
+    },
     /// `port` finished serializing a frame and has another one waiting: `pkt`, the frame that waited first
     /// (under a FIFO discipline; 0 otherwise), a hint for the prefetch, which a higher-priority arrival may
     /// overtake. (The port events keep port and packet at the same places, so the prefetch reads them
     /// without a branch on the kind.)
-    TxDone { port: u32, pkt: PacketId },
+    TxDone {
+        port: u32,
+        pkt: PacketId,
+    },
     /// Ingress `port` finished moving its packet across the crossbar.
     /// (`pkt`, the packet crossing, is there for prefetching; the port knows it.)
-    XbarDone { port: u32, pkt: PacketId },
+    XbarDone {
+        port: u32,
+        pkt: PacketId,
+    },
     /// The egress side of the crossbar at `port` is free again and ingresses wait for it.
-    XbarOutFree { port: u32 },
+    XbarOutFree {
+        port: u32,
+    },
     /// DIBS: packet `pkt`, detoured at a full ingress buffer, has crossed the crossbar into egress `port`.
-    DetourDone { port: u32, pkt: PacketId },
-    RtxTimer { tr: u32, token: u32 },
-    DelAckTimer { tr: u32, token: u32 },
+    DetourDone {
+        port: u32,
+        pkt: PacketId,
+    },
+    RtxTimer {
+        tr: u32,
+        token: u32,
+    },
+    DelAckTimer {
+        tr: u32,
+        token: u32,
+    },
     /// Workload `w` acts for its `i`-th source (next arrival, next CSV row).
-    Workload { w: u32, i: u32 },
+    Workload {
+        w: u32,
+        i: u32,
+    },
     /// No new flows from here on.
     ArrivalsEnd,
     /// A PFC frame reaches egress `port` (the upstream side of the link) and takes effect.
-    PfcFrame { port: u32, pause: u8, unpause: u8 },
+    PfcFrame {
+        port: u32,
+        pause: u8,
+        unpause: u8,
+    },
     /// Periodic PFC sweep: watchdog (ports paused too long) and deadlock check (cycles of pauses).
     PfcSweep,
     /// Fault `i` of the scenario starts.
-    Fault { i: u32 },
+    Fault {
+        i: u32,
+    },
     /// The measurement window opens (false) or closes (true): snapshot the bytes every flow delivered.
-    Window { close: bool },
+    Window {
+        close: bool,
+    },
     /// Take a time-series sample (`run.sample`).
     Sample,
     /// `run.event_order = "node"`: transfer `tr` (incarnation `uid`)'s sender has closed (its last byte
     /// was acknowledged), and the news reaches the receiver, which closes too.
-    Fin { tr: u32, uid: u32 },
+    Fin {
+        tr: u32,
+        uid: u32,
+    },
 }
-
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -119,7 +152,11 @@ pub struct Transfer {
 impl Transfer {
     /// The host that receives its flow's data, where the flow completes (a request's sender).
     pub fn flow_receiver(&self) -> u32 {
-        if self.role == Role::Request { self.src } else { self.dst }
+        if self.role == Role::Request {
+            self.src
+        } else {
+            self.dst
+        }
     }
 }
 
@@ -392,12 +429,9 @@ impl Sim {
         if let Some(d) = sc.run.sample {
             // the interval is at least 1us (parse_scenario); port samples over the arrival window (flow
             // samples and the drain come on top) must fit in memory
-            let rows = (sim.clock.duration.0 / d.0.0) as f64 * sim.fab.ports.len() as f64;
+            let rows = (sim.clock.duration.0 / d.0 .0) as f64 * sim.fab.ports.len() as f64;
             if rows > 200e6 {
-                return crate::config::err(
-                    "run.sample",
-                    format!("{rows:.2e} port samples over run.duration; at most 2e8 (sample less often)"),
-                );
+                return crate::config::err("run.sample", format!("{rows:.2e} port samples over run.duration; at most 2e8 (sample less often)"));
             }
             sim.sampling.every = Some(d.0);
             sim.schedule_timer(Time::ZERO, Ev::Sample);
@@ -670,9 +704,7 @@ impl Sim {
             | Ev::XbarDone { port, .. }
             | Ev::XbarOutFree { port }
             | Ev::DetourDone { port, .. }
-            | Ev::PfcFrame { port, .. } => {
-                self.fab.ports[port as usize].node
-            }
+            | Ev::PfcFrame { port, .. } => self.fab.ports[port as usize].node,
             // a stale timer (its transfer ended, the slot maybe reused) does nothing
             Ev::RtxTimer { tr, .. } => self.transfers.get(tr).src,
             Ev::DelAckTimer { tr, .. } | Ev::Fin { tr, .. } => self.transfers.get(tr).dst,
@@ -811,7 +843,6 @@ impl Sim {
     pub fn run(&mut self) {
         self.run_until(Time::MAX);
     }
-
 }
 
 #[cfg(test)]

@@ -104,9 +104,28 @@ fn a_detour_at_a_full_ingress_crosses_the_crossbar() {
     let src = sim.fab.ports[inp as usize].peer_node;
     let wire = sim.fab.framing.wire(1500);
     let packet = Packet {
-        qnext: crate::mechanisms::queue::NIL, out_port: 0, wire, dst: far, hash: 7, prio: 0, ecn: 0, detours: 0,
-        kind: SegKind::Data, tr: 0, tr_uid: u32::MAX, src, len: 1460, sport: 1, dport: 80, flags: 0, retx: false, in_lp: 0,
-        seq: 0, ts: 0, ts_echo: 0, rank: 0,
+        qnext: crate::mechanisms::queue::NIL,
+        out_port: 0,
+        wire,
+        dst: far,
+        hash: 7,
+        prio: 0,
+        ecn: 0,
+        detours: 0,
+        kind: SegKind::Data,
+        tr: 0,
+        tr_uid: u32::MAX,
+        src,
+        len: 1460,
+        sport: 1,
+        dport: 80,
+        flags: 0,
+        retx: false,
+        in_lp: 0,
+        seq: 0,
+        ts: 0,
+        ts_echo: 0,
+        rank: 0,
     };
     // fill the ingress the packets arrive at
     while sim.fab.ports[inp as usize].ing.has_room(wire as u64) {

@@ -17,8 +17,8 @@
 //! routing excludes it. A periodic check looks for a cycle of egress ports each paused by the next (a
 //! PFC deadlock) and reports the ports when the same cycle persists across two checks.
 
-use crate::fabric::cioq::Switch as _;
 use crate::config::{ConfigError, WatchdogAction};
+use crate::fabric::cioq::Switch as _;
 use crate::mechanisms::pfc::{PfcFrame, Thresholds};
 use crate::sim::{Ev, Sim};
 use detailsim_engine::{Rate, Time};
@@ -166,7 +166,8 @@ impl Sim {
 
     /// Links with congestion drops under PFC, as ("upstream->downstream", drops).
     pub fn lossless_violations(&self) -> Vec<(String, u64)> {
-        self.fab.ports
+        self.fab
+            .ports
             .iter()
             .zip(&self.fab.port_ctr)
             .filter(|(_, c)| c.lossless_drops > 0)
@@ -322,7 +323,11 @@ impl Sim {
     pub(crate) fn pfc_sweep_interval(&self) -> Time {
         let p = &self.scheme.pfc;
         let w = Time((p.watchdog_timeout.0 / 4).max(1));
-        if p.deadlock_check > Time::ZERO { p.deadlock_check.min(w) } else { w }
+        if p.deadlock_check > Time::ZERO {
+            p.deadlock_check.min(w)
+        } else {
+            w
+        }
     }
 
     fn deadlock_check(&mut self, cyc: Option<Vec<u32>>) {
@@ -332,7 +337,14 @@ impl Sim {
             // (both parts of a split run keep this state; the first reports)
             if self.split.part.as_ref().is_none_or(|p| p.me == 0) {
                 let ports = cyc.unwrap().iter().map(|&e| self.link_name(e)).collect();
-                self.pfc_run.events.push(PfcEvent { time_s: self.now.as_secs_f64(), kind: "deadlock", ports, priority: None, action: "report", order: (self.now.0, 1, 0) });
+                self.pfc_run.events.push(PfcEvent {
+                    time_s: self.now.as_secs_f64(),
+                    kind: "deadlock",
+                    ports,
+                    priority: None,
+                    action: "report",
+                    order: (self.now.0, 1, 0),
+                });
             }
             self.pfc_run.deadlock.reported.push(key.clone());
         }
@@ -364,8 +376,7 @@ mod tests {
     /// `n` senders each send 256 KB at priority 0 to host 0 of one switch with 32 KB buffers, under `scheme`
     /// (a JSON object), plus faults.
     fn incast(n: u32, scheme: &str, faults: &str) -> Sim {
-        let rows: Vec<String> =
-            (1..=n).map(|i| format!(r#"{{"src": {i}, "dst": 0, "size_bytes": 262144, "start_s": 0.0}}"#)).collect();
+        let rows: Vec<String> = (1..=n).map(|i| format!(r#"{{"src": {i}, "dst": 0, "size_bytes": 262144, "start_s": 0.0}}"#)).collect();
         let json = format!(
             r#"{{"run": {{"duration": "1ms", "drain": "2s"}},
                 "topology": {{"kind": "single_switch", "hosts": {}, "buffer": "32KB"}},

@@ -10,7 +10,12 @@ impl Sim {
     #[inline(never)]
     pub(crate) fn window_edge(&mut self, close: bool) {
         // (a part of a split run: the flows whose data it receives)
-        let live: Vec<u32> = (0..self.apps.slots().len() as u32).filter(|&i| { let a = &self.apps.slots()[i as usize]; a.alive && a.measured && self.owns(a.dst) }).collect();
+        let live: Vec<u32> = (0..self.apps.slots().len() as u32)
+            .filter(|&i| {
+                let a = &self.apps.slots()[i as usize];
+                a.alive && a.measured && self.owns(a.dst)
+            })
+            .collect();
         for i in live {
             let d = self.app_delivered(self.apps.get(i));
             let a = self.apps.get_mut(i);
@@ -45,17 +50,15 @@ impl Sim {
             None => true,
             Some(p) => {
                 let (own, recent) = (i % p.n as usize == p.me as usize, a.start + p.lookahead > self.now);
-                if self.owns(a.dst) { own || !recent } else { own && recent }
+                if self.owns(a.dst) {
+                    own || !recent
+                } else {
+                    own && recent
+                }
             }
         };
-        let rows: Vec<(u64, u64)> = self
-            .apps
-            .slots()
-            .iter()
-            .enumerate()
-            .filter(|&(i, a)| a.alive && a.measured && mine(i, a))
-            .map(|(_, a)| (a.id, self.app_delivered(a)))
-            .collect();
+        let rows: Vec<(u64, u64)> =
+            self.apps.slots().iter().enumerate().filter(|&(i, a)| a.alive && a.measured && mine(i, a)).map(|(_, a)| (a.id, self.app_delivered(a))).collect();
         let s = &mut self.sampling.samples;
         for (id, d) in rows {
             s.flow_t.push(t);
@@ -116,7 +119,11 @@ impl Sim {
         if c.pkts_created != c.pkts_delivered + c.dropped() + in_flight {
             return Err(format!(
                 "packet conservation violated at {}: created {} != delivered {} + dropped {} + in flight {}",
-                self.now, c.pkts_created, c.pkts_delivered, c.dropped(), in_flight
+                self.now,
+                c.pkts_created,
+                c.pkts_delivered,
+                c.dropped(),
+                in_flight
             ));
         }
         Ok(())
@@ -129,13 +136,21 @@ impl Sim {
             let Some(m) = m else { continue };
             let name = self.node_name(n as u32);
             if m.peak > m.p.size || m.shared_used > m.shared {
-                return Err(format!("shared buffer of {name}: {} B in use at most, {} B shared in use, pool {} B, shared part {} B", m.peak, m.shared_used, m.p.size, m.shared));
+                return Err(format!(
+                    "shared buffer of {name}: {} B in use at most, {} B shared in use, pool {} B, shared part {} B",
+                    m.peak, m.shared_used, m.p.size, m.shared
+                ));
             }
             let base = self.fab.nodes[n].port_base;
             for (lp, (eg, hd)) in m.egress.iter().zip(&m.hdrm).enumerate() {
                 let queued = self.fab.ports[base as usize + lp].eg.total;
                 if eg.iter().sum::<u64>() != queued || hd.iter().any(|&h| h > m.headroom[lp]) {
-                    return Err(format!("shared buffer of {name}, port {lp}: the MMU counts {} B, the egress queue holds {queued} B (headroom {:?} of {} B)", eg.iter().sum::<u64>(), hd, m.headroom[lp]));
+                    return Err(format!(
+                        "shared buffer of {name}, port {lp}: the MMU counts {} B, the egress queue holds {queued} B (headroom {:?} of {} B)",
+                        eg.iter().sum::<u64>(),
+                        hd,
+                        m.headroom[lp]
+                    ));
                 }
             }
         }
@@ -153,7 +168,8 @@ impl Sim {
 
     pub fn port_stats(&self) -> Vec<PortStats> {
         let t = self.now.as_secs_f64().max(1e-12);
-        self.fab.ports
+        self.fab
+            .ports
             .iter()
             .enumerate()
             .map(|(i, p)| {
@@ -178,7 +194,11 @@ impl Sim {
                     pfc_frames_sent: self.fab.pfc.get(i).map_or(0, |f| f.ingress.frames_sent),
                     pfc_frames_received: self.fab.pfc.get(i).map_or(0, |f| f.egress.frames_received),
                     pfc_paused_s: self.fab.pfc.get(i).map_or(0.0, |f| f.egress.paused_total(self.now).0 as f64 / 1e12),
-                    pfc_paused_s_by_priority: self.fab.pfc.get(i).map_or(vec![0.0; 8], |f| f.egress.paused_by_prio(self.now).iter().map(|t| t.0 as f64 / 1e12).collect()),
+                    pfc_paused_s_by_priority: self
+                        .fab
+                        .pfc
+                        .get(i)
+                        .map_or(vec![0.0; 8], |f| f.egress.paused_by_prio(self.now).iter().map(|t| t.0 as f64 / 1e12).collect()),
                     pfc_pauses_sent_by_priority: self.fab.pfc.get(i).map_or(vec![0; 8], |f| f.ingress.pauses_sent.to_vec()),
                 }
             })
@@ -327,8 +347,7 @@ impl Sim {
     /// Counters and run facts as JSON (the flow table is read from `flows`).
     pub fn summary_json(&self) -> String {
         let c = &self.counters;
-        let drops: serde_json::Map<String, serde_json::Value> =
-            DropCause::ALL.iter().map(|d| (d.name().to_string(), c.drops[*d as usize].into())).collect();
+        let drops: serde_json::Map<String, serde_json::Value> = DropCause::ALL.iter().map(|d| (d.name().to_string(), c.drops[*d as usize].into())).collect();
         let congestion_drops: u64 = DropCause::ALL.iter().filter(|d| d.is_congestion()).map(|d| c.drops[*d as usize]).sum();
         let (bdp, rtt) = self.fab.bdp;
         let mut v = serde_json::json!({
@@ -386,7 +405,8 @@ impl Sim {
             v["invariants"]["shared_buffer"] = serde_json::json!(self.check_shared().is_ok());
             let peak = self.fab.mmu.iter().flatten().map(|m| m.peak).max().unwrap_or(0);
             let pauses: u64 = self.fab.pfc.iter().map(|p| p.ingress.pauses_sent.iter().sum::<u64>()).sum();
-            v["shared_buffer"] = serde_json::json!({"peak_bytes": peak, "pool_bytes": self.fab.topo.shared_buffer.as_ref().map(|(p, _)| p.size), "pfc_pauses_sent": pauses});
+            v["shared_buffer"] =
+                serde_json::json!({"peak_bytes": peak, "pool_bytes": self.fab.topo.shared_buffer.as_ref().map(|(p, _)| p.size), "pfc_pauses_sent": pauses});
         }
         v.to_string()
     }

@@ -35,13 +35,11 @@ fn a_dcqcn_incast_is_lossless_marks_and_ends_at_the_line_rate() {
 #[test]
 fn two_dcqcn_flows_share_a_bottleneck_fairly() {
     // two long flows from two hosts to one (a 25 Gbps bottleneck), measured over 10-30 ms
-    let sim = run(
-        r#"{"run": {"duration": "30ms", "measure_from": "10ms", "measure_to": "30ms"},
+    let sim = run(r#"{"run": {"duration": "30ms", "measure_from": "10ms", "measure_to": "30ms"},
             "topology": {"kind": "single_switch", "hosts": 3, "link_rate": "25Gbps", "buffer": "2MB"},
             "scheme": {"preset": "dcqcn"},
             "workload": [{"kind": "flows", "rows": [{"src": 1, "dst": 0, "size_bytes": 1000000000, "start_s": 0.0},
-                                                    {"src": 2, "dst": 0, "size_bytes": 1000000000, "start_s": 0.0}]}]}"#,
-    );
+                                                    {"src": 2, "dst": 0, "size_bytes": 1000000000, "start_s": 0.0}]}]}"#);
     let w: Vec<f64> = sim.flows.window_bytes.iter().map(|&b| b as f64).collect();
     let (a, b) = (w[0], w[1]);
     let total = (a + b) * 8.0 / 0.02;
@@ -64,7 +62,9 @@ fn go_back_n_repairs_losses_without_pfc() {
 fn hpcc_keeps_the_incast_queue_short_and_pauses_nothing() {
     let json = |preset: &str| incast(16, 1_000_000, "25Gbps", "2MB", &format!(r#"{{"preset": "{preset}"}}"#), "30ms");
     let (hpcc, dcqcn) = (run(&json("hpcc")), run(&json("dcqcn")));
-    let hot = |s: &Sim| (0..s.fab.ports.len()).find(|&p| s.fab.nodes[s.fab.ports[p].node as usize].is_switch && s.node_name(s.fab.ports[p].peer_node) == "h0").unwrap();
+    let hot = |s: &Sim| {
+        (0..s.fab.ports.len()).find(|&p| s.fab.nodes[s.fab.ports[p].node as usize].is_switch && s.node_name(s.fab.ports[p].peer_node) == "h0").unwrap()
+    };
     let mean = |s: &Sim| s.fab.ports[hot(s)].eg.mean_total(s.now);
     assert_eq!((hpcc.counters.flows_completed, hpcc.counters.dropped(), hpcc.counters.pfc_pause_frames), (16, 0, 0));
     // the queue HPCC keeps is a small fraction of DCQCN's (which PFC had to hold)

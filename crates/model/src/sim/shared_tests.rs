@@ -17,7 +17,9 @@ fn incast(n: u32, pool: &str, scheme: &str, extra: &str) -> Sim {
 
 /// The egress port of the switch towards host node `h`.
 fn port_to(sim: &Sim, h: &str) -> u32 {
-    (0..sim.fab.ports.len() as u32).find(|&p| sim.fab.nodes[sim.fab.ports[p as usize].node as usize].is_switch && sim.node_name(sim.fab.ports[p as usize].peer_node) == h).unwrap()
+    (0..sim.fab.ports.len() as u32)
+        .find(|&p| sim.fab.nodes[sim.fab.ports[p as usize].node as usize].is_switch && sim.node_name(sim.fab.ports[p as usize].peer_node) == h)
+        .unwrap()
 }
 
 #[test]

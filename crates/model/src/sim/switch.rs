@@ -126,7 +126,10 @@ impl Sim {
         let ok = |lp: u32| {
             let p = base + lp;
             let pt = &ports[p as usize];
-            p != out && pt.up && nodes[pt.peer_node as usize].is_switch && pt.eg.fits(prio, wire)
+            p != out
+                && pt.up
+                && nodes[pt.peer_node as usize].is_switch
+                && pt.eg.fits(prio, wire)
                 && mmu.is_none_or(|m| m.admits(inp, lp as usize, prio as usize, wire).is_ok())
         };
         let pick = dibs::pick(n, ok, &mut rng).map(|lp| base + lp);
@@ -260,7 +263,11 @@ impl Sim {
             let transit = match pt.xbar.in_busy {
                 true => {
                     let x = self.pkts.get(pt.xbar.in_pkt);
-                    if x.prio > prio { x.wire as u64 } else { 0 }
+                    if x.prio > prio {
+                        x.wire as u64
+                    } else {
+                        0
+                    }
                 }
                 false => 0,
             };
@@ -503,8 +510,7 @@ mod tests {
 
     /// `n` hosts each start a 64 KB flow to host 0 of one switch (1 Gbps, speedup `speedup`) at t = 0.
     fn burst(n: u32, speedup: f64) -> Sim {
-        let rows: Vec<String> =
-            (1..=n).map(|i| format!(r#"{{"src": {i}, "dst": 0, "size_bytes": 65536, "start_s": 0.0}}"#)).collect();
+        let rows: Vec<String> = (1..=n).map(|i| format!(r#"{{"src": {i}, "dst": 0, "size_bytes": 65536, "start_s": 0.0}}"#)).collect();
         Sim::from_json(&format!(
             r#"{{"run": {{"duration": "1ms"}}, "topology": {{"kind": "single_switch", "hosts": {}, "buffer": "1MB", "speedup": {speedup}}},
                 "scheme": {{"preset": "fh"}}, "workload": [{{"kind": "flows", "rows": [{}]}}]}}"#,
@@ -562,7 +568,10 @@ mod tests {
         let t1 = (sim.fab.tx_count[b as usize].bytes, sim.fab.tx_count[sim.fab.ports[b as usize].peer as usize].bytes);
         let gbps = ((t1.0 - t0.0).max(t1.1 - t0.1)) as f64 * 8.0 / 1e-3 / 1e9;
         assert!(gbps > 7.5, "the bottleneck carried {gbps:.2} Gbit/s of the 8 offered");
-        let delivered: u64 = (0..sim.fab.ports.len()).filter(|&p| sim.node_name(sim.fab.ports[p].node) == "right" && sim.fab.topo.links[sim.fab.ports[p].link as usize].tier == "host").map(|p| sim.fab.tx_count[p].bytes).sum();
+        let delivered: u64 = (0..sim.fab.ports.len())
+            .filter(|&p| sim.node_name(sim.fab.ports[p].node) == "right" && sim.fab.topo.links[sim.fab.ports[p].link as usize].tier == "host")
+            .map(|p| sim.fab.tx_count[p].bytes)
+            .sum();
         let out_gbps = delivered as f64 * 8.0 / 1.2e-3 / 1e9;
         assert!(out_gbps > 6.5, "the right switch delivered {out_gbps:.2} Gbit/s to its 8 hosts");
     }

@@ -64,9 +64,7 @@ impl Sim {
         if self.split.part.is_some() {
             return Err("run.threads: a packet trace is not supported in a run split in two parts yet (set run.threads = 1)".into());
         }
-        let find = |name: &str| {
-            self.fab.topo.nodes.iter().position(|n| n.name == name).ok_or_else(|| format!("no node named {name:?}"))
-        };
+        let find = |name: &str| self.fab.topo.nodes.iter().position(|n| n.name == name).ok_or_else(|| format!("no node named {name:?}"));
         let mut ports = vec![false; self.fab.ports.len()];
         for n in &spec.nodes {
             let i = find(n)?;
@@ -95,7 +93,11 @@ impl Sim {
             u64::MAX
         } else {
             let t = self.transfers.get(pkt.tr);
-            if t.uid == pkt.tr_uid { t.app_id } else { u64::MAX }
+            if t.uid == pkt.tr_uid {
+                t.app_id
+            } else {
+                u64::MAX
+            }
         };
         let p = &self.fab.ports[port as usize];
         let hosts = (self.host_index(pkt.src), self.host_index(pkt.dst));

@@ -69,10 +69,13 @@ impl Mix {
         let w = w.clone().unwrap_or_else(|| vec![1.0; n]);
         let tot: f64 = w.iter().sum();
         let mut acc = 0.0;
-        Mix(w.iter().map(|x| {
-            acc += x / tot;
-            acc
-        }).collect())
+        Mix(w
+            .iter()
+            .map(|x| {
+                acc += x / tot;
+                acc
+            })
+            .collect())
     }
     fn pick(&self, r: &mut Stream) -> usize {
         let u = r.uniform();
@@ -258,9 +261,7 @@ impl Workload {
         match self {
             Workload::Retrieval { arrivals, rngs, .. } | Workload::Cdf { arrivals, rngs, .. } => poisson(arrivals, rngs.len()),
             Workload::Sequential { arrivals, rngs, length, .. } => poisson(arrivals, rngs.len()) * *length as f64,
-            Workload::PartitionAggregate { arrivals, rngs, fanouts, .. } => {
-                poisson(arrivals, rngs.len()) * fanouts.iter().copied().max().unwrap_or(1) as f64
-            }
+            Workload::PartitionAggregate { arrivals, rngs, fanouts, .. } => poisson(arrivals, rngs.len()) * fanouts.iter().copied().max().unwrap_or(1) as f64,
             Workload::Flows { rows, .. } => rows.len() as f64,
             Workload::Incast { senders, repeats_left, .. } => senders.len() as f64 * (*repeats_left as f64 + 1.0),
             Workload::Background { .. } => 0.0,
@@ -322,10 +323,13 @@ impl Workload {
                     let mut order: Vec<(u64, f64)> = sizes.iter().copied().zip(b.weights.clone().unwrap_or_else(|| vec![1.0; sizes.len()])).collect();
                     order.sort_by_key(|x| x.0);
                     let (total, mut acc): (f64, f64) = (order.iter().map(|x| x.1).sum(), 0.0);
-                    let points = order.iter().flat_map(|&(s, w)| {
-                        acc += w;
-                        [(s as f64, (acc - w) / total), (s as f64, acc / total)]
-                    }).collect();
+                    let points = order
+                        .iter()
+                        .flat_map(|&(s, w)| {
+                            acc += w;
+                            [(s as f64, (acc - w) / total), (s as f64, acc / total)]
+                        })
+                        .collect();
                     let rngs = sim.fab.hosts.iter().map(|&h| sim.rng.stream(comp(i, h), purpose::ARRIVALS)).collect();
                     return Ok(Workload::Cdf {
                         arrivals: Arrivals::new(rate, (None, None, None), Time::ZERO, sim.clock.arrivals_stop),
@@ -357,7 +361,14 @@ impl Workload {
                             return err(f.row_field(i, j, k), format!("host index must be below {nh} (the topology's host count), got {v}"));
                         }
                     }
-                    rows.push((Time::from_secs_f64(r.start_s), sim.fab.hosts[r.src as usize], sim.fab.hosts[r.dst as usize], r.size_bytes, r.priority, r.id.unwrap_or(j as u64 + 1)));
+                    rows.push((
+                        Time::from_secs_f64(r.start_s),
+                        sim.fab.hosts[r.src as usize],
+                        sim.fab.hosts[r.dst as usize],
+                        r.size_bytes,
+                        r.priority,
+                        r.id.unwrap_or(j as u64 + 1),
+                    ));
                 }
                 rows.sort_by_key(|r| r.0);
                 let mut next_same_src = vec![NO; rows.len()];
@@ -420,10 +431,8 @@ impl Workload {
                             load * hr / (8.0 * mean.max(1.0))
                         }
                         Some(tier) => {
-                            let (crossings, capacity) = sim.fab.tier_crossings(tier).map_err(|m| ConfigError {
-                                field: format!("workload[{i}].load_tier"),
-                                msg: m,
-                            })?;
+                            let (crossings, capacity) =
+                                sim.fab.tier_crossings(tier).map_err(|m| ConfigError { field: format!("workload[{i}].load_tier"), msg: m })?;
                             // flows/s per host x hosts x bytes x crossings = load x tier capacity
                             load * capacity / (8.0 * mean.max(1.0) * crossings * sim.fab.hosts.len() as f64)
                         }
@@ -750,9 +759,7 @@ impl Sim {
             let f = self.workflows.get(wf.0);
             (f.frontend, f.source)
         };
-        let Workload::Sequential { sizes, classes, mix, prio, request_size, responders, rngs, .. } = &mut self.workloads[w as usize] else {
-            unreachable!()
-        };
+        let Workload::Sequential { sizes, classes, mix, prio, request_size, responders, rngs, .. } = &mut self.workloads[w as usize] else { unreachable!() };
         let r = &mut rngs[source as usize];
         let responder = pick_other(responders, frontend, r);
         let si = mix.pick(r);
@@ -828,73 +835,5 @@ impl Sim {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sim(layout: &str) -> Sim {
-        Sim::from_json(&format!(
-            r#"{{"run": {{"duration": "1ms"}}, "topology": {{"kind": "detail128"}}, "scheme": {{"preset": "fh"}},
-                "workload": [{{"kind": "retrieval", "rate": 100, "sizes": ["2KB"], "pattern": "front_to_back"{layout}}}]}}"#
-        ))
-        .unwrap()
-    }
-
-    fn requesters(s: &Sim) -> Vec<u32> {
-        match &s.workloads[0] {
-            Workload::Retrieval { requesters, .. } => requesters.iter().map(|h| s.fab.hosts.iter().position(|x| x == h).unwrap() as u32).collect(),
-            _ => unreachable!(),
-        }
-    }
-
-    #[test]
-    fn front_ends_are_spread_over_every_rack_by_default() {
-        let s = sim("");
-        let r = requesters(&s);
-        assert_eq!(r, (0..64).map(|k| 2 * k).collect::<Vec<u32>>(), "every other server");
-        // detail128: 8 servers per rack, so each of the 16 racks holds 4 front-ends
-        for rack in 0..16 {
-            assert_eq!(r.iter().filter(|&&h| h / 8 == rack).count(), 4, "rack {rack}");
-        }
-    }
-
-    #[test]
-    fn front_ends_first_keeps_the_first_half() {
-        let s = sim(r#", "frontend_layout": "first""#);
-        assert_eq!(requesters(&s), (0..64).collect::<Vec<u32>>());
-    }
-
-    #[test]
-    fn a_spread_of_any_count_is_even_and_exact() {
-        let s = sim(r#", "frontends": 48"#);
-        let r = requesters(&s);
-        assert_eq!(r.len(), 48);
-        let gaps: Vec<u32> = r.windows(2).map(|w| w[1] - w[0]).collect();
-        assert!(gaps.iter().all(|&g| g == 2 || g == 3), "{gaps:?}");
-    }
-
-    #[test]
-    fn frontend_layout_without_front_to_back_is_refused() {
-        let e = Sim::from_json(
-            r#"{"run": {"duration": "1ms"}, "topology": {"kind": "detail128"}, "scheme": {"preset": "fh"},
-                "workload": [{"kind": "retrieval", "rate": 100, "sizes": ["2KB"], "frontend_layout": "first"}]}"#,
-        )
-        .err()
-        .expect("refused");
-        assert_eq!(e.field, "workload[0].frontend_layout");
-    }
-
-    #[test]
-    fn client_server_keys_are_checked() {
-        let run = |extra: &str| {
-            Sim::from_json(&format!(
-                r#"{{"run": {{"duration": "1ms"}}, "topology": {{"kind": "single_switch", "hosts": 4}}, "scheme": {{"preset": "dctcp"}},
-                    "workload": [{{"kind": "cdf", "points": [[1000, 0], [2000, 1]], "load": 0.5{extra}}}]}}"#
-            ))
-            .err()
-        };
-        assert!(run(r#", "client": 0"#).is_none());
-        assert_eq!(run(r#", "client": 4"#).expect("refused").field, "workload[0].client");
-        assert_eq!(run(r#", "request_size": 100"#).expect("refused").field, "workload[0].request_size");
-        assert_eq!(run(r#", "client": 1, "request_size": 0"#).expect("refused").field, "workload[0].request_size");
-    }
-}
+#[path = "workload_tests.rs"]
+mod tests;

@@ -138,7 +138,7 @@ fn dctcp_receiver_echoes_ce_changes_at_once() {
     let mut r = TcpReceiver::new(100_000);
     let t = Time::ZERO;
     assert_eq!(r.on_data(t, &p, 0, 1000, false, false, t), (None, None)); // held back
-    // CE arrives while an ACK is held: ACK the earlier segment at once with ECE = 0
+                                                                          // CE arrives while an ACK is held: ACK the earlier segment at once with ECE = 0
     let (early, now) = r.on_data(t, &p, 1000, 1000, true, false, t);
     let early = early.unwrap();
     assert_eq!((early.ack, early.ece), (1000, false));

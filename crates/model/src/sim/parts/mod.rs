@@ -40,12 +40,12 @@
 mod merge;
 mod rounds;
 
-use crate::fabric::cioq::Switch as _;
 use crate::config::{ConfigError, Scenario};
+use crate::fabric::cioq::Switch as _;
 use crate::packet::Packet;
+pub use crate::sim::barrier::OtherPartFailed;
 use crate::sim::{App, Ev, Sim, Transfer, NO};
 use detailsim_engine::{Arena, Time};
-pub use crate::sim::barrier::OtherPartFailed;
 pub use rounds::{build_in_parts, run_in_parts, Drive};
 pub(crate) use rounds::{split, Parts};
 
@@ -364,8 +364,7 @@ impl Sim {
     fn refuse_in_parts(&self, sc: &Scenario) -> Result<(), ConfigError> {
         let no = |field: &str, what: &str| crate::config::err(field, format!("{what} is not supported in a run split in parts yet"));
         if self.pfc_on() && self.scheme.pfc.watchdog_action == crate::config::WatchdogAction::Shutdown {
-            return no("scheme.pfc.watchdog_action", "\"shutdown\" (a link shut down changes every part's routes)"
-);
+            return no("scheme.pfc.watchdog_action", "\"shutdown\" (a link shut down changes every part's routes)");
         }
         if sc.run.max_events.is_some() || sc.run.max_wall.is_some() {
             return no("run.max_events", "a run guard");

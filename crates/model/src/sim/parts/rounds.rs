@@ -3,8 +3,8 @@
 //! on the calling thread (`Drive`). Whoever runs them, the results are the same.
 
 use super::{merge, Msg, Sweep};
-use crate::fabric::cioq::Switch as _;
 use crate::config::{ConfigError, Scenario};
+use crate::fabric::cioq::Switch as _;
 use crate::sim::barrier::{Barrier, FailOnUnwind, OtherPartFailed, Pace, Stretch};
 use crate::sim::Sim;
 use detailsim_engine::Time;
@@ -171,8 +171,15 @@ impl Sim {
 /// A round: the parts given a limit run their events up to and including it (or their hold, if `hold`);
 /// what they send must not be due before `window_end`; all keep `sweep` for their next PFC sweep.
 enum Step {
-    Run { limit: Vec<Option<Time>>, window_end: Time, hold: bool, sweep: Option<Sweep> },
-    End { now: Time },
+    Run {
+        limit: Vec<Option<Time>>,
+        window_end: Time,
+        hold: bool,
+        sweep: Option<Sweep>,
+    },
+    End {
+        now: Time,
+    },
     /// The next window starts after the limit of this call of `run_until`.
     Pause,
 }

@@ -187,10 +187,8 @@ impl Rp {
     pub fn advance(&mut self, now: Time, p: &DcqcnParams) {
         loop {
             let due = |t: Option<Time>| t.filter(|&t| t <= now);
-            let next = [(due(self.alpha_at), 0), (due(self.decrease_at), 1), (due(self.increase_at), 2)]
-                .into_iter()
-                .filter_map(|(t, k)| t.map(|t| (t, k)))
-                .min();
+            let next =
+                [(due(self.alpha_at), 0), (due(self.decrease_at), 1), (due(self.increase_at), 2)].into_iter().filter_map(|(t, k)| t.map(|t| (t, k))).min();
             let Some((t, k)) = next else { return };
             match k {
                 0 => {
@@ -331,7 +329,7 @@ mod tests {
         rp.on_cnp(Time::ZERO, &p);
         rp.advance(Time::from_us(5), &p); // rate 5 G, target 10 G
         rp.advance(Time(4_001_000) + Time::from_us(1500), &p); // a fast recovery: 7.5 G, stage 1
-        // a second CNP: the check at 1508.001 us clamps the target to 7.5 G (stage 1) and cuts by alpha / 2
+                                                               // a second CNP: the check at 1508.001 us clamps the target to 7.5 G (stage 1) and cuts by alpha / 2
         rp.on_cnp(Time::from_us(1506), &p);
         rp.advance(Time::from_us(1509), &p);
         assert_eq!(rp.target, 7.5 * G);
@@ -391,7 +389,7 @@ mod tests {
         assert_eq!(rp.increases, 0, "no recovery before a CNP");
         rp.on_cnp(Time::ZERO, &p);
         rp.advance(Time::from_us(5), &p); // 20 G, target 40 G
-        // 6 byte-counter events (60 MB): five fast recoveries, then (byte stage 5, timer stage 0) additive
+                                          // 6 byte-counter events (60 MB): five fast recoveries, then (byte stage 5, timer stage 0) additive
         rp.on_sent(60_000_000, &p);
         assert_eq!((rp.byte_stage, rp.timer_stage, rp.increases), (6, 0, 6));
         let mut expect = 20.0 * G;
