@@ -51,3 +51,24 @@ def test_the_sender_names_no_algorithm():
     sender = code[code.index("pub struct TcpSender"):code.index("pub struct AckOut")]
     named = re.findall(r"CongestionControl::\w+|Cc::(?!new\b)\w+|p\.cc\s*==", sender)
     assert not named, f"TcpSender branches on the algorithm: {named}"
+
+
+def _struct_fields(text: str, name: str) -> list[tuple[str, str]]:
+    """(field, type) of `struct name { ... }` in Rust source `text`."""
+    m = re.search(r"pub struct " + name + r"\s*\{(.*?)\n\}", re.sub(r"//[^\n]*", "", text), re.S)
+    assert m, f"no struct {name}"
+    return re.findall(r"^\s*(?:pub(?:\(crate\))?\s+)?(\w+):\s*([^,\n]+),", m.group(1), re.M)
+
+
+def test_the_simulator_is_grouped_by_responsibility_not_by_wrapping():
+    """Issue 50: `Sim` has at most 25 fields, and none of its fields is a grouping of fewer than four
+    (the host side, the records and the clock are structs of their own; small groups are inlined)."""
+    sim_src = (SRC / "sim" / "mod.rs").read_text()
+    state = (SRC / "sim" / "state.rs").read_text()
+    fields = _struct_fields(sim_src, "Sim")
+    assert len(fields) <= 25, f"Sim has {len(fields)} fields"
+    groups = {t.strip() for _, t in fields} & set(re.findall(r"pub struct (\w+)", state))
+    assert {"Hosts", "Records", "Clock"} <= groups
+    for g in groups:
+        n = len(_struct_fields(state, g))
+        assert n >= 4, f"Sim's {g} groups only {n} fields"

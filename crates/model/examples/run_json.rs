@@ -20,9 +20,9 @@ fn main() {
         eprintln!("pending events: median {} max {}", all[n / 2], all[n - 1]);
     }
     let wall = t0.elapsed().as_secs_f64();
-    let c = &sim.counters;
+    let c = &sim.rec.counters;
     // a fingerprint of the flow table (end times, retransmits, delivered bytes) and the drop counters
-    let f = &sim.flows;
+    let f = &sim.rec.flows;
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for v in f.end_ps.iter().chain(&f.start_ps).chain(&f.bytes_delivered).chain(std::iter::once(&c.events)) {
         for b in v.to_le_bytes() {

@@ -41,9 +41,9 @@ fn main() {
             "{kind:7} {:016x} {:.3} s  events {} flows {} delivered {} end {:.6} s",
             d,
             t.elapsed().as_secs_f64(),
-            sim.counters.events,
-            sim.flows.len(),
-            sim.counters.pkts_delivered,
+            sim.rec.counters.events,
+            sim.rec.flows.len(),
+            sim.rec.counters.pkts_delivered,
             sim.now.as_secs_f64()
         );
         digests.push(d);
@@ -56,7 +56,7 @@ fn main() {
 
 /// FNV-1a over every column of the flow table, row by row, and the drop and packet counters.
 fn table_hash(sim: &detailsim_model::Sim) -> u64 {
-    let f = &sim.flows;
+    let f = &sim.rec.flows;
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut eat = |v: u64| {
         for b in v.to_le_bytes() {
@@ -71,7 +71,7 @@ fn table_hash(sim: &detailsim_model::Sim) -> u64 {
             eat(v);
         }
     }
-    let c = &sim.counters;
+    let c = &sim.rec.counters;
     for v in [c.dropped(), c.pkts_delivered, c.pkts_created, c.timeouts, c.retransmits, c.link_traversals, c.pfc_pause_frames] {
         eat(v);
     }

@@ -15,7 +15,7 @@
 //!     "workload": [{"kind": "retrieval", "rate": 1000, "sizes": ["8KB"]}]
 //! }"#).unwrap();
 //! sim.run();
-//! assert!(sim.flows.len() > 0);
+//! assert!(sim.rec.flows.len() > 0);
 //! assert!(sim.check_conservation().is_ok());
 //! ```
 

@@ -34,10 +34,10 @@ fn the_split_schedule_ends_as_the_ordinary_run_does() {
     for scheme in [r#"{"preset": "fh"}"#, r#"{"preset": "detail"}"#, r#"{"preset": "dctcp"}"#, r#"{"preset": "pfabric"}"#] {
         let json = scenario(scheme, MIXED, "node");
         let (a, b) = (run(&json, false), run(&json, true));
-        assert!(a.counters.flows_completed > 300, "{scheme}: a busy enough run");
+        assert!(a.rec.counters.flows_completed > 300, "{scheme}: a busy enough run");
         assert_eq!(a.outcome_digest(), b.outcome_digest(), "{scheme}");
         assert_eq!(a.now, b.now, "{scheme}: the same end");
-        assert_eq!(a.counters.pkts_delivered, b.counters.pkts_delivered, "{scheme}");
+        assert_eq!(a.rec.counters.pkts_delivered, b.rec.counters.pkts_delivered, "{scheme}");
     }
 }
 
@@ -69,8 +69,8 @@ fn node_order_credits_every_retransmission_to_a_flow() {
     // table, whether a sender closed before its flow completed, after, or is still open at the end
     let json = scenario(r#"{"preset": "fh", "tcp": {"rto_min": "1ms"}}"#, MIXED, "node").replace(r#""buffer": "128KB""#, r#""buffer": "16KB""#);
     let a = run(&json, false);
-    let c = &a.counters;
+    let c = &a.rec.counters;
     assert!(c.retransmits > 100 && c.timeouts > 0, "a lossy run: {} retransmits, {} timeouts", c.retransmits, c.timeouts);
-    assert_eq!(a.flows.retransmits.iter().map(|&r| r as u64).sum::<u64>(), c.retransmits);
-    assert_eq!(a.flows.timeouts.iter().map(|&r| r as u64).sum::<u64>(), c.timeouts);
+    assert_eq!(a.rec.flows.retransmits.iter().map(|&r| r as u64).sum::<u64>(), c.retransmits);
+    assert_eq!(a.rec.flows.timeouts.iter().map(|&r| r as u64).sum::<u64>(), c.timeouts);
 }

@@ -18,7 +18,7 @@ fn a_limit_set_after_construction_ends_the_run() {
     let mut cut = Sim::from_json(&scenario("")).unwrap();
     cut.set_max_events(3000).unwrap();
     cut.run();
-    assert_eq!(cut.counters.events, 3000);
+    assert_eq!(cut.rec.counters.events, 3000);
     assert!(cut.guard.incomplete.as_deref().is_some_and(|w| w.starts_with("run.max_events (3000)")));
     cut.check_conservation().unwrap();
 }
@@ -28,11 +28,11 @@ fn max_events_ends_the_run_at_exactly_that_many_events() {
     let mut full = Sim::from_json(&scenario("")).unwrap();
     full.run();
     assert!(full.guard.incomplete.is_none());
-    let all = full.counters.events;
+    let all = full.rec.counters.events;
     let mut cut = Sim::from_json(&scenario(r#", "max_events": 5000"#)).unwrap();
     cut.run();
     assert!(all > 5000, "the full run has more events than the cap ({all})");
-    assert_eq!(cut.counters.events, 5000);
+    assert_eq!(cut.rec.counters.events, 5000);
     let why = cut.guard.incomplete.clone().expect("marked incomplete");
     assert!(why.starts_with("run.max_events (5000) reached at "), "{why}");
     assert!(cut.now < full.now, "stopped early");

@@ -13,7 +13,7 @@ fn run(duration: &str) -> (usize, usize, usize, usize) {
     let mut sim = Sim::from_json(&json).unwrap();
     sim.run();
     sim.check_conservation().unwrap();
-    (sim.pkts.capacity_used(), sim.transfers.capacity_used(), sim.apps.capacity_used(), sim.flows.len())
+    (sim.pkts.capacity_used(), sim.hosts.transfers.capacity_used(), sim.hosts.apps.capacity_used(), sim.rec.flows.len())
 }
 
 #[test]

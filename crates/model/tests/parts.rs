@@ -34,7 +34,7 @@ const MIXED: &str = r#"{"kind": "retrieval", "rate": 2000, "sizes": ["2KB", "8KB
 
 /// The flow tables are the same, column by column, row by row (ids and order included).
 fn same_table(a: &Sim, b: &Sim, what: &str) {
-    let (x, y) = (&a.flows, &b.flows);
+    let (x, y) = (&a.rec.flows, &b.rec.flows);
     assert_eq!(x.len(), y.len(), "{what}: rows");
     assert_eq!(x.id, y.id, "{what}: ids");
     assert_eq!((&x.start_ps, &x.end_ps, &x.src, &x.dst, &x.size), (&y.start_ps, &y.end_ps, &y.src, &y.dst, &y.size), "{what}");
@@ -59,15 +59,15 @@ fn a_run_in_parts_ends_as_the_ordinary_run_does() {
     for scheme in [r#"{"preset": "fh"}"#, r#"{"preset": "dctcp"}"#, r#"{"preset": "pfabric"}"#, r#"{"preset": "las"}"#] {
         let json = scenario(scheme, MIXED, "");
         let a = ordinary(&json);
-        assert!(a.counters.flows_completed > 300, "{scheme}: a busy run");
+        assert!(a.rec.counters.flows_completed > 300, "{scheme}: a busy run");
         for threads in DRIVES {
             let b = run_in_parts(&json, threads.0, threads.1).unwrap();
             let what = format!("{scheme}, {threads:?}");
             assert_eq!(a.outcome_digest(), b.outcome_digest(), "{what}");
             assert_eq!(a.now, b.now, "{what}: the same end");
-            assert_eq!(a.counters.pkts_delivered, b.counters.pkts_delivered, "{what}");
-            assert_eq!(a.counters.link_traversals, b.counters.link_traversals, "{what}");
-            assert_eq!(a.counters.dropped(), b.counters.dropped(), "{what}");
+            assert_eq!(a.rec.counters.pkts_delivered, b.rec.counters.pkts_delivered, "{what}");
+            assert_eq!(a.rec.counters.link_traversals, b.rec.counters.link_traversals, "{what}");
+            assert_eq!(a.rec.counters.dropped(), b.rec.counters.dropped(), "{what}");
             assert_eq!(a.packets_in_flight(), b.packets_in_flight(), "{what}: packets left in the network");
             // each port's state comes from the part that ran it
             let (pa, pb) = (a.port_stats(), b.port_stats());
@@ -91,9 +91,9 @@ fn unfinished_flows_and_their_counts_are_joined_from_every_part() {
     // receiver's part and whose retransmissions come from the sender's
     let json = scenario(r#"{"preset": "fh", "tcp": {"rto_min": "1ms"}}"#, MIXED, r#", "drain": "0s""#).replace(r#""buffer": "128KB""#, r#""buffer": "16KB""#);
     let a = ordinary(&json);
-    let unfinished = a.flows.end_ps.iter().filter(|&&e| e == u64::MAX).count();
+    let unfinished = a.rec.flows.end_ps.iter().filter(|&&e| e == u64::MAX).count();
     assert!(unfinished > 0, "flows still running at the end");
-    assert!(a.flows.retransmits.iter().sum::<u32>() > 0, "retransmissions to credit");
+    assert!(a.rec.flows.retransmits.iter().sum::<u32>() > 0, "retransmissions to credit");
     for threads in DRIVES {
         let b = run_in_parts(&json, threads.0, threads.1).unwrap();
         assert_eq!(a.outcome_digest(), b.outcome_digest(), "{threads:?}");
@@ -125,8 +125,8 @@ fn same_as_ordinary(json: &str) -> Sim {
     let a = ordinary(json);
     for threads in DRIVES {
         let b = run_in_parts(json, threads.0, threads.1).unwrap();
-        assert_eq!((a.outcome_digest(), a.now, a.counters.events > 0), (b.outcome_digest(), b.now, b.counters.events > 0), "{threads:?}");
-        assert_eq!(a.counters.pkts_delivered, b.counters.pkts_delivered);
+        assert_eq!((a.outcome_digest(), a.now, a.rec.counters.events > 0), (b.outcome_digest(), b.now, b.rec.counters.events > 0), "{threads:?}");
+        assert_eq!(a.rec.counters.pkts_delivered, b.rec.counters.pkts_delivered);
         same_table(&a, &b, "flows");
     }
     a
@@ -147,7 +147,7 @@ fn a_part_that_held_runs_on_when_a_flow_that_completes_in_it_arrives() {
     // so it holds, and then runs on when they arrive; the run ends when the last of them completes
     let rows: Vec<(u32, u32, u64, f64)> = (0..8).map(|i| (i, 8 + i, 30_000 + 1_000 * i as u64, 0.001999 + 1e-7 * i as f64)).collect();
     let a = same_as_ordinary(&flows(&rows));
-    assert_eq!(a.counters.flows_completed, 8);
+    assert_eq!(a.rec.counters.flows_completed, 8);
 }
 
 #[test]
@@ -159,7 +159,7 @@ fn pfc_pauses_across_the_cut_and_the_sweep_sees_the_whole_fabric() {
     let json = scenario(r#"{"preset": "detail", "pfc": {"watchdog_timeout": "100us", "deadlock_check": "50us"}}"#, heavy, "")
         .replace(r#""buffer": "128KB""#, r#""buffer": "96KB""#);
     let a = ordinary(&json);
-    assert!(a.counters.pfc_pause_frames > 100, "pauses: {}", a.counters.pfc_pause_frames);
+    assert!(a.rec.counters.pfc_pause_frames > 100, "pauses: {}", a.rec.counters.pfc_pause_frames);
     assert!(a.lossless_ok());
     let summary = |s: &Sim| {
         let v: serde_json::Value = serde_json::from_str(&s.summary_json()).unwrap();
@@ -170,7 +170,7 @@ fn pfc_pauses_across_the_cut_and_the_sweep_sees_the_whole_fabric() {
         let b = run_in_parts(&json, threads.0, threads.1).unwrap();
         assert_eq!(a.outcome_digest(), b.outcome_digest(), "{threads:?}");
         same_table(&a, &b, "pfc");
-        assert_eq!((a.now, a.counters.pfc_pause_frames, a.counters.pfc_pauses), (b.now, b.counters.pfc_pause_frames, b.counters.pfc_pauses));
+        assert_eq!((a.now, a.rec.counters.pfc_pause_frames, a.rec.counters.pfc_pauses), (b.now, b.rec.counters.pfc_pause_frames, b.rec.counters.pfc_pauses));
         assert_eq!(summary(&a), summary(&b), "PFC frames, paused time, watchdog and deadlock reports");
         for (x, y) in a.port_stats().iter().zip(&b.port_stats()) {
             assert_eq!((x.pfc_frames_sent, x.pfc_frames_received, x.pfc_paused_s), (y.pfc_frames_sent, y.pfc_frames_received, y.pfc_paused_s));
@@ -195,7 +195,7 @@ fn run_threads_2_splits_the_run_and_stepping_it_changes_nothing() {
         steps += 1;
     }
     assert!(steps > 100 && c.clock.finished);
-    assert_eq!((a.outcome_digest(), a.now, a.counters.events > 0), (c.outcome_digest(), c.now, true));
+    assert_eq!((a.outcome_digest(), a.now, a.rec.counters.events > 0), (c.outcome_digest(), c.now, true));
     same_table(&a, &b, "run.threads = 2");
     same_table(&a, &c, "in steps");
 }
@@ -239,13 +239,13 @@ fn faults_during_the_run_and_the_measurement_window_end_as_one_thread_does() {
     for scheme in [r#"{"preset": "fh"}"#, r#"{"preset": "detail"}"#] {
         let json = scenario(scheme, MIXED, r#", "measure_from": "3ms", "measure_to": "12ms""#).replace(r#""workload""#, &format!(r#"{faults} "workload""#));
         let a = ordinary(&json);
-        assert!(a.counters.drops[detailsim_model::stats::DropCause::LinkDown as usize] > 0, "{scheme}: the fault dropped packets");
-        assert!(a.flows.window_bytes.iter().any(|&b| b > 0), "{scheme}: window goodput");
+        assert!(a.rec.counters.drops[detailsim_model::stats::DropCause::LinkDown as usize] > 0, "{scheme}: the fault dropped packets");
+        assert!(a.rec.flows.window_bytes.iter().any(|&b| b > 0), "{scheme}: window goodput");
         for threads in DRIVES {
             let b = run_in_parts(&json, threads.0, threads.1).unwrap();
             assert_eq!(a.outcome_digest(), b.outcome_digest(), "{scheme}, {threads:?}");
             same_table(&a, &b, scheme);
-            assert_eq!(a.counters.dropped(), b.counters.dropped());
+            assert_eq!(a.rec.counters.dropped(), b.rec.counters.dropped());
         }
     }
 }
@@ -257,11 +257,11 @@ fn samples_are_the_one_thread_run_s() {
     for scheme in [r#"{"preset": "fh"}"#, r#"{"preset": "detail"}"#] {
         let json = scenario(scheme, MIXED, r#", "sample": "50us""#);
         let a = ordinary(&json);
-        assert!(a.sampling.samples.flow.len() > 10_000 && a.sampling.samples.port.len() > 10_000);
+        assert!(a.rec.samples.flow.len() > 10_000 && a.rec.samples.port.len() > 10_000);
         for threads in DRIVES {
             let b = run_in_parts(&json, threads.0, threads.1).unwrap();
             same_table(&a, &b, scheme);
-            let (x, y) = (&a.sampling.samples, &b.sampling.samples);
+            let (x, y) = (&a.rec.samples, &b.rec.samples);
             assert_eq!((&x.port_t, &x.port, &x.ingress, &x.egress), (&y.port_t, &y.port, &y.ingress, &y.egress), "{scheme}: port samples");
             assert_eq!((&x.flow_t, &x.flow, &x.delivered), (&y.flow_t, &y.flow, &y.delivered), "{scheme}: flow samples");
         }
@@ -283,8 +283,8 @@ fn a_fault_that_shortens_the_lookahead_is_within_the_windows_from_the_start() {
         faults.join(",")
     );
     let a = same_as_ordinary(&json);
-    assert!(a.counters.pfc_pause_frames > 0, "PAUSE frames across the faster links");
-    assert_eq!(a.counters.flows_completed, 16);
+    assert!(a.rec.counters.pfc_pause_frames > 0, "PAUSE frames across the faster links");
+    assert_eq!(a.rec.counters.flows_completed, 16);
 }
 
 #[test]

@@ -121,7 +121,7 @@ impl Simulation {
     /// (2**64-1 for a flow still running when the run ended), timeouts u32, retransmits u32, ideal_ps u64
     /// (the flow alone in an idle fabric).
     fn flow_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let f = &self.sim.flows;
+        let f = &self.sim.rec.flows;
         let d = PyDict::new(py);
         d.set_item("id", PyBytes::new(py, &le(&f.id, u64::to_le_bytes)))?;
         d.set_item("class", PyBytes::new(py, &le(&f.class, u16::to_le_bytes)))?;
@@ -150,10 +150,10 @@ impl Simulation {
     /// egress u64; the port index follows the summary's port list) and flows (t_ps u64, id u64,
     /// delivered u64); None without sampling.
     fn sample_columns<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        if self.sim.sampling.every.is_none() {
+        if self.sim.rec.sample_every.is_none() {
             return Ok(None);
         }
-        let s = &self.sim.sampling.samples;
+        let s = &self.sim.rec.samples;
         let d = PyDict::new(py);
         d.set_item("port_t_ps", PyBytes::new(py, &le(&s.port_t, u64::to_le_bytes)))?;
         d.set_item("port", PyBytes::new(py, &le(&s.port, u32::to_le_bytes)))?;
@@ -176,7 +176,7 @@ impl Simulation {
 
     /// The captured frames as little-endian column buffers (see detailsim.pcap), plus node names.
     fn trace_columns<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let Some(t) = &self.sim.trace else { return Ok(None) };
+        let Some(t) = &self.sim.rec.trace else { return Ok(None) };
         let d = PyDict::new(py);
         d.set_item("t_ps", PyBytes::new(py, &le(&t.t_ps, u64::to_le_bytes)))?;
         d.set_item("port", PyBytes::new(py, &le(&t.port, u32::to_le_bytes)))?;

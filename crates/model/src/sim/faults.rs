@@ -50,13 +50,13 @@ impl Sim {
         let mut dropped = Vec::new();
         let pkts = &self.pkts;
         let Some((ends, released)) = self.fab.link_down(self.now, link, pkts, |p| pkts.get(p).wire as u64, &mut dropped) else { return };
-        self.pfc_run.paused -= released;
+        self.pfc_paused -= released;
         for (p, pid) in dropped {
             if self.fab.shared() {
                 let (prio, wire) = (self.pkts.get(pid).prio, self.pkts.get(pid).wire as u64);
                 self.shared_release(p, pid, prio, wire);
             }
-            self.counters.drop(DropCause::LinkDown);
+            self.rec.counters.drop(DropCause::LinkDown);
             self.fab.port_ctr[p as usize].drops += 1;
             self.pkts.release(pid);
         }

@@ -32,19 +32,19 @@ impl Sim {
     /// (`prep_sender`), and a control segment that does not fit is a `host_buffer` drop.
     pub(crate) fn host_send(&mut self, node: u32, mut pkt: Packet) {
         let port = self.fab.nodes[node as usize].port_base;
-        self.counters.pkts_created += 1;
+        self.rec.counters.pkts_created += 1;
         let e = &mut self.fab.ports[port as usize];
         let wire = pkt.wire as u64;
         if self.scheme.source_ecn && source_mark(pkt.ecn, || e.eg.drain_bytes(pkt.prio), self.scheme.source_ecn_threshold) {
             pkt.ecn = ECN_CE;
             self.fab.port_ctr[port as usize].ecn_marks += 1;
-            self.counters.ecn_marks += 1;
+            self.rec.counters.ecn_marks += 1;
         }
         let (room, up) = (e.eg.has_room(wire), e.up);
         let pid = self.pkts.alloc(pkt);
-        if self.int.on {
+        if self.int_on {
             // HPCC: a data packet starts with no records, an ACK echoes its data packet's
-            let int = if pkt.kind == SegKind::Ack { self.int.echo } else { Default::default() };
+            let int = if pkt.kind == SegKind::Ack { self.int_echo } else { Default::default() };
             *self.int_at(pid) = int;
         }
         if !up {
@@ -68,19 +68,19 @@ impl Sim {
     #[inline]
     pub(crate) fn int_at(&mut self, pid: crate::packet::PacketId) -> &mut crate::transport::cc::hpcc::IntStack {
         let i = pid as usize;
-        if self.int.stacks.len() <= i {
-            self.int.stacks.resize((i + 1).next_power_of_two(), Default::default());
+        if self.int_stacks.len() <= i {
+            self.int_stacks.resize((i + 1).next_power_of_two(), Default::default());
         }
-        &mut self.int.stacks[i]
+        &mut self.int_stacks[i]
     }
 
     /// Before an input to transfer `tr`'s sender: tell it how many full-size segments its host's NIC can
     /// take now (back-pressure without handing segments back).
     #[inline]
     fn prep_sender(&mut self, tr: u32) {
-        let src = self.transfers.get(tr).src;
-        let room = self.nic.room(&self.fab.ports[self.fab.nodes[src as usize].port_base as usize].eg);
-        let snd = &mut self.transfers.get_mut(tr).snd;
+        let src = self.hosts.transfers.get(tr).src;
+        let room = self.hosts.nic.room(&self.fab.ports[self.fab.nodes[src as usize].port_base as usize].eg);
+        let snd = &mut self.hosts.transfers.get_mut(tr).snd;
         snd.nic_room = room.min(u32::MAX as u64) as u32;
         snd.nic_limited = false;
     }
@@ -88,7 +88,7 @@ impl Sim {
     /// After an input to transfer `tr`'s sender: if it stopped for lack of NIC room, it waits for room.
     #[inline]
     fn after_sender(&mut self, tr: u32) {
-        let t = self.transfers.get(tr);
+        let t = self.hosts.transfers.get(tr);
         if t.snd.nic_limited {
             let (src, prio, uid) = (t.src, t.prio, t.uid);
             self.nic_block(src, tr, prio, uid);
@@ -97,8 +97,8 @@ impl Sim {
 
     fn nic_block(&mut self, src: u32, tr: u32, prio: u8, uid: u32) {
         let port = self.fab.nodes[src as usize].port_base;
-        if self.nic_waiting[src as usize].block(prio, tr, uid) {
-            self.counters.nic_blocked += 1;
+        if self.hosts.nic_waiting[src as usize].block(prio, tr, uid) {
+            self.rec.counters.nic_blocked += 1;
         }
         self.fab.ports[port as usize].nic_blocked = true;
     }
@@ -106,30 +106,30 @@ impl Sim {
     /// Whether host `node`'s NIC takes `wire` bytes of data now (it keeps headroom for control).
     #[inline]
     fn nic_admits(&self, node: u32, wire: u64) -> bool {
-        self.nic.admits(&self.fab.ports[self.fab.nodes[node as usize].port_base as usize].eg, wire)
+        self.hosts.nic.admits(&self.fab.ports[self.fab.nodes[node as usize].port_base as usize].eg, wire)
     }
 
     /// The NIC of host port `port` sent a frame and transfers wait for room: resume them, highest priority
     /// first, while a full data frame fits.
     pub(crate) fn nic_wake(&mut self, port: u32) {
         let node = self.fab.ports[port as usize].node;
-        while !self.nic_waiting[node as usize].is_empty() && self.nic_admits(node, self.nic.frame) {
-            let (tr, uid) = self.nic_waiting[node as usize].take_next().expect("non-empty");
-            let t = self.transfers.get(tr);
+        while !self.hosts.nic_waiting[node as usize].is_empty() && self.nic_admits(node, self.hosts.nic.frame) {
+            let (tr, uid) = self.hosts.nic_waiting[node as usize].take_next().expect("non-empty");
+            let t = self.hosts.transfers.get(tr);
             if !t.alive || t.uid != uid {
                 continue;
             }
-            let (now, params) = (self.now, self.tcp.clone());
-            let mut out = std::mem::take(&mut self.scratch.segs);
+            let (now, params) = (self.now, self.hosts.tcp.clone());
+            let mut out = std::mem::take(&mut self.hosts.segs);
             out.clear();
             self.prep_sender(tr);
-            self.transfers.get_mut(tr).snd.resume(now, &params, &mut out);
+            self.hosts.transfers.get_mut(tr).snd.resume(now, &params, &mut out);
             self.send_segments(tr, &out);
             self.after_sender(tr);
-            self.scratch.segs = out;
+            self.hosts.segs = out;
             self.sync_rtx_timer(tr);
         }
-        self.fab.ports[port as usize].nic_blocked = !self.nic_waiting[node as usize].is_empty();
+        self.fab.ports[port as usize].nic_blocked = !self.hosts.nic_waiting[node as usize].is_empty();
     }
 
     /// Create a transfer of `size` bytes from `src` to `dst` for application flow `app`, and start it.
@@ -140,7 +140,7 @@ impl Sim {
     pub(crate) fn start_transfer(&mut self, app: u32, role: Role, src: u32, dst: u32, size: u64, prio: u8, conn: Option<(u16, u16)>) -> u32 {
         let uid = self.transfer_uid(src);
         let (app_uid, slot_in_app, app_id) = {
-            let a = self.apps.get(app);
+            let a = self.hosts.apps.get(app);
             (a.uid, if role == Role::Response { 1 } else { 0 }, a.id)
         };
         // source ports count fabric-wide, or per host (`run.event_order = "node"`: a host's ports then do
@@ -177,7 +177,7 @@ impl Sim {
             del_event_at: None,
             snd_done: false,
             rcv_done: false,
-            workload: self.apps.get(app).workload,
+            workload: self.hosts.apps.get(app).workload,
             rcv_open: true,
             row: NO,
         };
@@ -189,38 +189,38 @@ impl Sim {
             // that rate, T its base RTT)
             let nic = self.fab.ports[self.fab.nodes[src as usize].port_base as usize].rate.0 as f64;
             let rtt = if needs_rtt { self.path_bdp(src, dst).map(|(rtt, _)| rtt) } else { None };
-            let p = self.tcp.clone();
-            self.transfers.get_mut(tr).snd.start_rate(&p, rtt, nic);
+            let p = self.hosts.tcp.clone();
+            self.hosts.transfers.get_mut(tr).snd.start_rate(&p, rtt, nic);
         }
         if fit {
             if let Some((rtt, bdp)) = self.path_bdp(src, dst) {
-                let p = self.tcp.clone();
-                self.transfers.get_mut(tr).snd.fit_path(&p, rtt, bdp);
+                let p = self.hosts.tcp.clone();
+                self.hosts.transfers.get_mut(tr).snd.fit_path(&p, rtt, bdp);
             }
         }
         {
-            let a = self.apps.get_mut(app);
+            let a = self.hosts.apps.get_mut(app);
             a.transfers[slot_in_app] = tr;
             a.transfer_uids[slot_in_app] = uid;
         }
         if !self.owns(dst) {
             // a split run: the receiver's part gets its copy (and of the flow, unless it is the requester's)
-            let t = Box::new(self.transfers.get(tr).clone());
+            let t = Box::new(self.hosts.transfers.get(tr).clone());
             self.send_to_node(dst, crate::sim::parts::Msg::Transfer { tr, t });
             if role != Role::Response {
-                let a = Box::new(self.apps.get(app).clone());
+                let a = Box::new(self.hosts.apps.get(app).clone());
                 self.send_to_node(dst, crate::sim::parts::Msg::App { app, a });
             }
         }
-        let mut out = std::mem::take(&mut self.scratch.segs);
+        let mut out = std::mem::take(&mut self.hosts.segs);
         out.clear();
         let now = self.now;
-        let params = self.tcp.clone();
+        let params = self.hosts.tcp.clone();
         self.prep_sender(tr);
-        self.transfers.get_mut(tr).snd.start(now, &params, &mut out);
+        self.hosts.transfers.get_mut(tr).snd.start(now, &params, &mut out);
         self.send_segments(tr, &out);
         self.after_sender(tr);
-        self.scratch.segs = out;
+        self.hosts.segs = out;
         self.sync_rtx_timer(tr);
         tr
     }
@@ -229,7 +229,7 @@ impl Sim {
         if segs.is_empty() {
             return;
         }
-        let t = self.transfers.get(tr);
+        let t = self.hosts.transfers.get(tr);
         let ecn = if self.scheme.tcp.ecn { ECN_ECT } else { 0 };
         let base = Packet {
             tr,
@@ -266,7 +266,7 @@ impl Sim {
             p.wire = self.fab.framing.wire(s.len + HEADERS);
             p.retx = s.retx;
             p.prio = (p.prio + s.level).min(7);
-            self.counters.mlfq_demoted += (s.level > 0) as u64;
+            self.rec.counters.mlfq_demoted += (s.level > 0) as u64;
             // LAS's: the flow's attained service (bytes sent before the segment; a retransmission ranks by
             // what the flow has sent, not by its own sequence number)
             p.rank = if s.kind == SegKind::Data { remaining.unwrap_or(s.sent) } else { 0 };
@@ -280,17 +280,17 @@ impl Sim {
             }
             // the sender sent no more than `prep_sender` said the NIC takes
             debug_assert!(s.kind != SegKind::Data || s.len == 0 || self.nic_admits(src, p.wire as u64), "NIC room overrun");
-            self.counters.retransmits += s.retx as u64;
+            self.rec.counters.retransmits += s.retx as u64;
             self.host_send(src, p);
         }
     }
 
     fn send_ack(&mut self, tr: u32, a: AckOut) {
-        if self.tcp.cc.roce() {
-            self.counters.cnps += a.ece as u64;
-            self.counters.nacks += a.nack as u64;
+        if self.hosts.tcp.cc.roce() {
+            self.rec.counters.cnps += a.ece as u64;
+            self.rec.counters.nacks += a.nack as u64;
         }
-        let t = self.transfers.get(tr);
+        let t = self.hosts.transfers.get(tr);
         let ect = self.scheme.tcp.ecn && self.scheme.tcp.cc.dctcp_echo();
         let p = Packet {
             tr,
@@ -324,7 +324,7 @@ impl Sim {
     /// sender's retransmission deadline, or the receiver's delayed-ACK deadline). Events are lazily
     /// cancelled: one that finds a later deadline reschedules itself, a stale token is ignored.
     fn sync_timer(&mut self, tr: u32, k: Timer) {
-        let t = self.transfers.get(tr);
+        let t = self.hosts.transfers.get(tr);
         let (deadline, pending) = match k {
             // the retransmission deadline, or (DCQCN) the end of a wait for the rate
             Timer::Rtx => (t.snd.wake_at(), t.rtx_event_at),
@@ -335,7 +335,7 @@ impl Sim {
             return;
         }
         let token = self.next_token();
-        let t = self.transfers.get_mut(tr);
+        let t = self.hosts.transfers.get_mut(tr);
         let ev = match k {
             Timer::Rtx => {
                 (t.rtx_token, t.rtx_event_at) = (token, Some(d));
@@ -347,7 +347,7 @@ impl Sim {
             }
         };
         self.schedule_timer(d, ev);
-        if self.q.timers_len() > self.tuning.timer_compact.at {
+        if self.q.timers_len() > self.clock.timer_compact.at {
             self.compact_timers();
         }
     }
@@ -359,7 +359,7 @@ impl Sim {
     /// compaction, so its cost is O(1) per timer pushed.
     #[cold]
     pub(crate) fn compact_timers(&mut self) {
-        let transfers = &self.transfers;
+        let transfers = &self.hosts.transfers;
         self.q.retain_timers(|ev| match *ev {
             Ev::RtxTimer { tr, token } => {
                 let t = transfers.get(tr);
@@ -371,7 +371,7 @@ impl Sim {
             }
             _ => true,
         });
-        self.tuning.timer_compact.at = (2 * self.q.timers_len()).max(self.tuning.timer_compact.min);
+        self.clock.timer_compact.at = (2 * self.q.timers_len()).max(self.clock.timer_compact.min);
     }
 
     fn sync_rtx_timer(&mut self, tr: u32) {
@@ -386,7 +386,7 @@ impl Sim {
     /// stale, or the deadline moved and the timer is rescheduled.
     fn timer_due(&mut self, tr: u32, token: u32, k: Timer) -> bool {
         let now = self.now;
-        let t = self.transfers.get_mut(tr);
+        let t = self.hosts.transfers.get_mut(tr);
         let (current, pending, deadline) = match k {
             Timer::Rtx => (t.rtx_token, &mut t.rtx_event_at, t.snd.wake_at()),
             Timer::DelAck => (t.del_token, &mut t.del_event_at, t.rcv.deadline),
@@ -399,7 +399,7 @@ impl Sim {
             // a timer that does nothing (cancelled, or its end of the transfer closed) is not counted as an
             // event: `compact_timers` drops some of them unpopped, and a split run's copies of a transfer
             // die at barriers, so counting them would make the count depend on when either happened
-            self.counters.events -= 1;
+            self.rec.counters.events -= 1;
             return false;
         }
         *pending = None;
@@ -417,17 +417,17 @@ impl Sim {
         if !self.timer_due(tr, token, Timer::Rtx) {
             return;
         }
-        let (now, params) = (self.now, self.tcp.clone());
-        let mut out = std::mem::take(&mut self.scratch.segs);
+        let (now, params) = (self.now, self.hosts.tcp.clone());
+        let mut out = std::mem::take(&mut self.hosts.segs);
         out.clear();
         self.prep_sender(tr);
-        if self.transfers.get_mut(tr).snd.on_timer(now, &params, &mut out) {
-            self.counters.timeouts += 1;
+        if self.hosts.transfers.get_mut(tr).snd.on_timer(now, &params, &mut out) {
+            self.rec.counters.timeouts += 1;
         }
-        self.counters.rate_cuts += self.transfers.get_mut(tr).snd.cc.fresh_rate_cuts();
+        self.rec.counters.rate_cuts += self.hosts.transfers.get_mut(tr).snd.cc.fresh_rate_cuts();
         self.send_segments(tr, &out);
         self.after_sender(tr);
-        self.scratch.segs = out;
+        self.hosts.segs = out;
         self.sync_rtx_timer(tr);
     }
 
@@ -435,7 +435,7 @@ impl Sim {
         if !self.timer_due(tr, token, Timer::DelAck) {
             return;
         }
-        if let Some(a) = self.transfers.get_mut(tr).rcv.on_delack_timeout() {
+        if let Some(a) = self.hosts.transfers.get_mut(tr).rcv.on_delack_timeout() {
             self.send_ack(tr, a);
         }
     }
@@ -443,14 +443,14 @@ impl Sim {
     /// A packet reached its destination host.
     pub(crate) fn host_receive(&mut self, pid: u32) {
         let pkt = *self.pkts.get(pid);
-        if self.int.on && pkt.kind == SegKind::Data {
+        if self.int_on && pkt.kind == SegKind::Data {
             // HPCC: a data packet's records go back in its ACK
-            self.int.echo = *self.int_at(pid);
+            self.int_echo = *self.int_at(pid);
         }
         self.pkts.release(pid);
-        self.counters.pkts_delivered += 1;
+        self.rec.counters.pkts_delivered += 1;
         if self.scheme.dibs.enabled {
-            let h = &mut self.counters.detour_histogram;
+            let h = &mut self.rec.counters.detour_histogram;
             let d = pkt.detours as usize;
             if h.len() <= d {
                 h.resize(d + 1, 0);
@@ -459,24 +459,24 @@ impl Sim {
         }
         let tr = pkt.tr;
         {
-            let t = self.transfers.get(tr);
+            let t = self.hosts.transfers.get(tr);
             // each end by its own state: the receiver until the sender's close reaches it, the sender until
             // its last byte is acknowledged
             let closed = t.uid != pkt.tr_uid || if matches!(pkt.kind, SegKind::Ack | SegKind::SynAck) { t.snd_done } else { !t.rcv_open };
             if closed {
-                self.counters.pkts_stale += 1;
+                self.rec.counters.pkts_stale += 1;
                 return;
             }
         }
         let now = self.now;
-        let params = self.tcp.clone();
+        let params = self.hosts.tcp.clone();
         match pkt.kind {
             SegKind::Syn => {
-                let a = self.transfers.get_mut(tr).rcv.on_syn(Time(pkt.ts));
+                let a = self.hosts.transfers.get_mut(tr).rcv.on_syn(Time(pkt.ts));
                 self.send_ack(tr, a);
             }
             SegKind::Data => {
-                let t = self.transfers.get_mut(tr);
+                let t = self.hosts.transfers.get_mut(tr);
                 let ack = t.rcv.on_data(now, &params, pkt.seq, pkt.len, pkt.ecn == ECN_CE, pkt.flags & FLAG_CWR != 0, Time(pkt.ts));
                 let newly_complete = t.rcv.complete() && !t.rcv_done;
                 if newly_complete {
@@ -494,34 +494,34 @@ impl Sim {
                 }
             }
             SegKind::Ack | SegKind::SynAck => {
-                let mut out = std::mem::take(&mut self.scratch.segs);
+                let mut out = std::mem::take(&mut self.hosts.segs);
                 out.clear();
                 self.prep_sender(tr);
-                let t = self.transfers.get_mut(tr);
+                let t = self.hosts.transfers.get_mut(tr);
                 let spurious = t.snd.spurious_timeouts;
-                if self.int.on && pkt.kind == SegKind::Ack {
+                if self.int_on && pkt.kind == SegKind::Ack {
                     // HPCC: the ACK's records (its slot is the released packet's until the next allocation)
-                    let int = self.int.stacks[pid as usize];
-                    let snd = &mut self.transfers.get_mut(tr).snd;
+                    let int = self.int_stacks[pid as usize];
+                    let snd = &mut self.hosts.transfers.get_mut(tr).snd;
                     let before = snd.cc.window_cuts();
                     snd.on_int(&params, pkt.seq, int.hops());
-                    self.counters.window_cuts += snd.cc.window_cuts() - before;
+                    self.rec.counters.window_cuts += snd.cc.window_cuts() - before;
                 }
-                let t = self.transfers.get_mut(tr);
+                let t = self.hosts.transfers.get_mut(tr);
                 if pkt.flags & FLAG_NACK != 0 {
                     t.snd.on_nack(now, &params, pkt.seq, pkt.flags & FLAG_ECE != 0, Time(pkt.ts_echo), &mut out);
                 } else {
                     t.snd.on_ack(now, &params, pkt.kind, pkt.seq, pkt.flags & FLAG_ECE != 0, Time(pkt.ts_echo), &mut out);
                 }
-                self.counters.spurious_timeouts += (t.snd.spurious_timeouts - spurious) as u64;
-                self.counters.rate_cuts += t.snd.cc.fresh_rate_cuts();
+                self.rec.counters.spurious_timeouts += (t.snd.spurious_timeouts - spurious) as u64;
+                self.rec.counters.rate_cuts += t.snd.cc.fresh_rate_cuts();
                 let done = t.snd.done() && !t.snd_done;
                 if done {
                     t.snd_done = true;
                 }
                 self.send_segments(tr, &out);
                 self.after_sender(tr);
-                self.scratch.segs = out;
+                self.hosts.segs = out;
                 self.sync_rtx_timer(tr);
                 if done {
                     self.sender_close(tr);
@@ -533,13 +533,13 @@ impl Sim {
     /// All bytes of transfer `tr` have reached its receiver.
     fn transfer_received(&mut self, tr: u32) {
         let (role, app, app_uid, ports) = {
-            let t = self.transfers.get(tr);
+            let t = self.hosts.transfers.get(tr);
             (t.role, t.app, t.app_uid, (t.dport, t.sport))
         };
-        if app != NO && self.apps.get(app).alive && self.apps.get(app).uid == app_uid {
+        if app != NO && self.hosts.apps.get(app).alive && self.hosts.apps.get(app).uid == app_uid {
             match role {
                 Role::Request => {
-                    let a = self.apps.get(app);
+                    let a = self.hosts.apps.get(app);
                     let (src, dst, size, prio) = (a.src, a.dst, a.size, a.prio);
                     // the response travels back on the request's connection: no second handshake
                     self.start_transfer(app, Role::Response, src, dst, size, prio, Some(ports));
@@ -555,7 +555,7 @@ impl Sim {
     /// after a header-only frame's latency over an idle path (`Ev::Fin`). Every effect on the other end
     /// travels as an event, so the two ends share no state in between.
     fn sender_close(&mut self, tr: u32) {
-        let t = self.transfers.get(tr);
+        let t = self.hosts.transfers.get(tr);
         let (app, app_uid, row, to, rtx, uid) = (t.app, t.app_uid, t.row, t.snd.timeouts, t.snd.retransmits, t.uid);
         let (src, dst, w) = (t.src, t.dst, t.workload);
         let receiver = t.flow_receiver();
@@ -563,13 +563,13 @@ impl Sim {
             // the row is in another part of a split run: its flow completed there
             self.send_to_node(receiver, crate::sim::parts::Msg::Credit { row, to, rtx });
         } else if row != NO {
-            self.flows.timeouts[row as usize] += to;
-            self.flows.retransmits[row as usize] += rtx;
+            self.rec.flows.timeouts[row as usize] += to;
+            self.rec.flows.retransmits[row as usize] += rtx;
         } else {
             self.credit_app(tr, app, app_uid, to, rtx);
         }
-        self.transfers.get_mut(tr).app = NO;
-        if matches!(self.workloads[w as usize], crate::sim::workload::Workload::Background { .. }) && self.now < self.clock.arrivals_stop {
+        self.hosts.transfers.get_mut(tr).app = NO;
+        if matches!(self.hosts.workloads[w as usize], crate::sim::workload::Workload::Background { .. }) && self.now < self.clock.arrivals_stop {
             self.start_background(w, src);
         }
         let after = self.one_way(src, dst, 0).map_or(0, |x| x.0);
@@ -578,7 +578,7 @@ impl Sim {
 
     /// The sender's close reached transfer `tr`'s receiver (`sender_close`): the transfer ends.
     pub(crate) fn receiver_close(&mut self, tr: u32, uid: u32) {
-        let t = self.transfers.get_mut(tr);
+        let t = self.hosts.transfers.get_mut(tr);
         if t.uid != uid || !t.alive {
             return;
         }
@@ -594,7 +594,7 @@ impl Sim {
         if app == NO {
             return;
         }
-        let a = self.apps.get_mut(app);
+        let a = self.hosts.apps.get_mut(app);
         if a.alive && a.uid == app_uid {
             a.timeouts += to;
             a.retransmits += rtx;
@@ -617,7 +617,7 @@ impl Sim {
         for i in 0..2 {
             let tr = a.transfers[i];
             if tr != NO {
-                let t = self.transfers.get(tr);
+                let t = self.hosts.transfers.get(tr);
                 if t.alive && t.uid == a.transfer_uids[i] {
                     to += t.snd.timeouts;
                     rtx += t.snd.retransmits;
@@ -668,7 +668,7 @@ impl Sim {
         if tr == NO {
             return 0;
         }
-        let t = self.transfers.get(tr);
+        let t = self.hosts.transfers.get(tr);
         if t.alive && t.uid == a.transfer_uids[i] {
             t.rcv.rcv_nxt.min(a.size)
         } else {
@@ -738,29 +738,29 @@ impl Sim {
             // a part of a split run counts the flows that complete in it (the other end's part counts
             // this one when its copy arrives)
             if self.owns(dst) {
-                self.active_measured += 1;
+                self.rec.active_measured += 1;
             }
-            self.counters.flows_started += 1;
+            self.rec.counters.flows_started += 1;
         }
         self.alloc_app(a)
     }
 
     fn app_complete(&mut self, app: u32) {
-        let a = self.apps.get(app).clone();
+        let a = self.hosts.apps.get(app).clone();
         let (to, rtx) = self.app_counts(&a);
         if a.measured {
             let r = self.app_record(&a, self.now.0);
             self.push_row(&r);
-            self.counters.flows_completed += 1;
-            self.active_measured -= 1;
+            self.rec.counters.flows_completed += 1;
+            self.rec.active_measured -= 1;
         }
         // detach live transfers so their later counts go nowhere (with the node order: to the flow's row,
         // when their senders close)
-        let row = if a.measured { self.flows.id.len() as u32 - 1 } else { NO };
+        let row = if a.measured { self.rec.flows.id.len() as u32 - 1 } else { NO };
         for i in 0..2 {
             let tr = a.transfers[i];
             if tr != NO {
-                let t = self.transfers.get_mut(tr);
+                let t = self.hosts.transfers.get_mut(tr);
                 if t.alive && t.uid == a.transfer_uids[i] {
                     t.app = NO;
                     t.row = row;
@@ -772,7 +772,7 @@ impl Sim {
                 }
             }
         }
-        let am = self.apps.get_mut(app);
+        let am = self.hosts.apps.get_mut(app);
         am.alive = false;
         self.release_app(app);
         self.flow_finished(&a, to, rtx);
@@ -795,7 +795,7 @@ mod tests {
         .unwrap();
         sim.set_trace(&TraceSpec { flows: vec![0], nodes: vec![], ports: vec![] }).unwrap();
         sim.run();
-        let t = sim.trace.as_ref().unwrap();
+        let t = sim.rec.trace.as_ref().unwrap();
         let (mut ctl, mut data) = (Vec::new(), Vec::new());
         for (k, e) in t.kind.iter().zip(&t.ecn) {
             if *k == KIND_DATA {

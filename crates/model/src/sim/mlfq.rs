@@ -92,7 +92,7 @@ impl Sim {
         let window = self.clock.arrivals_stop.min(self.clock.duration);
         let mut parts = Vec::new();
         let mut names = Vec::new();
-        for (i, w) in self.workloads.iter().enumerate() {
+        for (i, w) in self.hosts.workloads.iter().enumerate() {
             if let Some((rate, sizes)) = w.offered(window).filter(|(r, _)| *r > 0.0) {
                 names.push(format!("workload[{i}] ({})", w.kind()));
                 parts.push((rate, sizes));
@@ -114,7 +114,7 @@ impl Sim {
         let load = offered.clamp(1e-6, 0.99);
         let sol = pias::solve(&points, "", load, queues, &method).map_err(|e| ConfigError { field: "scheme.pias.thresholds".into(), msg: e })?;
         self.scheme.tcp.mlfq = sol.thresholds_bytes;
-        self.tcp = std::sync::Arc::new(crate::config::TcpParams { mlfq: self.scheme.tcp.mlfq.clone(), ..(*self.tcp).clone() });
+        self.hosts.tcp = std::sync::Arc::new(crate::config::TcpParams { mlfq: self.scheme.tcp.mlfq.clone(), ..(*self.hosts.tcp).clone() });
         self.scheme.mlfq_source =
             Some(MlfqSource { method, queues, load: Some(load), offered_load: Some(offered), from: format!("offered traffic of {}", names.join(", ")) });
         Ok(())

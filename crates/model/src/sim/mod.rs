@@ -30,12 +30,12 @@ use crate::fabric::cioq::Switch as _;
 pub use crate::fabric::{Fabric, Node, Port, TxCount};
 use crate::packet::{Packet, PacketId};
 use crate::sim::workload::Workload;
-use crate::stats::{Classes, Counters, DropCause, FlowColumns};
+use crate::stats::DropCause;
 use crate::transport::tcp::{TcpReceiver, TcpSender};
 use detailsim_engine::{Arena, EventQueue, RngStreams, Time};
 
 pub use crate::purpose;
-pub use crate::sim::state::{Clock, Guard, Ids, NodeOrder, PfcRun, Sampling, Scratch, Split, Telemetry, TimerCompaction, Tuning};
+pub use crate::sim::state::{Clock, Guard, Hosts, NodeOrder, Records, Split, TimerCompaction};
 
 #[derive(Debug, Clone, Copy)]
 pub enum Ev {
@@ -227,45 +227,32 @@ pub struct Sim {
     pub now: Time,
     pub(crate) q: EventQueue<Ev>,
     pub scheme: Scheme,
-    /// `scheme.tcp`, shared: the TCP glue hands it to the state machines on every packet without copying.
-    pub(crate) tcp: std::sync::Arc<crate::config::TcpParams>,
     /// The network: topology, ports, nodes, routes, PFC state, markers, per-port counters (`crate::fabric`).
     pub fab: Fabric,
     /// The faults to inject (`Fabric::for_run`).
     pub faults: Vec<crate::sim::faults::Fault>,
-    pub pfc_run: PfcRun,
-    /// Per node (hosts): transfers waiting for room in the NIC queue, as (priority, transfer, uid), served
-    /// highest priority first, in order of blocking within a priority. Kept out of `Node`, which stays one
-    /// cache line.
-    pub nic_waiting: Vec<crate::mechanisms::nic::Backlog>,
-    /// Host NIC admission: bytes kept free of data for control segments, and the full frame size.
-    pub nic: crate::mechanisms::nic::Admission,
+    /// The (port, priority) pairs currently paused, and the deadlock check's state.
+    pub(crate) pfc_paused: u64,
+    pub(crate) pfc_deadlock: crate::sim::pfc::DeadlockState,
     pub pkts: Arena<Packet>,
-    pub transfers: Arena<Transfer>,
-    pub apps: Arena<App>,
-    pub workflows: Arena<crate::sim::workload::Workflow>,
-    pub(crate) workloads: Vec<Workload>,
+    /// The host side (`Hosts`): transfers, applications, workloads, NIC admission.
+    pub hosts: Hosts,
     pub rng: RngStreams,
     pub clock: Clock,
     pub guard: Guard,
     pub(crate) order: NodeOrder,
-    pub(crate) ids: Ids,
     pub(crate) split: Split,
-    pub(crate) scratch: Scratch,
-    /// HPCC (`cc = "hpcc"`): the in-band telemetry each packet carries.
-    pub(crate) int: Telemetry,
-    /// The loop's housekeeping: when to compact the timer lane, how far ahead to prefetch.
-    pub(crate) tuning: Tuning,
-    pub counters: Counters,
-    pub flows: FlowColumns,
-    pub classes: Classes,
-    pub active_measured: u64,
-    pub sampling: Sampling,
-    /// Packet trace (pcap export), when asked for.
-    pub trace: Option<crate::sim::trace::Trace>,
-    /// Per `flows` workload with rows starting at or after the arrival window: (workload, rows), reported
-    /// in the summary (such rows never start).
-    pub rows_not_started: Vec<(u32, u64)>,
+    /// Working space reused from event to event: the forwarding engine's candidate ports (ALB's), and the
+    /// victims an eviction picks.
+    pub(crate) fwd_ports: Vec<u32>,
+    pub(crate) victims: Vec<(u8, PacketId)>,
+    /// HPCC's in-band telemetry (`cc = "hpcc"`): whether it runs, the records each packet carries (by packet
+    /// id; empty otherwise), and those of the data packet being acknowledged (the ACK echoes them).
+    pub(crate) int_on: bool,
+    pub(crate) int_stacks: Vec<crate::transport::cc::hpcc::IntStack>,
+    pub(crate) int_echo: crate::transport::cc::hpcc::IntStack,
+    /// What the run records for its report (`Records`).
+    pub rec: Records,
 }
 
 impl Sim {
@@ -311,17 +298,24 @@ impl Sim {
             now: Time::ZERO,
             q: EventQueue::new(),
             scheme,
-            tcp,
             fab,
             faults,
-            pfc_run: PfcRun::default(),
-            nic_waiting: Vec::new(),
-            nic: crate::mechanisms::nic::Admission { headroom: 0, frame: 0 },
+            pfc_paused: 0,
+            pfc_deadlock: Default::default(),
             pkts: Arena::new(),
-            transfers: Arena::new(),
-            apps: Arena::new(),
-            workflows: Arena::new(),
-            workloads: Vec::new(),
+            hosts: Hosts {
+                tcp,
+                nic_waiting: Vec::new(),
+                nic: crate::mechanisms::nic::Admission { headroom: 0, frame: 0 },
+                transfers: Arena::new(),
+                apps: Arena::new(),
+                workflows: Arena::new(),
+                workloads: Vec::new(),
+                uid: 0,
+                token: 0,
+                next_app_id: 0,
+                segs: Vec::with_capacity(64),
+            },
             rng,
             clock: Clock {
                 duration,
@@ -335,6 +329,8 @@ impl Sim {
                 grid: Time::MAX,
                 next_peak: Time::MAX,
                 window: None,
+                timer_compact: TimerCompaction { at: TIMER_COMPACT_MIN, min: TIMER_COMPACT_MIN },
+                deep_prefetch: false,
             },
             guard: Guard {
                 max_events: sc.run.max_events.unwrap_or(u64::MAX),
@@ -351,18 +347,13 @@ impl Sim {
                 transfer_count: Vec::new(),
                 next_port: vec![1024; n],
             },
-            ids: Ids::default(),
             split: Split::default(),
-            scratch: Scratch { segs: Vec::with_capacity(64), ..Default::default() },
-            int: Telemetry { on: int_on, ..Default::default() },
-            tuning: Tuning { timer_compact: TimerCompaction { at: TIMER_COMPACT_MIN, min: TIMER_COMPACT_MIN }, deep_prefetch: false },
-            counters: Counters::default(),
-            flows: FlowColumns::default(),
-            classes: Classes::default(),
-            active_measured: 0,
-            sampling: Sampling::default(),
-            trace: None,
-            rows_not_started: Vec::new(),
+            fwd_ports: Vec::new(),
+            victims: Vec::new(),
+            int_on,
+            int_stacks: Vec::new(),
+            int_echo: Default::default(),
+            rec: Records::default(),
         };
         let frame = sim.fab.framing.full_frame() as u64;
         // the NIC keeps room for control segments (ACKs, SYNs): data is admitted up to this much below the cap.
@@ -373,15 +364,15 @@ impl Sim {
         // buffer for the ACKs, NACKs and CNPs a paused port holds (with 8 frames, hosts paused under DCQCN
         // dropped their ACKs, and their senders waited for timeouts).
         let hb = sim.fab.topo.host_buffer;
-        let control = if sim.tcp.cc.roce() { hb.saturating_sub(2 * frame) } else { (8 * frame).min(hb / 4) };
-        sim.nic = crate::mechanisms::nic::Admission { headroom: control, frame };
-        sim.nic_waiting = vec![Default::default(); sim.fab.nodes.len()];
+        let control = if sim.hosts.tcp.cc.roce() { hb.saturating_sub(2 * frame) } else { (8 * frame).min(hb / 4) };
+        sim.hosts.nic = crate::mechanisms::nic::Admission { headroom: control, frame };
+        sim.hosts.nic_waiting = vec![Default::default(); sim.fab.nodes.len()];
         sim.fab.port_ctr = vec![Default::default(); sim.fab.ports.len()];
         sim.fab.tx_count = vec![TxCount::default(); sim.fab.ports.len()];
         debug_assert!(sim.q.is_empty());
         let (shift, bits) = wheel_shape(&sim.fab.ports, sim.fab.framing.full_frame() as u64);
         sim.q = EventQueue::with_wheel(shift, bits);
-        sim.tuning.deep_prefetch = sim.fab.ports.len() >= DEEP_PREFETCH_PORTS;
+        sim.clock.deep_prefetch = sim.fab.ports.len() >= DEEP_PREFETCH_PORTS;
         sim.clock.grid = sim.fabric_grid();
         sim.clock.next_peak = sim.clock.grid;
         sim.clock.end_limit = sim.grid_end(sim.clock.end_limit);
@@ -391,10 +382,10 @@ impl Sim {
             if let Workload::Flows { rows, .. } = &wl {
                 let late = rows.iter().filter(|r| r.0 >= sim.clock.arrivals_stop).count() as u64;
                 if late > 0 {
-                    sim.rows_not_started.push((i as u32, late));
+                    sim.rec.rows_not_started.push((i as u32, late));
                 }
             }
-            sim.workloads.push(wl);
+            sim.hosts.workloads.push(wl);
         }
         sim.derive_mlfq(sc)?;
         if let Some((me, n)) = part {
@@ -412,7 +403,7 @@ impl Sim {
             let dt = sim.pfc_sweep_interval();
             sim.schedule_timer(dt, Ev::PfcSweep);
         }
-        for i in 0..sim.workloads.len() {
+        for i in 0..sim.hosts.workloads.len() {
             sim.workload_start(i as u32);
         }
         sim.schedule(duration, Ev::ArrivalsEnd);
@@ -433,7 +424,7 @@ impl Sim {
             if rows > 200e6 {
                 return crate::config::err("run.sample", format!("{rows:.2e} port samples over run.duration; at most 2e8 (sample less often)"));
             }
-            sim.sampling.every = Some(d.0);
+            sim.rec.sample_every = Some(d.0);
             sim.schedule_timer(Time::ZERO, Ev::Sample);
         }
         Ok(sim)
@@ -446,8 +437,8 @@ impl Sim {
     }
 
     pub(crate) fn next_uid(&mut self) -> u32 {
-        self.ids.uid = self.ids.uid.wrapping_add(1);
-        self.ids.uid
+        self.hosts.uid = self.hosts.uid.wrapping_add(1);
+        self.hosts.uid
     }
     /// A new transfer's incarnation number. With the node order it is the sending host's count of its
     /// transfers above the host's node id (so it does not depend on when other hosts start transfers:
@@ -463,17 +454,17 @@ impl Sim {
         c.wrapping_shl(bits) | src
     }
     pub(crate) fn next_token(&mut self) -> u32 {
-        self.ids.token = self.ids.token.wrapping_add(1);
-        self.ids.token
+        self.hosts.token = self.hosts.token.wrapping_add(1);
+        self.hosts.token
     }
     pub(crate) fn next_app_id(&mut self) -> u64 {
         let k = self.node_count(0);
         self.order.open_keys.push(k);
-        self.ids.next_app_id += 1;
+        self.hosts.next_app_id += 1;
         match &self.split.part {
             // a part `me` of a run split in `n`: ids `me` modulo `n` are its own, until `canonical_ids`
-            Some(p) => p.n as u64 * (self.ids.next_app_id - 1) + p.me as u64,
-            None => self.ids.next_app_id - 1,
+            Some(p) => p.n as u64 * (self.hosts.next_app_id - 1) + p.me as u64,
+            None => self.hosts.next_app_id - 1,
         }
     }
 
@@ -491,7 +482,7 @@ impl Sim {
     pub(crate) fn push_row(&mut self, r: &crate::stats::FlowRecord) {
         let k = self.node_count(1);
         self.order.row_keys.push(k);
-        self.flows.push(r);
+        self.rec.flows.push(r);
     }
 
     /// Act as node `node` (the node order: the events scheduled next come from it), as a fabric-wide event
@@ -514,14 +505,14 @@ impl Sim {
     /// ones (flows, then workflows, each by id; `unfinished` rows from `first_unfinished`, the first
     /// `workflows_from` of them flows). A run split in two parts ends with the same table as one that is not.
     pub(crate) fn canonical_flows(&mut self, rank: &[u64], first_unfinished: usize, workflows_from: usize) {
-        if let Some(t) = self.trace.as_mut() {
+        if let Some(t) = self.rec.trace.as_mut() {
             t.keep_flows(rank);
         }
-        for id in self.sampling.samples.flow.iter_mut() {
+        for id in self.rec.samples.flow.iter_mut() {
             *id = rank[*id as usize];
         }
-        self.sampling.samples.sort();
-        let f = &mut self.flows;
+        self.rec.samples.sort();
+        let f = &mut self.rec.flows;
         for id in f.id.iter_mut() {
             *id = rank[*id as usize];
         }
@@ -562,7 +553,7 @@ impl Sim {
             return self.run_parts_until(limit);
         }
         while !self.clock.finished {
-            if self.counters.events >= self.guard.next_guard && self.guard_hit() {
+            if self.rec.counters.events >= self.guard.next_guard && self.guard_hit() {
                 self.stop_incomplete();
                 break;
             }
@@ -579,7 +570,7 @@ impl Sim {
                 self.peak_sample(t);
             }
             self.now = t;
-            self.counters.events += 1;
+            self.rec.counters.events += 1;
             self.prefetch_next();
             self.set_source(ev);
             match ev {
@@ -649,7 +640,7 @@ impl Sim {
         if let Some(p) = self.split.part.as_mut() {
             p.sampled(self.clock.next_peak.0 / g, live);
         }
-        self.counters.max_packets_in_flight = self.counters.max_packets_in_flight.max(live);
+        self.rec.counters.max_packets_in_flight = self.rec.counters.max_packets_in_flight.max(live);
         self.clock.next_peak = Time((t.0 / g + 1) * g);
     }
 
@@ -658,7 +649,7 @@ impl Sim {
     #[inline]
     fn shared_event(&mut self) {
         if self.split.part.as_ref().is_some_and(|p| p.me != 0) {
-            self.counters.events -= 1;
+            self.rec.counters.events -= 1;
         }
     }
 
@@ -706,9 +697,9 @@ impl Sim {
             | Ev::DetourDone { port, .. }
             | Ev::PfcFrame { port, .. } => self.fab.ports[port as usize].node,
             // a stale timer (its transfer ended, the slot maybe reused) does nothing
-            Ev::RtxTimer { tr, .. } => self.transfers.get(tr).src,
-            Ev::DelAckTimer { tr, .. } | Ev::Fin { tr, .. } => self.transfers.get(tr).dst,
-            Ev::Workload { w, i } => self.workloads[w as usize].source_host(i, &self.fab.hosts),
+            Ev::RtxTimer { tr, .. } => self.hosts.transfers.get(tr).src,
+            Ev::DelAckTimer { tr, .. } | Ev::Fin { tr, .. } => self.hosts.transfers.get(tr).dst,
+            Ev::Workload { w, i } => self.hosts.workloads[w as usize].source_host(i, &self.fab.hosts),
             Ev::ArrivalsEnd | Ev::PfcSweep | Ev::Fault { .. } | Ev::Window { .. } | Ev::Sample => return None,
         })
     }
@@ -718,7 +709,7 @@ impl Sim {
     #[inline(always)]
     fn prefetch_next(&self) {
         use detailsim_engine::queue::prefetch;
-        if !self.tuning.deep_prefetch {
+        if !self.clock.deep_prefetch {
             if let Some(&ev) = self.q.peek() {
                 self.prefetch_first(ev);
             }
@@ -747,7 +738,7 @@ impl Sim {
                     } else if let Some(r) = self.fab.routes.row(node as u32, p.dst).first() {
                         prefetch(r);
                     }
-                } else if let Some(t) = self.transfers.slots().get(p.tr as usize) {
+                } else if let Some(t) = self.hosts.transfers.slots().get(p.tr as usize) {
                     prefetch(t);
                 }
             }
@@ -788,7 +779,7 @@ impl Sim {
     }
 
     pub(crate) fn check_finished(&mut self) {
-        if self.clock.arrivals_over && self.active_measured == 0 {
+        if self.clock.arrivals_over && self.rec.active_measured == 0 {
             let at = self.grid_end(self.now);
             if let Some(p) = self.split.part.as_mut() {
                 // a part of a split run holds at the end of this grid interval (unless it held already); the

@@ -13,24 +13,24 @@ fn compacting_the_timer_lane_changes_nothing() {
                      {"kind": "background", "size": "256KB", "priority": 1}]}"#;
     let run = |compact_at: usize| {
         let mut sim = Sim::from_json(json).unwrap();
-        sim.tuning.timer_compact.at = compact_at;
-        sim.tuning.timer_compact.min = compact_at;
+        sim.clock.timer_compact.at = compact_at;
+        sim.clock.timer_compact.min = compact_at;
         sim.run();
         sim
     };
     let (never, often) = (run(usize::MAX), run(8));
-    let f = |s: &Sim| (s.flows.start_ps.clone(), s.flows.end_ps.clone(), s.flows.timeouts.clone(), s.flows.retransmits.clone());
-    assert!(never.counters.flows_completed > 500, "{}", never.counters.flows_completed);
+    let f = |s: &Sim| (s.rec.flows.start_ps.clone(), s.rec.flows.end_ps.clone(), s.rec.flows.timeouts.clone(), s.rec.flows.retransmits.clone());
+    assert!(never.rec.counters.flows_completed > 500, "{}", never.rec.counters.flows_completed);
     assert_eq!(f(&never), f(&often));
-    assert_eq!(never.counters.link_traversals, often.counters.link_traversals);
-    assert_eq!(never.counters.timeouts, often.counters.timeouts);
-    assert!(never.counters.timeouts > 0, "the run exercises live retransmission timers");
+    assert_eq!(never.rec.counters.link_traversals, often.rec.counters.link_traversals);
+    assert_eq!(never.rec.counters.timeouts, often.rec.counters.timeouts);
+    assert!(never.rec.counters.timeouts > 0, "the run exercises live retransmission timers");
     assert_eq!(never.now, often.now);
-    assert_eq!(often.counters.events, never.counters.events, "the event count does not depend on compaction");
+    assert_eq!(often.rec.counters.events, never.rec.counters.events, "the event count does not depend on compaction");
     // (and compaction does drop cancelled timers: halfway through, the lane of the run that never compacts
     // shrinks when compacted)
     let mut half = Sim::from_json(json).unwrap();
-    half.tuning.timer_compact.at = usize::MAX;
+    half.clock.timer_compact.at = usize::MAX;
     half.run_until(Time::from_ms(20));
     let before = half.q.timers_len();
     half.compact_timers();
@@ -57,7 +57,7 @@ fn the_waiting_flag_mirrors_the_waiters_and_tx_counts_add_up() {
     }
     assert!(seen_waiting > 100, "the run blocks ingresses on egresses ({seen_waiting} port-microseconds)");
     let sent: u64 = sim.fab.tx_count.iter().map(|c| c.packets).sum();
-    assert_eq!(sent, sim.counters.link_traversals);
+    assert_eq!(sent, sim.rec.counters.link_traversals);
     let stats = sim.port_stats();
     assert!(stats.iter().zip(&sim.fab.tx_count).all(|(s, c)| s.tx_bytes == c.bytes && s.tx_packets == c.packets));
 }
@@ -139,7 +139,7 @@ fn a_detour_at_a_full_ingress_crosses_the_crossbar() {
     for k in 0..3 {
         let pid = sim.pkts.alloc(packet);
         sim.switch_arrive(inp, pid);
-        assert_eq!(sim.counters.detours, k + 1);
+        assert_eq!(sim.rec.counters.detours, k + 1);
         let d = sim.pkts.get(pid).out_port;
         assert!(uplinks.contains(&d));
         ends.entry(d).or_default().push(sim.fab.ports[d as usize].xbar.out_free_at);
@@ -153,7 +153,7 @@ fn a_detour_at_a_full_ingress_crosses_the_crossbar() {
         assert_eq!(p.eg.nonempty, 0, "but none has joined the queue yet");
         assert_eq!(sim.fab.tx_count[d as usize].packets, 0);
     }
-    assert_eq!(sim.counters.dropped(), 0);
+    assert_eq!(sim.rec.counters.dropped(), 0);
     // when a packet has crossed, it goes out of its egress
     sim.run_until(now + cross);
     let sent: u64 = ends.keys().map(|&d| sim.fab.tx_count[d as usize].packets).sum();

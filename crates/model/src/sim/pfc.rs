@@ -70,10 +70,10 @@ impl Sim {
     /// Put frame `f`, already recorded by ingress `port`, on its way to the peer's egress.
     pub(crate) fn pfc_emit(&mut self, port: u32, f: PfcFrame) {
         let at = self.now + self.fab.pfc[port as usize].ingress.stop_delay;
-        self.counters.pfc_pause_frames += 1;
-        self.counters.pfc_pauses += f.pause.count_ones() as u64;
+        self.rec.counters.pfc_pause_frames += 1;
+        self.rec.counters.pfc_pauses += f.pause.count_ones() as u64;
         let up = self.fab.ports[port as usize].peer;
-        if self.trace.is_some() {
+        if self.rec.trace.is_some() {
             self.trace_pfc(port, f.pause, f.unpause);
         }
         self.schedule(at, Ev::PfcFrame { port: up, pause: f.pause, unpause: f.unpause });
@@ -87,7 +87,7 @@ impl Sim {
             return;
         }
         let delta = self.fab.pfc_receive(self.now, port, PfcFrame { pause, unpause });
-        self.pfc_run.paused = (self.pfc_run.paused as i64 + delta as i64) as u64;
+        self.pfc_paused = (self.pfc_paused as i64 + delta as i64) as u64;
         if unpause != 0 {
             self.tx_try(port);
         }
@@ -100,7 +100,7 @@ impl Sim {
 
     pub(crate) fn watchdog_act(&mut self, kind: &'static str, egress: u32, prio: u8) {
         let action = self.scheme.pfc.watchdog_action;
-        self.pfc_run.events.push(PfcEvent {
+        self.rec.pfc_events.push(PfcEvent {
             time_s: self.now.as_secs_f64(),
             kind,
             ports: vec![self.link_name(egress)],
@@ -151,9 +151,9 @@ impl Sim {
         // the upstream of an ingress is its peer's egress; of an egress, the node's own ingresses feed it
         let exempt = self.fab.pfc[pt.peer as usize].egress.ignores_pause;
         if exempt {
-            self.counters.lossless_exempt_drops += 1;
+            self.rec.counters.lossless_exempt_drops += 1;
         } else {
-            self.counters.lossless_drops += 1;
+            self.rec.counters.lossless_drops += 1;
             self.fab.port_ctr[port as usize].lossless_drops += 1;
         }
     }
@@ -161,7 +161,7 @@ impl Sim {
     /// The lossless invariant: under PFC, no switch drops a packet of a lossless priority for lack of
     /// buffer, except on links whose upstream transmitter a fault made ignore pauses.
     pub fn lossless_ok(&self) -> bool {
-        self.counters.lossless_drops == 0
+        self.rec.counters.lossless_drops == 0
     }
 
     /// Links with congestion drops under PFC, as ("upstream->downstream", drops).
@@ -301,7 +301,7 @@ impl Sim {
             p.next_sweep = self.now + dt;
             p.sweep.take().expect("a split run's PFC sweep comes after a barrier")
         });
-        let paused = sweep.as_ref().map_or(self.pfc_run.paused, |s| s.paused);
+        let paused = sweep.as_ref().map_or(self.pfc_paused, |s| s.paused);
         if paused > 0 {
             self.pfc_watchdog_sweep();
             if self.scheme.pfc.deadlock_check > Time::ZERO {
@@ -312,7 +312,7 @@ impl Sim {
                 self.deadlock_check(cycle);
             }
         } else {
-            self.pfc_run.deadlock.last.clear();
+            self.pfc_deadlock.last.clear();
         }
         if !self.clock.finished {
             let dt = self.pfc_sweep_interval();
@@ -333,11 +333,11 @@ impl Sim {
     fn deadlock_check(&mut self, cyc: Option<Vec<u32>>) {
         let mut key = cyc.clone().unwrap_or_default();
         key.sort_unstable();
-        if !key.is_empty() && key == self.pfc_run.deadlock.last && !self.pfc_run.deadlock.reported.contains(&key) {
+        if !key.is_empty() && key == self.pfc_deadlock.last && !self.pfc_deadlock.reported.contains(&key) {
             // (both parts of a split run keep this state; the first reports)
             if self.split.part.as_ref().is_none_or(|p| p.me == 0) {
                 let ports = cyc.unwrap().iter().map(|&e| self.link_name(e)).collect();
-                self.pfc_run.events.push(PfcEvent {
+                self.rec.pfc_events.push(PfcEvent {
                     time_s: self.now.as_secs_f64(),
                     kind: "deadlock",
                     ports,
@@ -346,9 +346,9 @@ impl Sim {
                     order: (self.now.0, 1, 0),
                 });
             }
-            self.pfc_run.deadlock.reported.push(key.clone());
+            self.pfc_deadlock.reported.push(key.clone());
         }
-        self.pfc_run.deadlock.last = key;
+        self.pfc_deadlock.last = key;
     }
 }
 
@@ -401,7 +401,7 @@ mod tests {
         let ing = port_between(&sim, "sw", "h3");
         sim.fab.pfc[ing as usize].ingress.pause_th = u64::MAX;
         sim.run();
-        assert!(sim.counters.drops[DropCause::IngressBuffer as usize] > 0);
+        assert!(sim.rec.counters.drops[DropCause::IngressBuffer as usize] > 0);
         assert!(!sim.lossless_ok());
         let v = sim.lossless_violations();
         assert_eq!(v.len(), 1);
@@ -420,14 +420,14 @@ mod tests {
         let ing5 = port_between(&sim, "sw", "h5");
         sim.fab.pfc[ing5 as usize].ingress.pause_th = u64::MAX;
         sim.run();
-        assert!(sim.counters.lossless_exempt_drops > 0, "h3's drops are counted as exempt");
+        assert!(sim.rec.counters.lossless_exempt_drops > 0, "h3's drops are counted as exempt");
         let v = sim.lossless_violations();
         assert_eq!(v.iter().map(|x| x.0.as_str()).collect::<Vec<_>>(), vec!["h5->sw"]);
         assert!(!sim.lossless_ok());
         // without the broken port the same fault leaves the invariant intact
         let mut ok = incast(8, r#"{"preset": "lps", "pfc": {"priorities": [0]}}"#, r#"{"kind": "ignore_pause", "link": ["h3", "sw"]}"#);
         ok.run();
-        assert!(ok.counters.lossless_exempt_drops > 0);
+        assert!(ok.rec.counters.lossless_exempt_drops > 0);
         assert!(ok.lossless_ok());
     }
 
@@ -442,7 +442,7 @@ mod tests {
         sim.run();
         assert_eq!(sim.fab.ports[up as usize].paused, 0);
         assert_eq!(sim.fab.pfc[up as usize].egress.paused_total(sim.now), Time::ZERO, "a dead link accrues no paused time");
-        assert_eq!(sim.pfc_run.paused, 0);
+        assert_eq!(sim.pfc_paused, 0);
     }
 
     #[test]

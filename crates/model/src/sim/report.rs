@@ -10,15 +10,15 @@ impl Sim {
     #[inline(never)]
     pub(crate) fn window_edge(&mut self, close: bool) {
         // (a part of a split run: the flows whose data it receives)
-        let live: Vec<u32> = (0..self.apps.slots().len() as u32)
+        let live: Vec<u32> = (0..self.hosts.apps.slots().len() as u32)
             .filter(|&i| {
-                let a = &self.apps.slots()[i as usize];
+                let a = &self.hosts.apps.slots()[i as usize];
                 a.alive && a.measured && self.owns(a.dst)
             })
             .collect();
         for i in live {
-            let d = self.app_delivered(self.apps.get(i));
-            let a = self.apps.get_mut(i);
+            let d = self.app_delivered(self.hosts.apps.get(i));
+            let a = self.hosts.apps.get_mut(i);
             if close {
                 a.win_end = Some(d);
             } else {
@@ -32,7 +32,7 @@ impl Sim {
     #[inline(never)]
     pub(crate) fn take_sample(&mut self) {
         let t = self.now.0;
-        let s = &mut self.sampling.samples;
+        let s = &mut self.rec.samples;
         for (i, p) in self.fab.ports.iter().enumerate() {
             // (a part of a split run: its own ports, and below the flows whose data it receives)
             if self.split.part.as_ref().is_some_and(|pt| !pt.port_here[i]) {
@@ -57,16 +57,23 @@ impl Sim {
                 }
             }
         };
-        let rows: Vec<(u64, u64)> =
-            self.apps.slots().iter().enumerate().filter(|&(i, a)| a.alive && a.measured && mine(i, a)).map(|(_, a)| (a.id, self.app_delivered(a))).collect();
-        let s = &mut self.sampling.samples;
+        let rows: Vec<(u64, u64)> = self
+            .hosts
+            .apps
+            .slots()
+            .iter()
+            .enumerate()
+            .filter(|&(i, a)| a.alive && a.measured && mine(i, a))
+            .map(|(_, a)| (a.id, self.app_delivered(a)))
+            .collect();
+        let s = &mut self.rec.samples;
         for (id, d) in rows {
             s.flow_t.push(t);
             s.flow.push(id);
             s.delivered.push(d);
         }
         if !self.clock.finished {
-            let dt = self.sampling.every.expect("sampling");
+            let dt = self.rec.sample_every.expect("sampling");
             self.schedule_timer(self.now + dt, Ev::Sample);
         }
     }
@@ -78,23 +85,23 @@ impl Sim {
         }
         self.clock.finalized = true;
         // completed flows whose senders have not closed: their counts so far
-        for t in self.transfers.slots() {
+        for t in self.hosts.transfers.slots() {
             if t.alive && t.row != NO && !t.snd_done {
-                self.flows.timeouts[t.row as usize] += t.snd.timeouts;
-                self.flows.retransmits[t.row as usize] += t.snd.retransmits;
+                self.rec.flows.timeouts[t.row as usize] += t.snd.timeouts;
+                self.rec.flows.retransmits[t.row as usize] += t.snd.retransmits;
             }
         }
-        let first_unfinished = self.flows.len();
-        let mut rows: Vec<App> = self.apps.slots().iter().filter(|a| a.alive && a.measured).cloned().collect();
+        let first_unfinished = self.rec.flows.len();
+        let mut rows: Vec<App> = self.hosts.apps.slots().iter().filter(|a| a.alive && a.measured).cloned().collect();
         rows.sort_by_key(|a| a.id);
         let apps = rows.len();
         for a in rows {
             let r = self.app_record(&a, u64::MAX);
-            self.flows.push(&r);
+            self.rec.flows.push(&r);
         }
         for f in self.open_workflows() {
             let fe = self.host_index(f.frontend);
-            self.flows.push(&f.record(fe, u64::MAX));
+            self.rec.flows.push(&f.record(fe, u64::MAX));
         }
         let mut order: Vec<u32> = (0..self.order.open_keys.len() as u32).collect();
         order.sort_by_key(|&i| self.order.open_keys[i as usize]);
@@ -114,7 +121,7 @@ impl Sim {
 
     /// Packets created = delivered + dropped + still in the network.
     pub fn check_conservation(&self) -> Result<(), String> {
-        let c = &self.counters;
+        let c = &self.rec.counters;
         let in_flight = self.packets_in_flight();
         if c.pkts_created != c.pkts_delivered + c.dropped() + in_flight {
             return Err(format!(
@@ -220,21 +227,21 @@ impl Sim {
     /// events (its start is the first look, at the run's first event).
     #[cold]
     pub(crate) fn guard_hit(&mut self) -> bool {
-        if self.counters.events >= self.guard.max_events {
+        if self.rec.counters.events >= self.guard.max_events {
             return true;
         }
         if let Some(m) = self.guard.max_wall {
             if self.guard.wall_start.get_or_insert_with(std::time::Instant::now).elapsed() >= m {
                 return true;
             }
-            self.guard.next_guard = self.guard.max_events.min(self.counters.events + 0x4000);
+            self.guard.next_guard = self.guard.max_events.min(self.rec.counters.events + 0x4000);
         }
         false
     }
 
     /// A guard (run.max_events / run.max_wall) ends the run here: flows still running stay unfinished.
     pub(crate) fn stop_incomplete(&mut self) {
-        let why = if self.counters.events >= self.guard.max_events {
+        let why = if self.rec.counters.events >= self.guard.max_events {
             format!("run.max_events ({}) reached", self.guard.max_events)
         } else {
             format!("run.max_wall ({:?}) reached", self.guard.max_wall.unwrap_or_default())
@@ -249,7 +256,7 @@ impl Sim {
     /// flows in the order they start fabric-wide, which a run split between threads cannot know; two runs
     /// with the same digest differ at most in those ids and the rows' order.
     pub fn outcome_digest(&self) -> u64 {
-        let f = &self.flows;
+        let f = &self.rec.flows;
         let mut rows: Vec<[u64; 11]> = (0..f.id.len())
             .map(|i| {
                 [
@@ -268,7 +275,7 @@ impl Sim {
             })
             .collect();
         rows.sort_unstable();
-        let c = &self.counters;
+        let c = &self.rec.counters;
         let tail = [c.dropped(), c.flows_started, c.flows_completed, c.pkts_delivered, c.timeouts, c.retransmits];
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for v in rows.iter().flatten().chain(&tail) {
@@ -285,7 +292,7 @@ impl Sim {
     /// schemes' CNPs and rate cuts, ALB's thresholds.
     fn mechanisms_json(&self) -> serde_json::Value {
         use crate::config::{CongestionControl, FlowControl, LoadBalancing, Scheduling};
-        let c = &self.counters;
+        let c = &self.rec.counters;
         let s = &self.scheme;
         let mut m = serde_json::Map::new();
         if s.flow_control == FlowControl::Pfc {
@@ -346,7 +353,7 @@ impl Sim {
 
     /// Counters and run facts as JSON (the flow table is read from `flows`).
     pub fn summary_json(&self) -> String {
-        let c = &self.counters;
+        let c = &self.rec.counters;
         let drops: serde_json::Map<String, serde_json::Value> = DropCause::ALL.iter().map(|d| (d.name().to_string(), c.drops[*d as usize].into())).collect();
         let congestion_drops: u64 = DropCause::ALL.iter().filter(|d| d.is_congestion()).map(|d| c.drops[*d as usize]).sum();
         let (bdp, rtt) = self.fab.bdp;
@@ -355,7 +362,7 @@ impl Sim {
             "mlfq_thresholds_bytes": self.scheme.tcp.mlfq,
             "sim_time_s": self.now.as_secs_f64(),
             "incomplete": self.guard.incomplete,
-            "flow_rows_not_started": self.rows_not_started.iter().map(|&(w, n)| serde_json::json!({"workload": w, "rows": n})).collect::<Vec<_>>(),
+            "flow_rows_not_started": self.rec.rows_not_started.iter().map(|&(w, n)| serde_json::json!({"workload": w, "rows": n})).collect::<Vec<_>>(),
             "events": c.events,
             "link_traversals": c.link_traversals,
             "flows": {"started": c.flows_started, "completed": c.flows_completed},
@@ -368,8 +375,8 @@ impl Sim {
                 "pause_frames": c.pfc_pause_frames,
                 "pauses": c.pfc_pauses,
                 "paused_time_s": self.fab.pfc.iter().map(|f| f.egress.paused_total(self.now).0).sum::<u64>() as f64 / 1e12,
-                "watchdog": self.pfc_run.events.iter().filter(|e| e.kind != "deadlock").collect::<Vec<_>>(),
-                "deadlocks": self.pfc_run.events.iter().filter(|e| e.kind == "deadlock").collect::<Vec<_>>(),
+                "watchdog": self.rec.pfc_events.iter().filter(|e| e.kind != "deadlock").collect::<Vec<_>>(),
+                "deadlocks": self.rec.pfc_events.iter().filter(|e| e.kind == "deadlock").collect::<Vec<_>>(),
             },
             "ecn_marks": c.ecn_marks,
             "fabric": {"bdp_bytes": bdp, "base_rtt_s": rtt.0 as f64 / 1e12, "queue_limit_bytes": self.fab.queue_limit},
@@ -390,12 +397,12 @@ impl Sim {
                 "lossless_exempt_drops": c.lossless_exempt_drops,
                 "lossless_violations": self.lossless_violations().into_iter().map(|(l, n)| serde_json::json!({"link": l, "drops": n})).collect::<Vec<_>>(),
             },
-            "classes": self.classes.names,
+            "classes": self.rec.classes.names,
             "hosts": self.fab.hosts.iter().map(|&h| self.node_name(h)).collect::<Vec<_>>(),
             "ports": self.port_stats(),
         });
         v["mechanisms"] = self.mechanisms_json();
-        if self.tcp.cc.roce() {
+        if self.hosts.tcp.cc.roce() {
             // only with the RoCE schemes: CNPs and NACKs the receivers sent, DCQCN's rate cuts (as ACKs and
             // timers reached the senders)
             v["roce"] = serde_json::json!({"cnps": c.cnps, "nacks": c.nacks, "rate_cuts": c.rate_cuts});

@@ -27,7 +27,7 @@ fn a_shared_buffer_incast_under_pfc_pauses_and_loses_nothing() {
     // DeTail with priority 0 lossless: 16 x 200 KB into one port through a 600 KB pool
     let mut sim = incast(16, "600KB", r#"{"preset": "detail", "pfc": {"priorities": [0]}}"#, "");
     sim.run();
-    let c = &sim.counters;
+    let c = &sim.rec.counters;
     assert_eq!((c.flows_completed, c.dropped(), c.lossless_drops), (16, 0, 0));
     let pauses: u64 = sim.fab.pfc.iter().map(|p| p.ingress.pauses_sent[0]).sum();
     assert!(pauses >= 16, "every sender is paused at least once ({pauses} PAUSEs)");
@@ -67,7 +67,7 @@ fn lossy_queues_stop_at_alpha_times_the_free_pool() {
         // holds q' = q + s <= alpha (pool + s) / (1 + alpha): share x (pool + a frame)
         assert!(most as f64 <= share * (pool + 1530.0), "alpha {alpha}: {most} B queued");
         assert!(most as f64 > share * pool - 3.0 * 1530.0, "alpha {alpha}: the threshold is reached ({most} B)");
-        assert!(sim.counters.drops[DropCause::IngressBuffer as usize] > 0 && sim.counters.flows_completed == 16);
+        assert!(sim.rec.counters.drops[DropCause::IngressBuffer as usize] > 0 && sim.rec.counters.flows_completed == 16);
     }
 }
 
@@ -87,9 +87,9 @@ fn every_scheme_preset_runs_on_shared_buffers_with_its_books_balanced() {
         sim.run();
         sim.check_conservation().unwrap();
         sim.check_shared().unwrap_or_else(|e| panic!("{}: {e}", p.name));
-        assert!(sim.counters.flows_completed > 50, "{}: {} flows done", p.name, sim.counters.flows_completed);
+        assert!(sim.rec.counters.flows_completed > 50, "{}: {} flows done", p.name, sim.rec.counters.flows_completed);
         if pfc {
-            assert_eq!(sim.counters.lossless_drops, 0, "{}", p.name);
+            assert_eq!(sim.rec.counters.lossless_drops, 0, "{}", p.name);
         }
         // every byte charged was released with its packet
         let in_use: u64 = sim.fab.mmu.iter().flatten().map(|m| m.in_use).sum();
@@ -109,7 +109,7 @@ fn a_queue_limit_is_drop_tail_on_a_shared_buffer_and_refused_under_pfc() {
         us += 1;
     }
     assert!(most <= 30_600 && most > 30_600 - 3060, "{most} B queued");
-    assert!(sim.counters.drops[DropCause::IngressBuffer as usize] > 0 && sim.counters.flows_completed == 8);
+    assert!(sim.rec.counters.drops[DropCause::IngressBuffer as usize] > 0 && sim.rec.counters.flows_completed == 8);
     sim.check_shared().unwrap();
     let e = Sim::from_json(
         r#"{"topology": {"kind": "single_switch", "hosts": 3, "shared_buffer": {"size": "4MB"}},

@@ -1,10 +1,9 @@
 //! The simulator's run state, grouped by concern (the fields of `Sim` that are not the network, the
 //! transport records or the results).
 
-use crate::packet::PacketId;
 use crate::sim::parts;
 use crate::transport::tcp::SegOut;
-use detailsim_engine::Time;
+use detailsim_engine::{Arena, Time};
 
 /// Where the run is in its schedule.
 #[derive(Debug, Clone)]
@@ -31,6 +30,10 @@ pub struct Clock {
     pub(crate) next_peak: Time,
     /// `run.measure_from` .. `measure_to`: the goodput measurement window.
     pub window: Option<(Time, Time)>,
+    /// The loop's housekeeping: when to compact the timer lane, and whether to prefetch in two stages, up
+    /// to three events ahead (see `prefetch_next`; on in fabrics whose state outgrows the caches).
+    pub(crate) timer_compact: TimerCompaction,
+    pub(crate) deep_prefetch: bool,
 }
 
 /// `run.max_events` / `run.max_wall`: guards on runaway runs.
@@ -66,12 +69,28 @@ pub struct NodeOrder {
     pub(crate) next_port: Vec<u32>,
 }
 
-/// Counters that name things: incarnations, timer tokens, flow ids.
-#[derive(Debug, Clone, Default)]
-pub struct Ids {
+/// The host side: the transport's parameters, the transfers (one direction of a connection each) and the
+/// application flows they serve, the workflows and workloads that start them, NIC admission and the
+/// transfers waiting for it, and the counters that name transfers, timers and flows.
+pub struct Hosts {
+    /// `scheme.tcp`, shared: the TCP glue hands it to the state machines on every packet without copying.
+    pub(crate) tcp: std::sync::Arc<crate::config::TcpParams>,
+    /// Per node (hosts): transfers waiting for room in the NIC queue, as (priority, transfer, uid), served
+    /// highest priority first, in order of blocking within a priority. Kept out of `Node`, which stays one
+    /// cache line.
+    pub nic_waiting: Vec<crate::mechanisms::nic::Backlog>,
+    /// Host NIC admission: bytes kept free of data for control segments, and the full frame size.
+    pub nic: crate::mechanisms::nic::Admission,
+    pub transfers: Arena<crate::sim::Transfer>,
+    pub apps: Arena<crate::sim::App>,
+    pub workflows: Arena<crate::sim::workload::Workflow>,
+    pub(crate) workloads: Vec<crate::sim::Workload>,
+    /// Incarnations of transfer slots, timer tokens, flow ids.
     pub(crate) uid: u32,
     pub(crate) token: u32,
     pub(crate) next_app_id: u64,
+    /// Segments a TCP state machine asks to send (reused from event to event).
+    pub(crate) segs: Vec<SegOut>,
 }
 
 /// A run split in parts (`sim::parts`).
@@ -91,42 +110,6 @@ pub struct Split {
     pub(crate) in_window: bool,
 }
 
-/// The PFC run state: reports, the (port, priority) pairs currently paused, the deadlock check's state.
-#[derive(Debug, Default)]
-pub struct PfcRun {
-    pub events: Vec<crate::sim::pfc::PfcEvent>,
-    pub(crate) paused: u64,
-    pub(crate) deadlock: crate::sim::pfc::DeadlockState,
-}
-
-/// Working space reused from event to event.
-#[derive(Debug, Default)]
-pub struct Scratch {
-    /// The forwarding engine's (ALB's candidates).
-    pub(crate) ports: Vec<u32>,
-    pub(crate) victims: Vec<(u8, PacketId)>,
-    /// Segments a TCP state machine asks to send.
-    pub(crate) segs: Vec<SegOut>,
-}
-
-/// HPCC's in-band telemetry (`cc = "hpcc"`): whether it runs, the records each packet carries (by packet
-/// id; empty otherwise), and those of the data packet being acknowledged (the ACK echoes them).
-#[derive(Debug, Clone, Default)]
-pub struct Telemetry {
-    pub(crate) on: bool,
-    pub(crate) stacks: Vec<crate::transport::cc::hpcc::IntStack>,
-    pub(crate) echo: crate::transport::cc::hpcc::IntStack,
-}
-
-/// The loop's housekeeping.
-#[derive(Debug, Clone)]
-pub struct Tuning {
-    pub(crate) timer_compact: TimerCompaction,
-    /// Prefetch in two stages, up to three events ahead (see `prefetch_next`): on in fabrics whose state
-    /// outgrows the caches.
-    pub(crate) deep_prefetch: bool,
-}
-
 /// Compact the timer lane when it holds more events than `at` (see `Sim::compact_timers`), and never below `min`.
 #[derive(Debug, Clone)]
 pub struct TimerCompaction {
@@ -134,9 +117,23 @@ pub struct TimerCompaction {
     pub(crate) min: usize,
 }
 
-/// `run.sample`: the time-series interval, and the samples taken.
-#[derive(Debug, Default)]
-pub struct Sampling {
-    pub every: Option<Time>,
+/// What the run records for its report: counters, the flow table and its classes, the flows measured and
+/// in progress, `run.sample`'s interval and samples, the packet trace, the PFC events, and the `flows`
+/// rows that never start.
+#[derive(Default)]
+pub struct Records {
+    pub counters: crate::stats::Counters,
+    pub flows: crate::stats::FlowColumns,
+    pub classes: crate::stats::Classes,
+    pub active_measured: u64,
+    /// `run.sample`: the time-series interval, and the samples taken.
+    pub sample_every: Option<Time>,
     pub samples: crate::stats::Samples,
+    /// Packet trace (pcap export), when asked for.
+    pub trace: Option<crate::sim::trace::Trace>,
+    /// PFC's reports (pauses, watchdog, deadlocks).
+    pub pfc_events: Vec<crate::sim::pfc::PfcEvent>,
+    /// Per `flows` workload with rows starting at or after the arrival window: (workload, rows), reported
+    /// in the summary (such rows never start).
+    pub rows_not_started: Vec<(u32, u64)>,
 }

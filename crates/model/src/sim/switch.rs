@@ -109,7 +109,7 @@ impl Sim {
         };
         let crate::fabric::Fabric { routes, nodes, ports, .. } = &mut self.fab;
         let (up, drain) = (|p: u32| ports[p as usize].up, |p: u32| ports[p as usize].eg.drain_bytes(prio));
-        nodes[node as usize].route(node, routes, dst, hash, self.scheme.load_balancing, &self.scheme.alb, up, drain, &mut self.scratch.ports)
+        nodes[node as usize].route(node, routes, dst, hash, self.scheme.load_balancing, &self.scheme.alb, up, drain, &mut self.fwd_ports)
     }
 
     /// DIBS: a uniformly random port of `node` other than `out` that leads to a switch, is up, and whose
@@ -135,7 +135,7 @@ impl Sim {
         let pick = dibs::pick(n, ok, &mut rng).map(|lp| base + lp);
         self.fab.nodes[node as usize].rng = rng;
         if pick.is_some() {
-            self.counters.detours += 1;
+            self.rec.counters.detours += 1;
             let pk = self.pkts.get_mut(pid);
             pk.detours = pk.detours.saturating_add(1);
         }
@@ -222,7 +222,7 @@ impl Sim {
                 self.lossless_drop(p);
             }
         }
-        self.counters.drop(cause);
+        self.rec.counters.drop(cause);
         if let Some(p) = port {
             self.fab.port_ctr[p as usize].drops += 1;
         }
@@ -271,13 +271,13 @@ impl Sim {
                 }
                 false => 0,
             };
-            let mut victims = std::mem::take(&mut self.scratch.victims);
+            let mut victims = std::mem::take(&mut self.victims);
             let pkts = &self.pkts;
             self.fab.ports[port as usize].ing.evict_lower_for(prio, wire, transit, pkts, |v| pkts.get(v).wire as u64, &mut victims);
             for &(p, victim) in &victims {
                 self.discard(port, false, p, victim, DropCause::Priority, port);
             }
-            self.scratch.victims = victims;
+            self.victims = victims;
         }
         if !self.fab.ingress_admits(port, prio, wire, self.pfc_on()) {
             let cause = if self.scheme.dibs.enabled { self.dibs_overflow_detour(node, pid, out, prio, wire).err() } else { Some(DropCause::IngressBuffer) };
@@ -410,7 +410,7 @@ impl Sim {
             Verdict::Pass => true,
             Verdict::Mark => {
                 self.pkts.get_mut(pid).ecn = ECN_CE;
-                self.counters.ecn_marks += 1;
+                self.rec.counters.ecn_marks += 1;
                 true
             }
             Verdict::Drop => false,
@@ -454,14 +454,14 @@ impl Sim {
             let pkt = pt.eg.next_hint(!pt.paused).unwrap_or(0);
             self.schedule(at, Ev::TxDone { port, pkt });
         }
-        self.counters.link_traversals += 1;
+        self.rec.counters.link_traversals += 1;
         let c = &mut self.fab.tx_count[port as usize];
         c.bytes += wire;
         c.packets += 1;
         if hooks {
             self.tx_hooks(port, pid, prio, wire);
         }
-        if self.trace.is_some() {
+        if self.rec.trace.is_some() {
             self.trace_packet(port, pid);
         }
         self.schedule(arrive, Ev::Arrive { port: peer, pkt: pid });
@@ -480,7 +480,7 @@ impl Sim {
         if self.fab.shared() {
             self.shared_release(port, pid, prio, wire);
         }
-        if self.int.on {
+        if self.int_on {
             self.int_record(port, pid);
         }
     }

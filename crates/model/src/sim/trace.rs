@@ -81,18 +81,18 @@ impl Sim {
                 .ok_or_else(|| format!("no link from {a:?} to {b:?}"))?;
             ports[p as usize] = true;
         }
-        self.trace = Some(Trace { flows: spec.flows.iter().copied().collect(), ports, ..Default::default() });
+        self.rec.trace = Some(Trace { flows: spec.flows.iter().copied().collect(), ports, ..Default::default() });
         Ok(())
     }
 
     /// The tap on the transmitter of `port` (`tx_try`): frame `pid` starts on the wire.
     pub(crate) fn trace_packet(&mut self, port: u32, pid: PacketId) {
         let pkt = self.pkts.get(pid);
-        let tr = self.trace.as_ref().expect("tracing");
+        let tr = self.rec.trace.as_ref().expect("tracing");
         let app = if tr.flows.is_empty() {
             u64::MAX
         } else {
-            let t = self.transfers.get(pkt.tr);
+            let t = self.hosts.transfers.get(pkt.tr);
             if t.uid == pkt.tr_uid {
                 t.app_id
             } else {
@@ -101,13 +101,13 @@ impl Sim {
         };
         let p = &self.fab.ports[port as usize];
         let hosts = (self.host_index(pkt.src), self.host_index(pkt.dst));
-        self.trace.as_mut().expect("tracing").packet(self.now, port, (p.node, p.peer_node), hosts, pkt, app);
+        self.rec.trace.as_mut().expect("tracing").packet(self.now, port, (p.node, p.peer_node), hosts, pkt, app);
     }
 
     /// The tap on switch port `port`'s PFC frames (`pfc_emit`), sent to the upstream neighbour.
     pub(crate) fn trace_pfc(&mut self, port: u32, pause: u8, unpause: u8) {
         let p = &self.fab.ports[port as usize];
-        self.trace.as_mut().expect("tracing").pfc(self.now, port, p.peer, (p.node, p.peer_node), pause, unpause);
+        self.rec.trace.as_mut().expect("tracing").pfc(self.now, port, p.peer, (p.node, p.peer_node), pause, unpause);
     }
 }
 

@@ -301,7 +301,7 @@ impl Workload {
             WorkloadConfig::Retrieval(r) => {
                 let (requesters, responders) = split(sim, i, r.pattern, r.frontends, r.frontend_layout)?;
                 let sizes: Vec<u64> = r.sizes.iter().map(|b| b.0).collect();
-                let classes = sizes.iter().map(|&s| sim.classes.id(&format!("retrieval/{}", fmt_bytes(s)))).collect();
+                let classes = sizes.iter().map(|&s| sim.rec.classes.id(&format!("retrieval/{}", fmt_bytes(s)))).collect();
                 let rngs = requesters.iter().map(|&h| sim.rng.stream(comp(i, h), purpose::ARRIVALS)).collect();
                 Workload::Retrieval {
                     arrivals: Arrivals::new(r.rate, r.bursts(), r.start.0, stop_of(sim, r.stop)),
@@ -334,7 +334,7 @@ impl Workload {
                     return Ok(Workload::Cdf {
                         arrivals: Arrivals::new(rate, (None, None, None), Time::ZERO, sim.clock.arrivals_stop),
                         points,
-                        classes: [sim.classes.id("background"); 3],
+                        classes: [sim.rec.classes.id("background"); 3],
                         prio: b.priority,
                         client: None,
                         rngs,
@@ -345,7 +345,7 @@ impl Workload {
                     rngs[h as usize] = Some(sim.rng.stream(comp(i, h), purpose::BACKGROUND));
                 }
                 Workload::Background {
-                    class: sim.classes.id("background"),
+                    class: sim.rec.classes.id("background"),
                     mix: Mix::new(sizes.len(), &b.weights),
                     sizes,
                     prio: b.priority,
@@ -378,12 +378,12 @@ impl Workload {
                         next_same_src[k] = j as u32;
                     }
                 }
-                Workload::Flows { class: sim.classes.id(&f.class), rows, next_same_src }
+                Workload::Flows { class: sim.rec.classes.id(&f.class), rows, next_same_src }
             }
             WorkloadConfig::Sequential(q) => {
                 let (requesters, responders) = split(sim, i, q.pattern, q.frontends, q.frontend_layout)?;
                 let sizes: Vec<u64> = q.sizes.iter().map(|b| b.0).collect();
-                let classes = sizes.iter().map(|&s| sim.classes.id(&format!("retrieval/{}", fmt_bytes(s)))).collect();
+                let classes = sizes.iter().map(|&s| sim.rec.classes.id(&format!("retrieval/{}", fmt_bytes(s)))).collect();
                 let rngs = requesters.iter().map(|&h| sim.rng.stream(comp(i, h), purpose::ARRIVALS)).collect();
                 Workload::Sequential {
                     arrivals: Arrivals::new(q.rate, q.bursts(), q.start.0, stop_of(sim, q.stop)),
@@ -393,7 +393,7 @@ impl Workload {
                     classes,
                     prio: q.priority,
                     request_size: q.request_size.0,
-                    wf_class: sim.classes.id("workflow/sequential"),
+                    wf_class: sim.rec.classes.id("workflow/sequential"),
                     requesters,
                     responders,
                     rngs,
@@ -409,11 +409,11 @@ impl Workload {
                 let rngs = requesters.iter().map(|&h| sim.rng.stream(comp(i, h), purpose::ARRIVALS)).collect();
                 Workload::PartitionAggregate {
                     arrivals: Arrivals::new(q.rate, q.bursts(), q.start.0, stop_of(sim, q.stop)),
-                    wf_classes: q.fanouts.iter().map(|f| sim.classes.id(&format!("workflow/partition-aggregate/{f}"))).collect(),
+                    wf_classes: q.fanouts.iter().map(|f| sim.rec.classes.id(&format!("workflow/partition-aggregate/{f}"))).collect(),
                     mix: Mix::new(q.fanouts.len(), &q.weights),
                     fanouts: q.fanouts.clone(),
                     size: q.size.0,
-                    class: sim.classes.id(&format!("retrieval/{}", fmt_bytes(q.size.0))),
+                    class: sim.rec.classes.id(&format!("retrieval/{}", fmt_bytes(q.size.0))),
                     prio: q.priority,
                     request_size: q.request_size.0,
                     requesters,
@@ -454,7 +454,7 @@ impl Workload {
                 Workload::Cdf {
                     arrivals: Arrivals::new(rate, (None, None, None), c.start.0, stop_of(sim, c.stop)),
                     points,
-                    classes: [sim.classes.id("small"), sim.classes.id("medium"), sim.classes.id("large")],
+                    classes: [sim.rec.classes.id("small"), sim.rec.classes.id("medium"), sim.rec.classes.id("large")],
                     prio: c.priority,
                     client,
                     rngs,
@@ -475,8 +475,8 @@ impl Workload {
                     receiver,
                     senders,
                     each,
-                    class: sim.classes.id(&format!("retrieval/{}", fmt_bytes(each))),
-                    wf_class: sim.classes.id("incast"),
+                    class: sim.rec.classes.id(&format!("retrieval/{}", fmt_bytes(each))),
+                    wf_class: sim.rec.classes.id("incast"),
                     repeats_left: c.repeats,
                     gap: c.gap.0,
                     start: c.start.0,
@@ -563,7 +563,7 @@ impl Sim {
         let now = self.now;
         let duration = self.clock.arrivals_stop;
         let mut evs: Vec<(Time, u32)> = Vec::new();
-        match &mut self.workloads[w as usize] {
+        match &mut self.hosts.workloads[w as usize] {
             Workload::Retrieval { arrivals, rngs, .. }
             | Workload::Sequential { arrivals, rngs, .. }
             | Workload::PartitionAggregate { arrivals, rngs, .. }
@@ -575,7 +575,7 @@ impl Sim {
                 }
                 // a part of a split run starts its own sources only (each source draws from its own stream)
                 if let Some(p) = &self.split.part {
-                    evs.retain(|&(_, i)| p.of[self.workloads[w as usize].source_host(i, &self.fab.hosts) as usize] == p.me);
+                    evs.retain(|&(_, i)| p.of[self.hosts.workloads[w as usize].source_host(i, &self.fab.hosts) as usize] == p.me);
                 }
             }
             Workload::Background { per_server, .. } => {
@@ -615,7 +615,7 @@ impl Sim {
     }
 
     pub(crate) fn start_background(&mut self, w: u32, h: u32) {
-        let Workload::Background { class, sizes, mix, prio, rngs, .. } = &mut self.workloads[w as usize] else { unreachable!() };
+        let Workload::Background { class, sizes, mix, prio, rngs, .. } = &mut self.hosts.workloads[w as usize] else { unreachable!() };
         let r = rngs[h as usize].as_mut().unwrap();
         let dst = pick_other(&self.fab.hosts, h, r);
         let size = sizes[mix.pick(r)];
@@ -629,13 +629,13 @@ impl Sim {
     fn issue_retrieval(&mut self, w: u32, class: u16, requester: u32, responder: u32, size: u64, prio: u8, req: u64, wf: (u32, u32)) {
         let app = self.open_app(w, class, responder, requester, size, prio);
         // a measured workflow's retrievals are measured, also those issued after `run.duration`
-        let inherit = wf.0 != NO && self.workflows.get(wf.0).measured && !self.apps.get(app).measured;
+        let inherit = wf.0 != NO && self.hosts.workflows.get(wf.0).measured && !self.hosts.apps.get(app).measured;
         if inherit {
-            self.active_measured += 1;
-            self.counters.flows_started += 1;
+            self.rec.active_measured += 1;
+            self.rec.counters.flows_started += 1;
         }
         {
-            let a = self.apps.get_mut(app);
+            let a = self.hosts.apps.get_mut(app);
             a.workflow = wf.0;
             a.workflow_uid = wf.1;
             a.request = req;
@@ -649,13 +649,13 @@ impl Sim {
         let uid = self.next_uid();
         let id = self.next_app_id();
         // incast repeats are closed loop: measured whenever they start after the warm-up
-        let closed = matches!(self.workloads[w as usize], Workload::Incast { .. });
+        let closed = matches!(self.hosts.workloads[w as usize], Workload::Incast { .. });
         let measured = self.measuring() || (closed && self.now >= self.clock.warmup);
         if measured {
-            self.active_measured += 1;
-            self.counters.flows_started += 1;
+            self.rec.active_measured += 1;
+            self.rec.counters.flows_started += 1;
         }
-        let slot = self.workflows.alloc(Workflow {
+        let slot = self.hosts.workflows.alloc(Workflow {
             uid,
             alive: true,
             id,
@@ -678,7 +678,7 @@ impl Sim {
     pub(crate) fn workload_event(&mut self, w: u32, i: u32) {
         let now = self.now;
         let mut next: Option<Time> = None;
-        match &mut self.workloads[w as usize] {
+        match &mut self.hosts.workloads[w as usize] {
             Workload::Retrieval { arrivals, sizes, classes, mix, prio, request_size, requesters, responders, rngs } => {
                 let r = &mut rngs[i as usize];
                 let requester = requesters[i as usize];
@@ -743,7 +743,7 @@ impl Sim {
                     }
                 }
                 let app = self.open_app(w, class, src, dst, size, prio);
-                self.apps.get_mut(app).tag = tag;
+                self.hosts.apps.get_mut(app).tag = tag;
                 self.start_transfer(app, Role::OneWay, src, dst, size, prio, None);
             }
             Workload::Background { .. } => {}
@@ -756,10 +756,12 @@ impl Sim {
     /// Issue the next retrieval of a sequential workflow.
     fn sequential_step(&mut self, w: u32, wf: (u32, u32)) {
         let (frontend, source) = {
-            let f = self.workflows.get(wf.0);
+            let f = self.hosts.workflows.get(wf.0);
             (f.frontend, f.source)
         };
-        let Workload::Sequential { sizes, classes, mix, prio, request_size, responders, rngs, .. } = &mut self.workloads[w as usize] else { unreachable!() };
+        let Workload::Sequential { sizes, classes, mix, prio, request_size, responders, rngs, .. } = &mut self.hosts.workloads[w as usize] else {
+            unreachable!()
+        };
         let r = &mut rngs[source as usize];
         let responder = pick_other(responders, frontend, r);
         let si = mix.pick(r);
@@ -771,14 +773,14 @@ impl Sim {
     /// advance.
     pub(crate) fn flow_finished(&mut self, a: &App, timeouts: u32, retransmits: u32) {
         let w = a.workload;
-        if let Workload::Background { .. } = self.workloads[w as usize] {
+        if let Workload::Background { .. } = self.hosts.workloads[w as usize] {
             // the sender starts the next flow when it closes (`sender_close`)
             return;
         }
         if a.workflow == NO {
             return;
         }
-        let wfs = self.workflows.get_mut(a.workflow);
+        let wfs = self.hosts.workflows.get_mut(a.workflow);
         if !wfs.alive || wfs.uid != a.workflow_uid {
             return;
         }
@@ -808,17 +810,17 @@ impl Sim {
             return;
         }
         // the workflow is complete
-        let f = self.workflows.get(wf.0).clone();
+        let f = self.hosts.workflows.get(wf.0).clone();
         if f.measured {
             let fe = self.host_index(f.frontend);
             let r = f.record(fe, self.now.0);
             self.push_row(&r);
-            self.counters.flows_completed += 1;
-            self.active_measured -= 1;
+            self.rec.counters.flows_completed += 1;
+            self.rec.active_measured -= 1;
         }
-        self.workflows.get_mut(wf.0).alive = false;
-        self.workflows.release(wf.0);
-        if let Workload::Incast { repeats_left, gap, .. } = &self.workloads[w as usize] {
+        self.hosts.workflows.get_mut(wf.0).alive = false;
+        self.hosts.workflows.release(wf.0);
+        if let Workload::Incast { repeats_left, gap, .. } = &self.hosts.workloads[w as usize] {
             if *repeats_left > 0 {
                 let at = self.now + *gap;
                 self.schedule(at, Ev::Workload { w, i: 0 });
@@ -828,7 +830,7 @@ impl Sim {
 
     /// Unfinished measured workflows, for the end of the run.
     pub(crate) fn open_workflows(&self) -> Vec<Workflow> {
-        let mut v: Vec<Workflow> = self.workflows.slots().iter().filter(|f| f.alive && f.measured).cloned().collect();
+        let mut v: Vec<Workflow> = self.hosts.workflows.slots().iter().filter(|f| f.alive && f.measured).cloned().collect();
         v.sort_by_key(|f| f.id);
         v
     }

@@ -10,7 +10,7 @@ fn sim(layout: &str) -> Sim {
 }
 
 fn requesters(s: &Sim) -> Vec<u32> {
-    match &s.workloads[0] {
+    match &s.hosts.workloads[0] {
         Workload::Retrieval { requesters, .. } => requesters.iter().map(|h| s.fab.hosts.iter().position(|x| x == h).unwrap() as u32).collect(),
         _ => unreachable!(),
     }

@@ -60,16 +60,16 @@ pub(super) fn merge(a: &mut Sim, mut others: Vec<Sim>, now: Time) {
     // the rows of part k's table follow those of the parts before it
     let mut base = vec![0u32; n];
     for k in 1..n {
-        base[k] = base[k - 1] + if k == 1 { a.flows.len() } else { others[k - 2].flows.len() } as u32;
+        base[k] = base[k - 1] + if k == 1 { a.rec.flows.len() } else { others[k - 2].rec.flows.len() } as u32;
     }
     for o in others.iter_mut() {
         let mut rk = std::mem::take(&mut o.order.row_keys);
         a.order.row_keys.append(&mut rk);
-        a.sampling.samples.append(std::mem::take(&mut o.sampling.samples));
-        a.counters.add(&o.counters);
-        a.active_measured += o.active_measured;
+        a.rec.samples.append(std::mem::take(&mut o.rec.samples));
+        a.rec.counters.add(&o.rec.counters);
+        a.rec.active_measured += o.rec.active_measured;
     }
-    a.counters.max_packets_in_flight = top;
+    a.rec.counters.max_packets_in_flight = top;
     for p in 0..a.fab.ports.len() {
         let k = of[a.fab.ports[p].node as usize] as usize;
         if k != 0 {
@@ -92,15 +92,15 @@ pub(super) fn merge(a: &mut Sim, mut others: Vec<Sim>, now: Time) {
     // the PFC reports in the order the ordinary run makes them (each sweep's by port, then its deadlock
     // report; a packet's after the sweep of its time)
     for o in others.iter_mut() {
-        let mut events = std::mem::take(&mut o.pfc_run.events);
-        a.pfc_run.events.append(&mut events);
+        let mut events = std::mem::take(&mut o.rec.pfc_events);
+        a.rec.pfc_events.append(&mut events);
     }
-    a.pfc_run.events.sort_by_key(|e| e.order);
+    a.rec.pfc_events.sort_by_key(|e| e.order);
     for o in others.iter_mut() {
-        a.flows.append(std::mem::take(&mut o.flows));
+        a.rec.flows.append(std::mem::take(&mut o.rec.flows));
     }
     // transfers: the owner's copy, with the receiver's fields from the receiver's part
-    let arenas: Vec<&[Transfer]> = std::iter::once(a.transfers.slots()).chain(others.iter().map(|o| o.transfers.slots())).collect();
+    let arenas: Vec<&[Transfer]> = std::iter::once(a.hosts.transfers.slots()).chain(others.iter().map(|o| o.hosts.transfers.slots())).collect();
     let transfers = join_striped(&arenas, &of, |t, rcv| {
         if let Some(r) = rcv {
             t.rcv = r.rcv.clone();
@@ -112,12 +112,12 @@ pub(super) fn merge(a: &mut Sim, mut others: Vec<Sim>, now: Time) {
     });
     for (i, t) in transfers.into_iter().enumerate() {
         if let Some(t) = t {
-            put_copy(&mut a.transfers, i as u32, t);
+            put_copy(&mut a.hosts.transfers, i as u32, t);
         }
     }
     // flows: the owner's record, with the measurement window's snapshots from the part that receives its
     // data
-    let arenas: Vec<&[App]> = std::iter::once(a.apps.slots()).chain(others.iter().map(|o| o.apps.slots())).collect();
+    let arenas: Vec<&[App]> = std::iter::once(a.hosts.apps.slots()).chain(others.iter().map(|o| o.hosts.apps.slots())).collect();
     let apps = join_striped(&arenas, &of, |x, rcv| {
         if let Some(r) = rcv {
             (x.win_base, x.win_end) = (r.win_base, r.win_end);
@@ -125,12 +125,12 @@ pub(super) fn merge(a: &mut Sim, mut others: Vec<Sim>, now: Time) {
     });
     for (i, x) in apps.into_iter().enumerate() {
         if let Some(x) = x {
-            put_copy(&mut a.apps, i as u32, x);
+            put_copy(&mut a.hosts.apps, i as u32, x);
         }
     }
     for o in &others {
-        for f in o.workflows.slots().iter().filter(|f| f.alive && f.measured) {
-            a.workflows.alloc(f.clone());
+        for f in o.hosts.workflows.slots().iter().filter(|f| f.alive && f.measured) {
+            a.hosts.workflows.alloc(f.clone());
         }
     }
     a.split.in_flight_elsewhere = others.iter().map(|o| o.pkts.live() as u64).sum();
@@ -176,11 +176,11 @@ fn canonical_ids(a: &mut Sim, others: &mut [Sim]) {
     }
     let canon = |id: &mut u64| *id = rank[(*id % n as u64) as usize][(*id / n as u64) as usize];
     for (part, sim) in std::iter::once(&mut *a).chain(others.iter_mut()).enumerate() {
-        sim.flows.id.iter_mut().for_each(canon);
-        sim.sampling.samples.flow.iter_mut().for_each(canon);
-        sim.workflows.slots_mut().iter_mut().filter(|w| w.alive).for_each(|w| canon(&mut w.id));
+        sim.rec.flows.id.iter_mut().for_each(canon);
+        sim.rec.samples.flow.iter_mut().for_each(canon);
+        sim.hosts.workflows.slots_mut().iter_mut().filter(|w| w.alive).for_each(|w| canon(&mut w.id));
         // a flow's record is its owner's: slot i is part i % n's
-        sim.apps.slots_mut().iter_mut().skip(part).step_by(n).filter(|x| x.alive).for_each(|x| canon(&mut x.id));
+        sim.hosts.apps.slots_mut().iter_mut().skip(part).step_by(n).filter(|x| x.alive).for_each(|x| canon(&mut x.id));
     }
     a.order.open_keys = all.into_iter().map(|(k, _, _)| k).collect();
 }

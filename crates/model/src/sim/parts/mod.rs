@@ -208,30 +208,30 @@ impl Sim {
     }
 
     pub(crate) fn alloc_transfer(&mut self, t: Transfer) -> u32 {
-        alloc_striped(self.split.part.as_deref(), &mut self.transfers, t)
+        alloc_striped(self.split.part.as_deref(), &mut self.hosts.transfers, t)
     }
 
     pub(crate) fn alloc_app(&mut self, a: App) -> u32 {
-        alloc_striped(self.split.part.as_deref(), &mut self.apps, a)
+        alloc_striped(self.split.part.as_deref(), &mut self.hosts.apps, a)
     }
 
     /// Free transfer `tr`'s slot (already marked dead), or tell its owner to.
     pub(crate) fn release_transfer(&mut self, tr: u32) {
         if self.foreign_slot(tr) {
-            let uid = self.transfers.get(tr).uid;
+            let uid = self.hosts.transfers.get(tr).uid;
             self.send_to_owner(tr, Msg::Release { tr, uid });
         } else {
-            self.transfers.release(tr);
+            self.hosts.transfers.release(tr);
         }
     }
 
     /// Free flow `app`'s slot (already marked dead), or tell its owner to.
     pub(crate) fn release_app(&mut self, app: u32) {
         if self.foreign_slot(app) {
-            let uid = self.apps.get(app).uid;
+            let uid = self.hosts.apps.get(app).uid;
             self.send_to_owner(app, Msg::ReleaseApp { app, uid });
         } else {
-            self.apps.release(app);
+            self.hosts.apps.release(app);
         }
     }
 
@@ -278,7 +278,7 @@ impl Sim {
         let pkt = match ev {
             Ev::Arrive { pkt, .. } => {
                 let p = *self.pkts.get(pkt);
-                if self.int.on {
+                if self.int_on {
                     int = Some(Box::new(*self.int_at(pkt)));
                 }
                 self.pkts.release(pkt);
@@ -312,10 +312,10 @@ impl Sim {
                 }
                 Msg::Transfer { tr, t } => {
                     let (role, app, app_uid, uid) = (t.role, t.app, t.app_uid, t.uid);
-                    put_copy(&mut self.transfers, tr, *t);
+                    put_copy(&mut self.hosts.transfers, tr, *t);
                     if role == crate::sim::Role::Response && app != NO {
                         // the requester's flow learns its response (as `start_transfer` at the responder did)
-                        let a = self.apps.get_mut(app);
+                        let a = self.hosts.apps.get_mut(app);
                         if a.alive && a.uid == app_uid {
                             a.transfers[1] = tr;
                             a.transfer_uids[1] = uid;
@@ -325,35 +325,35 @@ impl Sim {
                 Msg::App { app, a } => {
                     // a flow that completes here is counted here (see `open_app`)
                     if a.measured && a.alive && self.owns(a.dst) {
-                        self.active_measured += 1;
+                        self.rec.active_measured += 1;
                     }
-                    put_copy(&mut self.apps, app, *a);
+                    put_copy(&mut self.hosts.apps, app, *a);
                 }
                 Msg::Row { tr, uid, row } => {
-                    let t = self.transfers.get_mut(tr);
+                    let t = self.hosts.transfers.get_mut(tr);
                     if t.alive && t.uid == uid {
                         t.row = row;
                         t.app = NO;
                     }
                 }
                 Msg::Credit { row, to, rtx } => {
-                    self.flows.timeouts[row as usize] += to;
-                    self.flows.retransmits[row as usize] += rtx;
+                    self.rec.flows.timeouts[row as usize] += to;
+                    self.rec.flows.retransmits[row as usize] += rtx;
                 }
                 Msg::Release { tr, uid } => {
-                    let t = self.transfers.get_mut(tr);
+                    let t = self.hosts.transfers.get_mut(tr);
                     if t.alive && t.uid == uid {
                         t.alive = false;
                         t.rcv_open = false;
                         t.app = NO;
-                        self.transfers.release(tr);
+                        self.hosts.transfers.release(tr);
                     }
                 }
                 Msg::ReleaseApp { app, uid } => {
-                    let a = self.apps.get_mut(app);
+                    let a = self.hosts.apps.get_mut(app);
                     if a.alive && a.uid == uid {
                         a.alive = false;
-                        self.apps.release(app);
+                        self.hosts.apps.release(app);
                     }
                 }
             }
@@ -369,7 +369,7 @@ impl Sim {
         if sc.run.max_events.is_some() || sc.run.max_wall.is_some() {
             return no("run.max_events", "a run guard");
         }
-        for (i, w) in self.workloads.iter().enumerate() {
+        for (i, w) in self.hosts.workloads.iter().enumerate() {
             if matches!(w, crate::sim::workload::Workload::Incast { repeats_left, .. } if *repeats_left > 1) {
                 return no(&format!("workload[{i}].repeats"), "an incast that repeats");
             }

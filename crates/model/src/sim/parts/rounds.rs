@@ -27,8 +27,8 @@ impl Report {
         let p = sim.split.part.as_ref().expect("a part");
         let next = sim.q.peek_time();
         let graph = (sim.pfc_on() && next == Some(p.next_sweep)).then(|| {
-            let g = if sim.pfc_run.paused > 0 { sim.pause_graph(|i| p.port_here[i as usize]) } else { Default::default() };
-            (p.next_sweep, sim.pfc_run.paused, g)
+            let g = if sim.pfc_paused > 0 { sim.pause_graph(|i| p.port_here[i as usize]) } else { Default::default() };
+            (p.next_sweep, sim.pfc_paused, g)
         });
         Report { next, hold: p.hold, now: sim.now, graph }
     }
@@ -37,7 +37,7 @@ impl Report {
 /// After a barrier: a part that held at its end but is not done after all (a flow that completes here
 /// arrived with another part's messages) is not done.
 fn release(sim: &mut Sim) {
-    if !(sim.clock.arrivals_over && sim.active_measured == 0) {
+    if !(sim.clock.arrivals_over && sim.rec.active_measured == 0) {
         sim.split.part.as_mut().expect("a part").hold = None;
     }
 }
@@ -132,7 +132,7 @@ impl Sim {
                     }
                 }
                 Drive::Paced => {
-                    let events = |all: &[&mut Sim]| all.iter().map(|s| s.counters.events).sum::<u64>();
+                    let events = |all: &[&mut Sim]| all.iter().map(|s| s.rec.counters.events).sum::<u64>();
                     let (t0, before) = (std::time::Instant::now(), events(&all));
                     let stretch = pace.next();
                     let (ended, rounds) = match stretch {
