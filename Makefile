@@ -68,9 +68,9 @@ test-python: build $(SYSDEPS_STAMP) $(NS3_STAMP)
 	DETAILSIM_NS3_EXPECTED=1 $(VENV)/bin/pytest -q tests
 
 bench: build
-	$(PY) benches/bench.py
+	$(PY) benches/bench.py $(ARGS)
 
-# ns-3 against detailsim, case by case (detailsim.crosscheck): installs the ns3 wheel (about 69 MB, 2-3
+# ns-3 against detailsim, case by case (detailsim.repro.crosscheck): installs the ns3 wheel (about 69 MB, 2-3
 # minutes) into the venv, runs every case on both and rewrites docs/validation.md's generated table.
 crosscheck: build
 	$(VENV)/bin/pip install -q "$(NS3_WHEEL)"

@@ -7,6 +7,7 @@ per simulated second, peak RSS. Record them in docs/benchmarks.md when the hot p
 
     python benches/bench.py            # the whole suite
     python benches/bench.py --case steady_fh_0.2s
+    python benches/bench.py --update-docs   # the whole suite, stored in docs/benchmarks.json and its table
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def run_case(name: str, setup_only: bool = False) -> dict:
         import json as _json
 
         from detailsim import _core
-        from detailsim.scenario import prepare
+        from detailsim.core.scenario import prepare
 
         sc, _ = prepare(c["scenario"], scheme=c["scheme"], duration=c["duration"], overrides={"run.threads": 1} | (c.get("set") or {}))
         _core.Simulation(_json.dumps(sc))
@@ -141,13 +142,50 @@ def _instructions(args: list[str]) -> int | None:
     return None
 
 
+DOC = "docs/benchmarks.md"
+DOC_JSON = "docs/benchmarks.json"
+SOURCE = "docs/benchmarks.json by `benches/bench.py --update-docs`"
+
+
+def markdown(data: dict) -> str:
+    """The current-figures table of docs/benchmarks.md from the stored run (docs/benchmarks.json)."""
+    lines = [f"Measured {data['date']} at {data['commit']} on {data['machine']}, one process per case.", "",
+             "| case | simulated s | core wall s | traversals/s | events/traversal | instructions/traversal | wall s per simulated s | peak RSS MB |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in data["rows"]:
+        ipt = r.get("instructions_per_traversal")
+        lines.append(f"| `{r['case']}` | {r['sim_s']:.3f} | {r['core_wall_s']:.2f} | {r['traversals_per_s'] / 1e6:.2f} M | "
+                     f"{r['events_per_traversal']:.2f} | {'n/a' if ipt is None else f'{ipt:,.0f}'} | {r['wall_per_sim_s']:.2f} | "
+                     f"{r['peak_rss_mb']:.0f} |")
+    return "\n".join(lines)
+
+
+def _store(rows: list[dict]) -> None:
+    """Write docs/benchmarks.json and the table in docs/benchmarks.md (run from the project root)."""
+    import datetime
+    import os
+    from pathlib import Path
+
+    from detailsim.repro.docblocks import write_generated
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+    data = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"), "commit": commit + (" (with uncommitted changes)" if dirty else ""),
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}", "rows": rows}
+    write_generated(Path("."), DOC, DOC_JSON, "bench-current", data, markdown(data), SOURCE)
+    print(f"wrote {DOC_JSON} and the table in {DOC}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--case", choices=sorted({**CASES, **EXTRA}), action="append", help="run only these cases")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--setup-only", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--json", action="store_true", help="print one JSON object per case")
+    ap.add_argument("--update-docs", action="store_true", help="store the whole suite in docs/benchmarks.json and its table in docs/benchmarks.md")
     a = ap.parse_args()
+    if a.update_docs and a.case:
+        ap.error("--update-docs stores the whole suite: leave out --case")
     if a.child:
         print(json.dumps(run_case(a.child, a.setup_only)))
         return
@@ -157,6 +195,7 @@ def main() -> None:
            f"{'wall/sim':>10}{'flows':>9}{'peak RSS MB':>13}")
     if not a.json:
         print(hdr)
+    rows = []
     for n in names:
         out = subprocess.run([sys.executable, __file__, "--child", n], capture_output=True, text=True, check=True)
         r = json.loads(out.stdout.strip().splitlines()[-1])
@@ -166,6 +205,7 @@ def main() -> None:
             setup = _instructions([sys.executable, __file__, "--child", n, "--setup-only"]) if whole is not None else None
             if whole is not None and setup is not None:
                 r["instructions_per_traversal"] = (whole - setup) / max(r["link_traversals"], 1)
+        rows.append(r)
         if a.json:
             print(json.dumps(r))
         else:
@@ -175,6 +215,8 @@ def main() -> None:
                 f"{r['traversals_per_s'] / 1e6:>12.2f} M{r['events_per_traversal']:>9.2f}{'n/a' if ipt is None else f'{ipt:,.0f}':>12}"
                 f"{r['wall_per_sim_s']:>10.2f}{r['flows']:>9}{r['peak_rss_mb']:>13.0f}"
             )
+    if a.update_docs:
+        _store(rows)
 
 
 if __name__ == "__main__":

@@ -107,7 +107,7 @@ def claims_snapshot(old_dir: str, new_dir: str, old_label: str, new_label: str) 
 
 def claims_table(snap: dict) -> str:
     """The Markdown before/after table of a claims snapshot, with how many verdicts changed."""
-    from detailsim.grading import fmt_value
+    from detailsim.repro.grading import fmt_value
 
     old, new = snap["before"]["claims"], snap["after"]["claims"]
     ids = list(new) + [i for i in old if i not in new]

@@ -29,7 +29,7 @@ from collections import Counter
 import numpy as np
 
 from detailsim import _core
-from detailsim.scenario import duration_seconds
+from detailsim.core.scenario import duration_seconds
 
 # The core's defaults when a scenario leaves them out (`topology::DEFAULT_DELAY`, `DEFAULT_FORWARDING_DELAY`).
 DEFAULT_LINK_DELAY = "5.476us"

@@ -15,7 +15,7 @@ import sys
 
 import detailsim
 from detailsim import _core
-from detailsim.scenario import bundled_scenarios
+from detailsim.core.scenario import bundled_scenarios
 
 SCHEMES = [None, "fh", "detail", "dctcp", "pfabric", "pias", "dibs", "las", "lps"]
 # what may differ between the two

@@ -59,7 +59,7 @@ def cases() -> dict[str, tuple[Any, dict[str, Any]]]:
 def matrix_cases() -> dict[str, tuple[Any, dict[str, Any]]]:
     """name -> (scenario, overrides): every bundled scenario with every scheme preset (`MATRIX_RUN`)."""
     from detailsim import _core
-    from detailsim.scenario import bundled_scenarios
+    from detailsim.core.scenario import bundled_scenarios
 
     def run(sc: str) -> dict[str, Any]:
         return {f"run.{k}": v for k, v in {**MATRIX_RUN, "duration": MATRIX_DURATION.get(sc, MATRIX_RUN["duration"])}.items()}
@@ -77,7 +77,7 @@ def fingerprint(scenario: Any, overrides: dict[str, Any]) -> dict[str, Any] | No
     """The hash of one run's raw flow columns, with counters that make a mismatch easy to read; None for a
     case that `--threads N` asks to split and a split run refuses."""
     from detailsim import _core
-    from detailsim.scenario import prepare
+    from detailsim.core.scenario import prepare
 
     kw = dict(overrides)
     sc, _ = prepare(scenario, scheme=kw.pop("scheme", None), duration=kw.pop("duration", None), overrides=kw.pop("overrides", None))

@@ -211,7 +211,7 @@ def test_bad_cdf_files(tmp_path, text):
     ({"base": 5}, "sweep.base: required"),
 ])
 def test_bad_sweeps(spec, msg):
-    from detailsim.sweep import load_sweep
+    from detailsim.core.sweep import load_sweep
 
     with pytest.raises(ScenarioError) as e:
         load_sweep(spec)
@@ -305,8 +305,8 @@ def test_both_cdf_readers_are_one_reader(tmp_path):
     """A flow-size CDF (workload cdf) and an FCT CDF (analyze --fct-from) are read by one reader
     (cdf.numeric_rows): the same damaged line gets the same message, naming the file and the line."""
     from detailsim._core import ScenarioError
-    from detailsim.analyze import load_cdf
-    from detailsim.cdf import load_points
+    from detailsim.core.analyze import load_cdf
+    from detailsim.core.cdf import load_points
 
     bad = tmp_path / "sizes.cdf"
     bad.write_text("# size p\n100 0.5\n200 x\n")

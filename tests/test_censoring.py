@@ -12,9 +12,9 @@ import pytest
 
 import detailsim
 from conftest import run_cli
-from detailsim.plots import pooled_percentiles, reduction_table
-from detailsim.reproduce import markdown_table
-from detailsim.results import censored_stats
+from detailsim.outputs.plots import pooled_percentiles, reduction_table
+from detailsim.repro.reproduce import markdown_table
+from detailsim.core.results import censored_stats
 
 
 def test_percentiles_rank_unfinished_flows_by_their_age():
@@ -67,7 +67,7 @@ def test_the_cli_shows_bounds_and_unfinished_flows(tmp_path):
 
 
 def test_sweep_parquet_and_tables_carry_the_flags(tmp_path):
-    from detailsim.sweep import load_sweep, read_store, run_sweep
+    from detailsim.core.sweep import load_sweep, read_store, run_sweep
 
     spec = {"name": "cut", "base": "examples/incast", "seeds": 1, "set": {"scheme.tcp.rto_min": "1ms"},
             "axes": {"run.drain": ["7ms", "1s"]}}
@@ -101,7 +101,7 @@ def test_nearest_rank_is_the_rule_where_numpy_inverted_cdf_rounds_up():
     value. Ours gives the 7th of 100 values; numpy the 8th."""
     import numpy as np
 
-    from detailsim.results import QUANTILES, nearest_rank
+    from detailsim.core.results import QUANTILES, nearest_rank
 
     v = np.arange(1.0, 101.0)
     assert nearest_rank(v, 0.07) == 7.0

@@ -1,4 +1,4 @@
-"""`detailsim check-split` / `detailsim.api.check_split`: with run.event_order = "node" a scenario's nodes
+"""`detailsim check-split` / `detailsim.core.api.check_split`: with run.event_order = "node" a scenario's nodes
 act on each other only through events a grid interval apart, so a run split in parts (each part of the
 fabric a window of the lookahead at a time, taking turns on one thread as threads would run them) ends as
 the ordinary run does."""
@@ -6,7 +6,7 @@ the ordinary run does."""
 import pytest
 from click.testing import CliRunner
 
-from detailsim.api import check_split
+from detailsim.core.api import check_split
 from detailsim.cli import main
 
 # bundled scenarios with their own scheme and others: retrievals and background flows (steady), faults

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from detailsim import crosscheck as X
+from detailsim.repro import crosscheck as X
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 
 from conftest import ROOT, run_cli
-from detailsim.demonstrations import DEMOS, DOC_DEMOS, Demo, measure, run_demo
-from detailsim.sweep import load_sweep, read_store
+from detailsim.repro.demonstrations import DEMOS, DOC_DEMOS, Demo, measure, run_demo
+from detailsim.core.sweep import load_sweep, read_store
 
 
 def test_every_declared_demonstration_is_a_sweep_whose_runs_validate():

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 import detailsim
-from detailsim.scenario import bundled_scenarios
+from detailsim.core.scenario import bundled_scenarios
 from conftest import assert_invariants
 
 PFC_SCHEMES = ["lps", "detail", "pfc_only"]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
 from detailsim import _core
 
 DOC = (Path(__file__).resolve().parent.parent / "docs" / "scenarios.md").read_text()
@@ -62,8 +63,8 @@ def test_every_schema_key_is_documented(path, base):
 def test_the_knob_tables_are_generated_from_the_one_declaration():
     # docs/scenarios.md's [scheme] tables are what crates/model/src/config/knobs.rs declares (unit, meaning,
     # each preset's default): `detailsim reference --update-docs` rewrites them
-    from detailsim import reference
-    from detailsim.docblocks import block_of
+    from detailsim.repro import reference
+    from detailsim.repro.docblocks import block_of
     from detailsim import _core
 
     for prefix, (name, _) in reference.SECTIONS.items():
@@ -85,7 +86,7 @@ def test_the_knob_tables_are_generated_from_the_one_declaration():
 def test_the_knob_defaults_follow_the_presets():
     # the default column is read from the presets, not written by hand: change a preset and the table
     # changes with it
-    from detailsim import reference
+    from detailsim.repro import reference
 
     row = {k["key"]: k for k in reference.knobs()}["scheme.tcp.rto_min"]
     assert reference.default_cell(row["presets"]).startswith('`"10ms"` (`lps`, `detail`')
@@ -150,3 +151,22 @@ def test_the_simulator_struct_stays_small():
     body = body[:body.index("\n}\n")]
     fields = re.findall(r"^    (?:pub(?:\(crate\))? )?([a-z_]+):", body, re.M)
     assert len(fields) <= 30, fields
+
+
+def test_the_current_benchmark_table_is_the_stored_run():
+    """docs/benchmarks.md opens with the figures `benches/bench.py --update-docs` stored (date, commit,
+    machine, every case of the suite), generated, never edited."""
+    import importlib.util
+    import json
+
+    from detailsim.repro.docblocks import block_of
+
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    data = json.loads((ROOT / bench.DOC_JSON).read_text())
+    assert [r["case"] for r in data["rows"]] == list(bench.CASES), "the stored run is the whole suite"
+    text = (ROOT / bench.DOC).read_text()
+    assert block_of(text, "bench-current", bench.SOURCE) == bench.markdown(data), "run `make bench ARGS=--update-docs`"
+    assert text.index("## Current figures") < text.index("## Latest change")
+

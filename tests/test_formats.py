@@ -1,4 +1,4 @@
-"""The formats other simulators exchange (python/detailsim/formats.py): the HPCC simulator's topology and
+"""The formats other simulators exchange (python/detailsim/core/formats.py): the HPCC simulator's topology and
 flow files and csg-htsim's connection matrices read into scenarios, HPCC's fct.txt written from a run;
 damaged files refused naming the file and the line, exit 2."""
 
@@ -12,7 +12,7 @@ import pytest
 
 import detailsim
 from conftest import assert_invariants, run_cli
-from detailsim.formats import read_hpcc_flows, read_hpcc_topology, read_htsim_cm
+from detailsim.core.formats import read_hpcc_flows, read_hpcc_topology, read_htsim_cm
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "python" / "detailsim" / "scenarios" / "examples"
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from detailsim.claims import DETAIL_SCENARIOS
-from detailsim.grading import (LABELS, VERDICTS, Band, Claim, assess, bands, ci95, converged, grade, regrade, regrade_resolution, resolution,
+from detailsim.repro.claims import DETAIL_SCENARIOS
+from detailsim.repro.grading import (LABELS, VERDICTS, Band, Claim, assess, bands, ci95, converged, grade, regrade, regrade_resolution, resolution,
                                seeds_to_decide)
-from detailsim.docblocks import block_of, render_block
-from detailsim.reproduce import (CITED_PREFIX, CALIBRATION_SOURCE, DOC_CALIBRATION, DOC_CLAIMS, DOC_LINES, DOCS_WITH_BLOCKS, calibration_markdown,
+from detailsim.repro.docblocks import block_of, render_block
+from detailsim.repro.reproduce import (CITED_PREFIX, CALIBRATION_SOURCE, DOC_CALIBRATION, DOC_CLAIMS, DOC_LINES, DOCS_WITH_BLOCKS, calibration_markdown,
                                  generated_blocks)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,7 +77,7 @@ def test_verdicts():
 
 
 def test_the_direction_over_the_interval():
-    from detailsim.grading import direction_over, excludes_zero, stored_over
+    from detailsim.repro.grading import direction_over, excludes_zero, stored_over
 
     positive = lambda v: (min(v) if isinstance(v, list) else v) > 0  # noqa: E731
     assert direction_over(positive, 10, 4) is True and direction_over(positive, 3, 4) is None and direction_over(positive, -10, 4) is False
@@ -96,7 +96,7 @@ def test_the_direction_over_the_interval():
 
 
 def test_the_rule_sentence_names_what_the_code_does():
-    from detailsim.grading import RULE
+    from detailsim.repro.grading import RULE
 
     for words in ("± 25%", "whole 95% interval lies inside", "both ends of the interval", "keeps the verdict both share"):
         assert words in RULE, words
@@ -120,7 +120,7 @@ def test_seeds_to_decide_and_the_resolution_note():
     # 3 seeds, half-width 20 around 65 against [52.5, 87.5]: inside, the interval must shrink to 12.5 (the nearer edge)
     sd = 20 * math.sqrt(3) / 4.303
     n = seeds_to_decide(70, 65, 20, 3)
-    from detailsim.grading import t975
+    from detailsim.repro.grading import t975
 
     assert n is not None and t975(n - 1) * sd / math.sqrt(n) <= 12.5 < t975(n - 2) * sd / math.sqrt(n - 1)
     assert resolution(70, 65, 20, True, 3, over=True) == f"{n} seeds at this spread"
@@ -156,7 +156,7 @@ def _claims() -> list[dict]:
 
 def test_every_verdict_follows_from_its_numbers():
     """claims.json, re-graded claim by claim from its own numbers by the rule, gives the verdicts it states."""
-    from detailsim.claims import WITHIN
+    from detailsim.repro.claims import WITHIN
 
     claims = _claims()
     assert len(claims) >= 60
@@ -179,7 +179,7 @@ def test_labels_keep_calibration_and_construction_apart():
     counts = generated_blocks(claims)["claims-counts"]
     held = [c for c in claims if c["label"] == "held out"]
     assert counts.startswith(f"{len(held)} claims graded held out under the equivalence rule: **{sum(c['verdict'] == 'reproduced' for c in held)} reproduced**")
-    from detailsim.claims import SEEN
+    from detailsim.repro.claims import SEEN
 
     assert {c["id"] for c in claims if c["label"] == "seen"} == set(SEEN) & {c["id"] for c in claims}
     assert all(c["label_note"] for c in claims if c["label"] in ("seen", "property"))
@@ -223,9 +223,9 @@ def test_the_docs_show_what_claims_json_and_the_calibration_generate():
     points = json.loads((ROOT / DOC_CALIBRATION).read_text())
     text = (ROOT / "docs" / "reproduction.md").read_text()
     assert block_of(text, "calibration", CALIBRATION_SOURCE) == calibration_markdown(points)
-    from detailsim.readings import READINGS_SOURCE, load_readings, readings_markdown
+    from detailsim.repro.readings import READINGS_SOURCE, load_readings, readings_markdown
 
-    from detailsim.reproduce import REPROS
+    from detailsim.repro.reproduce import REPROS
 
     assert block_of(text, "readings", READINGS_SOURCE) == readings_markdown(claims, load_readings(ROOT), {n: r.base for n, r in REPROS.items()})
     # the adopted model is the calibration's winner, in every DeTail scenario
@@ -269,7 +269,7 @@ def test_render_block_replaces_only_between_markers():
 def test_sample_note_names_the_buckets_under_the_minimum():
     import polars as pl
 
-    from detailsim.reproduce import MIN_FLOWS, is_size_bucket, sample_note
+    from detailsim.repro.reproduce import MIN_FLOWS, is_size_bucket, sample_note
 
     assert is_size_bucket("small") and is_size_bucket("retrieval/8KB") and is_size_bucket("background/16MB")
     assert not is_size_bucket("workflow/partition-aggregate/40") and not is_size_bucket("incast") and not is_size_bucket("ping")
@@ -302,7 +302,7 @@ def _experiment_tables(text: str):
 def test_every_reported_size_bucket_holds_enough_flows():
     """Every point of a full reproduction pools at least MIN_FLOWS flows in each reported size bucket (the
     generated tables in docs/reproduction.md, from `detailsim reproduce all --update-docs`)."""
-    from detailsim.reproduce import MIN_FLOWS, is_size_bucket
+    from detailsim.repro.reproduce import MIN_FLOWS, is_size_bucket
 
     rows = list(_experiment_tables((ROOT / "docs" / "reproduction.md").read_text()))
     assert len({e for e, _ in rows}) >= 20
@@ -366,13 +366,13 @@ def test_the_detail_scenarios_carry_the_calibrations_chosen_point():
 
 
 def test_why_each_claim_does_not_reproduce_is_generated_from_the_stores():
-    """"Claims that do not reproduce, and why" is what detailsim.why generates from claims.json, the readings'
+    """"Claims that do not reproduce, and why" is what detailsim.repro.why generates from claims.json, the readings'
     claims and the demonstrations' measurements; an entry quotes each claim's value, interval and what would
     decide it from claims.json, and a claim no entry names is an error, not a silent omission."""
-    from detailsim.demonstrations import load_demos
-    from detailsim.readings import load_readings
-    from detailsim.why import ENTRIES, WHY_SOURCE, why_markdown
-    from detailsim.grading import fmt_measured
+    from detailsim.repro.demonstrations import load_demos
+    from detailsim.repro.readings import load_readings
+    from detailsim.repro.why import ENTRIES, WHY_SOURCE, why_markdown
+    from detailsim.repro.grading import fmt_measured
 
     claims = _claims()
     text = (ROOT / "docs" / "reproduction.md").read_text()
@@ -393,7 +393,7 @@ def test_why_each_claim_does_not_reproduce_is_generated_from_the_stores():
 def test_the_readings_within_the_declared_distance_of_the_best_are_the_declared_ones():
     """docs/reproduction.md, "Across the readings": the calibration's points within 0.1 of the best are graded
     as readings; each differs from the adopted point in exactly the grid keys of one declared reading."""
-    from detailsim.readings import CAL_WITHIN, READINGS, within_best
+    from detailsim.repro.readings import CAL_WITHIN, READINGS, within_best
 
     points = json.loads((ROOT / "docs/reproduction/calibration.json").read_text())
     best = points[0]["point"]
@@ -408,8 +408,8 @@ def test_the_readings_within_the_declared_distance_of_the_best_are_the_declared_
 
 
 def test_a_claim_is_the_papers_gap_only_when_no_reading_reproduces_it():
-    from detailsim.readings import READINGS, readings_markdown, readings_rows
-    from detailsim.reproduce import REPROS
+    from detailsim.repro.readings import READINGS, readings_markdown, readings_rows
+    from detailsim.repro.reproduce import REPROS
 
     bases = {n: r.base for n, r in REPROS.items()}
 
@@ -443,8 +443,8 @@ def test_a_reading_is_stored_experiment_by_experiment_and_called_in_part_until_e
     """`reproduce NAME --reading R --update-docs` replaces the claims of the experiments it ran and keeps
     the others; the table says the reading is run in part, and calls nothing the paper's gap, while a
     claim the reading applies to has no verdict under it."""
-    from detailsim.readings import READINGS, merge_reading, readings_markdown, readings_rows
-    from detailsim.reproduce import REPROS
+    from detailsim.repro.readings import READINGS, merge_reading, readings_markdown, readings_rows
+    from detailsim.repro.reproduce import REPROS
 
     def claim(id_, exp, verdict):
         return {"id": id_, "experiment": exp, "claim": id_, "label": "held out", "verdict": verdict, "resolve": None}
@@ -466,8 +466,8 @@ def test_a_reading_is_stored_experiment_by_experiment_and_called_in_part_until_e
 
 
 def test_a_declared_reading_runs_only_the_reproductions_whose_scenario_has_its_keys():
-    from detailsim.readings import READINGS, reproductions_for
-    from detailsim.reproduce import REPROS
+    from detailsim.repro.readings import READINGS, reproductions_for
+    from detailsim.repro.reproduce import REPROS
 
     every = reproductions_for(REPROS)
     assert "calibrate" not in every and "pias_testbed" not in every and {"steady", "bursty", "disconnected", "sequential"} <= set(every)
@@ -477,7 +477,7 @@ def test_a_declared_reading_runs_only_the_reproductions_whose_scenario_has_its_k
 
 
 def test_the_experiments_block_rewrites_the_sections_out_holds_and_keeps_the_others(tmp_path):
-    from detailsim.reproduce import experiments_block
+    from detailsim.repro.reproduce import experiments_block
 
     out = tmp_path / "out"
     (out / "scatter").mkdir(parents=True)

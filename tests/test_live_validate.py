@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from detailsim import live_validate as lv
+from detailsim.repro import live_validate as lv
 
 ROOT = Path(__file__).resolve().parent.parent
 

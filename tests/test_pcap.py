@@ -84,7 +84,7 @@ def test_simulated_and_live_frames_share_one_address_plan(tmp_path):
     same IPv4 and MAC per host, and PFC frames from the sending port's MAC, so the two compare address for
     address."""
     from detailsim import _core
-    from detailsim.scenario import prepare
+    from detailsim.core.scenario import prepare
 
     sc, _ = prepare(INCAST, scheme="lps")
     layout = json.loads(_core.live_layout(json.dumps(sc)))

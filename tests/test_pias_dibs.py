@@ -10,8 +10,8 @@ import pytest
 
 import detailsim
 from conftest import assert_invariants, run_cli
-from detailsim.cdf import load_points, mean_bytes
-from detailsim.pias import bound, fractions_of, optimal_fractions, solve
+from detailsim.core.cdf import load_points, mean_bytes
+from detailsim.core.pias import bound, fractions_of, optimal_fractions, solve
 
 K = 30 * 1024
 
@@ -270,7 +270,7 @@ def test_ideal_fct_follows_each_links_rate_and_delay():
 
 
 def _pias_fabric() -> dict:
-    from detailsim.scenario import prepare
+    from detailsim.core.scenario import prepare
 
     sc, _ = prepare("paper/pias_websearch", scheme="dctcp")
     sc.pop("workload")
@@ -296,7 +296,7 @@ def test_pias_thresholds_for_other_traffic():
         solve(load_points("websearch"), "websearch", 0.8, 4, "equal-split")["thresholds_bytes"]
     assert used(**{"scheme.pias.thresholds": ["10KB", "1MB"]}) == [10 * 1024, 1 << 20]
     assert detailsim.run("paper/pias_websearch", scheme="dctcp", set={"run.duration": "1us", "run.drain": "1us"}).summary["mlfq_thresholds_bytes"] == []
-    from detailsim.scenario import prepare
+    from detailsim.core.scenario import prepare
 
     with pytest.raises(detailsim.ScenarioError, match=r"^scheme.pias.load"):
         prepare("paper/pias_websearch", overrides={"scheme.pias.load": 1.5})

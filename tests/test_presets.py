@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import detailsim
 from conftest import assert_invariants
 from detailsim import _core
-from detailsim.scenario import bundled_scenarios, prepare
+from detailsim.core.scenario import bundled_scenarios, prepare
 
 WEBSEARCH = {"run": {"duration": "4ms", "drain": "30ms", "seed": 3},
              "topology": {"kind": "fattree", "k": 4, "link_rate": "10Gbps"},
@@ -239,8 +239,8 @@ def test_the_lossless_matrix_in_the_docs_is_its_stored_result_and_still_holds_at
     passed, and the 1 and 10 Gbps cases still build as stored (status and the smallest buffer named)."""
     from pathlib import Path
 
-    from detailsim.matrix import BLOCK, DOC, DOC_JSON, SOURCE, lossless_case, markdown
-    from detailsim.docblocks import block_of
+    from detailsim.repro.matrix import BLOCK, DOC, DOC_JSON, SOURCE, lossless_case, markdown
+    from detailsim.repro.docblocks import block_of
 
     root = Path(__file__).resolve().parents[1]
     rows = json.loads((root / DOC_JSON).read_text())

@@ -69,7 +69,7 @@ def test_a_paused_roce_host_keeps_its_acks():
     """A host paused by PFC while data keeps arriving holds every ACK and CNP it makes (a RoCE NIC makes them
     in hardware): no host_buffer drop and no timeout, on the 100 Gbps web-search fat tree under DCQCN, where a
     NIC that kept only eight frames for them dropped thousands and its flows' senders waited for timeouts."""
-    from detailsim.modern import roce_scaling
+    from detailsim.repro.modern import roce_scaling
 
     r = detailsim.run("examples/websearch_fattree", scheme="dcqcn", duration="5ms",
                       set={"topology.link_rate": "100Gbps", "topology.shared_buffer.size": "8MB", **roce_scaling(100)})
@@ -81,7 +81,7 @@ def test_a_paused_roce_host_keeps_its_acks():
 def test_the_declared_roce_scaling_rule():
     """modern's rule (docs/reproduction.md): at 25 Gbps the dcqcn preset's own settings, HPCC's at 100 Gbps;
     every setting proportional to the link rate."""
-    from detailsim.modern import roce_scaling
+    from detailsim.repro.modern import roce_scaling
 
     at25, at1 = roce_scaling(25), roce_scaling(1)
     assert at25["scheme.dcqcn.rate_ai"] == "5Mbps" and at25["scheme.dcqcn.rate_hai"] == "50Mbps" and at25["scheme.dcqcn.min_rate"] == "1000Mbps"

@@ -64,7 +64,7 @@ def test_report_renders_in_headless_chromium(store, tmp_path):
 
 
 def test_a_cdf_of_millions_draws_a_few_thousand_points_and_its_tail_exactly():
-    from detailsim.plots import cdf_points
+    from detailsim.outputs.plots import cdf_points
 
     assert (cdf_points(2500) == np.arange(2500)).all()
     n = 20_000_000
@@ -81,9 +81,9 @@ def test_the_report_of_plots_already_drawn_reads_no_flow_table(store, tmp_path):
     """`reproduce` draws a store's plots once and embeds them: the report then reads only the summary and
     the FCT table, and plotting reads only the flow columns it draws (a store of 20 million flows was
     killed at 24 GB drawing its plots whole)."""
-    from detailsim.plots import plot_store
-    from detailsim.report import build_report
-    from detailsim.sweep import read_store
+    from detailsim.outputs.plots import plot_store
+    from detailsim.outputs.report import build_report
+    from detailsim.core.sweep import read_store
 
     files = plot_store(store, tmp_path / "p")
     html = build_report(store, tmp_path / "r.html", plots_dir=tmp_path / "p").read_text()

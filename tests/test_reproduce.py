@@ -83,7 +83,7 @@ def test_reproduce_all_quick(tmp_path):
 def test_claims_carry_a_confidence_interval_and_a_convergence_check(tmp_path, monkeypatch):
     """With several seeds each claim's value is pooled, its 95% CI comes from the per-seed values, and the
     convergence check grades the first half of the seeds alone."""
-    from detailsim import reproduce as rp
+    from detailsim.repro import reproduce as rp
 
     r = rp.Repro("tiny", "four seeds of a short steady run", "paper/steady", {"scheme": ["fh", "detail"], "workload.rate": [1000, 2000]}, seeds=4,
                  set={"run.duration": "0.01s", **rp.NO_ECN}, claims=rp.steady_claims)
@@ -102,7 +102,7 @@ def test_claims_carry_a_confidence_interval_and_a_convergence_check(tmp_path, mo
     half = rp.class_stats(flows.filter(pl.col("seed") <= 2), ["scheme", "workload.rate"])
     assert p50["check"]["value"] == float(f"{rp.cut(half, 'retrieval/8KB', 'p50', **{'workload.rate': 2000}):.4g}")
     # the table gives every value with its 95% interval over the seeds: the t-interval of the seeds' values
-    from detailsim.grading import ci95
+    from detailsim.repro.grading import ci95
 
     per = [rp.class_stats(flows.filter(pl.col("seed") == sd), ["scheme", "workload.rate"]) for sd in (1, 2, 3, 4)]
     want = ci95([rp.pct(p, "retrieval/8KB", "p99", scheme="fh", **{"workload.rate": 2000}) for p in per])
@@ -113,7 +113,7 @@ def test_claims_carry_a_confidence_interval_and_a_convergence_check(tmp_path, mo
 
 def test_more_seeds_run_only_the_new_ones(tmp_path, monkeypatch):
     """A reproduction given more seeds keeps the runs its store already holds."""
-    from detailsim import reproduce as rp
+    from detailsim.repro import reproduce as rp
 
     def tiny(seeds: int) -> rp.Repro:
         return rp.Repro("tiny", "a short steady run", "paper/steady", {"scheme": ["fh"]}, seeds=seeds,
@@ -143,7 +143,7 @@ def test_update_docs_refuses_a_partial_or_quick_run_before_running(tmp_path):
 
 
 def test_the_length_check_runs_half_the_arrival_window(tmp_path, monkeypatch):
-    from detailsim import reproduce as rp
+    from detailsim.repro import reproduce as rp
 
     r = rp.Repro("tiny", "a short steady run", "paper/steady", {"scheme": ["fh", "detail"], "workload.rate": [1000, 2000]}, seeds=2,
                  set={"run.duration": "0.01s", **rp.NO_ECN}, claims=rp.steady_claims, converge="length")
@@ -161,7 +161,7 @@ def test_a_store_another_reproduction_grades_gets_its_length_check(tmp_path, mon
     """A store with no claims of its own whose claims another reproduction grades (`uses`, as pias_leafspine
     reads pias_websearch and pias_datamining) runs its convergence check too, and the grader's claims carry
     it (without it they had no check at all)."""
-    from detailsim import reproduce as rp
+    from detailsim.repro import reproduce as rp
 
     run = rp.Repro("tinyrun", "a short steady run", "paper/steady", {"scheme": ["fh"]}, seeds=2,
                    set={"run.duration": "0.01s", **rp.NO_ECN}, converge="length")
@@ -185,7 +185,7 @@ def test_the_figure_8_claim_reads_every_live_run(tmp_path, monkeypatch):
     (validation.json and the validation-seedN.json beside it), their mean, and an interval over runs."""
     import pytest
 
-    from detailsim import reproduce as rp
+    from detailsim.repro import reproduce as rp
 
     def run(live_detail_ms: float) -> dict:
         def cls(run_ms: float, live_ms: float) -> dict:
@@ -195,7 +195,7 @@ def test_the_figure_8_claim_reads_every_live_run(tmp_path, monkeypatch):
                           {"scheme": "detail", "rate": 50, "classes": {c: cls(5.0, live_detail_ms) for c in sizes}}]}
 
     (tmp_path / "validation.json").write_text(json.dumps(run(7.0)))  # simulated cut 50%, live 30%: 20 points
-    from detailsim import claims
+    from detailsim.repro import claims
 
     monkeypatch.setattr(claims, "LIVE_VALIDATION", tmp_path / "validation.json")
     d = rp.Data("verification", pl.DataFrame(), pl.DataFrame(), [])
@@ -234,7 +234,7 @@ def test_modern_runs_detail_beside_the_roce_schemes_with_its_tables(tmp_path):
 
 
 def test_a_reading_is_set_on_the_detail_scenarios_runs_only():
-    from detailsim.reproduce import REPROS
+    from detailsim.repro.reproduce import REPROS
 
     reading = {"scheme.egress_sharing": "in_use", "scheme.tcp.initial_window": 10}
     assert REPROS["bursty"].sweep_spec(False, reading=reading)["set"]["scheme.egress_sharing"] == "in_use"
@@ -244,7 +244,7 @@ def test_a_reading_is_set_on_the_detail_scenarios_runs_only():
 
 
 def test_background_in_progress_is_littles_law_on_the_flow_table():
-    from detailsim.reproduce import background_in_progress
+    from detailsim.repro.reproduce import background_in_progress
 
     # two servers over [0.1, 0.2]: one flow across the whole window, one inside half of it, one unfinished
     # from 0.15, one that ended before the window; a retrieval makes the second server count

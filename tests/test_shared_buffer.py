@@ -115,7 +115,7 @@ def test_live_mode_refuses_shared_buffers():
 
 
 def _bundled() -> list[str]:
-    from detailsim.scenario import bundled_scenarios
+    from detailsim.core.scenario import bundled_scenarios
 
     return sorted(bundled_scenarios())
 

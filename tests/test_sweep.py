@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 from conftest import ROOT, run_cli
-from detailsim.sweep import Run, load_sweep, read_store, run_sweep, finished_runs
+from detailsim.core.sweep import Run, load_sweep, read_store, run_sweep, finished_runs
 
 SWEEP = ROOT / "tests" / "data" / "sweep3x3x2.toml"
 DASK = Path(sys.executable).parent / "dask"
@@ -181,7 +181,7 @@ def test_a_long_flow_list_reaches_run_0_whole(tmp_path):
 def test_an_axis_inside_a_table_set_for_every_run_changes_each_run_alone():
     # a table in [set] and an axis on one of its keys: every run gets its own value (the table was shared by
     # the runs, and each axis value overwrote the others': every run ran the last one)
-    from detailsim.sweep import load_sweep
+    from detailsim.core.sweep import load_sweep
 
     sw = load_sweep({"base": "paper/steady", "set": {"workload.1": {"kind": "background", "rate": 10, "size": "1MB", "priority": 1}},
                      "axes": {"workload.1.rate": [1.5, 2, 3]}})

@@ -92,7 +92,7 @@ def test_auto_threads_split_only_where_it_gains_and_can(monkeypatch, free, scena
     import json
 
     from detailsim import _core
-    from detailsim.scenario import prepare
+    from detailsim.core.scenario import prepare
 
     monkeypatch.setenv("DETAILSIM_FREE_CORES", free)
     sc, _ = prepare(scenario, overrides={"run.threads": "auto"} | sets)
@@ -106,8 +106,9 @@ def test_a_single_run_is_auto_and_the_library_one_thread(monkeypatch):
     a caller may look into as it runs) takes one thread unless told."""
     import json
 
-    from detailsim import _core, api
-    from detailsim.scenario import prepare
+    from detailsim import _core
+    from detailsim.core import api
+    from detailsim.core.scenario import prepare
 
     monkeypatch.setenv("DETAILSIM_FREE_CORES", "2")
     sc, _ = prepare("paper/steady")
@@ -126,7 +127,7 @@ def test_a_single_run_is_auto_and_the_library_one_thread(monkeypatch):
 
 
 def test_sweeps_and_traced_runs_take_one_thread():
-    from detailsim.api import one_thread_unless_set
+    from detailsim.core.api import one_thread_unless_set
 
     assert one_thread_unless_set({"run": {"duration": "1ms"}})["run"] == {"duration": "1ms", "threads": 1}
     assert one_thread_unless_set({"run": {"threads": "auto"}})["run"]["threads"] == 1

@@ -160,7 +160,7 @@ def test_issue10_before_after_table_is_generated_from_its_snapshot():
     import sys
     from pathlib import Path
 
-    from detailsim.docblocks import block_of
+    from detailsim.repro.docblocks import block_of
 
     root = Path(__file__).resolve().parent.parent
     sys.path.insert(0, str(root / "benches"))
@@ -215,7 +215,7 @@ def test_issue35_before_after_tables_are_generated_from_their_snapshots(name):
     import sys
     from pathlib import Path
 
-    from detailsim.docblocks import block_of
+    from detailsim.repro.docblocks import block_of
 
     root = Path(__file__).resolve().parent.parent
     sys.path.insert(0, str(root / "benches"))

@@ -7,8 +7,8 @@
 """
 
 from ._core import InternalError, ScenarioError
-from .api import Result, run
-from .scenario import bundled_scenarios, load_scenario
+from .core.api import Result, run
+from .core.scenario import bundled_scenarios, load_scenario
 
 __version__ = "0.1.0"
 __all__ = ["run", "Result", "ScenarioError", "InternalError", "load_scenario", "bundled_scenarios", "__version__"]

@@ -12,9 +12,9 @@ from typing import Any
 import click
 
 from . import _core
-from .api import Result, execute
-from .scenario import duration_seconds, bundled_scenarios, prepare
-from .results import fct_table, fmt_ms
+from .core.api import Result, execute
+from .core.scenario import duration_seconds, bundled_scenarios, prepare
+from .core.results import fct_table, fmt_ms
 
 DEMO_SCENARIO = "paper/steady"
 DEMO_DURATION = "0.1s"
@@ -149,7 +149,7 @@ def run_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int 
         if pcap_filter and not pcap:
             raise _core.ScenarioError("--pcap: required with --pcap-filter")
         if pcap:
-            from .pcap import parse_filter
+            from .outputs.pcap import parse_filter
 
             if not pcap_filter:
                 raise _core.ScenarioError("--pcap-filter: required with --pcap (flow=ID, node=NAME, port=FROM:TO or link=A:B)")
@@ -163,7 +163,7 @@ def run_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int 
     finally:
         if bar is not None:
             bar.close()
-    from .api import invariant_problems
+    from .core.api import invariant_problems
 
     for problem in invariant_problems(res.summary):
         click.echo(f"warning: {problem}", err=True)
@@ -187,7 +187,7 @@ def check_split_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], se
     and split in --parts parts taking turns on one thread, with the windows threads use, and compare the
     outcomes. Exit status 0: the same; 1: different, or an interaction faster than the window (named); 2:
     a scenario a split run does not support (the field named)."""
-    from .api import check_split
+    from .core.api import check_split
 
     r = check_split(scenario, scheme=scheme, seed=seed, duration=duration, sets=list(sets), parts=parts)
     click.echo(f"window {r['window_s'] * 1e6:.3f} us")
@@ -256,7 +256,7 @@ def live_cmd(scenario: str | None, scheme: str | None, sets: tuple[str, ...], se
     with _live_errors():
         summary, flows, ports, _sim = live.run_live(sc, name, drain_s=drain_s, say=say, pcap=pcap, pcap_filter=pcap_filter)
     if out:
-        from .results import write_outputs
+        from .core.results import write_outputs
 
         write_outputs(Path(out), summary, flows, ports, sc)
     for problem in live.problems(summary):
@@ -282,7 +282,7 @@ def live_cmd(scenario: str | None, scheme: str | None, sets: tuple[str, ...], se
 def live_validate_cmd(scenario: str, schemes: str, rates: str, duration: str, seed: int | None, sets: tuple[str, ...], drain: str,
                       out: str | None, update_docs_: bool) -> None:
     """Run SCENARIO under `run` and `live` per scheme and rate; median, p99, p99.9 side by side."""
-    from . import live_validate
+    from .repro import live_validate
 
     try:
         rate_list = [float(r) for r in rates.split(",") if r.strip()]
@@ -339,7 +339,7 @@ def schemes_cmd() -> None:
 def reference_cmd(update_docs: bool) -> None:
     """The [scheme] knobs: key, unit, default per preset and meaning, from the core's declaration of each
     knob (what docs/scenarios.md shows)."""
-    from . import reference
+    from .repro import reference
 
     if update_docs:
         changed = reference.update_docs()
@@ -358,7 +358,7 @@ def reference_cmd(update_docs: bool) -> None:
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def sweep_cmd(sweep_file: str, out: str, workers: int | None, scheduler: str | None, resume: bool, quiet: bool) -> None:
     """Run every run of SWEEP_FILE (base scenario x axes x seeds) into the store --out."""
-    from .sweep import load_sweep, run_sweep
+    from .core.sweep import load_sweep, run_sweep
 
     try:
         sw = load_sweep(sweep_file)
@@ -387,8 +387,8 @@ def sweep_cmd(sweep_file: str, out: str, workers: int | None, scheduler: str | N
 def plot_cmd(store: str, plots_dir: str | None, baseline: str, metric: str, x: str | None) -> None:
     """Plot a results store (FCT CDFs per class, percentile vs a parameter, reduction over a baseline) or a
     single run directory (FCT CDFs; with run.sample, queues and throughput over time). PNG and SVG."""
-    from .plots import plot_run, plot_store
-    from .report import is_run_dir
+    from .outputs.plots import plot_run, plot_store
+    from .outputs.report import is_run_dir
 
     if is_run_dir(store):
         for f in plot_run(store, plots_dir):
@@ -413,8 +413,8 @@ def export_cmd(run_dir: str, fmt: str, output: str | None) -> None:
 
     import polars as pl
 
-    from .formats import host_node_ids, write_hpcc_fct
-    from .report import is_run_dir
+    from .core.formats import host_node_ids, write_hpcc_fct
+    from .outputs.report import is_run_dir
 
     if not is_run_dir(run_dir):
         _fail(f"run_dir: {run_dir!r} is not a run directory (no summary.json and flows.parquet; write one with detailsim run --out)")
@@ -445,7 +445,7 @@ def crosscheck_cmd(cases: tuple[str, ...], out: str | None, update_docs: bool, o
     print each headline figure on both with the difference (docs/validation.md, "Checked against ns-3").
     --vary changes a case on both sides, --set and --ns3-set one side or the other, to show what a difference
     comes from."""
-    from . import crosscheck as X
+    from .repro import crosscheck as X
 
     names = list(cases) or list(X.CASES)
     unknown = [n for n in names if n not in X.CASES]
@@ -498,7 +498,7 @@ def crosscheck_cmd(cases: tuple[str, ...], out: str | None, update_docs: bool, o
 @click.option("--metric", type=click.Choice(["p50", "p99", "p999", "mean"]), default="p999", show_default=True)
 def report_cmd(store: str, output: str, baseline: str, metric: str) -> None:
     """Write one self-contained HTML report of a results store or of a single run directory."""
-    from .report import build_report, build_run_report, is_run_dir
+    from .outputs.report import build_report, build_run_report, is_run_dir
 
     if is_run_dir(store):
         click.echo(str(build_run_report(store, output)))
@@ -533,11 +533,11 @@ def report_cmd(store: str, output: str, baseline: str, metric: str) -> None:
 def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers: int | None, scheduler: str | None, quiet: bool,
                   regrade: bool, readings: tuple[str, ...], regrade_docs: bool, update_docs_: bool) -> None:
     """Reproduce an evaluation of the DeTail, DIBS or PIAS papers, or DeTail beside DCQCN and HPCC (NAME, `modern` or `all`): sweep, plots, table, claims."""
-    from .readings import READINGS, reproductions_for
-    from .reproduce import GROUPS, REPROS, collect_claims, reproduce, update_docs
+    from .repro.readings import READINGS, reproductions_for
+    from .repro.reproduce import GROUPS, REPROS, collect_claims, reproduce, update_docs
 
     if regrade_docs:
-        from .reproduce import DOC_CLAIMS, regrade_stored
+        from .repro.reproduce import DOC_CLAIMS, regrade_stored
 
         if not Path("docs/reproduction.md").exists():
             _fail("reproduce: --regrade-docs must run from the project root (no docs/reproduction.md here)")
@@ -580,7 +580,7 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
         if not sep or not k.strip():
             _fail(f"reproduce: --reading {a!r}: expected a declared reading ({', '.join(READINGS)}; alone) or KEY=VALUE, "
                   "e.g. scheme.egress_sharing=eighths")
-        from .scenario import _parse_value
+        from .core.scenario import _parse_value
 
         reading[k.strip()] = _parse_value(v.strip())
     if reading and update_docs_ and declared is None:
@@ -623,7 +623,7 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
         if pool is not None:
             pool.shutdown()
     if len(names) > 1:
-        from .grading import counts_line, glance_table
+        from .repro.grading import counts_line, glance_table
 
         claims = collect_claims(outp, names)
         (outp / "claims.json").write_text(json.dumps(claims, indent=2) + "\n")
@@ -631,8 +631,8 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
                                         + glance_table(claims) + "\n\n" + "\n".join(parts))
         click.echo(counts_line(claims).replace("**", ""), err=True)
     if update_docs_ and declared is not None:
-        from .readings import READINGS_DIR, merge_reading
-        from .reproduce import DOC_CLAIMS
+        from .repro.readings import READINGS_DIR, merge_reading
+        from .repro.reproduce import DOC_CLAIMS
 
         dest = Path(READINGS_DIR) / f"{declared.name}.json"
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -650,7 +650,7 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
 def _reproduce_one(name: str, out: str, quick: bool, workers: int | None, scheduler: str | None, progress: bool,
                    reading: dict[str, Any] | None = None) -> tuple[str | None, str]:
     """One reproduction in a worker process (`reproduce all`): (error, Markdown)."""
-    from .reproduce import reproduce
+    from .repro.reproduce import reproduce
 
     try:
         return None, reproduce(name, Path(out), quick=quick, workers=workers, scheduler=scheduler, progress=progress, reading=reading)
@@ -679,7 +679,7 @@ def analyze_workflow(src: str, cls: str | None, where: tuple[str, ...], cdf_unit
     """Monte Carlo over an FCT distribution: deadline misses of partition-aggregate workflows (--workers N),
     the 99.9th percentile of sequential workflows (--sequential N), or, with neither, how many sequential
     retrievals fit under the deadline at the 99.9th percentile."""
-    from . import analyze as an
+    from .core import analyze as an
 
     try:
         dl = duration_seconds(deadline, "--deadline")
@@ -715,7 +715,7 @@ def analyze_workflow(src: str, cls: str | None, where: tuple[str, ...], cdf_unit
                    "it (run from the project root).")
 def demonstrate_cmd(ids: tuple[str, ...], list_: bool, out: str, workers: int | None, quiet: bool, update_docs_: bool) -> None:
     """Run the demonstrations of why claims do not reproduce (IDS, or all): docs/reproduction.md, "Claims that do not reproduce, and why"."""
-    from .demonstrations import DEMOS, run_demo, store
+    from .repro.demonstrations import DEMOS, run_demo, store
 
     if list_:
         for d in DEMOS.values():
@@ -731,7 +731,7 @@ def demonstrate_cmd(ids: tuple[str, ...], list_: bool, out: str, workers: int | 
         records[i] = run_demo(DEMOS[i], Path(out), workers=workers, progress=not quiet and sys.stderr.isatty())
         click.echo(json.dumps({i: records[i]["measured"]}, indent=1, default=str))
     if update_docs_:
-        from .reproduce import DOC_CLAIMS, update_docs
+        from .repro.reproduce import DOC_CLAIMS, update_docs
 
         click.echo(f"updated {store(records, Path('.'))}", err=True)
         for p in update_docs(json.loads(Path(DOC_CLAIMS).read_text()), Path(".")):
@@ -747,8 +747,8 @@ def demonstrate_cmd(ids: tuple[str, ...], list_: bool, out: str, workers: int | 
 def pias_thresholds_cmd(cdf: str, load: float, queues: int, method: str, as_json: bool) -> None:
     """PIAS demotion thresholds: the bound-minimising ones (exact dynamic programming), equal split, and the
     PIAS authors' published sets, with the fractions S_j and the bound T of each."""
-    from .cdf import load_points
-    from .pias import solve
+    from .core.cdf import load_points
+    from .core.pias import solve
 
     try:
         points = load_points(cdf, field="--cdf")

@@ -159,7 +159,7 @@ def mutate_cdf(text: str, rng: random.Random) -> str | bytes:
 
 def bundled_bases() -> dict[str, dict[str, Any]]:
     """The bundled scenarios, shortened so that a mutant that runs stays quick."""
-    from .scenario import bundled_scenarios, prepare
+    from .core.scenario import bundled_scenarios, prepare
 
     out = {}
     for name in bundled_scenarios():
@@ -173,12 +173,12 @@ def bundled_bases() -> dict[str, dict[str, Any]]:
 def run_case(kind: str, payload: Any, workdir: Path) -> str:
     """Run one mutant through the user-facing path; returns 'error', 'ran', or 'FAIL ...'."""
     from . import _core
-    from .api import execute
-    from .scenario import prepare
+    from .core.api import execute
+    from .core.scenario import prepare
 
     try:
         if kind == "sweep":
-            from .sweep import load_sweep
+            from .core.sweep import load_sweep
 
             load_sweep(payload)
             return "ran"

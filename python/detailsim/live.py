@@ -190,8 +190,8 @@ def run_live(sc: dict[str, Any], name: str, drain_s: float = 2.0, say: Any = pri
     import polars as pl
 
     from . import _core
-    from .api import execute
-    from .results import class_stats_of
+    from .core.api import execute
+    from .core.results import class_stats_of
 
     if not has_net_admin():
         raise LiveError("detailsim live needs CAP_NET_ADMIN (run as root) to create network namespaces", code=2)
@@ -414,7 +414,7 @@ def problems(summary: dict[str, Any]) -> list[str]:
 
 
 def format_summary(s: dict[str, Any]) -> str:
-    from .results import fct_table
+    from .core.results import fct_table
 
     lines = fct_table(s["fct"], "ms, live")
     e = s["emulator"]

@@ -3,7 +3,7 @@ hpcc) at 1, 10, 25 and 100 Gbps on its own buffers. A case either fits (the defa
 the ones its workloads use, hold their PFC headroom), or the core's message names the smallest ingress
 buffer that would, and the case is built (and, with a run time, run) again with that buffer.
 
-    .venv/bin/python -m detailsim.matrix [--run 1ms] [--rates 1Gbps,10Gbps,25Gbps,100Gbps] [--markdown] [--update-docs]
+    .venv/bin/python -m detailsim.repro.matrix [--run 1ms] [--rates 1Gbps,10Gbps,25Gbps,100Gbps] [--markdown] [--update-docs]
 
 prints one row per case (exit 1 if any case fails: refused, not built with the buffer named, or not
 lossless); `tests/test_presets.py` runs the 1 and 10 Gbps slice in `make test`, and `--update-docs` (from
@@ -17,18 +17,18 @@ import json
 import re
 from typing import Any
 
-from ._core import ScenarioError
-from .scenario import bundled_scenarios, prepare
+from .._core import ScenarioError
+from ..core.scenario import bundled_scenarios, prepare
 
 LOSSLESS_PRESETS = ("detail", "lps", "dcqcn", "hpcc")
 DOC, DOC_JSON, BLOCK = "docs/validation.md", "docs/validation/lossless_matrix.json", "lossless-matrix"
-SOURCE = "docs/validation/lossless_matrix.json by `python -m detailsim.matrix --update-docs`"
+SOURCE = "docs/validation/lossless_matrix.json by `python -m detailsim.repro.matrix --update-docs`"
 RATES = ("1Gbps", "10Gbps", "25Gbps", "100Gbps")
 _NEED = re.compile(r"ingress buffer of .* \((\d+) B\) is too small for lossless PFC.*the smallest buffer that holds them is (\d+) B")
 
 
 def _build(sc: dict[str, Any], run_for: str | None) -> dict[str, Any]:
-    from . import _core
+    from .. import _core
 
     if run_for is None:
         _core.Simulation(json.dumps(sc))

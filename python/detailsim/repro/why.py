@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .grading import fmt_measured, fmt_value
+from .readings import READINGS
 
 WHY_SOURCE = ("docs/reproduction/claims.json, docs/reproduction/readings/*.json and docs/reproduction/demonstrations.json "
               "by `detailsim reproduce --update-docs`")
@@ -52,6 +53,18 @@ class Ctx:
     def seeds(self, demo: str) -> int:
         return int(self.demos[demo]["seeds"])
 
+    def pending_readings(self, ids: tuple[str, ...]) -> list[str]:
+        """The declared readings that apply to these claims (every DeTail experiment, or those the reading
+        names) and have not graded all of them yet."""
+        out = []
+        for n, r in READINGS.items():
+            graded = self.readings.get(n, {})
+            ran = {c["experiment"] for c in graded.values()}
+            applies = r.scenarios is None or any(self.by[i]["experiment"] in ran for i in ids if i in self.by)
+            if applies and any(i not in graded for i in ids if i in self.by):
+                out.append(n)
+        return out
+
     def under_readings(self, cid: str) -> str:
         """The claim under each reading run so far: "rto_linux: 301 ms ± 2 (not reproduced); ..."."""
         parts = [f"`{n}` {fmt_measured(r[cid])} ({r[cid]['verdict']})" for n, r in self.readings.items() if cid in r]
@@ -74,7 +87,12 @@ def _readings_line(x: Ctx, ids: tuple[str, ...]) -> str:
     if not got:
         return ("Under the other readings the text allows (`detailsim reproduce all --reading NAME`, \"Across the readings\"): "
                 "not yet run; they would show whether any reading the text allows reproduces them.")
-    return "Under the other readings the text allows: " + " ".join(f"`{i}`: {s}." for i, s in got)
+    line = "Under the other readings the text allows: " + " ".join(f"`{i}`: {s}." for i, s in got)
+    pending = x.pending_readings(ids)
+    if pending:
+        line += (f" Not yet run under {', '.join(f'`{n}`' for n in pending)}: "
+                 "they would show whether any reading the text allows reproduces them.")
+    return line
 
 
 # ---------------------------------------------------------------- the entries
@@ -249,7 +267,7 @@ def why_markdown(claims: list[dict[str, Any]], readings: dict[str, list[dict[str
     named = {i for e in ENTRIES for i in e.claims}
     unnamed = [c["id"] for c in claims if pending(c) and c["id"] not in named and c["paper"]["value"] is not None]
     if unnamed:
-        raise ValueError(f"claims not reproduced that no entry of detailsim.why names: {unnamed}")
+        raise ValueError(f"claims not reproduced that no entry of detailsim.repro.why names: {unnamed}")
     out = []
     nonum = [c for c in claims if pending(c) and c["paper"]["value"] is None and c["id"] not in named]
     if nonum:

@@ -1,6 +1,6 @@
 """Reproductions of the DeTail, DIBS and PIAS papers' evaluations, each a predefined sweep run through the
 sweep machinery, with its plot, a Markdown table and its claims graded by the equivalence rule
-(`detailsim.grading`).
+(`detailsim.repro.grading`).
 
     detailsim reproduce --list
     detailsim reproduce NAME [--quick] [--out DIR] [--workers N] [--scheduler ADDRESS]
@@ -67,12 +67,12 @@ from .claims import (  # noqa: F401 - re-exported: the reproductions' definition
 from .grading import Claim, fmt_measured, fmt_value, glance_table
 from .modern import (MODERN_HANDSHAKE, MODERN_SCHEMES, hpcc_fattree_claims, modern_report, roce_convergence_claims, roce_incast_claims,
                      roce_scaling, roce_scaling_zip)
-from .plots import ci_of, fmt_reduction, pooled_percentiles, reduction_ci, reduction_table, seed_ci
+from ..outputs.plots import ci_of, fmt_reduction, pooled_percentiles, reduction_ci, reduction_table, seed_ci
 from .demonstrations import load_demos
 from .docblocks import block_of, render_block
 from .readings import READINGS_SOURCE, load_readings, readings_markdown
-from .scenario import duration_seconds
-from .sweep import read_store, run_store
+from ..core.scenario import duration_seconds
+from ..core.sweep import read_store, run_store
 from .why import WHY_SOURCE, why_markdown
 
 
@@ -584,8 +584,8 @@ def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = N
     grade the claims again from the runs the store holds (and its convergence check's), without plots.
     `reading`: another reading of the DeTail paper's open choices, set on the DeTail scenarios' runs
     (`Repro.sweep_spec`; docs/model.md)."""
-    from .plots import plot_store, sweep_axes
-    from .report import build_report
+    from ..outputs.plots import plot_store, sweep_axes
+    from ..outputs.report import build_report
 
     r = REPROS[name]
     d = out / name

@@ -219,8 +219,8 @@ def run_ours(c: Case, sets: list[str] | None = None) -> dict[str, Any]:
 def _run_ours_one(c: Case, sets: list[str] | None = None) -> dict[str, Any]:
     import polars as pl
 
-    from .api import execute
-    from .scenario import prepare
+    from ..core.api import execute
+    from ..core.scenario import prepare
 
     r = execute(*prepare(ours_scenario(c), sets=sets))
     f = r.flows.sort("id")
@@ -448,7 +448,7 @@ def headline(c: Case, r: dict[str, Any]) -> float:
         return float(sum(r["goodput_mbps"]))
     if c.headline == "goodput_first":
         return float(r["goodput_mbps"][0])
-    from .results import nearest_rank
+    from ..core.results import nearest_rank
 
     return float(nearest_rank(np.sort(np.asarray(r["fct_ms"], dtype=float)), 0.5))
 
@@ -467,7 +467,7 @@ def run_case(name: str, sets: list[str] | None = None, attrs: list[str] | None =
     t1 = time.perf_counter()
     runs = []
     for x in phases(c):
-        code = ("import json; from detailsim.crosscheck import run_ns3, vary, CASES; "
+        code = ("import json; from detailsim.repro.crosscheck import run_ns3, vary, CASES; "
                 f"print(json.dumps(run_ns3(vary(CASES[{name!r}], {[*(varied or []), f'delay={x.delay}']!r}), attrs={list(attrs or [])!r})))")
         p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1800)
         if p.returncode != 0:

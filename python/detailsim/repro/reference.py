@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from . import _core
+from .. import _core
 
 SOURCE = "crates/model/src/config/knobs.rs by `detailsim reference --update-docs`"
 DOC = Path("docs/scenarios.md")

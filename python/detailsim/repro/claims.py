@@ -1,6 +1,6 @@
 """The reproductions' shared definitions (the papers' files, a quoted number `Q`, a reproduction `Repro` and
 its data `Data`) and their claims: what each reproduction checks of the DeTail, DIBS and PIAS papers,
-graded by the equivalence rule (`detailsim.grading`). `detailsim.reproduce` runs them.
+graded by the equivalence rule (`detailsim.repro.grading`). `detailsim.repro.reproduce` runs them.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .docblocks import block_of, write_generated
-from .results import QUANTILES, nearest_rank
+from ..core.results import QUANTILES, nearest_rank
 
 DEFAULT_SCENARIO = "live/verification"
 DEFAULT_SCHEMES = ("fh", "detail")
@@ -72,8 +72,8 @@ def validate(scenario: str, schemes: list[str], rates: list[float], duration: st
     """Run every (scheme, rate) under run and live; the comparison as one JSON-able dict."""
     import polars as pl
 
-    from .live import run_live
-    from .scenario import prepare
+    from ..live import run_live
+    from ..core.scenario import prepare
 
     cases = []
     for scheme in schemes:

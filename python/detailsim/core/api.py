@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import polars as pl
 
-from . import _core
+from .. import _core
 from .results import flows_frame, summarize
 from .scenario import prepare
 
@@ -28,7 +28,7 @@ class Result:
       ingress / egress occupancy, drops, ECN marks.
     - ``scenario``: the resolved scenario that ran.
     - ``timeseries``: with ``run.sample``, per port queue bytes and per measured flow bytes delivered over
-      time (long form, see ``detailsim.results.timeseries_frame``); None otherwise.
+      time (long form, see ``detailsim.core.results.timeseries_frame``); None otherwise.
     """
 
     summary: dict[str, Any]
@@ -85,7 +85,7 @@ def execute(
     pcap_filter: str | None = None,
 ) -> Result:
     """Run a prepared scenario dict. `progress(now_s, duration_s)` is called between steps. With `pcap`,
-    the frames `pcap_filter` selects are written there (see detailsim.pcap); a traced run runs on one thread
+    the frames `pcap_filter` selects are written there (see detailsim.outputs.pcap); a traced run runs on one thread
     unless `run.threads` says otherwise (a split run cannot trace yet)."""
     if pcap is not None:
         sc = one_thread_unless_set(sc)
@@ -94,7 +94,7 @@ def execute(
         sc = {**sc, "run": {**sc.get("run", {}), "threads": "auto"}}
     sim = _core.Simulation(json.dumps(sc))
     if pcap is not None:
-        from .pcap import parse_filter
+        from ..outputs.pcap import parse_filter
 
         if not pcap_filter:
             raise _core.ScenarioError("--pcap-filter: required with --pcap (flow=ID, node=NAME, port=FROM:TO or link=A:B)")
@@ -119,7 +119,7 @@ def execute(
     ports = pl.DataFrame(core["ports"]) if core["ports"] else pl.DataFrame()
     check_invariants(summary)
     if pcap is not None:
-        from .pcap import write_pcap
+        from ..outputs.pcap import write_pcap
 
         summary["pcap"] = {"file": str(pcap), "frames": write_pcap(sim.trace_columns(), pcap)}
     ts = None

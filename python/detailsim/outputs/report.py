@@ -13,9 +13,9 @@ from pathlib import Path
 import jinja2
 import polars as pl
 
-from .grading import RULE, fmt_measured, fmt_value
+from ..repro.grading import RULE, fmt_measured, fmt_value
 from .plots import plot_store
-from .sweep import read_store
+from ..core.sweep import read_store
 
 TEMPLATE = jinja2.Template(
     """<!doctype html>
@@ -93,7 +93,7 @@ BOUNDS_NOTE = ("<p>Percentiles over all measured flows; <code>unfinished</code>:
 def bounds_shown(f: pl.DataFrame) -> pl.DataFrame:
     """FCT statistics for display: each statistic with a lower-bound flag (`<m>_lb`) as text, ">= X" where
     it is a bound, the flags dropped."""
-    from .results import BOUNDED
+    from ..core.results import BOUNDED
 
     for m in BOUNDED:
         v, lb = f"{m}_ms", f"{m}_lb"
@@ -106,7 +106,7 @@ def bounds_shown(f: pl.DataFrame) -> pl.DataFrame:
 def build_report(out: str | Path, html_path: str | Path, baseline: str = "fh", metric: str = "p999",
                  plots_dir: str | Path | None = None) -> Path:
     """The store's HTML report; `plots_dir`: embed the plots already drawn there instead of drawing them."""
-    from . import __version__
+    from .. import __version__
 
     out = Path(out)
     manifest = json.loads((out / "sweep.json").read_text())
@@ -168,7 +168,7 @@ def is_run_dir(path: str | Path) -> bool:
 
 def build_run_report(run_dir: str | Path, html_path: str | Path) -> Path:
     """The report of one run directory: its counters, FCT and goodput tables, plots and scenario."""
-    from . import __version__
+    from .. import __version__
     from .plots import plot_run
 
     run_dir = Path(run_dir)

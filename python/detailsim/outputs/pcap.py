@@ -20,8 +20,8 @@ from typing import Any
 import dpkt
 import numpy as np
 
-from . import _core
-from ._core import ScenarioError
+from .. import _core
+from .._core import ScenarioError
 
 COLUMNS = {"t_ps": "<u8", "port": "<u4", "from": "<u4", "to": "<u4", "kind": "u1", "src": "<u4", "dst": "<u4", "sport": "<u2",
            "dport": "<u2", "seq": "<u8", "len": "<u4", "flags": "u1", "ecn": "u1", "prio": "u1", "pause": "u1",

@@ -36,7 +36,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ._core import ScenarioError
+from .._core import ScenarioError
 
 _RATE = re.compile(r"^(\d+(?:\.\d+)?)(G|M|K)?bps$", re.IGNORECASE)
 _DELAY = re.compile(r"^(\d+(?:\.\d+)?)(s|ms|us|ns)$")

@@ -23,7 +23,7 @@ import polars as pl
 
 from .claims import Data, Q, cut, pm, positive
 from .grading import Claim, ci95
-from .results import nearest_rank
+from ..core.results import nearest_rank
 
 MODERN_SCHEMES = ["detail", "dctcp", "dcqcn", "hpcc"]
 # RoCE has no connection handshake on the data path (queue pairs are set up out of band); the TCP schemes

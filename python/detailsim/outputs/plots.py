@@ -30,8 +30,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
-from .results import class_stats_of  # noqa: E402
-from .sweep import read_store  # noqa: E402
+from ..core.results import class_stats_of  # noqa: E402
+from ..core.sweep import read_store  # noqa: E402
 
 METRICS = {"p50": 0.5, "p99": 0.99, "p999": 0.999}
 LABELS = {"p50": "median", "p99": "99th percentile", "p999": "99.9th percentile", "mean": "mean"}
@@ -65,7 +65,7 @@ def pooled_percentiles(flows: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
 def seed_ci(flows: pl.DataFrame, keys: list[str], metrics: tuple[str, ...] = ("mean", "p50", "p99", "p999")) -> pl.DataFrame | None:
     """Per (keys, class): the half-width of the 95% t-interval over seeds of each metric (columns
     `<metric>_ci`, ms), each seed's value computed on that seed's flows alone; None with fewer than two seeds."""
-    from .grading import ci95
+    from ..repro.grading import ci95
 
     if "seed" not in flows.columns or flows["seed"].n_unique() < 2:
         return None
@@ -79,7 +79,7 @@ def seed_ci(flows: pl.DataFrame, keys: list[str], metrics: tuple[str, ...] = ("m
 def reduction_ci(flows: pl.DataFrame, keys: list[str], baseline: str, metric: str) -> pl.DataFrame | None:
     """Per (keys, class) of the schemes other than `baseline`: the 95% t-interval half-width over seeds of the
     reduction of `metric` over the baseline (percentage points), each seed's reduction from its own flows."""
-    from .grading import ci95
+    from ..repro.grading import ci95
 
     if "seed" not in flows.columns or flows["seed"].n_unique() < 2 or "scheme" not in keys:
         return None

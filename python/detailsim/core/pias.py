@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 
-from . import _core
+from .. import _core
 
 
 def bound(s: list[float], rho: float) -> float:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ._core import ScenarioError
+from .._core import ScenarioError
 
 UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
 

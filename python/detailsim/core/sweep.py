@@ -49,7 +49,7 @@ from typing import Any, Callable
 
 import polars as pl
 
-from ._core import ScenarioError
+from .._core import ScenarioError
 from .scenario import prepare
 
 # the most runs one sweep may expand to (each is validated before anything runs)
@@ -95,7 +95,7 @@ def _normalise(values: list[Any], where: str) -> list[Any]:
 
 def load_sweep(source: str | Path | dict[str, Any]) -> Sweep:
     """Read and expand a sweep; every run's scenario is validated before anything runs."""
-    from . import _core
+    from .. import _core
 
     if isinstance(source, dict):
         spec, base_dir, src = json.loads(json.dumps(source)), Path.cwd(), "<dict>"

@@ -12,7 +12,7 @@ import math
 from importlib import resources
 from pathlib import Path
 
-from ._core import ScenarioError
+from .._core import ScenarioError
 
 DATA = Path(str(resources.files("detailsim") / "data" / "cdf"))
 BUNDLED = {

@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ._core import ScenarioError
+from .._core import ScenarioError
 
 SCENARIO_ROOT = resources.files("detailsim") / "scenarios"
 
@@ -391,7 +391,7 @@ def prepare(
 
 def duration_seconds(text: str, field: str) -> float:
     """Seconds from a duration string, with the core's parser (and its error message)."""
-    from . import _core
+    from .. import _core
 
     try:
         probe = {"topology": {"kind": "single_switch", "hosts": 2}, "run": {"drain": text}}

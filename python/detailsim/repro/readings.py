@@ -63,7 +63,7 @@ def applies(reading: Reading, base: str) -> bool:
 
 
 def reproductions_for(repros: dict[str, Any], scenarios: tuple[str, ...] | None = None) -> list[str]:
-    """The reproductions (of `repros`, detailsim.reproduce.REPROS) a reading runs: those with claims (or
+    """The reproductions (of `repros`, detailsim.repro.reproduce.REPROS) a reading runs: those with claims (or
     whose store another's claims read) on a DeTail scenario (`scenarios`: only these), in their order;
     never the calibration."""
     from .claims import DETAIL_SCENARIOS

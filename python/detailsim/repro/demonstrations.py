@@ -80,8 +80,8 @@ DEMOS: dict[str, Demo] = {d.id: d for d in [
 def measure(d: Path) -> dict[str, Any]:
     """What a demonstration's store measured: per variant and class the pooled statistics (ms), their 95%
     interval over seeds (`<metric>_ci`) and the share of measured flows with a timeout (%)."""
-    from .plots import pooled_percentiles, seed_ci
-    from .sweep import read_store
+    from ..outputs.plots import pooled_percentiles, seed_ci
+    from ..core.sweep import read_store
 
     f = read_store(d, columns=["variant", "seed", "class", "fct", "fct_lower", "timeouts"], tables=("flows",))["flows"]
     stats = pooled_percentiles(f, ["variant"])
@@ -102,7 +102,7 @@ def measure(d: Path) -> dict[str, Any]:
 
 def run_demo(demo: Demo, out: Path, workers: int | None = None, scheduler: str | None = None, progress: bool = False) -> dict[str, Any]:
     """Run (or resume) a demonstration into out/ID and return its record for demonstrations.json."""
-    from .sweep import run_store
+    from ..core.sweep import run_store
 
     d = out / demo.id
     d.mkdir(parents=True, exist_ok=True)
