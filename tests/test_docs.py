@@ -67,7 +67,8 @@ def test_the_knob_tables_are_generated_from_the_one_declaration():
     from detailsim.repro.docblocks import block_of
     from detailsim import _core
 
-    for prefix, (name, _) in reference.SECTIONS.items():
+    assert list(reference.sections())[:2] == ["scheme.", "scheme.tcp."] and "scheme.timely." in reference.sections()
+    for prefix, (name, _) in reference.sections().items():
         assert block_of(DOC, name, reference.SOURCE) == reference.table(prefix), f"{name}: run `detailsim reference --update-docs`"
     # the presets table too, with a row for every preset the core has
     presets = block_of(DOC, "presets", reference.SOURCE)
@@ -77,7 +78,7 @@ def test_the_knob_tables_are_generated_from_the_one_declaration():
     hpcc = next(line for line in presets.splitlines() if line.startswith("| `hpcc` |"))
     assert hpcc.startswith("| `hpcc` | `flow_hash` | `pfc` |") and "| `hpcc` | `false` |" in hpcc  # its own congestion control
     # and every knob the schema accepts has its row (the schema field and the row come from one line)
-    for prefix in ("scheme.tcp.", "scheme.pfc.", "scheme.alb.", "scheme.dibs."):
+    for prefix in [p for p in reference.sections() if p != "scheme."]:
         path = prefix.strip(".").split(".")
         keys = allowed_keys(path, {**BASE, "scheme": {path[1]: {}}})
         assert sorted(keys) == sorted(k["key"][len(prefix):] for k in reference.knobs() if k["key"].startswith(prefix))
@@ -169,4 +170,21 @@ def test_the_current_benchmark_table_is_the_stored_run():
     text = (ROOT / bench.DOC).read_text()
     assert block_of(text, "bench-current", bench.SOURCE) == bench.markdown(data), "run `make bench ARGS=--update-docs`"
     assert text.index("## Current figures") < text.index("## Latest change")
+
+
+def test_a_new_knob_table_gets_its_block_in_the_reference(tmp_path):
+    """Adding a `[scheme.X]` table is its component, its `knobs!` block and one line in `scheme_config!`:
+    `detailsim reference --update-docs` gives it a heading and a generated table (docs/architecture.md)."""
+    from detailsim.repro import reference
+    from detailsim.repro.docblocks import _block, block_of
+
+    begin, end = _block("knobs-scheme.timely", reference.SOURCE)
+    text = (ROOT / "docs" / "scenarios.md").read_text()
+    i, j = text.index(begin), text.index(end) + len(end)
+    doc = tmp_path / "scenarios.md"
+    doc.write_text(text[:i] + text[j:])  # as if the timely table were new
+    assert reference.update_docs(doc)
+    new = doc.read_text()
+    assert block_of(new, "knobs-scheme.timely", reference.SOURCE) == reference.table("scheme.timely.")
+    assert new.index("### `[scheme.timely]`") < new.index(reference.WORKLOAD_HEADING)
 

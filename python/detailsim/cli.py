@@ -345,7 +345,7 @@ def reference_cmd(update_docs: bool) -> None:
         changed = reference.update_docs()
         click.echo(f"{reference.DOC}: {'updated' if changed else 'already current'}")
         return
-    for prefix in reference.SECTIONS:
+    for prefix in reference.sections():
         click.echo(f"[{prefix.rstrip('.')}]\n{reference.table(prefix)}\n")
 
 

@@ -13,18 +13,21 @@ from .. import _core
 
 SOURCE = "crates/model/src/config/knobs.rs by `detailsim reference --update-docs`"
 DOC = Path("docs/scenarios.md")
-# table prefix -> (block name, the second column's header)
-SECTIONS = {
-    "scheme.": ("knobs-scheme", "values"),
-    "scheme.dibs.": ("knobs-scheme.dibs", "unit"),
-    "scheme.alb.": ("knobs-scheme.alb", "unit"),
-    "scheme.pfc.": ("knobs-scheme.pfc", "unit"),
-    "scheme.tcp.": ("knobs-scheme.tcp", "unit"),
-    "scheme.dcqcn.": ("knobs-scheme.dcqcn", "unit"),
-    "scheme.hpcc.": ("knobs-scheme.hpcc", "unit"),
-    "scheme.timely.": ("knobs-scheme.timely", "unit"),
-}
+
+
+def sections() -> dict[str, tuple[str, str]]:
+    """Table prefix -> (block name, the second column's header), one per knob table the core declares
+    (`scheme.` first, then each `[scheme.X]` in the core's order): a new table needs nothing here."""
+    out: dict[str, tuple[str, str]] = {}
+    for k in knobs():
+        prefix = k["key"].rsplit(".", 1)[0] + "."
+        out.setdefault(prefix, ("knobs-" + prefix[:-1], "values" if prefix == "scheme." else "unit"))
+    return out
+
+
 BASE = "fh"
+# the section after `[scheme]` in docs/scenarios.md: a new knob table's block goes before it
+WORKLOAD_HEADING = "## `[[workload]]`"
 
 
 def knobs() -> list[dict[str, Any]]:
@@ -47,7 +50,7 @@ def default_cell(presets: list[list[str]]) -> str:
 
 def table(prefix: str) -> str:
     """The markdown table of the knobs directly under `prefix` (e.g. "scheme.tcp.")."""
-    _, second = SECTIONS[prefix]
+    _, second = sections()[prefix]
     lines = [f"| key | {second} | default (`{BASE}`; other presets where they differ) | meaning |", "|---|---|---|---|"]
     if prefix == "scheme.":
         lines.append('| `preset` | a name above | `"fh"` | the policy row to start from; the keys below override it |')
@@ -76,12 +79,17 @@ def presets_table() -> str:
 
 
 def update_docs(doc: Path = DOC) -> bool:
-    """Rewrite the generated tables in `doc`; whether anything changed."""
-    from .docblocks import render_block
+    """Rewrite the generated tables in `doc`; a knob table that has no block yet gets one, with a heading,
+    at the end of the `[scheme]` section. Whether anything changed."""
+    from .docblocks import _block, render_block
 
     text = old = doc.read_text()
     text = render_block(text, "presets", presets_table(), str(doc), SOURCE)
-    for prefix, (name, _) in SECTIONS.items():
+    for prefix, (name, _) in sections().items():
+        begin, end = _block(name, SOURCE)
+        if begin not in text:
+            at = text.index(WORKLOAD_HEADING)
+            text = text[:at] + f"### `[{prefix[:-1]}]`\n\n{begin}\n{end}\n\n" + text[at:]
         text = render_block(text, name, table(prefix), str(doc), SOURCE)
     doc.write_text(text)
     return text != old

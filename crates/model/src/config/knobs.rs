@@ -63,6 +63,45 @@ macro_rules! knobs {
     };
 }
 
+/// `SchemeConfig` from the list of its knob sub-tables and the `[scheme]` table's own knobs: the struct
+/// (the sub-tables as fields, `[scheme.red]` and `[scheme.pias]`, which resolve through their components,
+/// beside them), `apply_tables` (each sub-table's knobs, in the list's order) and `TABLES` (every knob table
+/// the reference shows, `[scheme]`'s first).
+macro_rules! scheme_config {
+    (
+        $(#[$doc:meta])*
+        tables { $( $f:ident : $t:ty, $tbl:ident; )* }
+        knobs { $($k:tt)* }
+    ) => {
+        knobs! {
+            #[derive(Deserialize, Debug, Clone)]
+            #[serde(deny_unknown_fields)]
+            pub struct SchemeConfig ("scheme.", SCHEME_KNOBS) {
+                #[serde(default = "d_preset")]
+                pub preset: String,
+                $( #[serde(default)] pub $f: $t, )*
+                #[serde(default)]
+                pub red: RedOverrides,
+                /// `[scheme.pias]`: how the PIAS presets' demotion thresholds are chosen (resolved by the core into
+                /// `scheme.tcp.mlfq_thresholds`; ignored by other presets, so a sweep may cross pias with dctcp).
+                pub pias: Option<PiasOverrides>,
+            }
+            knobs { $($k)* }
+        }
+
+        impl SchemeConfig {
+            /// Apply every sub-table's knobs to `s`, in the declared order (each checked; the error names its key).
+            pub(crate) fn apply_tables(&self, s: &mut Scheme) -> Result<(), ConfigError> {
+                $( self.$f.apply(s)?; )*
+                Ok(())
+            }
+        }
+
+        /// Every knob table of the reference, `[scheme]`'s first, then the sub-tables in their order.
+        pub const TABLES: &[&[Knob]] = &[SCHEME_KNOBS, $($tbl),*];
+    };
+}
+
 fn check(ok: bool, msg: impl Into<String>) -> Result<(), String> {
     if ok {
         Ok(())
@@ -134,31 +173,19 @@ fn mask(m: u8, all: &str) -> String {
     }
 }
 
-knobs! {
-    #[derive(Deserialize, Debug, Clone)]
-    #[serde(deny_unknown_fields)]
-    pub struct SchemeConfig ("scheme.", SCHEME_KNOBS) {
-        #[serde(default = "d_preset")]
-        pub preset: String,
-        #[serde(default)]
-        pub tcp: TcpOverrides,
-        #[serde(default)]
-        pub pfc: PfcOverrides,
-        #[serde(default)]
-        pub alb: AlbOverrides,
-        #[serde(default)]
-        pub dibs: DibsOverrides,
-        #[serde(default)]
-        pub red: RedOverrides,
-        #[serde(default)]
-        pub dcqcn: DcqcnOverrides,
-        #[serde(default)]
-        pub hpcc: HpccOverrides,
-        #[serde(default)]
-        pub timely: TimelyOverrides,
-        /// `[scheme.pias]`: how the PIAS presets' demotion thresholds are chosen (resolved by the core into
-        /// `scheme.tcp.mlfq_thresholds`; ignored by other presets, so a sweep may cross pias with dctcp).
-        pub pias: Option<PiasOverrides>,
+scheme_config! {
+    /// The `[scheme]` table's sub-tables whose knobs are declared in a `knobs!` block: the field, its
+    /// overrides type and its reference table. A new `[scheme.X]` is one line here, its `knobs!` block
+    /// below, and its component's parameters: the field, the order its knobs apply in (this list's), and
+    /// its table in the reference (docs/scenarios.md, generated) follow from it.
+    tables {
+        tcp: TcpOverrides, TCP_KNOBS;
+        pfc: PfcOverrides, PFC_KNOBS;
+        alb: AlbOverrides, ALB_KNOBS;
+        dibs: DibsOverrides, DIBS_KNOBS;
+        dcqcn: DcqcnOverrides, DCQCN_KNOBS;
+        hpcc: HpccOverrides, HPCC_KNOBS;
+        timely: TimelyOverrides, TIMELY_KNOBS;
     }
     knobs {
         load_balancing: LoadBalancing, r##"`flow_hash`, `packet_scatter`, `adaptive`"##,
@@ -539,11 +566,7 @@ impl Default for SchemeConfig {
 /// Every knob's reference row with its value under each preset (in the presets' order).
 pub fn knob_table() -> Vec<(&'static Knob, Vec<(&'static str, String)>)> {
     let schemes: Vec<(&'static str, Scheme)> = PRESETS.iter().map(|p| (p.name, (p.build)())).collect();
-    [SCHEME_KNOBS, TCP_KNOBS, PFC_KNOBS, ALB_KNOBS, DIBS_KNOBS, DCQCN_KNOBS, HPCC_KNOBS, TIMELY_KNOBS]
-        .into_iter()
-        .flatten()
-        .map(|k| (k, schemes.iter().map(|(n, s)| (*n, (k.shown)(s))).collect()))
-        .collect()
+    TABLES.iter().flat_map(|t| t.iter()).map(|k| (k, schemes.iter().map(|(n, s)| (*n, (k.shown)(s))).collect())).collect()
 }
 
 #[cfg(test)]

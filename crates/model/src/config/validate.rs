@@ -168,15 +168,9 @@ impl SchemeConfig {
         };
         let mut s = (p.build)();
         self.apply(&mut s)?;
-        self.tcp.apply(&mut s)?;
-        self.pfc.apply(&mut s)?;
+        self.apply_tables(&mut s)?;
         s.pfc.eight_first = self.pfc.from_workloads;
-        self.alb.apply(&mut s)?;
-        self.dibs.apply(&mut s)?;
         s.red = self.red.resolve_over(&s.red)?;
-        self.dcqcn.apply(&mut s)?;
-        self.hpcc.apply(&mut s)?;
-        self.timely.apply(&mut s)?;
         // Under PFC a full ingress buffer never meets an arrival (pauses stop the sender first), so
         // priority_eviction changes nothing there: a scenario can set it once for its tail-drop baseline
         // and still run DeTail.
