@@ -5,7 +5,7 @@ use crate::mechanisms::ecn::source_mark;
 use crate::packet::{Packet, ECN_CE, ECN_ECT, FLAG_CWR, FLAG_ECE, FLAG_NACK};
 use crate::sim::{App, Ev, Role, Sim, Transfer, NO};
 use crate::stats::DropCause;
-use crate::transport::tcp::{AckOut, SegKind, TcpReceiver, TcpSender};
+use crate::transport::tcp::{AckOut, SegKind, SegOut, TcpReceiver, TcpSender};
 use detailsim_engine::Time;
 
 use crate::packet::HEADERS;
@@ -85,6 +85,23 @@ impl Sim {
         snd.nic_limited = false;
     }
 
+    /// Give transfer `tr`'s sender one input (`input`: the simulator, the transport's parameters, the
+    /// segments it asks to send) and carry out what it asks: the NIC's room told before, the segments sent
+    /// after, the sender queued for room if the NIC stopped it, its retransmission timer re-armed.
+    #[inline]
+    fn drive_sender<R>(&mut self, tr: u32, input: impl FnOnce(&mut Self, &crate::config::TcpParams, &mut Vec<SegOut>) -> R) -> R {
+        let params = self.hosts.tcp.clone();
+        let mut out = std::mem::take(&mut self.hosts.segs);
+        out.clear();
+        self.prep_sender(tr);
+        let r = input(self, &params, &mut out);
+        self.send_segments(tr, &out);
+        self.after_sender(tr);
+        self.hosts.segs = out;
+        self.sync_rtx_timer(tr);
+        r
+    }
+
     /// After an input to transfer `tr`'s sender: if it stopped for lack of NIC room, it waits for room.
     #[inline]
     fn after_sender(&mut self, tr: u32) {
@@ -119,15 +136,8 @@ impl Sim {
             if !t.alive || t.uid != uid {
                 continue;
             }
-            let (now, params) = (self.now, self.hosts.tcp.clone());
-            let mut out = std::mem::take(&mut self.hosts.segs);
-            out.clear();
-            self.prep_sender(tr);
-            self.hosts.transfers.get_mut(tr).snd.resume(now, &params, &mut out);
-            self.send_segments(tr, &out);
-            self.after_sender(tr);
-            self.hosts.segs = out;
-            self.sync_rtx_timer(tr);
+            let now = self.now;
+            self.drive_sender(tr, |sim, p, out| sim.hosts.transfers.get_mut(tr).snd.resume(now, p, out));
         }
         self.fab.ports[port as usize].nic_blocked = !self.hosts.nic_waiting[node as usize].is_empty();
     }
@@ -212,20 +222,12 @@ impl Sim {
                 self.send_to_node(dst, crate::sim::parts::Msg::App { app, a });
             }
         }
-        let mut out = std::mem::take(&mut self.hosts.segs);
-        out.clear();
         let now = self.now;
-        let params = self.hosts.tcp.clone();
-        self.prep_sender(tr);
-        self.hosts.transfers.get_mut(tr).snd.start(now, &params, &mut out);
-        self.send_segments(tr, &out);
-        self.after_sender(tr);
-        self.hosts.segs = out;
-        self.sync_rtx_timer(tr);
+        self.drive_sender(tr, |sim, p, out| sim.hosts.transfers.get_mut(tr).snd.start(now, p, out));
         tr
     }
 
-    fn send_segments(&mut self, tr: u32, segs: &[crate::transport::tcp::SegOut]) {
+    fn send_segments(&mut self, tr: u32, segs: &[SegOut]) {
         if segs.is_empty() {
             return;
         }
@@ -417,18 +419,13 @@ impl Sim {
         if !self.timer_due(tr, token, Timer::Rtx) {
             return;
         }
-        let (now, params) = (self.now, self.hosts.tcp.clone());
-        let mut out = std::mem::take(&mut self.hosts.segs);
-        out.clear();
-        self.prep_sender(tr);
-        if self.hosts.transfers.get_mut(tr).snd.on_timer(now, &params, &mut out) {
-            self.rec.counters.timeouts += 1;
-        }
-        self.rec.counters.rate_cuts += self.hosts.transfers.get_mut(tr).snd.cc.fresh_rate_cuts();
-        self.send_segments(tr, &out);
-        self.after_sender(tr);
-        self.hosts.segs = out;
-        self.sync_rtx_timer(tr);
+        let now = self.now;
+        self.drive_sender(tr, |sim, p, out| {
+            if sim.hosts.transfers.get_mut(tr).snd.on_timer(now, p, out) {
+                sim.rec.counters.timeouts += 1;
+            }
+            sim.rec.counters.rate_cuts += sim.hosts.transfers.get_mut(tr).snd.cc.fresh_rate_cuts();
+        });
     }
 
     pub(crate) fn on_delack_timer(&mut self, tr: u32, token: u32) {
@@ -494,35 +491,30 @@ impl Sim {
                 }
             }
             SegKind::Ack | SegKind::SynAck => {
-                let mut out = std::mem::take(&mut self.hosts.segs);
-                out.clear();
-                self.prep_sender(tr);
-                let t = self.hosts.transfers.get_mut(tr);
-                let spurious = t.snd.spurious_timeouts;
-                if self.int_on && pkt.kind == SegKind::Ack {
-                    // HPCC: the ACK's records (its slot is the released packet's until the next allocation)
-                    let int = self.int_stacks[pid as usize];
-                    let snd = &mut self.hosts.transfers.get_mut(tr).snd;
-                    let before = snd.cc.window_cuts();
-                    snd.on_int(&params, pkt.seq, int.hops());
-                    self.rec.counters.window_cuts += snd.cc.window_cuts() - before;
-                }
-                let t = self.hosts.transfers.get_mut(tr);
-                if pkt.flags & FLAG_NACK != 0 {
-                    t.snd.on_nack(now, &params, pkt.seq, pkt.flags & FLAG_ECE != 0, Time(pkt.ts_echo), &mut out);
-                } else {
-                    t.snd.on_ack(now, &params, pkt.kind, pkt.seq, pkt.flags & FLAG_ECE != 0, Time(pkt.ts_echo), &mut out);
-                }
-                self.rec.counters.spurious_timeouts += (t.snd.spurious_timeouts - spurious) as u64;
-                self.rec.counters.rate_cuts += t.snd.cc.fresh_rate_cuts();
-                let done = t.snd.done() && !t.snd_done;
-                if done {
-                    t.snd_done = true;
-                }
-                self.send_segments(tr, &out);
-                self.after_sender(tr);
-                self.hosts.segs = out;
-                self.sync_rtx_timer(tr);
+                let done = self.drive_sender(tr, |sim, p, out| {
+                    let spurious = sim.hosts.transfers.get(tr).snd.spurious_timeouts;
+                    if sim.int_on && pkt.kind == SegKind::Ack {
+                        // HPCC: the ACK's records (its slot is the released packet's until the next allocation)
+                        let int = sim.int_stacks[pid as usize];
+                        let snd = &mut sim.hosts.transfers.get_mut(tr).snd;
+                        let before = snd.cc.window_cuts();
+                        snd.on_int(p, pkt.seq, int.hops());
+                        sim.rec.counters.window_cuts += snd.cc.window_cuts() - before;
+                    }
+                    let t = sim.hosts.transfers.get_mut(tr);
+                    if pkt.flags & FLAG_NACK != 0 {
+                        t.snd.on_nack(now, p, pkt.seq, pkt.flags & FLAG_ECE != 0, Time(pkt.ts_echo), out);
+                    } else {
+                        t.snd.on_ack(now, p, pkt.kind, pkt.seq, pkt.flags & FLAG_ECE != 0, Time(pkt.ts_echo), out);
+                    }
+                    sim.rec.counters.spurious_timeouts += (t.snd.spurious_timeouts - spurious) as u64;
+                    sim.rec.counters.rate_cuts += t.snd.cc.fresh_rate_cuts();
+                    let done = t.snd.done() && !t.snd_done;
+                    if done {
+                        t.snd_done = true;
+                    }
+                    done
+                });
                 if done {
                     self.sender_close(tr);
                 }
