@@ -154,3 +154,24 @@ def test_the_run_line_says_how_many_threads_ran_it():
     assert " s wall, 2 threads)" in two.output, two.output
     one = CliRunner().invoke(main, ["run", "paper/steady", "--duration", "1ms", "--set", "run.threads=1"])
     assert one.exit_code == 0 and " s wall)" in one.output and "threads)" not in one.output, one.output
+
+
+def test_detailsim_run_builds_the_simulator_once(monkeypatch, tmp_path):
+    """`detailsim run` validates by building the simulator it then runs (with --pcap too): one build."""
+    from click.testing import CliRunner
+
+    from detailsim import _core
+    from detailsim.cli import main
+
+    built = []
+    real = _core.Simulation
+
+    def spy(js):
+        built.append(js)
+        return real(js)
+
+    monkeypatch.setattr(_core, "Simulation", spy)
+    r = CliRunner().invoke(main, ["run", "examples/dumbbell", "--duration", "1ms", "--quiet",
+                                  "--pcap", str(tmp_path / "t.pcap"), "--pcap-filter", "flow=0"])
+    assert r.exit_code == 0, r.output
+    assert len(built) == 1

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from . import _core
-from .core.api import Result, execute
+from .core.api import Result, build, execute
 from .core.scenario import duration_seconds, bundled_scenarios, prepare
 from .core.results import fct_table, fmt_ms
 
@@ -145,21 +145,13 @@ def run_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int 
             limits["max_wall"] = max_wall
         sc, name = prepare(scenario, scheme=scheme, seed=seed, duration=duration, sets=list(sets) + extra, limits=limits)
         _CURRENT["scenario"] = sc
-        _core.validate(json.dumps(sc))
-        if pcap_filter and not pcap:
-            raise _core.ScenarioError("--pcap: required with --pcap-filter")
-        if pcap:
-            from .outputs.pcap import parse_filter
-
-            if not pcap_filter:
-                raise _core.ScenarioError("--pcap-filter: required with --pcap (flow=ID, node=NAME, port=FROM:TO or link=A:B)")
-            sim = _core.Simulation(json.dumps(sc))
-            sim.set_trace(json.dumps(parse_filter(pcap_filter)))  # names checked before anything runs
+        # built once: building validates the scenario and checks the trace filter before anything runs
+        built = build(sc, pcap, pcap_filter)
     except _core.ScenarioError as e:
         _fail(str(e))
     bar, update = _progress_bar(quiet)
     try:
-        res = execute(sc, name, progress=update, pcap=pcap, pcap_filter=pcap_filter)
+        res = execute(sc, name, progress=update, pcap=pcap, pcap_filter=pcap_filter, built=built)
     finally:
         if bar is not None:
             bar.close()

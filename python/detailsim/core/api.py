@@ -77,20 +77,16 @@ def one_thread_unless_set(sc: dict[str, Any]) -> dict[str, Any]:
     return {**sc, "run": {**sc.get("run", {}), "threads": 1}}
 
 
-def execute(
-    sc: dict[str, Any],
-    name: str,
-    progress: Callable[[float, float], None] | None = None,
-    pcap: str | Path | None = None,
-    pcap_filter: str | None = None,
-) -> Result:
-    """Run a prepared scenario dict. `progress(now_s, duration_s)` is called between steps. With `pcap`,
-    the frames `pcap_filter` selects are written there (see detailsim.outputs.pcap); a traced run runs on one thread
-    unless `run.threads` says otherwise (a split run cannot trace yet)."""
+def build(sc: dict[str, Any], pcap: str | Path | None = None, pcap_filter: str | None = None) -> tuple[Any, dict[str, Any]]:
+    """The simulator of a prepared scenario dict, built once (building it validates the scenario: a
+    `ScenarioError` names the field), and the scenario as it runs: a traced run (`pcap`) on one thread
+    unless `run.threads` says otherwise (a split run cannot trace yet), any other with `threads = "auto"`
+    unless set (the library's own default is one); the trace filter's names are checked here."""
+    if pcap_filter and pcap is None:
+        raise _core.ScenarioError("--pcap: required with --pcap-filter")
     if pcap is not None:
         sc = one_thread_unless_set(sc)
     elif "threads" not in sc.get("run", {}):
-        # a single run: as many threads as gain (the library's own default is one)
         sc = {**sc, "run": {**sc.get("run", {}), "threads": "auto"}}
     sim = _core.Simulation(json.dumps(sc))
     if pcap is not None:
@@ -99,6 +95,21 @@ def execute(
         if not pcap_filter:
             raise _core.ScenarioError("--pcap-filter: required with --pcap (flow=ID, node=NAME, port=FROM:TO or link=A:B)")
         sim.set_trace(json.dumps(parse_filter(pcap_filter)))
+    return sim, sc
+
+
+def execute(
+    sc: dict[str, Any],
+    name: str,
+    progress: Callable[[float, float], None] | None = None,
+    pcap: str | Path | None = None,
+    pcap_filter: str | None = None,
+    built: tuple[Any, dict[str, Any]] | None = None,
+) -> Result:
+    """Run a prepared scenario dict. `progress(now_s, duration_s)` is called between steps. With `pcap`,
+    the frames `pcap_filter` selects are written there (see detailsim.outputs.pcap). `built`: what `build`
+    returned for it (the simulator is then not built again)."""
+    sim, sc = built if built is not None else build(sc, pcap, pcap_filter)
     t0 = time.perf_counter()
     dur = sim.duration_s
     step = max(dur / 200.0, 1e-4)
