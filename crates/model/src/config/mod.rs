@@ -71,6 +71,10 @@ pub struct Scenario {
     pub workload: Vec<WorkloadConfig>,
     #[serde(default)]
     pub fault: Vec<FaultConfig>,
+    /// The scheme `parse_scenario` resolved (preset plus knobs, PFC's priorities from the workloads), so that
+    /// building the simulation does not resolve it again; None for a scenario not read by `parse_scenario`.
+    #[serde(skip)]
+    pub resolved_scheme: Option<Scheme>,
 }
 
 /// Parse and validate a scenario given as JSON (the binding's input format).
@@ -107,11 +111,11 @@ pub fn parse_scenario(json: &str) -> Result<Scenario, ConfigError> {
         f.validate(i)?;
     }
     resolve_pias(&mut sc)?;
-    let scheme = sc.scheme.resolve()?;
+    let mut scheme = sc.scheme.resolve()?;
     if scheme.flow_control == FlowControl::Pfc && sc.scheme.pfc.priorities.is_none() {
         sc.scheme.pfc.priorities = Some(used_priorities(&sc, &scheme));
         sc.scheme.pfc.from_workloads = true;
-        sc.scheme.resolve()?;
+        scheme = sc.scheme.resolve()?;
     }
     if sc.run.duration.0 == Time::ZERO {
         return err("run.duration", "must be positive");
@@ -134,6 +138,7 @@ pub fn parse_scenario(json: &str) -> Result<Scenario, ConfigError> {
     if sc.run.sample.is_some_and(|d| d.0 < Time::from_us(1)) {
         return err("run.sample", "must be at least 1us");
     }
+    sc.resolved_scheme = Some(scheme);
     Ok(sc)
 }
 

@@ -279,7 +279,11 @@ impl Sim {
 
     /// Build a simulation, or (`part`: this part, of how many) one part of a split run (`parts::run_in_parts`).
     pub(crate) fn build(sc: &Scenario, part: Option<(u8, u8)>) -> Result<Sim, ConfigError> {
-        let scheme = sc.scheme.resolve()?;
+        // resolved once, by `parse_scenario`
+        let scheme = match &sc.resolved_scheme {
+            Some(s) => s.clone(),
+            None => sc.scheme.resolve()?,
+        };
         let rng = RngStreams::new(sc.run.seed);
         let (fab, faults) = Fabric::for_run(sc, &scheme, &rng)?;
         let tcp = std::sync::Arc::new(crate::config::TcpParams { wire_overhead: crate::packet::HEADERS + fab.framing.overhead, ..scheme.tcp.clone() });
