@@ -490,3 +490,33 @@ def test_the_experiments_block_rewrites_the_sections_out_holds_and_keeps_the_oth
     assert "NEW TABLE" in new and "OLD TABLE" not in new
     assert "### incast: Section 4.3.4\n\nINCAST TABLE\n" in new and "gone" not in new
     assert new.index("### scatter") < new.index("### incast")  # in ORDER
+
+
+def test_the_fat_tree_findings_quote_the_stored_table():
+    """docs/reproduction.md's finding "On the fat tree, HPCC wins for short flows ..." quotes p99 FCTs: each
+    is the stored modern_fattree table's value (its section below), as the prose rounds it."""
+    text = (ROOT / "docs" / "reproduction.md").read_text()
+    bullet = next(b for b in text.split("\n* ") if b.startswith("On the fat tree, HPCC wins for short flows"))
+    section = text.split("### modern_fattree:", 1)[1].split("\n### ", 1)[0]
+    p99 = {}
+    for row in section.splitlines():
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        if len(cells) >= 10 and cells[0] in ("websearch", "hadoop"):
+            p99[(cells[0], cells[1], cells[2], cells[3])] = float(cells[8].split("±")[0])
+    assert p99, "no modern_fattree table in docs/reproduction.md"
+
+    def quoted(cdf: str, scheme: str, rate: str, cls: str, digits: int) -> str:
+        return f"{p99[(cdf, scheme, rate, cls)]:.{digits}f}"
+
+    # 99th percentile of small flows at 100 Gbps (web search / Hadoop), HPCC, DeTail, DCTCP, DCQCN
+    for scheme in ("hpcc", "detail", "dctcp", "dcqcn"):
+        pair = f"{quoted('websearch', scheme, '100Gbps', 'small', 3)} / {quoted('hadoop', scheme, '100Gbps', 'small', 3)}"
+        single = (f"{quoted('websearch', scheme, '100Gbps', 'small', 3)} ms (web search) and "
+                  f"{quoted('hadoop', scheme, '100Gbps', 'small', 3)} ms (Hadoop)")
+        assert pair in bullet or single in bullet, f"{scheme}: {pair} not in the finding"
+    assert f"{quoted('websearch', 'hpcc', '10Gbps', 'small', 3)} / {quoted('hadoop', 'hpcc', '10Gbps', 'small', 3)} ms" in bullet
+    assert f"{quoted('websearch', 'detail', '10Gbps', 'small', 3)} / {quoted('hadoop', 'detail', '10Gbps', 'small', 3)}" in bullet
+    # medium flows: DeTail against HPCC at both rates
+    for scheme in ("detail", "hpcc"):
+        assert f"{quoted('websearch', scheme, '100Gbps', 'medium', 1)} / {quoted('hadoop', scheme, '100Gbps', 'medium', 1)}" in bullet, scheme
+        assert f"{quoted('websearch', scheme, '10Gbps', 'medium', 1)} / {quoted('hadoop', scheme, '10Gbps', 'medium', 1)}" in bullet, scheme
