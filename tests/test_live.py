@@ -100,9 +100,14 @@ def test_without_net_admin_the_error_is_one_line_and_exit_2():
 
 
 def test_schemes_live_mode_does_not_model_are_refused_before_anything_is_created(tmp_path):
-    r = subprocess.run([DS, "live", INCAST, "--scheme", "pfabric", "--out", str(tmp_path / "x")], capture_output=True, text=True, timeout=60)
+    r = subprocess.run([DS, "live", INCAST, "--scheme", "pfabric", "--set", "scheme.tcp.congestion_control=new_reno", "--out",
+                        str(tmp_path / "x")], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "scheme.scheduling" in r.stderr, r.stderr
     assert not (tmp_path / "x").exists() and _ours() == []
+    # a controller the hosts' kernel does not run is refused by name, not replaced by NewReno
+    r = subprocess.run([DS, "live", INCAST, "--scheme", "dctcp", "--out", str(tmp_path / "y")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "scheme.tcp.congestion_control" in r.stderr and "DCTCP" in r.stderr, r.stderr
+    assert not (tmp_path / "y").exists() and _ours() == []
 
 
 def test_hosts_kernel_tcp_follows_the_schemes_tcp():

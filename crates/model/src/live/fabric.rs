@@ -261,6 +261,10 @@ impl Switch for Fabric {
     }
 }
 
+/// The congestion controls live mode's hosts run (an allow-list: a controller the simulator gains is
+/// refused live until a host can run it): the kernel's `reno`, NewReno, set per socket.
+pub const LIVE_CONGESTION_CONTROL: &[crate::config::CongestionControl] = &[crate::config::CongestionControl::NewReno];
+
 impl Fabric {
     /// Why a scheme cannot run live (the field and what live mode supports), if it cannot: the live
     /// queues are strict priority and FIFO, and a switch neither detours (DIBS) nor evicts.
@@ -268,11 +272,13 @@ impl Fabric {
         if !faults.is_empty() {
             return Some("fault: live mode does not inject faults (remove the scenario's [[fault]] entries)".into());
         }
-        if s.tcp.cc.roce() {
+        if !LIVE_CONGESTION_CONTROL.contains(&s.tcp.cc) {
             return Some(format!(
-                "scheme.tcp.congestion_control: live mode's hosts run kernel TCP, not RoCEv2 with {} (the scheme {} uses it)",
-                s.tcp.cc.name(),
-                s.name
+                "scheme.tcp.congestion_control: live mode's hosts run the kernel's NewReno only (this kernel has no DCTCP \
+                 module, and RoCE is the simulator's); the scheme {} uses {} (set congestion_control = \"new_reno\" to run \
+                 its switches live with NewReno hosts)",
+                s.name,
+                s.tcp.cc.name()
             ));
         }
         if s.scheduling != crate::config::Scheduling::StrictPriority {

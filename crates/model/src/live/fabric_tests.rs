@@ -208,14 +208,31 @@ fn schemes_live_mode_does_not_model_are_refused_by_name() {
             format!(r#"{{"topology": {{"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"}}, "scheme": {{"preset": "{preset}"}}, "workload": []}}"#);
         network(&json).1
     };
-    for ok in ["fh", "detail", "dctcp"] {
+    for ok in ["fh", "detail", "lps", "pfc_only"] {
         assert_eq!(Fabric::unsupported(&scheme_of(ok), &[]), None, "{ok}");
     }
-    assert!(Fabric::unsupported(&scheme_of("pfabric"), &[]).expect("refused").starts_with("scheme.scheduling"));
-    assert!(Fabric::unsupported(&scheme_of("dibs"), &[]).expect("refused").starts_with("scheme.dibs"));
+    // the hosts run the kernel's NewReno: every other controller is refused, not silently replaced
+    for cc in ["dctcp", "l2dct", "dcqcn", "hpcc"] {
+        assert!(Fabric::unsupported(&scheme_of(cc), &[]).expect("refused").starts_with("scheme.tcp.congestion_control"), "{cc}");
+    }
+    let dctcp_reno = network(
+        r#"{"topology": {"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"},
+        "scheme": {"preset": "dctcp", "tcp": {"congestion_control": "new_reno"}}, "workload": []}"#,
+    )
+    .1;
+    assert_eq!(Fabric::unsupported(&dctcp_reno, &[]), None, "DCTCP's switches with NewReno hosts, asked for by name");
+    // with NewReno hosts, what the live switches do not implement is refused by its own field
+    let reno_of = |preset: &str| {
+        let json = format!(
+            r#"{{"topology": {{"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"}}, "scheme": {{"preset": "{preset}", "tcp": {{"congestion_control": "new_reno"}}}}, "workload": []}}"#
+        );
+        network(&json).1
+    };
+    assert!(Fabric::unsupported(&reno_of("pfabric"), &[]).expect("refused").starts_with("scheme.scheduling"));
+    assert!(Fabric::unsupported(&reno_of("dibs"), &[]).expect("refused").starts_with("scheme.dibs"));
     let pias = network(
         r#"{"topology": {"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"},
-        "scheme": {"preset": "pias", "tcp": {"mlfq_thresholds": ["10KB", "100KB"]}}, "workload": []}"#,
+        "scheme": {"preset": "pias", "tcp": {"congestion_control": "new_reno", "mlfq_thresholds": ["10KB", "100KB"]}}, "workload": []}"#,
     )
     .1;
     assert!(Fabric::unsupported(&pias, &[]).expect("refused").starts_with("scheme.tcp.mlfq_thresholds"));
