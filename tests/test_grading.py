@@ -373,12 +373,13 @@ def test_why_each_claim_does_not_reproduce_is_generated_from_the_stores():
     decide it from claims.json, and a claim no entry names is an error, not a silent omission."""
     from detailsim.repro.demonstrations import load_demos
     from detailsim.repro.readings import load_readings
+    from detailsim.repro.reproduce import REPROS
     from detailsim.repro.why import ENTRIES, WHY_SOURCE, why_markdown
     from detailsim.repro.grading import fmt_measured
 
     claims = _claims()
     text = (ROOT / "docs" / "reproduction.md").read_text()
-    block = why_markdown(claims, load_readings(ROOT), load_demos(ROOT))
+    block = why_markdown(claims, load_readings(ROOT), load_demos(ROOT), {n: r.base for n, r in REPROS.items()})
     assert block_of(text, "why", WHY_SOURCE) == block
     for c in claims:
         if c["label"] == "held out" and c["verdict"] != "reproduced":
@@ -388,7 +389,7 @@ def test_why_each_claim_does_not_reproduce_is_generated_from_the_stores():
     # a claim that fails and that no entry names stops the generation
     stray = dict(claims[0], id="steady.made_up", label="held out", verdict="not reproduced", paper={"value": 1, "unit": "ms", "where": ""})
     with pytest.raises(ValueError, match="steady.made_up"):
-        why_markdown([*claims, stray], {}, {})
+        why_markdown([*claims, stray], {}, {}, {n: r.base for n, r in REPROS.items()})
     assert len({i for e in ENTRIES for i in e.claims}) == sum(len(e.claims) for e in ENTRIES)  # each claim under one entry
 
 

@@ -801,7 +801,7 @@ def update_docs(claims: list[dict[str, Any]], root: Path, out: Path | None = Non
         if rel == "docs/reproduction.md" and block_of(text, "readings", READINGS_SOURCE) is not None:
             text = render_block(text, "readings", readings_markdown(claims, load_readings(root), {n: r.base for n, r in REPROS.items()}), rel, READINGS_SOURCE)
         if rel == "docs/reproduction.md" and block_of(text, "why", WHY_SOURCE) is not None:
-            text = render_block(text, "why", why_markdown(claims, load_readings(root), load_demos(root)), rel, WHY_SOURCE)
+            text = render_block(text, "why", why_markdown(claims, load_readings(root), load_demos(root), {n: r.base for n, r in REPROS.items()}), rel, WHY_SOURCE)
         if out is not None and rel == "docs/reproduction.md":
             text = render_block(text, "experiments", experiments_block(out, root, block_of(text, "experiments")), rel)
             cal = out / "calibrate" / "calibration.json"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .grading import fmt_measured, fmt_value
-from .readings import READINGS
+from .readings import READINGS, readings_rows
 
 WHY_SOURCE = ("docs/reproduction/claims.json, docs/reproduction/readings/*.json and docs/reproduction/demonstrations.json "
               "by `detailsim reproduce --update-docs`")
@@ -23,10 +23,13 @@ WHY_SOURCE = ("docs/reproduction/claims.json, docs/reproduction/readings/*.json 
 class Ctx:
     """What an entry reads: the adopted claims by id, the readings' claims, the demonstrations' measurements."""
 
-    def __init__(self, claims: list[dict[str, Any]], readings: dict[str, list[dict[str, Any]]], demos: dict[str, Any]):
+    def __init__(self, claims: list[dict[str, Any]], readings: dict[str, list[dict[str, Any]]], demos: dict[str, Any],
+                 bases: dict[str, str]):
         self.by = {c["id"]: c for c in claims}
         self.readings = {n: {c["id"]: c for c in cs} for n, cs in readings.items()}
         self.demos = demos
+        # per held-out DeTail claim: its verdict under each reading (None: not run yet) and whether it is the gap
+        self.rows = {r["id"]: r for r in readings_rows(claims, readings, bases)}
 
     def m(self, cid: str) -> str:
         """The claim's measured value as the verdict tables show it."""
@@ -54,24 +57,13 @@ class Ctx:
         return int(self.demos[demo]["seeds"])
 
     def pending_readings(self, ids: tuple[str, ...]) -> list[str]:
-        """The declared readings that apply to these claims (every DeTail experiment, or those the reading
-        names) and have not graded all of them yet."""
-        out = []
-        for n, r in READINGS.items():
-            graded = self.readings.get(n, {})
-            ran = {c["experiment"] for c in graded.values()}
-            applies = r.scenarios is None or any(self.by[i]["experiment"] in ran for i in ids if i in self.by)
-            if applies and any(i not in graded for i in ids if i in self.by):
-                out.append(n)
-        return out
+        """The declared readings that apply to these claims and have not graded all of them yet (the readings
+        table's "not run yet" cells)."""
+        return [n for n in READINGS if any(i in self.rows and self.rows[i]["by"][n] is None for i in ids)]
 
     def is_gap(self, cid: str) -> bool:
-        """Not reproduced under the adopted model and under every declared reading that applies to it (each
-        graded): the paper's gap by the declared rule."""
-        c = self.by.get(cid)
-        if c is None or c["verdict"] != "not reproduced" or self.pending_readings((cid,)):
-            return False
-        return all(r[cid]["verdict"] == "not reproduced" for r in self.readings.values() if cid in r)
+        """The paper's gap by the declared rule, as the readings table decides it (`readings_rows`)."""
+        return cid in self.rows and self.rows[cid]["gap"]
 
     def under_readings(self, cid: str) -> str:
         """The claim under each reading run so far: "rto_linux: 301 ms ± 2 (not reproduced); ..."."""
@@ -280,8 +272,11 @@ def pending(c: dict[str, Any]) -> bool:
     return c["label"] == "held out" and c["verdict"] != "reproduced"
 
 
-def why_markdown(claims: list[dict[str, Any]], readings: dict[str, list[dict[str, Any]]], demos: dict[str, Any]) -> str:
-    x = Ctx(claims, readings, demos)
+def why_markdown(claims: list[dict[str, Any]], readings: dict[str, list[dict[str, Any]]], demos: dict[str, Any],
+                 bases: dict[str, str]) -> str:
+    """The section from the adopted claims, the readings' claims, the demonstrations' measurements and each
+    experiment's base scenario (`bases`: which readings apply to it)."""
+    x = Ctx(claims, readings, demos, bases)
     named = {i for e in ENTRIES for i in e.claims}
     unnamed = [c["id"] for c in claims if pending(c) and c["id"] not in named and c["paper"]["value"] is not None]
     if unnamed:

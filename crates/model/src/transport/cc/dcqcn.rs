@@ -268,10 +268,6 @@ impl Np {
 /// paced at the reaction point's rate, its timers run as time passes, a CNP starts a decrease.
 impl super::Controller for Rp {
     #[inline]
-    fn ecn_cut(&self, _p: &TcpParams, _cwnd: f64, _sent: u64) -> Option<(f64, f64)> {
-        None
-    }
-    #[inline]
     fn pace_rate(&self) -> Option<f64> {
         Some(self.rate)
     }

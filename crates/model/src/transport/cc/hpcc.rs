@@ -173,10 +173,6 @@ impl Hpcc {
 /// HPCC behind the controller interface: no reaction to ECN, the window from telemetry, paced at W / T.
 impl super::Controller for Hpcc {
     #[inline]
-    fn ecn_cut(&self, _p: &TcpParams, _cwnd: f64, _sent: u64) -> Option<(f64, f64)> {
-        None
-    }
-    #[inline]
     fn pace_rate(&self) -> Option<f64> {
         Some(self.rate())
     }

@@ -82,7 +82,7 @@ impl CongestionControl {
 
 /// What a congestion controller decides. The sender calls these at fixed points of its ACK, timer and
 /// send handling; a controller changes only its own state and answers with numbers. The defaults are
-/// NewReno's (and, for the rate hooks, "no rate").
+/// NewReno's loss response, no ECN reaction and, for the rate hooks, "no rate".
 pub trait Controller {
     /// New data was acknowledged: `acked` bytes, the ACK up to `ack` with ECN echo `ece`, the sender's
     /// next byte to send `nxt`.
@@ -95,8 +95,11 @@ pub trait Controller {
         cwnd + p.mss as f64 * acked / cwnd
     }
     /// The reaction to an ECN echo (the sender asks at most once per window of data): the new window and
-    /// slow-start threshold, or None to leave both.
-    fn ecn_cut(&self, p: &TcpParams, cwnd: f64, sent: u64) -> Option<(f64, f64)>;
+    /// slow-start threshold, or None to leave both (the default: no reaction).
+    #[inline]
+    fn ecn_cut(&self, _p: &TcpParams, _cwnd: f64, _sent: u64) -> Option<(f64, f64)> {
+        None
+    }
     /// Whether loss recovery (fast retransmit, partial ACKs) changes the window.
     #[inline]
     fn loss_cuts(&self) -> bool {

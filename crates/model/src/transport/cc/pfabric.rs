@@ -4,7 +4,6 @@
 //! `PROBE_AFTER` timeouts in a row the flow sends one header-only probe per timeout until an ACK returns.
 
 use super::Controller;
-use crate::transport::params::TcpParams;
 
 /// Consecutive timeouts after which a flow only sends header-only probes until an ACK arrives.
 pub const PROBE_AFTER: u32 = 5;
@@ -14,10 +13,6 @@ pub const PROBE_AFTER: u32 = 5;
 pub struct Pfabric;
 
 impl Controller for Pfabric {
-    #[inline]
-    fn ecn_cut(&self, _p: &TcpParams, _cwnd: f64, _sent: u64) -> Option<(f64, f64)> {
-        None
-    }
     #[inline]
     fn loss_cuts(&self) -> bool {
         false

@@ -135,10 +135,6 @@ impl Timely {
 /// RTT sample moves.
 impl Controller for Timely {
     #[inline]
-    fn ecn_cut(&self, _p: &TcpParams, _cwnd: f64, _sent: u64) -> Option<(f64, f64)> {
-        None
-    }
-    #[inline]
     fn pace_rate(&self) -> Option<f64> {
         Some(self.rate)
     }
