@@ -53,6 +53,13 @@ def cases() -> dict[str, tuple[Any, dict[str, Any]]]:
                       ("examples/dumbbell", "5ms"), ("paper/sequential", "5ms")]:
         out[name] = (name, {"duration": dur})
     out["paper/steady:detail"] = ("paper/steady", {"duration": "5ms", "scheme": "detail"})
+    # shared-buffer switches (`[topology.shared_buffer]`, fabric/shared.rs): lossy and lossless, DIBS's
+    # detour through the MMU, pFabric's admission, and the RoCE controllers; a pool small enough to refuse
+    for name in ("dctcp", "dibs", "pfabric", "detail", "dcqcn", "hpcc"):
+        sc = json.loads(json.dumps(SMALL))
+        sc["topology"]["shared_buffer"] = {"size": "300KB" if name in ("detail", "dcqcn", "hpcc") else "40KB"}
+        sc["scheme"] = {"preset": name}
+        out[f"fattree4-shared/{name}"] = (sc, {})
     return out
 
 

@@ -126,14 +126,17 @@ def test_layers_do_not_import_what_they_must_not_know(folder, pattern, why):
 
 @pytest.mark.parametrize("folder", ["sim", "live"])
 def test_the_switch_pipeline_is_written_once(folder):
-    """Issue 35: the CIOQ pipeline's steps (fabric/pipeline.rs) and its control flow (fabric/cioq.rs: PFC's
-    checks, the crossbar's arbiter, a transfer's end) exist once; the simulator and the live forwarder only
-    supply the effects (events, frames and poll deadlines)."""
+    """Issues 35 and 50: both switch models' steps (fabric/pipeline.rs for CIOQ, fabric/shared.rs for the
+    shared buffer's MMU and DIBS's detour port) and their control flow (fabric/switch.rs: the arrival into the
+    buffer model, PFC's checks, the crossbar's arbiter, a transfer's end, the MMU's charge and release) exist
+    once; the simulator and the live forwarder only supply the effects (events, frames and poll deadlines)."""
     import re
     from pathlib import Path
 
-    pattern = (r"\bfn (xbar_try|wake_waiters|pfc_check|pfc_arrival|xbar_done|transfer_ended)\b|take_round\(|\.eg\.pop_next\(!"
-               r"|\.egress\.on_frame\(|\.ingress\.on_data\(|\.ingress\.check\(|\.xbar_start\(|\.xbar_end\(")
+    pattern = (r"\bfn (xbar_try|wake_waiters|pfc_check|pfc_arrival|xbar_done|transfer_ended|arrive|shared_arrive|shared_left)\b"
+               r"|take_round\(|\.eg\.pop_next\(!"
+               r"|\.egress\.on_frame\(|\.ingress\.on_data\(|\.ingress\.check\(|\.xbar_start\(|\.xbar_end\("
+               r"|(?<!nic)\.admits\(|\.charge\(|\.pfc_frame\([^)]|dibs::pick\(|\.ingress_admits\(|mmu\[")
     src = Path(__file__).parents[1] / "crates" / "model" / "src" / folder
     for f in sorted(src.glob("*.rs")):
         if f.name.endswith("_tests.rs"):

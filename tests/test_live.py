@@ -59,9 +59,30 @@ def test_incast_on_four_hosts_flows_fcts_pfc_and_nothing_left(tmp_path):
     assert all(ln.split("\t")[0] == "0x8808" for ln in lines)
     ports = pl.read_parquet(out / "ports.parquet")
     assert ports["pfc_sent"].sum() == summary["pfc"]["pause_frames"]
-    # the bottleneck port ran close to its configured rate while backlogged
+    # the bottleneck port never ran above its configured rate while backlogged; below it only when the
+    # forwarder was descheduled (a machine busy with other work), which the run then reports as a problem
+    # (the pacer's rate itself is `transmitters_are_paced_at_the_link_rate`, a unit test)
     bottleneck = ports.filter((pl.col("node") == "sw") & (pl.col("peer") == "h0"))
-    assert 0.85 < bottleneck["backlogged_rate_bps"][0] / bottleneck["rate_bps"][0] < 1.05
+    share = bottleneck["backlogged_rate_bps"][0] / bottleneck["rate_bps"][0]
+    slow = summary["emulator"]["link_rate_achieved"]
+    assert share < 1.05 and slow["share"] <= share + 1e-9
+    flagged = any("while backlogged" in p for p in live.problems(summary))
+    assert flagged == (slow["share"] < live.LINK_RATE_FLOOR), (slow, live.problems(summary))
+
+
+def test_a_shared_buffer_switch_runs_live(tmp_path):
+    """Issue 50: live mode drives both buffer models (fabric/switch.rs); a 200 KB shared pool under the same
+    incast pauses the senders (its MMU's dynamic PFC threshold) and loses nothing."""
+    out = tmp_path / "run"
+    r = subprocess.run([DS, "live", INCAST, "--set", "topology.shared_buffer.size=200KB", "--out", str(out), "--json", "--drain", "3s"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert _ours() == [], "namespaces left behind"
+    summary = json.loads(r.stdout)
+    assert summary["flows"]["completed"] == summary["flows"]["planned"] == 16
+    assert summary["pfc"]["pause_frames"] > 0
+    assert summary["drops"]["ingress_lossless"] == 0 and summary["invariants"]["lossless"]
+    assert summary["emulator"]["counters"]["queued_at_end"] == 0 and summary["emulator"]["ring_drops"] == 0
 
 
 def test_too_fast_links_are_refused_before_anything_is_created(tmp_path):

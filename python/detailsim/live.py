@@ -386,7 +386,28 @@ def run_live(sc: dict[str, Any], name: str, drain_s: float = 2.0, say: Any = pri
         "invariants": {"lossless": lossless_drops == 0, "lossless_drops": lossless_drops, "ring_drops": report["loop"]["ring_drops"] == 0},
     }
     ports = pl.DataFrame(report["ports"])
+    summary["emulator"]["link_rate_achieved"] = link_rate_achieved(ports)
     return summary, live, ports, sim_res
+
+
+# a port's achieved rate counts once it sent this long back to back (a few frames are noise)
+BACKLOGGED_MIN_S = 0.005
+# below this share of its configured rate a backlogged link makes the run's timing untrustworthy
+LINK_RATE_FLOOR = 0.9
+
+
+def link_rate_achieved(ports: Any) -> dict[str, Any] | None:
+    """The slowest link while backlogged (`backlogged_rate_bps` / `rate_bps`, over ports that sent at least
+    `BACKLOGGED_MIN_S` back to back): the pacer falls behind its rate when the forwarder is descheduled (a
+    machine busy with other work), which the FCTs then carry. None: no port was backlogged that long."""
+    import polars as pl
+
+    busy = ports.filter(pl.col("backlogged_rate_bps").is_not_null() & (pl.col("backlogged_s") >= BACKLOGGED_MIN_S))
+    if busy.height == 0:
+        return None
+    busy = busy.with_columns((pl.col("backlogged_rate_bps") / pl.col("rate_bps")).alias("share")).sort("share")
+    r = busy.row(0, named=True)
+    return {"node": r["node"], "peer": r["peer"], "share": float(r["share"])}
 
 
 def _pcts(x: Any) -> dict[str, float]:
@@ -408,6 +429,10 @@ def problems(summary: dict[str, Any]) -> list[str]:
         out.append(f"{summary['drops']['ingress_lossless']} lossless frame(s) dropped at a switch ingress under PFC")
     if e["cpu_saturation"] > 0.95:
         out.append(f"the forwarder was busy {100 * e['cpu_saturation']:.0f}% of the time: pacing is not trustworthy")
+    slow = e.get("link_rate_achieved")
+    if slow and slow["share"] < LINK_RATE_FLOOR:
+        out.append(f"link {slow['node']} -> {slow['peer']} ran at {100 * slow['share']:.0f}% of its rate while backlogged (pacing late "
+                   f"p99 {e['pacing_late_us']['p99']:.0f} us): the forwarder was descheduled, the FCTs carry it (run on an idle machine)")
     if summary["flows"]["completed"] < summary["flows"]["planned"]:
         out.append(f"{summary['flows']['planned'] - summary['flows']['completed']} of {summary['flows']['planned']} flows did not finish (raise --drain?)")
     return out

@@ -269,11 +269,8 @@ fn network(scenario_json: &str) -> PyResult<(detailsim_model::fabric::Fabric, de
     let sc = detailsim_model::parse_scenario(scenario_json).map_err(err)?;
     let scheme = sc.scheme.resolve().map_err(err)?;
     let (net, faults) = detailsim_model::fabric::Fabric::for_run(&sc, &scheme, &detailsim_engine::RngStreams::new(sc.run.seed)).map_err(err)?;
-    if let Some(why) = detailsim_model::live::Fabric::unsupported(&scheme, &faults) {
+    if let Some(why) = detailsim_model::live::Fabric::unsupported(&scheme, net.model(), &faults) {
         return Err(ScenarioError::new_err(why));
-    }
-    if net.shared() {
-        return Err(ScenarioError::new_err("topology.shared_buffer: live mode runs DeTail's CIOQ switches only (shared-buffer switches are simulated only)"));
     }
     Ok((net, scheme))
 }
@@ -330,6 +327,7 @@ fn live_forward(py: Python<'_>, scenario_json: &str, deadline_s: f64, stop_file:
                 if stats.backlog_actual_ps > 0 { pt.rate.0 as f64 * stats.backlog_ideal_ps as f64 / stats.backlog_actual_ps as f64 } else { f64::NAN };
             serde_json::json!({"port": p, "node": name(pt.node), "peer": name(fab.net.ports[pt.peer as usize].node), "rate_bps": pt.rate.0,
             "backlogged_rate_bps": if achieved.is_finite() { serde_json::json!(achieved) } else { serde_json::Value::Null },
+            "backlogged_s": stats.backlog_ideal_ps as f64 * 1e-12,
             "tx_frames": stats.tx_frames, "tx_wire_bytes": stats.tx_wire_bytes, "busy_s": stats.busy_ps as f64 * 1e-12,
             "pfc_sent": stats.pfc_sent, "pfc_received": stats.pfc_received,
             "paused_s": fab.net.pfc[p].egress.paused_total(detailsim_engine::Time((st.wall_s * 1e12) as u64)).0 as f64 * 1e-12,

@@ -58,6 +58,39 @@ pub struct Scheme {
     pub mlfq_source: Option<MlfqSource>,
 }
 
+/// A mechanism a scheme may turn on beyond the pipeline every scheme runs (queues, PFC, forwarding, ECN
+/// marking, the scheduler of `scheduling`, the congestion control of `tcp.congestion_control`). A driver
+/// that implements only some of them (live mode: `live::LIVE_OPTIONAL`) refuses a scheme that needs another
+/// by its field; a new one is an arm here and in `Scheme::optional`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Optional {
+    /// DIBS: a switch detours what its buffer refuses.
+    Dibs,
+    /// A full ingress evicts lower-priority packets.
+    PriorityEviction,
+    /// PIAS's MLFQ: hosts tag a flow's packets by the bytes it has sent.
+    Mlfq,
+}
+
+impl Optional {
+    /// The scenario field that turns it on.
+    pub fn field(self) -> &'static str {
+        match self {
+            Optional::Dibs => "scheme.dibs",
+            Optional::PriorityEviction => "scheme.priority_eviction",
+            Optional::Mlfq => "scheme.tcp.mlfq_thresholds",
+        }
+    }
+}
+
+impl Scheme {
+    /// The optional mechanisms this scheme turns on.
+    pub fn optional(&self) -> Vec<Optional> {
+        let on = [(Optional::Dibs, self.dibs.enabled), (Optional::PriorityEviction, self.priority_eviction), (Optional::Mlfq, !self.tcp.mlfq.is_empty())];
+        on.into_iter().filter(|&(_, on)| on).map(|(o, _)| o).collect()
+    }
+}
+
 /// A named preset: what it stands for, for `detailsim schemes`.
 pub struct Preset {
     pub name: &'static str,

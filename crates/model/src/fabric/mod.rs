@@ -4,9 +4,10 @@
 //! will change it. The simulator (`sim`) keeps one and drives its pipeline with events; the live forwarder
 //! (`live`) builds its own from the same scenario.
 
-pub mod cioq;
 mod faults;
 mod pipeline;
+mod shared;
+pub mod switch;
 
 use crate::config::{ConfigError, Scenario, Scheme};
 use crate::mechanisms::crossbar::{Crossbar, Waiters};
@@ -18,6 +19,19 @@ use crate::routing::Routes;
 use crate::topology::{self, Framing, NodeKind, Topology};
 use detailsim_engine::{Rate, RngStreams, Stream, Time};
 use std::collections::BTreeMap;
+
+/// How a switch buffers packets: the arms of the switch interface (`fabric::switch`). A buffer policy is one
+/// component (`mechanisms`) and one arm here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BufferModel {
+    /// DeTail's combined input-output queued switch: 128 KB-style ingress queues per port, a crossbar with
+    /// speedup, egress queues (`mechanisms::queue`, `mechanisms::crossbar`); the steps are
+    /// `fabric/pipeline.rs`'s.
+    Cioq,
+    /// An output-queued switch whose ports draw from one pool, admitted by the switch's MMU
+    /// (`mechanisms::mmu`, `[topology.shared_buffer]`); the steps are `fabric/shared.rs`'s.
+    Shared,
+}
 
 #[derive(Debug, Clone)]
 #[repr(C, align(64))]
@@ -406,6 +420,16 @@ impl Fabric {
     #[inline(always)]
     pub fn shared(&self) -> bool {
         !self.mmu.is_empty()
+    }
+
+    /// The switches' buffer model (`fabric::switch::Switch::arrive` takes an arrival into it).
+    #[inline(always)]
+    pub fn model(&self) -> BufferModel {
+        if self.shared() {
+            BufferModel::Shared
+        } else {
+            BufferModel::Cioq
+        }
     }
 
     /// Shared-buffer switches: each switch's MMU, its lossless priorities those of PFC (none without it),

@@ -9,7 +9,7 @@
 //!   PFC frame at an egress ─► pfc_receive
 //! ```
 //!
-//! When each step runs (an arrival's, the crossbar arbiter's, a transfer's end) is `fabric::cioq`'s.
+//! When each step runs (an arrival's, the crossbar arbiter's, a transfer's end) is `fabric::switch`'s.
 
 use super::Fabric;
 use crate::mechanisms::ecn::{Occupancy, Verdict};

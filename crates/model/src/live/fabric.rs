@@ -22,7 +22,8 @@
 
 use crate::config::LoadBalancing;
 use crate::config::Scheme;
-use crate::fabric::cioq::{Head, Switch};
+use crate::fabric::switch::{Head, Refused, Switch};
+use crate::fabric::BufferModel;
 use crate::live::frame::{self, Ipv4Info, Kind};
 use crate::mechanisms::ecn::Verdict;
 use crate::mechanisms::pfc::PfcFrame;
@@ -184,6 +185,9 @@ pub struct LiveTx {
 #[derive(Debug, Clone, Copy)]
 struct Meta {
     out: u32,
+    /// The index on its switch of the port it came in at (a shared-buffer switch's MMU charges it there
+    /// until it leaves).
+    inp: u32,
     prio: u8,
     ecn: u8,
     wire: u64,
@@ -215,7 +219,7 @@ pub struct Fabric {
     pub counters: Counters,
 }
 
-/// The live forwarder drives the switch's control flow (`fabric::cioq`) at its inputs and polls: a started
+/// The live forwarder drives the switch's control flow (`fabric::switch`) at its inputs and polls: a started
 /// transfer's end is a poll deadline (`LiveTx::xbar_done`), and so is a busy egress side's (`poll` reads
 /// `out_free_at`); a PFC frame leaves at once, as a frame on the wire.
 impl Switch for Fabric {
@@ -259,16 +263,43 @@ impl Switch for Fabric {
         let ecn = self.meta[pid as usize].ecn;
         self.enqueue_egress(self.now, out, pid, prio, ecn, wire);
     }
+    // live mode neither evicts, nor runs pFabric, nor detours (`LIVE_SUPPORT`): a refused frame is dropped
+    fn make_room(&mut self, _port: u32, _prio: u8, _wire: u64) {}
+    fn admit_at(&mut self, _port: u32, _out: u32, _pid: PacketId, _wire: u64) -> bool {
+        true
+    }
+    fn entered_by(&mut self, pid: PacketId, port: u32) {
+        let base = self.net.nodes[self.net.ports[port as usize].node as usize].port_base;
+        self.meta[pid as usize].inp = port - base;
+    }
+    fn refused(&mut self, _port: u32, pid: PacketId, _out: u32, prio: u8, _wire: u64, _why: Refused) -> Option<u32> {
+        if self.pfc_on && self.pfc_mask & (1 << prio) != 0 {
+            self.counters.ingress_drops_lossless += 1;
+        } else {
+            self.counters.ingress_drops_lossy += 1;
+        }
+        self.free.push(pid);
+        None
+    }
 }
 
-/// The congestion controls live mode's hosts run (an allow-list: a controller the simulator gains is
-/// refused live until a host can run it): the kernel's `reno`, NewReno, set per socket.
+/// What live mode runs, by scheme field (allow-lists: a controller, scheduler, buffer model or optional
+/// mechanism the simulator gains is refused live, by its field, until the live forwarder or the hosts run it).
+/// The congestion controls of the hosts: the kernel's `reno`, NewReno, set per socket.
 pub const LIVE_CONGESTION_CONTROL: &[crate::config::CongestionControl] = &[crate::config::CongestionControl::NewReno];
+/// The egress schedulers of the live switches (the egress queues' strict priority, FIFO within a priority).
+pub const LIVE_SCHEDULING: &[crate::config::Scheduling] = &[crate::config::Scheduling::StrictPriority];
+/// The switch buffer models the live forwarder drives (`fabric::switch::Switch::arrive`): both.
+pub const LIVE_BUFFER_MODELS: &[BufferModel] = &[BufferModel::Cioq, BufferModel::Shared];
+/// The optional mechanisms (`config::Optional`) live mode runs: none yet (a live switch neither detours nor
+/// evicts, and the hosts' kernel TCP sends a flow at one DSCP, so PIAS's demotion by bytes sent is not
+/// modelled).
+pub const LIVE_OPTIONAL: &[crate::config::Optional] = &[];
 
 impl Fabric {
-    /// Why a scheme cannot run live (the field and what live mode supports), if it cannot: the live
-    /// queues are strict priority and FIFO, and a switch neither detours (DIBS) nor evicts.
-    pub fn unsupported(s: &Scheme, faults: &[crate::fabric::Fault]) -> Option<String> {
+    /// Why a scenario's scheme, buffer model (`model`) and faults cannot run live (the field and what live
+    /// mode supports), if they cannot.
+    pub fn unsupported(s: &Scheme, model: BufferModel, faults: &[crate::fabric::Fault]) -> Option<String> {
         if !faults.is_empty() {
             return Some("fault: live mode does not inject faults (remove the scenario's [[fault]] entries)".into());
         }
@@ -281,24 +312,21 @@ impl Fabric {
                 s.tcp.cc.name()
             ));
         }
-        if s.scheduling != crate::config::Scheduling::StrictPriority {
-            return Some(format!("scheme.scheduling: live mode runs strict_priority only (the scheme {} uses {:?})", s.name, s.scheduling));
+        if !LIVE_SCHEDULING.contains(&s.scheduling) {
+            return Some(format!("scheme.scheduling: live mode runs {LIVE_SCHEDULING:?} only (the scheme {} uses {:?})", s.name, s.scheduling));
         }
-        if s.dibs.enabled {
-            return Some(format!("scheme.dibs: live mode does not detour (the scheme {} enables DIBS)", s.name));
+        if !LIVE_BUFFER_MODELS.contains(&model) {
+            return Some(format!("topology: live mode drives the buffer models {LIVE_BUFFER_MODELS:?} only (this scenario's switches are {model:?})"));
         }
-        if s.priority_eviction {
-            return Some(format!("scheme.priority_eviction: live mode does not evict (the scheme {} enables it)", s.name));
-        }
-        if !s.tcp.mlfq.is_empty() {
-            // the hosts' kernel TCP sends a flow at one DSCP: PIAS's demotion by bytes sent is not modelled live
-            return Some(format!("scheme.tcp.mlfq_thresholds: live mode does not tag packets by bytes sent (the scheme {} uses PIAS's MLFQ)", s.name));
+        if let Some(o) = s.optional().into_iter().find(|o| !LIVE_OPTIONAL.contains(o)) {
+            return Some(format!("{}: live mode does not run {o:?} (the scheme {} turns it on)", o.field(), s.name));
         }
         None
     }
 
     /// The live fabric of a scenario's network (`crate::fabric::Fabric::for_run`, as a simulated run starts
-    /// with it): its ports, queues, thresholds, markers and streams (check `unsupported` first).
+    /// with it): its ports, queues, thresholds, markers and streams, either buffer model (check `unsupported`
+    /// first).
     pub fn new(net: &crate::fabric::Fabric, scheme: &Scheme) -> Fabric {
         let pfc_on = scheme.flow_control == crate::config::FlowControl::Pfc;
         let mut net = net.clone();
@@ -361,7 +389,7 @@ impl Fabric {
             }
             None => {
                 self.frames.push(bytes.to_vec());
-                self.meta.push(Meta { out: 0, prio: 0, ecn: 0, wire: 0, queued_at: Time::ZERO });
+                self.meta.push(Meta { out: 0, inp: 0, prio: 0, ecn: 0, wire: 0, queued_at: Time::ZERO });
                 self.links.push(NIL);
                 (self.frames.len() - 1) as PacketId
             }
@@ -438,17 +466,9 @@ impl Fabric {
             self.counters.no_route += 1;
             return;
         };
-        if !self.net.ingress_admits(port, prio, wire, self.pfc_on) {
-            if self.pfc_on && self.pfc_mask & (1 << prio) != 0 {
-                self.counters.ingress_drops_lossless += 1;
-            } else {
-                self.counters.ingress_drops_lossy += 1;
-            }
-            return;
-        }
         let pid = self.store(bytes);
-        self.meta[pid as usize] = Meta { out, prio: info.prio, ecn: info.ecn, wire, queued_at: now };
-        self.ingress_push(port, prio, pid, wire);
+        self.meta[pid as usize] = Meta { out, inp: 0, prio: info.prio, ecn: info.ecn, wire, queued_at: now };
+        self.arrive(port, pid, out, prio, wire);
     }
 
     fn route(&mut self, node: u32, dst_node: u32, info: Ipv4Info) -> Option<u32> {
@@ -488,11 +508,22 @@ impl Fabric {
                 let pt = &mut self.net.ports[port as usize];
                 pt.eg.advance(now);
                 pt.eg.release(prio, wire);
+                self.left_switch(port, pid, prio, wire);
                 return;
             }
         }
-        self.meta[pid as usize] = Meta { out: port, prio, ecn, wire, queued_at: now };
+        let inp = self.meta[pid as usize].inp;
+        self.meta[pid as usize] = Meta { out: port, inp, prio, ecn, wire, queued_at: now };
         self.net.ports[port as usize].eg.enlist(prio, pid, 0, 0, &mut self.links);
+    }
+
+    /// Frame `pid` (`prio`, `wire` bytes) left egress `port` (sent or dropped): at a shared-buffer switch
+    /// its bytes leave the MMU (`Switch::shared_left`), and the ingress it came in at may resume.
+    fn left_switch(&mut self, port: u32, pid: PacketId, prio: u8, wire: u64) {
+        if self.net.model() == BufferModel::Shared && self.tx[port as usize].host.is_none() {
+            let inp = self.meta[pid as usize].inp;
+            self.shared_left(inp, port, prio, wire);
+        }
     }
 
     /// Run the crossbar and the paced transmitters up to `now`. Returns the earliest time something is due
@@ -552,7 +583,8 @@ impl Fabric {
                 return;
             }
             let meta = &self.meta;
-            let (pid, _, _, ser) = self.net.dequeue(now, p as u32, &self.links, |q| meta[q as usize].wire).expect("non-empty");
+            let (pid, prio, wire, ser) = self.net.dequeue(now, p as u32, &self.links, |q| meta[q as usize].wire).expect("non-empty");
+            self.left_switch(p as u32, pid, prio, wire);
             let m = self.meta[pid as usize];
             let pt = &self.net.ports[p];
             let t = &mut self.tx[p];

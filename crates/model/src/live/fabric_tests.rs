@@ -171,6 +171,87 @@ fn an_incast_pauses_the_senders_and_loses_nothing_under_pfc() {
     }
 }
 
+/// Four hosts on one shared-buffer switch (`[topology.shared_buffer]`, a pool of `pool`) at 100 Mbps.
+fn shared_fabric(preset: &str, pool: &str) -> Fabric {
+    let json = format!(
+        r#"{{"run": {{"duration": "1ms"}}, "topology": {{"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps",
+             "shared_buffer": {{"size": "{pool}"}}}}, "scheme": {{"preset": "{preset}"}}, "workload": []}}"#
+    );
+    let (net, scheme) = network(&json);
+    assert_eq!(net.model(), crate::fabric::BufferModel::Shared);
+    assert_eq!(Fabric::unsupported(&scheme, net.model(), &[]), None, "{preset} runs live on shared buffers");
+    Fabric::new(&net, &scheme)
+}
+
+/// Three senders at line rate into host 0 for `frames` frame times (a sender whose NIC is paused waits),
+/// then polled until everything has left: (frames fed, frames out to host 0, priorities paused).
+fn shared_incast(f: &mut Fabric, frames: usize) -> (u64, u64, u8) {
+    let bytes: Vec<Vec<u8>> = (1..4).map(|s| tcp_frame(s, 0, 4000 + s as u16, 1460, 0, 0b10)).collect();
+    let sw_in: Vec<u32> = (1..4).map(|s| f.net.ports[f.host_port[s] as usize].peer).collect();
+    let down = f.net.ports[f.host_port[0] as usize].peer;
+    let ser = Rate::mbps(100).tx_time(f.net.framing.wire(1500) as u64);
+    let (mut now, mut fed, mut out, mut paused) = (Time::ZERO, 0u64, 0u64, 0u8);
+    for i in 0..frames * 3 {
+        if i < frames {
+            for k in 0..3 {
+                if f.net.pfc[f.host_port[k + 1] as usize].egress.paused & 1 == 0 {
+                    f.on_wire_frame(now, sw_in[k], &bytes[k]);
+                    fed += 1;
+                }
+            }
+        }
+        f.poll(now);
+        for o in outs(f) {
+            if let Target::Port(p) = o.to {
+                match frame::parse(f.frame(o.pid)) {
+                    Kind::Pfc(pf) => {
+                        let (peer, fb) = (f.net.ports[p as usize].peer, f.frame(o.pid).to_vec());
+                        f.on_wire_frame(now, peer, &fb);
+                        paused |= pf.pause;
+                    }
+                    Kind::Ipv4(_) => {
+                        assert_eq!(p, down, "data leaves only towards host 0");
+                        out += 1;
+                    }
+                    Kind::Other => panic!("a foreign frame"),
+                }
+            }
+            f.release(o.pid);
+        }
+        now += ser;
+    }
+    (fed, out, paused)
+}
+
+#[test]
+fn a_shared_buffer_switch_runs_live_and_pauses_an_incast_without_loss() {
+    // a 60 KB pool: three line-rate senders fill its shared part within tens of frames
+    let mut f = shared_fabric("detail", "60KB");
+    let (fed, out, paused) = shared_incast(&mut f, 300);
+    assert_eq!(paused & 1, 1, "the MMU paused priority 0 at the senders' ingresses");
+    assert_eq!(f.counters.ingress_drops_lossless, 0, "no lossless frame refused");
+    assert_eq!((fed, f.queued_frames()), (out, 0), "conservation: every frame fed left towards host 0");
+    assert!(out >= 299, "the bottleneck ran at line rate: {out}");
+    // no ingress queue, no crossbar: every frame went straight to its egress, and every byte left the MMU
+    let mmu = f.net.mmu.iter().flatten().next().expect("the switch's MMU");
+    assert!(mmu.peak > 0 && mmu.peak <= mmu.p.size, "the pool held {} B of {}", mmu.peak, mmu.p.size);
+    assert_eq!((mmu.in_use, mmu.shared_used), (0, 0));
+    assert!(f.net.ports.iter().all(|p| p.ing.pkts == 0));
+}
+
+#[test]
+fn a_shared_buffer_switch_without_pfc_drops_what_its_mmu_refuses() {
+    let mut f = shared_fabric("fh", "60KB");
+    let (fed, out, paused) = shared_incast(&mut f, 300);
+    assert_eq!((paused, f.counters.pfc_frames), (0, 0));
+    assert!(f.counters.ingress_drops_lossy > 0, "the egress's dynamic threshold refused the overflow");
+    assert_eq!(fed, out + f.counters.ingress_drops_lossy, "conservation: fed = sent + refused");
+    let mmu = f.net.mmu.iter().flatten().next().expect("the switch's MMU");
+    // alpha 1: one busy egress settles at half the shared part
+    assert!(mmu.peak <= mmu.shared / 2 + 2 * 1538, "{} of {}", mmu.peak, mmu.shared);
+    assert_eq!(mmu.in_use, 0);
+}
+
 #[test]
 fn a_paused_frame_is_due_from_the_resume_not_from_when_it_queued() {
     let mut f = fabric("detail");
@@ -209,18 +290,18 @@ fn schemes_live_mode_does_not_model_are_refused_by_name() {
         network(&json).1
     };
     for ok in ["fh", "detail", "lps", "pfc_only"] {
-        assert_eq!(Fabric::unsupported(&scheme_of(ok), &[]), None, "{ok}");
+        assert_eq!(Fabric::unsupported(&scheme_of(ok), BufferModel::Cioq, &[]), None, "{ok}");
     }
     // the hosts run the kernel's NewReno: every other controller is refused, not silently replaced
     for cc in ["dctcp", "l2dct", "dcqcn", "hpcc"] {
-        assert!(Fabric::unsupported(&scheme_of(cc), &[]).expect("refused").starts_with("scheme.tcp.congestion_control"), "{cc}");
+        assert!(Fabric::unsupported(&scheme_of(cc), BufferModel::Cioq, &[]).expect("refused").starts_with("scheme.tcp.congestion_control"), "{cc}");
     }
     let dctcp_reno = network(
         r#"{"topology": {"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"},
         "scheme": {"preset": "dctcp", "tcp": {"congestion_control": "new_reno"}}, "workload": []}"#,
     )
     .1;
-    assert_eq!(Fabric::unsupported(&dctcp_reno, &[]), None, "DCTCP's switches with NewReno hosts, asked for by name");
+    assert_eq!(Fabric::unsupported(&dctcp_reno, BufferModel::Cioq, &[]), None, "DCTCP's switches with NewReno hosts, asked for by name");
     // with NewReno hosts, what the live switches do not implement is refused by its own field
     let reno_of = |preset: &str| {
         let json = format!(
@@ -228,17 +309,26 @@ fn schemes_live_mode_does_not_model_are_refused_by_name() {
         );
         network(&json).1
     };
-    assert!(Fabric::unsupported(&reno_of("pfabric"), &[]).expect("refused").starts_with("scheme.scheduling"));
-    assert!(Fabric::unsupported(&reno_of("dibs"), &[]).expect("refused").starts_with("scheme.dibs"));
+    assert!(Fabric::unsupported(&reno_of("pfabric"), BufferModel::Cioq, &[]).expect("refused").starts_with("scheme.scheduling"));
+    assert!(Fabric::unsupported(&reno_of("dibs"), BufferModel::Cioq, &[]).expect("refused").starts_with("scheme.dibs:"));
     let pias = network(
         r#"{"topology": {"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"},
         "scheme": {"preset": "pias", "tcp": {"congestion_control": "new_reno", "mlfq_thresholds": ["10KB", "100KB"]}}, "workload": []}"#,
     )
     .1;
-    assert!(Fabric::unsupported(&pias, &[]).expect("refused").starts_with("scheme.tcp.mlfq_thresholds"));
+    assert!(Fabric::unsupported(&pias, BufferModel::Cioq, &[]).expect("refused").starts_with("scheme.tcp.mlfq_thresholds"));
+    let evicting = network(
+        r#"{"topology": {"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"},
+        "scheme": {"preset": "fh", "priority_eviction": true}, "workload": []}"#,
+    )
+    .1;
+    assert_eq!(evicting.optional(), vec![crate::config::Optional::PriorityEviction]);
+    assert!(Fabric::unsupported(&evicting, BufferModel::Cioq, &[]).expect("refused").starts_with("scheme.priority_eviction:"));
+    // both buffer models are on the allow-list
+    assert_eq!(Fabric::unsupported(&scheme_of("detail"), BufferModel::Shared, &[]), None);
     // faults are the simulator's: live mode refuses a scenario with any
     let down = crate::fabric::Fault { kind: crate::fabric::FaultKind::LinkDown, link: 0, at: Time::ZERO };
-    assert!(Fabric::unsupported(&scheme_of("fh"), &[down]).expect("refused").starts_with("fault:"));
+    assert!(Fabric::unsupported(&scheme_of("fh"), BufferModel::Cioq, &[down]).expect("refused").starts_with("fault:"));
 }
 
 #[test]

@@ -136,6 +136,7 @@ impl Mmu {
     }
 
     /// Charge an admitted arrival (`admits` said yes): to the reserve, the shared pool or the headroom.
+    #[inline]
     pub fn charge(&mut self, p: usize, e: usize, q: usize, size: u64) {
         let new = self.ingress[p][q] + size;
         if new <= self.p.reserve {

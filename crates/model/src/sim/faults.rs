@@ -4,7 +4,7 @@
 //! each at the part of a split run that holds the port). Routing reconverges at once when a link goes down,
 //! as in the paper's asymmetric-topology experiments.
 
-use crate::fabric::cioq::Switch as _;
+use crate::fabric::switch::Switch as _;
 use crate::sim::Sim;
 use crate::stats::DropCause;
 

@@ -26,7 +26,7 @@ pub mod trace;
 pub mod workload;
 
 use crate::config::{parse_scenario, ConfigError, Scenario, Scheme, Threads};
-use crate::fabric::cioq::Switch as _;
+use crate::fabric::switch::Switch as _;
 pub use crate::fabric::{Fabric, Node, Port, TxCount};
 use crate::packet::{Packet, PacketId};
 use crate::sim::workload::Workload;

@@ -18,7 +18,7 @@
 //! PFC deadlock) and reports the ports when the same cycle persists across two checks.
 
 use crate::config::{ConfigError, WatchdogAction};
-use crate::fabric::cioq::Switch as _;
+use crate::fabric::switch::Switch as _;
 use crate::mechanisms::pfc::{PfcFrame, Thresholds};
 use crate::sim::{Ev, Sim};
 use detailsim_engine::{Rate, Time};

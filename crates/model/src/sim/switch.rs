@@ -1,4 +1,5 @@
-//! The CIOQ switch (DeTail's architecture) and the transmit side shared with host NICs.
+//! The simulator's switch driver (both buffer models: `fabric::switch`) and the transmit side shared with
+//! host NICs.
 //!
 //! Arrival: forwarding engine picks the output port (flow hash or packet scatter over the acceptable
 //! ports) → ingress queue of the arrival port (tail drop when its buffer is full) → crossbar: one packet
@@ -8,15 +9,16 @@
 //! queue (optional ECN marking) → link.
 
 use crate::config::{EcnMarking, Scheduling};
-use crate::fabric::cioq::{Head, Switch};
+use crate::fabric::switch::{Head, Refused, Switch};
 use crate::mechanisms::dibs::{self, Decision};
 use crate::mechanisms::ecn::Verdict;
+use crate::mechanisms::mmu::Refusal;
 use crate::packet::{PacketId, ECN_CE};
 use crate::sim::{Ev, Sim};
 use crate::stats::DropCause;
 use detailsim_engine::Time;
 
-/// The simulator drives the switch's control flow (`fabric::cioq`) with events: a started transfer ends with
+/// The simulator drives the switch's control flow (`fabric::switch`) with events: a started transfer ends with
 /// `XbarDone`, a busy egress side wakes its waiters with `XbarOutFree`, a PFC frame takes effect at the peer
 /// after the stop delay (`Ev::PfcFrame`).
 impl Switch for Sim {
@@ -96,6 +98,44 @@ impl Switch for Sim {
     fn enter_egress(&mut self, out: u32, pid: PacketId, prio: u8, wire: u64) {
         self.enter_egress_at(out, pid, prio, wire);
     }
+    #[inline(always)]
+    fn make_room(&mut self, port: u32, prio: u8, wire: u64) {
+        if self.scheme.priority_eviction {
+            self.evict_for(port, prio, wire);
+        }
+    }
+    /// pFabric's admission at the egress (dropped when the arrival ranks no better than everything queued).
+    fn admit_at(&mut self, port: u32, out: u32, pid: PacketId, wire: u64) -> bool {
+        if self.scheme.scheduling == Scheduling::Pfabric && !self.pfabric_admit(out, pid, wire) {
+            self.drop_packet(pid, DropCause::Priority, Some(port));
+            return false;
+        }
+        true
+    }
+    fn entered_by(&mut self, pid: PacketId, port: u32) {
+        let base = self.fab.nodes[self.fab.ports[port as usize].node as usize].port_base;
+        self.pkts.get_mut(pid).in_lp = (port - base) as u16;
+    }
+    /// DIBS detours what a full buffer refuses (at a CIOQ ingress: across the crossbar into another egress,
+    /// `dibs_overflow_detour`); otherwise it is dropped.
+    fn refused(&mut self, port: u32, pid: PacketId, out: u32, prio: u8, wire: u64, why: Refused) -> Option<u32> {
+        let node = self.fab.ports[port as usize].node;
+        let cause = match why {
+            Refused::Ingress if self.scheme.dibs.enabled => self.dibs_overflow_detour(node, pid, out, prio, wire).err(),
+            Refused::Ingress => Some(DropCause::IngressBuffer),
+            Refused::Shared(r) => match self.shared_refused(node, pid, out, prio, wire, r) {
+                Ok(d) => {
+                    self.pkts.get_mut(pid).out_port = d;
+                    return Some(d);
+                }
+                Err(cause) => Some(cause),
+            },
+        };
+        if let Some(cause) = cause {
+            self.drop_packet(pid, cause, Some(port));
+        }
+        None
+    }
 }
 
 impl Sim {
@@ -112,28 +152,10 @@ impl Sim {
         nodes[node as usize].route(node, routes, dst, hash, self.scheme.load_balancing, &self.scheme.alb, up, drain, &mut self.fwd_ports)
     }
 
-    /// DIBS: a uniformly random port of `node` other than `out` that leads to a switch, is up, and whose
-    /// egress queue can take `wire` bytes now; counts the detour on the packet.
+    /// DIBS: a detour port for packet `pid` at switch `node` (`Fabric::detour_port`), counted on the packet.
     fn dibs_pick(&mut self, node: u32, pid: PacketId, out: u32, wire: u64) -> Option<u32> {
-        let prio = self.pkts.get(pid).prio;
-        let (base, n) = (self.fab.nodes[node as usize].port_base, self.fab.nodes[node as usize].nports);
-        // the switch's random stream is lent to the component while the port test reads the node table
-        let mut rng = self.fab.nodes[node as usize].rng.clone();
-        let (ports, nodes) = (&self.fab.ports, &self.fab.nodes);
-        // a shared-buffer switch: the MMU must admit the packet there (charged to the port it came in on)
-        let mmu = self.fab.mmu.get(node as usize).and_then(|m| m.as_ref());
-        let inp = self.pkts.get(pid).in_lp as usize;
-        let ok = |lp: u32| {
-            let p = base + lp;
-            let pt = &ports[p as usize];
-            p != out
-                && pt.up
-                && nodes[pt.peer_node as usize].is_switch
-                && pt.eg.fits(prio, wire)
-                && mmu.is_none_or(|m| m.admits(inp, lp as usize, prio as usize, wire).is_ok())
-        };
-        let pick = dibs::pick(n, ok, &mut rng).map(|lp| base + lp);
-        self.fab.nodes[node as usize].rng = rng;
+        let (prio, inp) = (self.pkts.get(pid).prio, self.pkts.get(pid).in_lp as usize);
+        let pick = self.fab.detour_port(node, inp, out, prio, wire);
         if pick.is_some() {
             self.rec.counters.detours += 1;
             let pk = self.pkts.get_mut(pid);
@@ -252,115 +274,55 @@ impl Sim {
             _ => out,
         };
         self.pkts.get_mut(pid).out_port = out;
-        if self.fab.shared() {
-            self.shared_arrive(node, port, out, pid, prio, wire);
-            return;
-        }
-        if self.scheme.priority_eviction && !self.fab.ports[port as usize].ing.has_room(wire) {
-            // a full ingress buffer makes room for the arrival by dropping lower-priority packets, if that
-            // makes enough room (a packet crossing the crossbar cannot be evicted)
-            let pt = &self.fab.ports[port as usize];
-            let transit = match pt.xbar.in_busy {
-                true => {
-                    let x = self.pkts.get(pt.xbar.in_pkt);
-                    if x.prio > prio {
-                        x.wire as u64
-                    } else {
-                        0
-                    }
-                }
-                false => 0,
-            };
-            let mut victims = std::mem::take(&mut self.victims);
-            let pkts = &self.pkts;
-            self.fab.ports[port as usize].ing.evict_lower_for(prio, wire, transit, pkts, |v| pkts.get(v).wire as u64, &mut victims);
-            for &(p, victim) in &victims {
-                self.discard(port, false, p, victim, DropCause::Priority, port);
-            }
-            self.victims = victims;
-        }
-        if !self.fab.ingress_admits(port, prio, wire, self.pfc_on()) {
-            let cause = if self.scheme.dibs.enabled { self.dibs_overflow_detour(node, pid, out, prio, wire).err() } else { Some(DropCause::IngressBuffer) };
-            if let Some(cause) = cause {
-                self.drop_packet(pid, cause, Some(port));
-            }
-            return;
-        }
-        self.ingress_push(port, prio, pid, wire);
+        self.arrive(port, pid, out, prio, wire);
     }
 
-    /// A shared-buffer switch (`[topology.shared_buffer]`, `mechanisms::mmu`): packet `pid`, arrived at
-    /// `port` and routed to `out`, enters the egress queue at once (an output-queued switch: no ingress
-    /// queue, no crossbar) if the switch's MMU admits it, charged to its ingress port and priority and to
-    /// the egress; under PFC the ingress may send PAUSE. A lossy arrival the MMU refuses is detoured under
-    /// DIBS (to a random other switch port the MMU admits it to), otherwise dropped (`ingress_buffer`: the
-    /// switch's buffer refused it); a lossless one refused (its headroom full) is a lossless violation.
-    #[inline(never)]
-    fn shared_arrive(&mut self, node: u32, port: u32, mut out: u32, pid: PacketId, prio: u8, wire: u64) {
-        if self.scheme.scheduling == Scheduling::Pfabric && !self.pfabric_admit(out, pid, wire) {
-            self.drop_packet(pid, DropCause::Priority, Some(port));
-            return;
-        }
-        let base = self.fab.nodes[node as usize].port_base;
-        let p = (port - base) as usize;
-        self.pkts.get_mut(pid).in_lp = p as u16;
-        let mmu = self.fab.mmu[node as usize].as_ref().expect("a switch has an MMU");
-        // the MMU's decision, and the egress queue's own bound (`scheme.queue_limit`: drop-tail beyond it)
-        let fits = self.fab.ports[out as usize].eg.fits(prio, wire);
-        let verdict = mmu.admits(p, (out - base) as usize, prio as usize, wire).and(if fits { Ok(()) } else { Err(crate::mechanisms::mmu::Refusal::Egress) });
-        if let Err(r) = verdict {
-            let detour = if r == crate::mechanisms::mmu::Refusal::Egress && self.scheme.dibs.enabled {
-                match self.dibs_decide(node, pid, prio) {
-                    Decision::Cap => Err(DropCause::DetourLimit),
-                    Decision::No => Err(DropCause::IngressBuffer),
-                    Decision::Yes => self.dibs_pick(node, pid, out, wire).ok_or(DropCause::IngressBuffer),
-                }
-            } else {
-                Err(DropCause::IngressBuffer)
-            };
-            match detour {
-                Ok(d) => {
-                    out = d;
-                    self.pkts.get_mut(pid).out_port = d;
-                }
-                Err(cause) => {
-                    self.drop_packet(pid, cause, Some(port));
-                    return;
+    /// Priority eviction (`scheme.priority_eviction`): a full ingress buffer makes room for an arrival of
+    /// `prio`, `wire` bytes, by dropping lower-priority packets, if that makes enough room (a packet crossing
+    /// the crossbar cannot be evicted).
+    fn evict_for(&mut self, port: u32, prio: u8, wire: u64) {
+        let pt = &self.fab.ports[port as usize];
+        let transit = match pt.xbar.in_busy {
+            true => {
+                let x = self.pkts.get(pt.xbar.in_pkt);
+                if x.prio > prio {
+                    x.wire as u64
+                } else {
+                    0
                 }
             }
+            false => 0,
+        };
+        let mut victims = std::mem::take(&mut self.victims);
+        let pkts = &self.pkts;
+        self.fab.ports[port as usize].ing.evict_lower_for(prio, wire, transit, pkts, |v| pkts.get(v).wire as u64, &mut victims);
+        for &(p, victim) in &victims {
+            self.discard(port, false, p, victim, DropCause::Priority, port);
         }
-        self.fab.mmu[node as usize].as_mut().unwrap().charge(p, (out - base) as usize, prio as usize, wire);
-        self.shared_pfc(port);
-        let now = self.now;
-        let e = &mut self.fab.ports[out as usize];
-        e.eg.advance(now);
-        e.eg.reserve(prio, wire);
-        self.enter_egress_at(out, pid, prio, wire);
+        self.victims = victims;
+    }
+
+    /// A shared-buffer switch's MMU refused packet `pid` (arrived at `port`, routed to `out`): a lossy
+    /// arrival refused at its egress is detoured under DIBS (to a random other switch port the MMU admits it
+    /// to: `Ok(d)`), otherwise dropped (`ingress_buffer`: the switch's buffer refused it); a lossless one
+    /// refused (its headroom full) is a lossless violation.
+    #[inline(never)]
+    fn shared_refused(&mut self, node: u32, pid: PacketId, out: u32, prio: u8, wire: u64, r: Refusal) -> Result<u32, DropCause> {
+        if r != Refusal::Egress || !self.scheme.dibs.enabled {
+            return Err(DropCause::IngressBuffer);
+        }
+        match self.dibs_decide(node, pid, prio) {
+            Decision::Cap => Err(DropCause::DetourLimit),
+            Decision::No => Err(DropCause::IngressBuffer),
+            Decision::Yes => self.dibs_pick(node, pid, out, wire).ok_or(DropCause::IngressBuffer),
+        }
     }
 
     /// A shared-buffer switch: packet `pid` (`prio`, `wire` bytes) left egress `out` (sent or dropped
     /// there): its bytes leave the MMU, and the ingress it came in on may resume.
     #[inline(never)]
     pub(crate) fn shared_release(&mut self, out: u32, pid: PacketId, prio: u8, wire: u64) {
-        let node = self.fab.ports[out as usize].node;
-        let Some(m) = self.fab.mmu[node as usize].as_mut() else { return };
-        let base = self.fab.nodes[node as usize].port_base;
-        let p = self.pkts.get(pid).in_lp as u32;
-        m.release(p as usize, (out - base) as usize, prio as usize, wire);
-        self.shared_pfc(base + p);
-    }
-
-    /// A shared-buffer switch's ingress `port`: under PFC, the PAUSE / UNPAUSE its MMU calls for now.
-    fn shared_pfc(&mut self, port: u32) {
-        if !self.pfc_on() || !self.fab.pfc[port as usize].ingress.enabled {
-            return;
-        }
-        let node = self.fab.ports[port as usize].node;
-        let base = self.fab.nodes[node as usize].port_base;
-        let sent = self.fab.pfc[port as usize].ingress.sent;
-        let Some(f) = self.fab.mmu[node as usize].as_ref().unwrap().pfc_frame((port - base) as usize, sent) else { return };
-        let f = self.fab.pfc[port as usize].ingress.send(self.now, f);
-        self.pfc_emit(port, f);
+        self.shared_left(self.pkts.get(pid).in_lp as u32, out, prio, wire);
     }
 
     /// pFabric admission at egress `out`: while the packet does not fit, evict the queued packet of the

@@ -41,7 +41,7 @@ mod merge;
 mod rounds;
 
 use crate::config::{ConfigError, Scenario};
-use crate::fabric::cioq::Switch as _;
+use crate::fabric::switch::Switch as _;
 use crate::packet::Packet;
 pub use crate::sim::barrier::OtherPartFailed;
 use crate::sim::{App, Ev, Sim, Transfer, NO};

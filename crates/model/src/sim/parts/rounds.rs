@@ -4,7 +4,7 @@
 
 use super::{merge, Msg, Sweep};
 use crate::config::{ConfigError, Scenario};
-use crate::fabric::cioq::Switch as _;
+use crate::fabric::switch::Switch as _;
 use crate::sim::barrier::{Barrier, FailOnUnwind, OtherPartFailed, Pace, Stretch};
 use crate::sim::Sim;
 use detailsim_engine::Time;

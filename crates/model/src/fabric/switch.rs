@@ -1,13 +1,17 @@
-//! The CIOQ switch's control flow, written once for the simulator and the live forwarder: a packet entering
-//! an ingress (PFC's checks), the crossbar's arbiter (which head of an ingress crosses next: strict
+//! The switch's control flow, written once for the simulator and the live forwarder and for both buffer
+//! models (`BufferModel`): an arrival taken into the switch's buffer (`Switch::arrive`: a CIOQ ingress, or a
+//! shared-buffer switch's MMU and egress), and for CIOQ a packet entering an ingress (PFC's checks), the
+//! crossbar's arbiter (which head of an ingress crosses next: strict
 //! priority; a head whose egress is full or whose egress side is busy waits among that egress's waiters;
 //! who goes when an egress frees: the waiters, highest blocked priority first, in arrival order) and the end
-//! of a transfer. The steps that change state are `fabric::pipeline`'s; the driver supplies the effects:
+//! of a transfer. The steps that change state are `fabric::pipeline`'s (CIOQ) and `fabric::shared`'s (the
+//! shared buffer's MMU, DIBS's detour port); the driver supplies the effects:
 //! where a head goes (`Switch::head`, after its own checks: a dead route, pFabric's admission), what a
 //! started transfer or a busy egress side means to it (an event, or a poll deadline), how a PFC frame
-//! leaves, and what entering an egress does (marking, the transmitter).
+//! leaves, what entering an egress does (marking, the transmitter), and what becomes of an arrival the
+//! buffer refuses (a detour, a drop).
 
-use super::Fabric;
+use super::{BufferModel, Fabric};
 use crate::mechanisms::crossbar::Waiters;
 use crate::mechanisms::pfc::{DataCheck, PfcFrame};
 use crate::mechanisms::queue::Links;
@@ -22,7 +26,16 @@ pub enum Head {
     Removed,
 }
 
-/// A driver of the CIOQ switch (the simulator, the live forwarder): its control flow is the provided
+/// Why a switch's buffer refused an arrival.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// A CIOQ ingress has no room (or, under PFC, a lossy priority is past the lossy limit).
+    Ingress,
+    /// A shared-buffer switch's MMU (or the egress queue's own bound) refused it.
+    Shared(crate::mechanisms::mmu::Refusal),
+}
+
+/// A driver of the switch (the simulator, the live forwarder): its control flow is the provided
 /// methods; the rest are the effects they ask for (schedule, transmit, drop, pause).
 pub trait Switch {
     type Links: Links;
@@ -52,6 +65,73 @@ pub trait Switch {
     fn crossing(&mut self, inp: u32, pid: PacketId, done: Time);
     /// Heads wait for egress `out`'s crossbar side, which frees at `at`: let them retry then.
     fn retry_at(&mut self, out: u32, at: Time);
+    /// A CIOQ ingress `port` has no room for `wire` bytes of `prio`: the driver may make some (priority
+    /// eviction) before admission is decided.
+    fn make_room(&mut self, port: u32, prio: u8, wire: u64);
+    /// An arrival that enters its egress at once (a shared-buffer switch), `wire` bytes bound to `out`: the
+    /// egress's own admission (pFabric's); false when the driver dropped it.
+    fn admit_at(&mut self, port: u32, out: u32, pid: PacketId, wire: u64) -> bool;
+    /// Packet `pid` entered the switch at ingress `port` (a shared-buffer switch charges it there until it
+    /// leaves; the driver keeps that with the packet).
+    fn entered_by(&mut self, pid: PacketId, port: u32);
+    /// The buffer refused packet `pid` (`prio`, `wire` bytes, in at `port`, bound to `out`): the driver
+    /// detours or drops it. `Some(d)`: at a shared-buffer switch, it enters egress `d` instead (its MMU
+    /// admits it there); None: the driver disposed of it.
+    fn refused(&mut self, port: u32, pid: PacketId, out: u32, prio: u8, wire: u64, why: Refused) -> Option<u32>;
+
+    /// Packet `pid` (`prio`, `wire` bytes) arrived at switch port `port`, routed to egress `out`: it enters the
+    /// switch's buffer as the buffer model says (a CIOQ ingress queue, or a shared-buffer switch's egress at
+    /// once), or the driver detours or drops it (`refused`).
+    #[inline(always)]
+    fn arrive(&mut self, port: u32, pid: PacketId, out: u32, prio: u8, wire: u64) {
+        if self.fab().model() == BufferModel::Shared {
+            self.shared_arrive(port, pid, out, prio, wire);
+            return;
+        }
+        if !self.fab().ports[port as usize].ing.has_room(wire) {
+            self.make_room(port, prio, wire);
+        }
+        let pfc = self.pfc_on();
+        if !self.fab().ingress_admits(port, prio, wire, pfc) {
+            self.refused(port, pid, out, prio, wire, Refused::Ingress);
+            return;
+        }
+        self.ingress_push(port, prio, pid, wire);
+    }
+
+    /// A shared-buffer switch: the arrival enters egress `out` at once if the switch's MMU admits it,
+    /// charged to ingress `port` and priority `prio` and to the egress (under PFC the ingress may PAUSE);
+    /// one it refuses is the driver's to detour (to an egress the MMU admits it to) or drop.
+    #[inline(never)]
+    fn shared_arrive(&mut self, port: u32, pid: PacketId, mut out: u32, prio: u8, wire: u64) {
+        if !self.admit_at(port, out, pid, wire) {
+            return;
+        }
+        self.entered_by(pid, port);
+        if let Err(r) = self.fab().shared_admits(port, out, prio, wire) {
+            match self.refused(port, pid, out, prio, wire, Refused::Shared(r)) {
+                Some(d) => out = d,
+                None => return,
+            }
+        }
+        let (now, pfc) = (self.now(), self.pfc_on());
+        if let Some(f) = self.fab().shared_charge(now, port, out, prio, wire, pfc) {
+            self.send_pfc(port, f);
+        }
+        self.fab().reserve_egress(now, out, prio, wire);
+        self.enter_egress(out, pid, prio, wire);
+    }
+
+    /// A shared-buffer switch: a packet that came in at `inp_lp` (its ingress's index on the switch; `prio`,
+    /// `wire` bytes) left egress `out` (sent or dropped there): its bytes leave the MMU, and the ingress may
+    /// resume.
+    #[inline]
+    fn shared_left(&mut self, inp_lp: u32, out: u32, prio: u8, wire: u64) {
+        let (now, pfc) = (self.now(), self.pfc_on());
+        if let Some((inp, f)) = self.fab().shared_release(now, inp_lp, out, prio, wire, pfc) {
+            self.send_pfc(inp, f);
+        }
+    }
 
     /// The ingress bytes of switch port `port` changed: send PAUSE / UNPAUSE as the thresholds say.
     #[inline(always)]
