@@ -72,3 +72,12 @@ def test_the_simulator_is_grouped_by_responsibility_not_by_wrapping():
     for g in groups:
         n = len(_struct_fields(state, g))
         assert n >= 4, f"Sim's {g} groups only {n} fields"
+
+
+def test_split_run_concerns_stay_in_sim_parts():
+    """Issue 50: what a run split in parts needs of the simulator's state (`Sim::split`) is read and written in
+    `sim/parts/` only; the rest of the simulator asks it through methods defined there (`owns`, `lead_part`,
+    `diverts`, `striped_id`, `samples_flow`, ...)."""
+    uses = [f"{f.relative_to(SRC)}: {ln.strip()}" for f in sorted(SRC.rglob("*.rs")) if "parts" not in f.relative_to(SRC).parts
+            for ln in f.read_text().splitlines() if "self.split" in ln or ".split.part" in ln]
+    assert not uses, uses

@@ -465,11 +465,7 @@ impl Sim {
         let k = self.node_count(0);
         self.order.open_keys.push(k);
         self.hosts.next_app_id += 1;
-        match &self.split.part {
-            // a part `me` of a run split in `n`: ids `me` modulo `n` are its own, until `canonical_ids`
-            Some(p) => p.n as u64 * (self.hosts.next_app_id - 1) + p.me as u64,
-            None => self.hosts.next_app_id - 1,
-        }
+        self.striped_id(self.hosts.next_app_id - 1)
     }
 
     /// The acting node's next count of kind `i` (0: flows opened, 1: rows completed), as (now, node, count).
@@ -535,7 +531,7 @@ impl Sim {
 
     #[inline]
     pub(crate) fn schedule(&mut self, at: Time, ev: Ev) {
-        if !self.split.divert {
+        if !self.diverts() {
             self.q.push(at, ev);
         } else {
             self.part_push(at, ev, false);
@@ -544,7 +540,7 @@ impl Sim {
 
     /// Schedule a timer (kept in the queue's timer lane: most are cancelled before they fire).
     pub(crate) fn schedule_timer(&mut self, at: Time, ev: Ev) {
-        if !self.split.divert {
+        if !self.diverts() {
             self.q.push_timer(at, ev);
         } else {
             self.part_push(at, ev, true);
@@ -553,7 +549,7 @@ impl Sim {
 
     /// Run until simulated time `limit` or the end of the run; returns whether the run has ended.
     pub fn run_until(&mut self, limit: Time) -> bool {
-        if self.split.parts.is_some() {
+        if self.drives_parts() {
             return self.run_parts_until(limit);
         }
         while !self.clock.finished {
@@ -562,7 +558,7 @@ impl Sim {
                 break;
             }
             let Some((t, ev)) = self.q.pop_until(limit.min(self.clock.end_limit)) else {
-                if self.split.in_window {
+                if self.in_window() {
                     // a part's window is done
                     break;
                 }
@@ -626,7 +622,7 @@ impl Sim {
                 Ev::Fin { tr, uid } => self.receiver_close(tr, uid),
             }
         }
-        if self.clock.finished && !self.split.in_window {
+        if self.clock.finished && !self.in_window() {
             self.finalize();
         }
         self.clock.finished
@@ -641,9 +637,7 @@ impl Sim {
     fn peak_sample(&mut self, t: Time) {
         let g = self.clock.grid.0;
         let live = self.pkts.live() as u64;
-        if let Some(p) = self.split.part.as_mut() {
-            p.sampled(self.clock.next_peak.0 / g, live);
-        }
+        self.part_sampled(self.clock.next_peak.0 / g, live);
         self.rec.counters.max_packets_in_flight = self.rec.counters.max_packets_in_flight.max(live);
         self.clock.next_peak = Time((t.0 / g + 1) * g);
     }
@@ -652,7 +646,7 @@ impl Sim {
     /// sample) runs in every part of a split run: it counts once, in the first part, as in the ordinary run.
     #[inline]
     fn shared_event(&mut self) {
-        if self.split.part.as_ref().is_some_and(|p| p.me != 0) {
+        if !self.lead_part() {
             self.rec.counters.events -= 1;
         }
     }
@@ -785,10 +779,9 @@ impl Sim {
     pub(crate) fn check_finished(&mut self) {
         if self.clock.arrivals_over && self.rec.active_measured == 0 {
             let at = self.grid_end(self.now);
-            if let Some(p) = self.split.part.as_mut() {
+            if let Some(h) = self.part_hold(at) {
                 // a part of a split run holds at the end of this grid interval (unless it held already); the
                 // run's end is decided at a barrier from both parts
-                let h = *p.hold.get_or_insert(at);
                 self.clock.end_limit = self.clock.end_limit.min(h);
             } else {
                 // the run ends with the grid interval this event lies in (what a split run can stop at)

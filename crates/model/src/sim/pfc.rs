@@ -297,10 +297,7 @@ impl Sim {
     #[inline(never)]
     pub(crate) fn pfc_sweep(&mut self) {
         let dt = self.pfc_sweep_interval();
-        let sweep = self.split.part.as_mut().map(|p| {
-            p.next_sweep = self.now + dt;
-            p.sweep.take().expect("a split run's PFC sweep comes after a barrier")
-        });
+        let sweep = self.part_sweep(dt);
         let paused = sweep.as_ref().map_or(self.pfc_paused, |s| s.paused);
         if paused > 0 {
             self.pfc_watchdog_sweep();
@@ -335,7 +332,7 @@ impl Sim {
         key.sort_unstable();
         if !key.is_empty() && key == self.pfc_deadlock.last && !self.pfc_deadlock.reported.contains(&key) {
             // (both parts of a split run keep this state; the first reports)
-            if self.split.part.as_ref().is_none_or(|p| p.me == 0) {
+            if self.lead_part() {
                 let ports = cyc.unwrap().iter().map(|&e| self.link_name(e)).collect();
                 self.rec.pfc_events.push(PfcEvent {
                     time_s: self.now.as_secs_f64(),

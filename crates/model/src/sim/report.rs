@@ -32,38 +32,25 @@ impl Sim {
     #[inline(never)]
     pub(crate) fn take_sample(&mut self) {
         let t = self.now.0;
-        let s = &mut self.rec.samples;
-        for (i, p) in self.fab.ports.iter().enumerate() {
+        for i in 0..self.fab.ports.len() {
             // (a part of a split run: its own ports, and below the flows whose data it receives)
-            if self.split.part.as_ref().is_some_and(|pt| !pt.port_here[i]) {
+            if !self.port_here(i) {
                 continue;
             }
+            let (p, s) = (&self.fab.ports[i], &mut self.rec.samples);
             s.port_t.push(t);
             s.port.push(i as u32);
             s.ingress.push(p.ing.total);
             s.egress.push(p.eg.total);
         }
-        // A part of a split run samples the flows whose data it receives, but a flow the other part opened
-        // less than a lookahead ago may have no copy here yet: the part that opened it samples it (none of
-        // its data can have arrived)
-        let mine = |i: usize, a: &App| match self.split.part.as_ref() {
-            None => true,
-            Some(p) => {
-                let (own, recent) = (i % p.n as usize == p.me as usize, a.start + p.lookahead > self.now);
-                if self.owns(a.dst) {
-                    own || !recent
-                } else {
-                    own && recent
-                }
-            }
-        };
+        // (a part of a split run: the flows it samples, `samples_flow`)
         let rows: Vec<(u64, u64)> = self
             .hosts
             .apps
             .slots()
             .iter()
             .enumerate()
-            .filter(|&(i, a)| a.alive && a.measured && mine(i, a))
+            .filter(|&(i, a)| a.alive && a.measured && self.samples_flow(i, a))
             .map(|(_, a)| (a.id, self.app_delivered(a)))
             .collect();
         let s = &mut self.rec.samples;
@@ -116,7 +103,7 @@ impl Sim {
 
     /// Packets still in the network (in both parts of a split run).
     pub fn packets_in_flight(&self) -> u64 {
-        self.pkts.live() as u64 + self.split.in_flight_elsewhere
+        self.pkts.live() as u64 + self.in_flight_elsewhere()
     }
 
     /// Packets created = delivered + dropped + still in the network.
@@ -215,7 +202,7 @@ impl Sim {
     /// Stop the run after `n` events in all (as `run.max_events` would); a run split in two parts refuses
     /// it, as it refuses `run.max_events`.
     pub fn set_max_events(&mut self, n: u64) -> Result<(), String> {
-        if self.split.parts.is_some() {
+        if self.drives_parts() {
             return Err("run.max_events: a run guard is not supported in a run split in parts yet".into());
         }
         self.guard.max_events = n;

@@ -61,7 +61,7 @@ pub struct Trace {
 impl Sim {
     /// Start capturing what `spec` selects. Unknown names are an error naming them.
     pub fn set_trace(&mut self, spec: &TraceSpec) -> Result<(), String> {
-        if self.split.part.is_some() {
+        if self.is_part() {
             return Err("run.threads: a packet trace is not supported in a run split in two parts yet (set run.threads = 1)".into());
         }
         let find = |name: &str| self.fab.topo.nodes.iter().position(|n| n.name == name).ok_or_else(|| format!("no node named {name:?}"));

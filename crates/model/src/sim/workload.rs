@@ -563,6 +563,8 @@ impl Sim {
         let now = self.now;
         let duration = self.clock.arrivals_stop;
         let mut evs: Vec<(Time, u32)> = Vec::new();
+        // starts at a node: a part of a split run keeps those at its own nodes (decided after the match)
+        let mut at_nodes: Vec<(Time, u32, u32)> = Vec::new();
         match &mut self.hosts.workloads[w as usize] {
             Workload::Retrieval { arrivals, rngs, .. }
             | Workload::Sequential { arrivals, rngs, .. }
@@ -574,8 +576,8 @@ impl Sim {
                     }
                 }
                 // a part of a split run starts its own sources only (each source draws from its own stream)
-                if let Some(p) = &self.split.part {
-                    evs.retain(|&(_, i)| p.of[self.hosts.workloads[w as usize].source_host(i, &self.fab.hosts) as usize] == p.me);
+                if self.is_part() {
+                    evs.retain(|&(_, i)| self.owns(self.hosts.workloads[w as usize].source_host(i, &self.fab.hosts)));
                 }
             }
             Workload::Background { per_server, .. } => {
@@ -598,17 +600,18 @@ impl Sim {
                 let mut seen = std::collections::HashSet::new();
                 for (j, r) in rows.iter().enumerate() {
                     let t = r.0.max(now);
-                    if t < duration && seen.insert(r.1) && self.split.part.as_ref().is_none_or(|p| p.of[r.1 as usize] == p.me) {
-                        evs.push((t, j as u32));
+                    if t < duration && seen.insert(r.1) {
+                        at_nodes.push((t, j as u32, r.1));
                     }
                 }
             }
             Workload::Incast { start, receiver, .. } => {
-                if *start < duration && self.split.part.as_ref().is_none_or(|p| p.of[*receiver as usize] == p.me) {
-                    evs.push((*start, 0));
+                if *start < duration {
+                    at_nodes.push((*start, 0, *receiver));
                 }
             }
         }
+        evs.extend(at_nodes.into_iter().filter(|&(_, _, node)| self.owns(node)).map(|(t, i, _)| (t, i)));
         for (t, i) in evs {
             self.schedule(t, Ev::Workload { w, i });
         }

@@ -182,6 +182,101 @@ pub struct Sweep {
 }
 
 impl Sim {
+    /// This simulation is one part of a split run.
+    #[inline]
+    pub(crate) fn is_part(&self) -> bool {
+        self.split.part.is_some()
+    }
+
+    /// This simulation drives the parts of a split run (`run.threads = N`: the first part, with the others).
+    #[inline]
+    pub(crate) fn drives_parts(&self) -> bool {
+        self.split.parts.is_some()
+    }
+
+    /// Events go through the part (`part_push`) rather than straight into the queue.
+    #[inline(always)]
+    pub(crate) fn diverts(&self) -> bool {
+        self.split.divert
+    }
+
+    /// A part is running a window (`run_until` stops when the window's events are done).
+    #[inline]
+    pub(crate) fn in_window(&self) -> bool {
+        self.split.in_window
+    }
+
+    /// The first part of a split run, or an ordinary run: where what every part keeps alike (a fabric-wide
+    /// event, a PFC deadlock) counts or is reported once.
+    #[inline]
+    pub(crate) fn lead_part(&self) -> bool {
+        self.split.part.as_ref().is_none_or(|p| p.me == 0)
+    }
+
+    /// The id of the `seq`-th flow this simulation opened (from 0): part `me` of a run split in `n` takes
+    /// the ids `me` modulo `n`, until `canonical_ids`.
+    #[inline]
+    pub(crate) fn striped_id(&self, seq: u64) -> u64 {
+        match &self.split.part {
+            Some(p) => p.n as u64 * seq + p.me as u64,
+            None => seq,
+        }
+    }
+
+    /// This part's store holds `live` packets at the grid's multiple `k` (`Part::sampled`; nothing in an
+    /// ordinary run).
+    #[inline]
+    pub(crate) fn part_sampled(&mut self, k: u64, live: u64) {
+        if let Some(p) = self.split.part.as_mut() {
+            p.sampled(k, live);
+        }
+    }
+
+    /// A part whose measured flows are done holds at `at`, the end of this grid interval, unless it held
+    /// already: when it holds (None in an ordinary run, which ends there).
+    pub(crate) fn part_hold(&mut self, at: Time) -> Option<Time> {
+        self.split.part.as_mut().map(|p| *p.hold.get_or_insert(at))
+    }
+
+    /// Whether port `i`'s node is in this part (always, in an ordinary run).
+    #[inline]
+    pub(crate) fn port_here(&self, i: usize) -> bool {
+        self.split.part.as_ref().is_none_or(|p| p.port_here[i])
+    }
+
+    /// Whether this part samples flow `a` (slot `i`): the part that receives its data, but a flow the other
+    /// part opened less than a lookahead ago may have no copy here yet, so the part that opened it samples
+    /// it (none of its data can have arrived). Always, in an ordinary run.
+    pub(crate) fn samples_flow(&self, i: usize, a: &App) -> bool {
+        match self.split.part.as_ref() {
+            None => true,
+            Some(p) => {
+                let (own, recent) = (i % p.n as usize == p.me as usize, a.start + p.lookahead > self.now);
+                if self.owns(a.dst) {
+                    own || !recent
+                } else {
+                    own && recent
+                }
+            }
+        }
+    }
+
+    /// Packets in flight in the other parts of a split run (for the conservation check at the end).
+    #[inline]
+    pub(crate) fn in_flight_elsewhere(&self) -> u64 {
+        self.split.in_flight_elsewhere
+    }
+
+    /// A part at a PFC sweep: the next one comes `dt` later, and this one's view of the whole fabric is what
+    /// the barrier before it found (None in an ordinary run, which has it all).
+    pub(crate) fn part_sweep(&mut self, dt: Time) -> Option<Sweep> {
+        let now = self.now;
+        self.split.part.as_mut().map(|p| {
+            p.next_sweep = now + dt;
+            p.sweep.take().expect("a split run's PFC sweep comes after a barrier")
+        })
+    }
+
     /// Whether `node` is in this part (always, in an ordinary run).
     #[inline]
     pub(crate) fn owns(&self, node: u32) -> bool {
