@@ -84,6 +84,25 @@ def test_the_knob_tables_are_generated_from_the_one_declaration():
         assert sorted(keys) == sorted(k["key"][len(prefix):] for k in reference.knobs() if k["key"].startswith(prefix))
 
 
+def test_declared_sections_are_generated_from_the_one_declaration():
+    """Issue 50: `[topology.shared_buffer]` is declared as the knobs are (crates/model/src/config/sections.rs:
+    key, unit, default from the model's constant, check, meaning); its table in docs/scenarios.md is
+    generated from that, and every key the schema accepts has its row."""
+    from detailsim.repro import reference
+    from detailsim.repro.docblocks import block_of
+
+    assert reference.field_sections() == ["topology.shared_buffer."]
+    for prefix in reference.field_sections():
+        name = "fields-" + prefix[:-1]
+        assert block_of(DOC, name, reference.FIELDS_SOURCE) == reference.field_table(prefix), f"{name}: run `detailsim reference --update-docs`"
+        path = prefix.strip(".").split(".")
+        keys = allowed_keys(path, {**BASE, "topology": {**BASE["topology"], path[1]: {"size": "4MB"}}})
+        assert sorted(keys) == sorted(f["key"][len(prefix):] for f in reference.fields() if f["key"].startswith(prefix))
+    rows = {f["key"]: f for f in reference.fields()}
+    # the defaults are the model's constants (topology.rs), not words written beside them
+    assert rows["topology.shared_buffer.alpha"]["default"] == "`1.0`" and rows["topology.shared_buffer.pfc_alpha"]["default"] == "`0.125`"
+
+
 def test_the_knob_defaults_follow_the_presets():
     # the default column is read from the presets, not written by hand: change a preset and the table
     # changes with it

@@ -105,12 +105,17 @@ def test_shared_buffers_change_what_the_switch_does():
     assert hot["max_egress_bytes"].max() > 32 * KB
 
 
-def test_live_mode_refuses_shared_buffers():
+def test_live_mode_lays_out_shared_buffers_and_refuses_what_it_does_not_run():
+    """Issue 50: live mode drives both buffer models (tests/test_live.py runs one end to end); what it refuses
+    on shared buffers is what it refuses on CIOQ, by field."""
     from detailsim import _core
 
     sc = {"topology": {"kind": "single_switch", "hosts": 3, "link_rate": "100Mbps", "shared_buffer": {"size": "1MB"}},
           "scheme": {"preset": "fh"}, "workload": []}
-    with pytest.raises(_core.ScenarioError, match="topology.shared_buffer: live mode"):
+    layout = json.loads(_core.live_layout(json.dumps(sc)))
+    assert len(layout["hosts"]) == 3
+    sc["scheme"] = {"preset": "dibs", "tcp": {"congestion_control": "new_reno"}}
+    with pytest.raises(_core.ScenarioError, match="scheme.dibs: live mode does not run"):
         _core.live_layout(json.dumps(sc))
 
 

@@ -329,16 +329,7 @@ pub fn build(cfg: &TopologyConfig) -> Result<Topology, ConfigError> {
         speedup: cfg.speedup.unwrap_or(DEFAULT_SPEEDUP),
         host_buffer: cfg.host_buffer.map(|b| b.0).unwrap_or(DEFAULT_HOST_BUFFER_FRAMES * framing.full_frame() as u64),
         framing,
-        shared_buffer: cfg.shared_buffer.as_ref().map(|sb| {
-            let p = crate::mechanisms::mmu::MmuParams {
-                size: sb.size.map(|b| b.0).unwrap_or(0),
-                alpha: sb.alpha.unwrap_or(SHARED_ALPHA),
-                pfc_alpha: sb.pfc_alpha.unwrap_or(SHARED_PFC_ALPHA),
-                reserve: sb.reserve.map(|b| b.0).unwrap_or(0),
-                resume_offset: sb.resume_offset.map(|b| b.0).unwrap_or(SHARED_RESUME_OFFSET),
-            };
-            (p, sb.headroom.map(|b| b.0))
-        }),
+        shared_buffer: cfg.shared_buffer.as_ref().map(|sb| sb.resolve()),
     };
     // every host has exactly one link; buffers must hold a full frame
     let mut deg = vec![0u32; topo.nodes.len()];

@@ -230,6 +230,17 @@ fn knob_table() -> String {
     serde_json::to_string(&rows).expect("serialisable")
 }
 
+/// Every key of the scenario sections declared as the knobs are (`config::section_table`:
+/// `[topology.shared_buffer]`): JSON rows of key, unit, default and meaning.
+#[pyfunction]
+fn section_table() -> String {
+    let rows: Vec<serde_json::Value> = detailsim_model::config::section_table()
+        .into_iter()
+        .map(|(key, unit, default, meaning)| serde_json::json!({"key": key, "unit": unit, "default": default, "meaning": meaning}))
+        .collect();
+    serde_json::to_string(&rows).expect("serialisable")
+}
+
 /// Validate a scenario (JSON) without running it; raises ScenarioError.
 #[pyfunction]
 fn validate(scenario_json: &str) -> PyResult<()> {
@@ -360,6 +371,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(knob_table, m)?)?;
+    m.add_function(wrap_pyfunction!(section_table, m)?)?;
     m.add_function(wrap_pyfunction!(host_address, m)?)?;
     m.add_function(wrap_pyfunction!(pfc_frame, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;

@@ -12,6 +12,7 @@ from typing import Any
 from .. import _core
 
 SOURCE = "crates/model/src/config/knobs.rs by `detailsim reference --update-docs`"
+FIELDS_SOURCE = "crates/model/src/config/sections.rs by `detailsim reference --update-docs`"
 DOC = Path("docs/scenarios.md")
 
 
@@ -78,6 +79,30 @@ def presets_table() -> str:
     return "\n".join(lines)
 
 
+def fields() -> list[dict[str, Any]]:
+    """Every key of the sections declared as the knobs are (`config/sections.rs`): key, unit, default, meaning."""
+    return json.loads(_core.section_table())
+
+
+def field_sections() -> list[str]:
+    """The prefixes of the declared sections (e.g. "topology.shared_buffer."), in the core's order."""
+    out: list[str] = []
+    for f in fields():
+        prefix = f["key"].rsplit(".", 1)[0] + "."
+        if prefix not in out:
+            out.append(prefix)
+    return out
+
+
+def field_table(prefix: str) -> str:
+    """The markdown table of a declared section's keys."""
+    lines = ["| key | unit | default | meaning |", "|---|---|---|---|"]
+    for f in fields():
+        if f["key"].startswith(prefix):
+            lines.append(f"| `{f['key'][len(prefix):]}` | {f['unit']} | {f['default']} | {f['meaning']} |")
+    return "\n".join(lines)
+
+
 def update_docs(doc: Path = DOC) -> bool:
     """Rewrite the generated tables in `doc`; a knob table that has no block yet gets one, with a heading,
     at the end of the `[scheme]` section. Whether anything changed."""
@@ -91,5 +116,8 @@ def update_docs(doc: Path = DOC) -> bool:
             at = text.index(WORKLOAD_HEADING)
             text = text[:at] + f"### `[{prefix[:-1]}]`\n\n{begin}\n{end}\n\n" + text[at:]
         text = render_block(text, name, table(prefix), str(doc), SOURCE)
+    for prefix in field_sections():
+        # a declared section's block sits where its prose introduces it (render_block names a missing one)
+        text = render_block(text, "fields-" + prefix[:-1], field_table(prefix), str(doc), FIELDS_SOURCE)
     doc.write_text(text)
     return text != old

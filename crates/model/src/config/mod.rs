@@ -12,15 +12,17 @@
 //! `schema` (the tables as serde reads them), `presets` (resolved schemes and the named presets),
 //! `validate` (checks and resolution); this file: the error type and `parse_scenario`.
 
-mod knobs;
+pub(crate) mod knobs;
 mod presets;
 mod schema;
+mod sections;
 mod validate;
 
 pub use knobs::{knob_table, Knob};
 pub use knobs::{AlbOverrides, DibsOverrides, PfcOverrides, SchemeConfig, TcpOverrides, TimelyOverrides};
 pub use presets::*;
 pub use schema::*;
+pub use sections::{section_table, Field, SharedBufferConfig, SECTIONS};
 // the components' own parameter types, which the scenario maps into
 pub use crate::mechanisms::dibs::DibsParams;
 pub use crate::mechanisms::ecn::EcnMarking;

@@ -233,19 +233,7 @@ pub struct TopologyConfig {
     pub min_frame: Option<Bytes>,
     /// `[topology.shared_buffer]`: every switch's ports draw on one pool (a shared-buffer switch) instead
     /// of DeTail's per-port ingress and egress buffers and crossbar.
-    pub shared_buffer: Option<SharedBufferConfig>,
-}
-
-/// `[topology.shared_buffer]` (see `mechanisms::mmu`).
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-pub struct SharedBufferConfig {
-    pub size: Option<Bytes>,
-    pub alpha: Option<f64>,
-    pub pfc_alpha: Option<f64>,
-    pub reserve: Option<Bytes>,
-    pub resume_offset: Option<Bytes>,
-    pub headroom: Option<Bytes>,
+    pub shared_buffer: Option<super::SharedBufferConfig>,
 }
 
 pub const TOPOLOGY_KINDS: &[&str] = &["detail128", "testbed16", "fattree", "leaf_spine", "single_switch", "dumbbell", "custom"];

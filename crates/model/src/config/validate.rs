@@ -89,28 +89,10 @@ impl TopologyConfig {
             }
         }
         if let Some(sb) = &self.shared_buffer {
-            match sb.size {
-                None => return err("topology.shared_buffer.size", "required: the pool's bytes per switch (e.g. \"4MB\")"),
-                Some(b) if b.0 == 0 || b.0 >= 1 << 40 => return err("topology.shared_buffer.size", format!("must be between 1B and 1TB, got {}B", b.0)),
-                _ => {}
+            if sb.size.is_none() {
+                return err("topology.shared_buffer.size", "required: the pool's bytes per switch (e.g. \"4MB\")");
             }
-            if let Some(a) = sb.alpha {
-                if !(a > 0.0 && a.is_finite()) {
-                    return err("topology.shared_buffer.alpha", format!("must be a number > 0, got {a}"));
-                }
-            }
-            if let Some(a) = sb.pfc_alpha {
-                if !(a > 0.0 && a <= 1.0) {
-                    return err("topology.shared_buffer.pfc_alpha", format!("must be a number in (0, 1], got {a}"));
-                }
-            }
-            for (k, v) in [("reserve", sb.reserve), ("resume_offset", sb.resume_offset), ("headroom", sb.headroom)] {
-                if let Some(b) = v {
-                    if b.0 >= 1 << 40 {
-                        return err(format!("topology.shared_buffer.{k}"), format!("must be below 1TB, got {}B", b.0));
-                    }
-                }
-            }
+            sb.check_keys()?;
         }
         Ok(())
     }
