@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -125,6 +126,35 @@ def test_more_seeds_run_only_the_new_ones(tmp_path, monkeypatch):
     rp.reproduce("tiny", tmp_path, progress=False)
     now = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "tiny" / "summary").glob("*.parquet")}
     assert len(first) == 2 and len(now) == 3 and all(now[k] == v for k, v in first.items())
+    # a run that resumed a store says its time is only the rest's, and storing it keeps the earlier full run
+    t = json.loads((tmp_path / "tiny" / "timing.json").read_text())
+    assert t["experiment"] == "tiny" and t["complete"] is False and t["wall_s"] > 0 and not t["quick"]
+
+
+def test_each_run_records_its_wall_time_and_the_docs_sum_the_stored_ones(tmp_path, monkeypatch):
+    """Issue 49: the full reproduction's wall time is the sum of each experiment's last full run, recorded by
+    the run (`timing.json`) and kept by storing it (docs/reproduction/timings.json); quick runs, readings and
+    resumed stores do not replace a full run's time."""
+    from detailsim.repro import reproduce as rp
+    from detailsim.repro.docblocks import block_of
+
+    monkeypatch.setitem(rp.REPROS, "steady", rp.Repro("steady", "a short steady run", "paper/steady", {"scheme": ["fh"]}, seeds=1,
+                                                      set={"run.duration": "0.005s"}, converge="none"))
+    rp.reproduce("steady", tmp_path, progress=False)
+    t = json.loads((tmp_path / "steady" / "timing.json").read_text())
+    assert t["complete"] and t["reading"] is None and t["workers"] >= 1 and t["wall_s"] > 0
+    old = {"steady": {**t, "wall_s": 99.0}, "incast": {**t, "experiment": "incast", "wall_s": 7.0}}
+    merged = rp.merge_timings(old, tmp_path)
+    assert merged["steady"]["wall_s"] == t["wall_s"] and merged["incast"]["wall_s"] == 7.0
+    for bad in ({"quick": True}, {"reading": "rto_linux"}, {"complete": False}):
+        (tmp_path / "steady" / "timing.json").write_text(json.dumps({**t, **bad}))
+        assert rp.merge_timings(old, tmp_path)["steady"]["wall_s"] == 99.0, bad
+    md = rp.timings_markdown(merged)
+    assert f"{len(merged)} of {len(rp.ORDER)} experiments timed: {t['wall_s'] + 7:,.0f} s" in md and "`calibrate`" in md
+    # the generated block in the docs is the stored timings, summed
+    root = Path(__file__).resolve().parents[1]
+    stored = json.loads((root / rp.DOC_TIMINGS).read_text())
+    assert block_of((root / "docs" / "reproduction.md").read_text(), "wall-time", rp.TIMINGS_SOURCE) == rp.timings_markdown(stored)
 
 
 def test_update_docs_refuses_a_partial_or_quick_run_before_running(tmp_path):

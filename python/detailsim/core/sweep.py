@@ -374,9 +374,10 @@ def wait_for(n: int, out: Path, timeout: float) -> bool:
     return False
 
 
-def run_store(spec: dict[str, Any], d: Path, source: str, workers: int | None, scheduler: str | None, progress: bool) -> None:
+def run_store(spec: dict[str, Any], d: Path, source: str, workers: int | None, scheduler: str | None, progress: bool) -> dict[str, int]:
     """Run a sweep into the store `d`, keeping the runs of an earlier sweep there that this one repeats (a
-    reproduction given more seeds runs only the new ones) and removing the others."""
+    reproduction given more seeds runs only the new ones) and removing the others. The counts of runs done,
+    failed and skipped (kept from the store)."""
     sw = load_sweep(spec)
     sw.source = source
     resume = (d / "sweep.json").exists()
@@ -389,4 +390,4 @@ def run_store(spec: dict[str, Any], d: Path, source: str, workers: int | None, s
                     if f.stem not in keep:
                         f.unlink()
             (d / "sweep.json").write_text(json.dumps(_manifest(sw), indent=2, default=str))
-    run_sweep(sw, d, workers=workers, scheduler=scheduler, resume=resume, progress=progress)
+    return run_sweep(sw, d, workers=workers, scheduler=scheduler, resume=resume, progress=progress)

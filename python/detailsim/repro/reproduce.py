@@ -7,8 +7,8 @@ sweep machinery, with its plot, a Markdown table and its claims graded by the eq
     detailsim reproduce calibrate          # the calibration grid (docs/reproduction.md, "The model")
     detailsim reproduce all --quick
 
-Each writes DIR/NAME/: the results store (Parquet), plots (PNG and SVG), table.md, claims.json and
-report.html. ``--quick`` shortens every run (one seed, shorter arrival windows) for CI; the full versions
+Each writes DIR/NAME/: the results store (Parquet), plots (PNG and SVG), table.md, claims.json,
+timing.json (its wall time) and report.html. ``--quick`` shortens every run (one seed, shorter arrival windows) for CI; the full versions
 are what docs/reproduction.md quotes. Every claim quotes its paper (file and line in ../shared/papers),
 carries a label (held out, calibration, by construction) and a convergence check: its value on half the
 seeds, or at half the run length, beside the graded one.
@@ -16,10 +16,14 @@ seeds, or at half the run length, beside the graded one.
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
+import os
 import re
 import shutil
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -589,6 +593,7 @@ def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = N
 
     r = REPROS[name]
     d = out / name
+    t0, counts = time.monotonic(), None
     if r.uses:
         d.mkdir(parents=True, exist_ok=True)
         data, cdata, how = _combined(name, r, out, quick)
@@ -602,7 +607,7 @@ def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = N
         else:
             if (d / "sweep.json").exists() and json.loads((d / "sweep.json").read_text())["spec"].get("description", "").endswith("(quick)") != quick:
                 shutil.rmtree(d)  # an earlier run of the other variant (quick / full): start again
-            run_store(r.sweep_spec(quick, reading=reading), d, source, workers, scheduler, progress)
+            counts = run_store(r.sweep_spec(quick, reading=reading), d, source, workers, scheduler, progress)
         t, ckeys = _load(r, d)
         keys = [k for k in sweep_axes(d, t["summary"]) if k not in r.hide]
         data = _data(name, t["flows"], t["summary"], ckeys)
@@ -641,7 +646,28 @@ def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = N
     if claims:
         md += "\n" + claims_markdown(claims) + "\n"
     (d / "table.md").write_text(md)
+    if not regrade:
+        (d / "timing.json").write_text(json.dumps(timing_record(name, time.monotonic() - t0, workers, quick, reading, counts), indent=1) + "\n")
     return md
+
+
+def _commit() -> str | None:
+    """The project's commit (short), if this is a git checkout."""
+    try:
+        r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10, cwd=Path(__file__).parent)
+    except OSError:
+        return None
+    return r.stdout.strip() or None
+
+
+def timing_record(name: str, wall_s: float, workers: int | None, quick: bool, reading: dict[str, Any] | None,
+                  counts: dict[str, int] | None) -> dict[str, Any]:
+    """What one reproduction's run took: its wall time (the runs, the convergence check, grading, plots),
+    the workers, the commit and date; `complete` is false when the store resumed runs done before (its time
+    is then only the rest's)."""
+    return {"experiment": name, "wall_s": round(wall_s, 1), "workers": workers or os.cpu_count() or 1, "quick": quick,
+            "reading": (reading or {}).get("name"), "complete": not (counts or {}).get("skipped"),
+            "commit": _commit(), "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")}
 
 # DeTail's evaluations first, then DIBS and PIAS
 ORDER = ["calibrate", "scatter", "incast", "verification", "steady", "steady_closed_background", "pfc_alone", "bursty", "long_flows", "disconnected",
@@ -728,6 +754,40 @@ def generated_blocks(claims: list[dict[str, Any]]) -> dict[str, str]:
 
 DOCS_WITH_BLOCKS = {"docs/reproduction.md": ["claims-counts", "claims-glance", "convergence"], "README.md": ["claims-counts"]}
 DOC_CALIBRATION = Path("docs/reproduction/calibration.json")
+# each experiment's last full run's wall time (`timing.json` of a store, merged by `update_docs`)
+DOC_TIMINGS = Path("docs/reproduction/timings.json")
+TIMINGS_SOURCE = "docs/reproduction/timings.json by `detailsim reproduce --update-docs`"
+
+
+def merge_timings(old: dict[str, Any], out: Path) -> dict[str, Any]:
+    """`old` (experiment -> timing) with the full, complete, adopted-model runs `out` holds replacing theirs."""
+    new = dict(old)
+    for n in ORDER:
+        f = out / n / "timing.json"
+        if f.exists():
+            t = json.loads(f.read_text())
+            if not t["quick"] and t["reading"] is None and t["complete"]:
+                new[n] = t
+    return {n: new[n] for n in ORDER if n in new}
+
+
+def timings_markdown(timings: dict[str, Any]) -> str:
+    """The wall time of the full reproduction (`detailsim reproduce all`, which runs the experiments one
+    after another): each experiment's last full run, and their sum."""
+    lines = ["| experiment | wall time | workers | commit | date |", "|---|---|---|---|---|"]
+    for n, t in timings.items():
+        lines.append(f"| `{n}` | {t['wall_s']:,.0f} s | {t['workers']} | {t['commit'] or '?'} | {t['date']} |")
+    total = sum(t["wall_s"] for t in timings.values())
+    missing = [n for n in ORDER if n not in timings]
+    lines.append("")
+    if missing:
+        lines.append(f"**{len(timings)} of {len(ORDER)} experiments timed: {total:,.0f} s ({total / 3600:.1f} h)** (each its last full run, on "
+                     f"this project's 2-core machine); the full reproduction's wall time is this plus the experiments not yet timed: "
+                     + ", ".join(f"`{n}`" for n in missing) + " (a run of each adds it).")
+    else:
+        lines.append(f"**The full reproduction: {total:,.0f} s ({total / 3600:.1f} h)**, summed over all {len(ORDER)} experiments (each its "
+                     "last full run, on this project's 2-core machine).")
+    return "\n".join(lines)
 # the papers' lines the claims quote (checked by tests/test_grading.py; written from ../shared/papers)
 DOC_LINES = Path("docs/reproduction/paper_lines.json")
 
@@ -811,6 +871,13 @@ def update_docs(claims: list[dict[str, Any]], root: Path, out: Path | None = Non
             if (root / DOC_CALIBRATION).exists():
                 points = json.loads((root / DOC_CALIBRATION).read_text())
                 text = render_block(text, "calibration", calibration_markdown(points), rel, CALIBRATION_SOURCE)
+            old = json.loads((root / DOC_TIMINGS).read_text()) if (root / DOC_TIMINGS).exists() else {}
+            timings = merge_timings(old, out)
+            if timings:
+                (root / DOC_TIMINGS).write_text(json.dumps(timings, indent=1) + "\n")
+                written.append(root / DOC_TIMINGS)
+            if block_of(text, "wall-time", TIMINGS_SOURCE) is not None:
+                text = render_block(text, "wall-time", timings_markdown(timings), rel, TIMINGS_SOURCE)
         p.write_text(text)
         written.append(p)
     return written
