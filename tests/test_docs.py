@@ -91,16 +91,22 @@ def test_declared_sections_are_generated_from_the_one_declaration():
     from detailsim.repro import reference
     from detailsim.repro.docblocks import block_of
 
-    assert reference.field_sections() == ["topology.shared_buffer."]
+    assert reference.field_sections() == ["topology.", "topology.shared_buffer."]
     for prefix in reference.field_sections():
         name = "fields-" + prefix[:-1]
         assert block_of(DOC, name, reference.FIELDS_SOURCE) == reference.field_table(prefix), f"{name}: run `detailsim reference --update-docs`"
-        path = prefix.strip(".").split(".")
-        keys = allowed_keys(path, {**BASE, "topology": {**BASE["topology"], path[1]: {"size": "4MB"}}})
-        assert sorted(keys) == sorted(f["key"][len(prefix):] for f in reference.fields() if f["key"].startswith(prefix))
+    declared = lambda prefix: sorted(f["key"][len(prefix):] for f in reference.fields() if f["key"].startswith(prefix) and "." not in f["key"][len(prefix):])
+    # every key of [topology.shared_buffer] is declared; [topology] declares every key but the kind, the
+    # kinds' own keys (the kinds table) and its nested tables
+    assert sorted(allowed_keys(["topology", "shared_buffer"], {"topology": {**BASE["topology"], "shared_buffer": {"size": "4MB"}}})) == declared("topology.shared_buffer.")
+    extra = {"kind", "k", "hosts", "leaves", "spines", "hosts_per_leaf", "left", "right", "host_rate", "uplink_rate", "bottleneck_rate",
+             "bottleneck_delay", "nodes", "links", "tiers", "shared_buffer"}
+    assert sorted(set(allowed_keys(["topology"], BASE)) - extra) == declared("topology.")
     rows = {f["key"]: f for f in reference.fields()}
     # the defaults are the model's constants (topology.rs), not words written beside them
     assert rows["topology.shared_buffer.alpha"]["default"] == "`1.0`" and rows["topology.shared_buffer.pfc_alpha"]["default"] == "`0.125`"
+    assert rows["topology.link_rate"]["default"] == '`"1Gbps"`' and rows["topology.link_delay"]["default"] == '`"5.476us"`'
+    assert rows["topology.speedup"]["default"] == "`4`" and rows["topology.mtu"]["default"] == "`1500`"
 
 
 def test_the_knob_defaults_follow_the_presets():

@@ -99,6 +99,10 @@ pub fn xbar_rate(line: Rate, speedup: f64) -> Rate {
 }
 /// Default host NIC queue: 1000 full frames, Linux's default transmit queue length (txqueuelen).
 pub const DEFAULT_HOST_BUFFER_FRAMES: u64 = 1000;
+/// The largest IP packet, and what a frame adds to it and its least size on the wire (`Framing`).
+pub const DEFAULT_MTU: u32 = 1500;
+pub const DEFAULT_FRAME_OVERHEAD: u32 = 30;
+pub const DEFAULT_MIN_FRAME: u32 = 72;
 
 struct Builder<'a> {
     cfg: &'a TopologyConfig,
@@ -317,9 +321,9 @@ pub fn build(cfg: &TopologyConfig) -> Result<Topology, ConfigError> {
         _ => unreachable!("validated"),
     }
     let framing = Framing {
-        mtu: cfg.mtu.map(|b| b.0 as u32).unwrap_or(1500),
-        overhead: cfg.frame_overhead.map(|b| b.0 as u32).unwrap_or(30),
-        min_frame: cfg.min_frame.map(|b| b.0 as u32).unwrap_or(72),
+        mtu: cfg.mtu.map(|b| b.0 as u32).unwrap_or(DEFAULT_MTU),
+        overhead: cfg.frame_overhead.map(|b| b.0 as u32).unwrap_or(DEFAULT_FRAME_OVERHEAD),
+        min_frame: cfg.min_frame.map(|b| b.0 as u32).unwrap_or(DEFAULT_MIN_FRAME),
     };
     let topo = Topology {
         kind: cfg.kind.clone(),

@@ -95,10 +95,10 @@ def field_sections() -> list[str]:
 
 
 def field_table(prefix: str) -> str:
-    """The markdown table of a declared section's keys."""
+    """The markdown table of a declared section's own keys (not those of the sections nested in it)."""
     lines = ["| key | unit | default | meaning |", "|---|---|---|---|"]
     for f in fields():
-        if f["key"].startswith(prefix):
+        if f["key"].startswith(prefix) and "." not in f["key"][len(prefix):]:
             lines.append(f"| `{f['key'][len(prefix):]}` | {f['unit']} | {f['default']} | {f['meaning']} |")
     return "\n".join(lines)
 

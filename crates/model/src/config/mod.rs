@@ -22,7 +22,7 @@ pub use knobs::{knob_table, Knob};
 pub use knobs::{AlbOverrides, DibsOverrides, PfcOverrides, SchemeConfig, TcpOverrides, TimelyOverrides};
 pub use presets::*;
 pub use schema::*;
-pub use sections::{section_table, Field, SharedBufferConfig, SECTIONS};
+pub use sections::{section_table, Field, SharedBufferConfig, TopologyConfig, SECTIONS};
 // the components' own parameter types, which the scenario maps into
 pub use crate::mechanisms::dibs::DibsParams;
 pub use crate::mechanisms::ecn::EcnMarking;

@@ -198,62 +198,7 @@ pub struct LinkConfig {
     pub egress_buffer: Option<Bytes>,
 }
 
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-pub struct TopologyConfig {
-    pub kind: String,
-    // shape keys (which apply depends on kind)
-    pub k: Option<u32>,
-    pub hosts: Option<u32>,
-    pub leaves: Option<u32>,
-    pub spines: Option<u32>,
-    pub hosts_per_leaf: Option<u32>,
-    pub left: Option<u32>,
-    pub right: Option<u32>,
-    pub host_rate: Option<RateV>,
-    pub uplink_rate: Option<RateV>,
-    pub bottleneck_rate: Option<RateV>,
-    pub bottleneck_delay: Option<Dur>,
-    pub nodes: Option<Vec<NodeConfig>>,
-    pub links: Option<Vec<LinkConfig>>,
-    // link defaults for every tier
-    pub link_rate: Option<RateV>,
-    pub link_delay: Option<Dur>,
-    pub buffer: Option<Bytes>,
-    pub ingress_buffer: Option<Bytes>,
-    pub egress_buffer: Option<Bytes>,
-    #[serde(default)]
-    pub tiers: BTreeMap<String, TierConfig>,
-    // switch and host hardware
-    pub forwarding_delay: Option<Dur>,
-    pub speedup: Option<f64>,
-    pub host_buffer: Option<Bytes>,
-    pub mtu: Option<Bytes>,
-    pub frame_overhead: Option<Bytes>,
-    pub min_frame: Option<Bytes>,
-    /// `[topology.shared_buffer]`: every switch's ports draw on one pool (a shared-buffer switch) instead
-    /// of DeTail's per-port ingress and egress buffers and crossbar.
-    pub shared_buffer: Option<super::SharedBufferConfig>,
-}
-
 pub const TOPOLOGY_KINDS: &[&str] = &["detail128", "testbed16", "fattree", "leaf_spine", "single_switch", "dumbbell", "custom"];
-
-pub(crate) const COMMON_TOPO_KEYS: &[&str] = &[
-    "kind",
-    "link_rate",
-    "link_delay",
-    "buffer",
-    "ingress_buffer",
-    "egress_buffer",
-    "tiers",
-    "forwarding_delay",
-    "speedup",
-    "host_buffer",
-    "mtu",
-    "frame_overhead",
-    "min_frame",
-    "shared_buffer",
-];
 
 pub use crate::transport::cc::CongestionControl;
 pub use crate::transport::params::{RtoFormula, TcpParams};

@@ -4,13 +4,19 @@
 //! into docs/scenarios.md by `detailsim reference --update-docs`) all come from the one declaration.
 //!
 //! A key is one line of a `section!` block: `name: Type, "unit", || the default as the reference shows it,
-//! |v| check of a set value (Ok or Err(message)), "meaning";`.
+//! |v| check of a set value (Ok or Err(message)), "meaning";`. Fields the reference documents elsewhere (a
+//! topology kind's own keys, nested tables) go in an `extra { ... }` block, written as struct fields.
 
 use super::knobs::size;
-use super::ConfigError;
-use crate::topology::{SHARED_ALPHA, SHARED_PFC_ALPHA, SHARED_RESUME_OFFSET};
-use crate::units::Bytes;
+use super::{ConfigError, LinkConfig, NodeConfig, TierConfig};
+use crate::topology::{
+    DEFAULT_BUFFER, DEFAULT_DELAY, DEFAULT_FORWARDING_DELAY, DEFAULT_FRAME_OVERHEAD, DEFAULT_HOST_BUFFER_FRAMES, DEFAULT_MIN_FRAME, DEFAULT_MTU, DEFAULT_RATE,
+    DEFAULT_SPEEDUP, SHARED_ALPHA, SHARED_PFC_ALPHA, SHARED_RESUME_OFFSET,
+};
+use crate::units::{Bytes, Dur, RateV};
+use detailsim_engine::Time;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 
 /// One key of a declared section, as the scenario reference shows it.
 pub struct Field {
@@ -29,10 +35,26 @@ macro_rules! section {
             $( $field:ident : $ty:ty, $unit:literal, || $default:expr, |$v:ident| $check:expr, $meaning:literal; )*
         }
     ) => {
+        section! {
+            $(#[$sm])*
+            pub struct $name ($prefix, $table) {
+                extra {}
+                $( $field : $ty, $unit, || $default, |$v| $check, $meaning; )*
+            }
+        }
+    };
+    (
+        $(#[$sm:meta])*
+        pub struct $name:ident ($prefix:literal, $table:ident) {
+            extra { $($extra:tt)* }
+            $( $field:ident : $ty:ty, $unit:literal, || $default:expr, |$v:ident| $check:expr, $meaning:literal; )*
+        }
+    ) => {
         $(#[$sm])*
         #[derive(Deserialize, Debug, Clone, Default)]
         #[serde(deny_unknown_fields)]
         pub struct $name {
+            $($extra)*
             $( pub $field: Option<$ty>, )*
         }
 
@@ -65,6 +87,74 @@ fn check(ok: bool, msg: impl Into<String>) -> Result<(), String> {
 }
 
 const TB: u64 = 1 << 40;
+
+/// A duration in microseconds as a scenario writes it (`"5.476us"`).
+fn us(t: Time) -> String {
+    format!("`\"{}us\"`", t.0 as f64 / 1e6)
+}
+
+section! {
+    /// `[topology]`: the kind and its own keys (documented per kind), per-tier link settings, the
+    /// shared-buffer switch, and the keys every kind takes, declared below.
+    pub struct TopologyConfig ("topology.", TOPOLOGY_FIELDS) {
+        extra {
+            pub kind: String,
+            // shape keys (which apply depends on kind)
+            pub k: Option<u32>,
+            pub hosts: Option<u32>,
+            pub leaves: Option<u32>,
+            pub spines: Option<u32>,
+            pub hosts_per_leaf: Option<u32>,
+            pub left: Option<u32>,
+            pub right: Option<u32>,
+            pub host_rate: Option<RateV>,
+            pub uplink_rate: Option<RateV>,
+            pub bottleneck_rate: Option<RateV>,
+            pub bottleneck_delay: Option<Dur>,
+            pub nodes: Option<Vec<NodeConfig>>,
+            pub links: Option<Vec<LinkConfig>>,
+            #[serde(default)]
+            pub tiers: BTreeMap<String, TierConfig>,
+            /// `[topology.shared_buffer]`: every switch's ports draw on one pool (a shared-buffer switch)
+            /// instead of DeTail's per-port ingress and egress buffers and crossbar.
+            pub shared_buffer: Option<SharedBufferConfig>,
+        }
+        link_rate: RateV, "rate", || format!("`\"{}Gbps\"`", DEFAULT_RATE.0 / 1_000_000_000), |_v| Ok(()),
+            "rate of every link (both directions) unless a tier or shortcut says otherwise";
+        link_delay: Dur, "duration", || us(DEFAULT_DELAY), |_v| Ok(()),
+            "propagation plus transceiver delay (paper: 0.476 µs + 5 µs)";
+        buffer: Bytes, "size", || size(DEFAULT_BUFFER), |_v| Ok(()),
+            "ingress queue and egress queue size of every switch port";
+        ingress_buffer: Bytes, "size", || "`buffer`".into(), |_v| Ok(()),
+            "ingress queue size per switch port";
+        egress_buffer: Bytes, "size", || "`buffer`".into(), |_v| Ok(()),
+            "egress queue size per switch port";
+        forwarding_delay: Dur, "duration", || us(DEFAULT_FORWARDING_DELAY), |_v| Ok(()),
+            "forwarding-engine (lookup) delay of every switch";
+        speedup: f64, "number ≥ 1", || format!("`{DEFAULT_SPEEDUP}`"),
+            |v| check(v >= 1.0 && v.is_finite(), format!("must be a number >= 1, got {v}")),
+            "crossbar speedup: each port's side of the switch fabric runs at speedup × its line rate, a transfer at the slower side's rate, one at a time out of an ingress and into an egress; a 1530 B frame crosses a 1 Gbps switch's crossbar in 3.06 µs";
+        host_buffer: Bytes, "size", || format!("{DEFAULT_HOST_BUFFER_FRAMES} full frames (1,530,000 B at MTU 1500: Linux's default txqueuelen)"), |_v| Ok(()),
+            "NIC queue size (all priorities together; at most 4294967295 B, or `\"inf\"`). Data beyond it is pushed back to the sender (it stays in the socket and goes when the NIC has room, highest-priority flows first, as Linux does when its queue is full); 8 full frames (at most a quarter of the buffer) are kept for ACKs and SYNs; a control segment that still does not fit is a `host_buffer` drop. Under the RoCE schemes (`dcqcn`, `hpcc`) the NIC has no queue of data in front of the wire, as a RoCE NIC's scheduler takes a queue pair's next segment only when the port can send it: data may occupy two full frames (one on the wire, one ready) and the rest of the buffer is kept for the ACKs, NACKs and CNPs a paused port holds. `nic_backpressure` in the summary counts the times data had to wait";
+        mtu: Bytes, "size", || format!("`{DEFAULT_MTU}`"),
+            |v| check((100..=65535).contains(&v.0), "must be between 100B and 65535B"),
+            "largest IP packet";
+        frame_overhead: Bytes, "size", || format!("`{DEFAULT_FRAME_OVERHEAD}`"),
+            |v| check(v.0 <= 1000, format!("must be between 0B and 1000B, got {}B", v.0)),
+            "bytes added to an IP packet on the wire: Ethernet header 14, 802.1Q tag 4, FCS 4, preamble 8; no inter-frame gap, as the DeTail paper counts its \"full-size 1530B Ethernet frame\" (000_76fdfa378bc5f2cf.txt:319): 1500 → 1530 B, 12.24 µs at 1 Gbps. One accounting for every frame (data, ACK, SYN, PFC) on links and in buffers; to count the 12 B gap too, raise this and `min_frame` by 12";
+        min_frame: Bytes, "size", || format!("`{DEFAULT_MIN_FRAME}`"),
+            |v| check(v.0 <= 1500, format!("must be between 0B and 1500B, got {}B", v.0)),
+            "smallest frame on the wire: the 64 B Ethernet minimum plus the 8 B preamble (a 40 B ACK, SYN or SYN-ACK occupies 72 B, and so does a PFC frame)";
+    }
+}
+
+impl TopologyConfig {
+    /// The keys every topology kind takes: the declared ones, and `kind`, `tiers` and `shared_buffer`.
+    pub fn common_keys() -> Vec<&'static str> {
+        let declared = TOPOLOGY_FIELDS.iter().map(|f| &f.key["topology.".len()..]);
+        ["kind"].into_iter().chain(declared).chain(["tiers", "shared_buffer"]).collect()
+    }
+}
 
 section! {
     /// `[topology.shared_buffer]` (see `mechanisms::mmu`): every switch's ports draw on one pool (a
@@ -107,7 +197,7 @@ impl SharedBufferConfig {
 }
 
 /// Every declared section's table, in the reference's order.
-pub const SECTIONS: &[&[Field]] = &[SHARED_BUFFER_FIELDS];
+pub const SECTIONS: &[&[Field]] = &[TOPOLOGY_FIELDS, SHARED_BUFFER_FIELDS];
 
 /// Every key of the declared sections: (key, unit, default as shown, meaning).
 pub fn section_table() -> Vec<(&'static str, &'static str, String, &'static str)> {

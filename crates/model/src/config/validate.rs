@@ -59,7 +59,7 @@ impl TopologyConfig {
         for k in self.set_keys() {
             if !keys.contains(&k) {
                 let mut allowed: Vec<&str> = keys.to_vec();
-                allowed.extend_from_slice(COMMON_TOPO_KEYS);
+                allowed.extend(TopologyConfig::common_keys());
                 return err(format!("topology.{k}"), format!("not a key of topology kind {:?}; its keys: {}", self.kind, allowed.join(", ")));
             }
         }
@@ -68,26 +68,7 @@ impl TopologyConfig {
                 return err(format!("topology.tiers.{t}"), format!("unknown tier for topology kind {:?}; its tiers: {}", self.kind, tiers.join(", ")));
             }
         }
-        if let Some(s) = self.speedup {
-            if !(s >= 1.0 && s.is_finite()) {
-                return err("topology.speedup", format!("must be a number >= 1, got {s}"));
-            }
-        }
-        if let Some(m) = self.mtu {
-            if m.0 < 100 || m.0 > 65535 {
-                return err("topology.mtu", "must be between 100B and 65535B");
-            }
-        }
-        if let Some(m) = self.frame_overhead {
-            if m.0 > 1000 {
-                return err("topology.frame_overhead", format!("must be between 0B and 1000B, got {}B", m.0));
-            }
-        }
-        if let Some(m) = self.min_frame {
-            if m.0 > 1500 {
-                return err("topology.min_frame", format!("must be between 0B and 1500B, got {}B", m.0));
-            }
-        }
+        self.check_keys()?;
         if let Some(sb) = &self.shared_buffer {
             if sb.size.is_none() {
                 return err("topology.shared_buffer.size", "required: the pool's bytes per switch (e.g. \"4MB\")");
