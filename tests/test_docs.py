@@ -91,7 +91,7 @@ def test_declared_sections_are_generated_from_the_one_declaration():
     from detailsim.repro import reference
     from detailsim.repro.docblocks import block_of
 
-    assert reference.field_sections() == ["topology.", "topology.shared_buffer."]
+    assert reference.field_sections() == ["topology.", "topology.shared_buffer.", "scheme.pias."]
     for prefix in reference.field_sections():
         name = "fields-" + prefix[:-1]
         assert block_of(DOC, name, reference.FIELDS_SOURCE) == reference.field_table(prefix), f"{name}: run `detailsim reference --update-docs`"
@@ -102,6 +102,7 @@ def test_declared_sections_are_generated_from_the_one_declaration():
     extra = {"kind", "k", "hosts", "leaves", "spines", "hosts_per_leaf", "left", "right", "host_rate", "uplink_rate", "bottleneck_rate",
              "bottleneck_delay", "nodes", "links", "tiers", "shared_buffer"}
     assert sorted(set(allowed_keys(["topology"], BASE)) - extra) == declared("topology.")
+    assert sorted(allowed_keys(["scheme", "pias"], {**BASE, "scheme": {"preset": "pias", "pias": {}}})) == declared("scheme.pias.")
     rows = {f["key"]: f for f in reference.fields()}
     # the defaults are the model's constants (topology.rs), not words written beside them
     assert rows["topology.shared_buffer.alpha"]["default"] == "`1.0`" and rows["topology.shared_buffer.pfc_alpha"]["default"] == "`0.125`"

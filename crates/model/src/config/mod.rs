@@ -22,7 +22,7 @@ pub use knobs::{knob_table, Knob};
 pub use knobs::{AlbOverrides, DibsOverrides, PfcOverrides, SchemeConfig, TcpOverrides, TimelyOverrides};
 pub use presets::*;
 pub use schema::*;
-pub use sections::{section_table, Field, SharedBufferConfig, TopologyConfig, SECTIONS};
+pub use sections::{section_table, Field, PiasOverrides, SharedBufferConfig, TopologyConfig, SECTIONS};
 // the components' own parameter types, which the scenario maps into
 pub use crate::mechanisms::dibs::DibsParams;
 pub use crate::mechanisms::ecn::EcnMarking;
@@ -199,10 +199,8 @@ fn resolve_pias(sc: &mut Scenario) -> Result<(), ConfigError> {
         return Ok(());
     }
     let mut cfg = table.unwrap_or_default();
+    cfg.check_keys()?;
     let queues = cfg.queues.unwrap_or(8);
-    if !(1..=8).contains(&queues) {
-        return err("scheme.pias.queues", format!("a whole number of queues, 1 to 8; got {queues}"));
-    }
     cfg.queues = Some(queues);
     let source = match cfg.thresholds.clone().unwrap_or(PiasThresholds::Method("optimal".into())) {
         PiasThresholds::List(v) => {
@@ -212,16 +210,10 @@ fn resolve_pias(sc: &mut Scenario) -> Result<(), ConfigError> {
             Some(source)
         }
         PiasThresholds::Method(m) => {
-            if !crate::mechanisms::pias::METHODS.contains(&m.as_str()) {
-                return err("scheme.pias.thresholds", format!("\"optimal\", \"equal-split\", \"paper\" or a list of byte thresholds; got {m:?}"));
-            }
             let w = sc.workload.iter().enumerate().find_map(|(i, w)| match w {
                 WorkloadConfig::Cdf(c) => Some((i, c)),
                 _ => None,
             });
-            if let Some(l) = cfg.load.filter(|l| !(*l > 0.0 && *l < 1.0)) {
-                return err("scheme.pias.load", format!("a load in (0, 1) (the PIAS thresholds are derived from it), got {l}"));
-            }
             let points = cfg.points.as_deref().or(w.map(|(_, c)| c.points.as_slice()));
             let cdf = cfg.cdf.clone().or(w.and_then(|(_, c)| c.cdf.clone())).unwrap_or_default();
             let load = match (cfg.load, w.and_then(|(i, c)| c.load.map(|l| (l, i)))) {

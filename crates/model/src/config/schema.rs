@@ -212,27 +212,6 @@ pub enum FlowControl {
     Pfc,
 }
 
-/// `[scheme.pias]`.
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-pub struct PiasOverrides {
-    /// "optimal" (default), "equal-split", "paper", or a list of byte thresholds.
-    pub thresholds: Option<PiasThresholds>,
-    /// Queues (priorities) used, 1 to 8 (default 8).
-    pub queues: Option<u32>,
-    /// The flow-size CDF the thresholds are derived for (default: the first cdf workload's): its name, and
-    /// its points (size in bytes, cumulative fraction), which the front end reads from the file or the
-    /// bundled table.
-    pub cdf: Option<String>,
-    pub points: Option<Vec<[f64; 2]>>,
-    /// The load the thresholds are derived for (default: the first cdf workload's).
-    pub load: Option<f64>,
-    /// Where the thresholds in force came from, once `parse_scenario` has resolved the table (None: they
-    /// are derived when the simulator is built, from the traffic its workloads offer).
-    #[serde(skip)]
-    pub source: Option<MlfqSource>,
-}
-
 /// Where a PIAS preset's demotion thresholds came from (reported in the summary's `mechanisms.mlfq`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MlfqSource {

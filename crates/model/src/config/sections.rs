@@ -8,7 +8,7 @@
 //! topology kind's own keys, nested tables) go in an `extra { ... }` block, written as struct fields.
 
 use super::knobs::size;
-use super::{ConfigError, LinkConfig, NodeConfig, TierConfig};
+use super::{ConfigError, LinkConfig, MlfqSource, NodeConfig, PiasThresholds, TierConfig};
 use crate::topology::{
     DEFAULT_BUFFER, DEFAULT_DELAY, DEFAULT_FORWARDING_DELAY, DEFAULT_FRAME_OVERHEAD, DEFAULT_HOST_BUFFER_FRAMES, DEFAULT_MIN_FRAME, DEFAULT_MTU, DEFAULT_RATE,
     DEFAULT_SPEEDUP, SHARED_ALPHA, SHARED_PFC_ALPHA, SHARED_RESUME_OFFSET,
@@ -181,6 +181,36 @@ section! {
     }
 }
 
+section! {
+    /// `[scheme.pias]`: how the PIAS presets' demotion thresholds are chosen (resolved by `parse_scenario`
+    /// into `scheme.tcp.mlfq_thresholds`; ignored by other presets, so a sweep may cross pias with dctcp).
+    pub struct PiasOverrides ("scheme.pias.", PIAS_FIELDS) {
+        extra {
+            /// Where the thresholds in force came from, once `parse_scenario` has resolved the table (None:
+            /// they are derived when the simulator is built, from the traffic its workloads offer).
+            #[serde(skip)]
+            pub source: Option<MlfqSource>,
+        }
+        queues: u32, "count, 1 to 8", || "`8`".into(),
+            |v| check((1..=8).contains(&v), format!("a whole number of queues, 1 to 8; got {v}")),
+            "queues (priorities) a flow is demoted through: `queues - 1` thresholds";
+        thresholds: PiasThresholds, "`\"optimal\"`, `\"equal-split\"`, `\"paper\"` or a list of sizes", || "`\"optimal\"`".into(),
+            |v| match v {
+                PiasThresholds::Method(m) => check(crate::mechanisms::pias::METHODS.contains(&m.as_str()),
+                    format!("\"optimal\", \"equal-split\", \"paper\" or a list of byte thresholds; got {m:?}")),
+                PiasThresholds::List(_) => Ok(()),
+            },
+            "`optimal` minimises the PIAS bound exactly for the size distribution and load (`detailsim pias-thresholds`); `equal-split` puts the j-th threshold at the 100·j/K-th percentile flow size; `paper` uses the PIAS authors' published sets (8 queues; web search and data mining); a list gives the thresholds in bytes";
+        cdf: String, "name or file", || "the first `cdf` workload's".into(), |_v| Ok(()),
+            "the flow-size distribution the thresholds are derived for, instead of the workload's (the front end reads the file into `points`); needs `load`";
+        points: Vec<[f64; 2]>, "[[bytes, fraction], ...]", || "from `cdf`".into(), |_v| Ok(()),
+            "the distribution itself, as a scenario given to the core directly may carry it";
+        load: f64, "number in (0, 1)", || "the first `cdf` workload's".into(),
+            |v| check(v > 0.0 && v < 1.0, format!("a load in (0, 1) (the PIAS thresholds are derived from it), got {v}")),
+            "the load the thresholds are derived for (with `cdf` or `points`)";
+    }
+}
+
 impl SharedBufferConfig {
     /// The pool's settings (the keys' defaults where unset), and the headroom when set; call after
     /// `check_keys` and the `size` requirement.
@@ -197,7 +227,7 @@ impl SharedBufferConfig {
 }
 
 /// Every declared section's table, in the reference's order.
-pub const SECTIONS: &[&[Field]] = &[TOPOLOGY_FIELDS, SHARED_BUFFER_FIELDS];
+pub const SECTIONS: &[&[Field]] = &[TOPOLOGY_FIELDS, SHARED_BUFFER_FIELDS, PIAS_FIELDS];
 
 /// Every key of the declared sections: (key, unit, default as shown, meaning).
 pub fn section_table() -> Vec<(&'static str, &'static str, String, &'static str)> {
