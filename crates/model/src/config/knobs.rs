@@ -565,7 +565,7 @@ impl Default for SchemeConfig {
 
 /// Every knob's reference row with its value under each preset (in the presets' order).
 pub fn knob_table() -> Vec<(&'static Knob, Vec<(&'static str, String)>)> {
-    let schemes: Vec<(&'static str, Scheme)> = PRESETS.iter().map(|p| (p.name, (p.build)())).collect();
+    let schemes: Vec<(&'static str, Scheme)> = PRESETS.iter().map(|p| (p.name, p.build())).collect();
     TABLES.iter().flat_map(|t| t.iter()).map(|k| (k, schemes.iter().map(|(n, s)| (*n, (k.shown)(s))).collect())).collect()
 }
 
@@ -575,6 +575,20 @@ mod tests {
 
     fn resolve(json: &str) -> Result<Scheme, ConfigError> {
         serde_json::from_str::<SchemeConfig>(json).unwrap().resolve()
+    }
+
+    #[test]
+    fn every_preset_is_the_base_scheme_plus_knobs_a_scenario_could_write() {
+        // a preset's overrides are a [scheme] table: written under `preset = "fh"` in a scenario they give the
+        // same scheme (but its name), and the base is FH's
+        assert_eq!(preset("fh").unwrap().overrides, "{}");
+        for p in PRESETS {
+            let mut table: serde_json::Value = serde_json::from_str(p.overrides).unwrap();
+            table["preset"] = "fh".into();
+            let mut s = serde_json::from_value::<SchemeConfig>(table).unwrap().resolve().unwrap_or_else(|e| panic!("{}: {e}", p.name));
+            s.name = p.name.into();
+            assert_eq!(s, p.build(), "{}", p.name);
+        }
     }
 
     #[test]

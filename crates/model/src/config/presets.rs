@@ -91,20 +91,31 @@ impl Scheme {
     }
 }
 
-/// A named preset: what it stands for, for `detailsim schemes`.
+/// A named preset: what it stands for, for `detailsim schemes`, and the knobs it sets over the base scheme.
 pub struct Preset {
     pub name: &'static str,
     pub summary: &'static str,
-    pub build: fn() -> Scheme,
+    /// A `[scheme]` table (JSON) of the knobs this preset sets, each named as a scenario names it.
+    pub overrides: &'static str,
+}
+
+impl Preset {
+    /// The preset's scheme: the base scheme with its overrides applied through the knobs.
+    pub fn build(&self) -> Scheme {
+        let cfg: super::SchemeConfig = serde_json::from_str(self.overrides).unwrap_or_else(|e| panic!("preset {}: {e}", self.name));
+        let mut s = base_scheme(self.name);
+        cfg.apply_overrides(&mut s).unwrap_or_else(|e| panic!("preset {}: {e}", self.name));
+        s
+    }
+}
+
+/// The scheme every preset starts from (FH's row: flow hashing, tail drop, NewReno, no ECN), named.
+pub fn base_scheme(name: &str) -> Scheme {
+    row(name, LoadBalancing::FlowHash, FlowControl::TailDrop, false, base_tcp())
 }
 
 pub(crate) fn base_tcp() -> TcpParams {
     TcpParams::default()
-}
-
-/// DeTail's reorder-resistant NewReno: no fast retransmit or recovery, RTO 200 ms.
-pub(crate) fn reorder_resistant_tcp() -> TcpParams {
-    TcpParams { fast_retransmit: false, rto_min: Time::from_ms(200), rto_initial: Time::from_ms(200), ..base_tcp() }
 }
 
 pub(crate) fn base_pfc() -> PfcParams {
@@ -149,156 +160,89 @@ pub(crate) fn row(name: &str, lb: LoadBalancing, fc: FlowControl, source_ecn: bo
     }
 }
 
-pub(crate) fn dctcp_tcp() -> TcpParams {
-    TcpParams { cc: CongestionControl::Dctcp, ecn: true, delayed_ack: true, ..base_tcp() }
-}
-
-/// DCQCN as the HPCC simulator runs it for the HPCC paper's comparison (its `run.py`, `--cc dcqcn`, at a
-/// 25 Gbps NIC: CC_MODE 1, ALPHA_RESUME_INTERVAL 1 us, RATE_DECREASE_INTERVAL 4 us, RP_TIMER 300 us, EWMA_GAIN
-/// 1/256, FAST_RECOVERY_TIMES 1, RATE_AI 5 Mb/s, RATE_HAI 50 Mb/s, MIN_RATE 1000 Mb/s, CLAMP_TARGET_RATE 0;
-/// KMIN 100 KB, KMAX 400 KB, PMAX 0.2 on the instantaneous queue), lossless under PFC.
-pub(crate) fn dcqcn_row() -> Scheme {
-    let tcp = TcpParams {
-        cc: CongestionControl::Dcqcn,
-        ecn: true,
-        fast_retransmit: false,
-        rwnd: u64::MAX,
-        dcqcn: crate::transport::cc::dcqcn::DcqcnParams {
-            g: 1.0 / 256.0,
-            rate_ai: 5e6,
-            rate_hai: 50e6,
-            min_rate: 1e9,
-            alpha_interval: Time::from_us(1),
-            decrease_interval: Time::from_us(4),
-            increase_interval: Time::from_us(300),
-            fast_recovery: 1,
-            ..Default::default()
-        },
-        ..base_tcp()
-    };
-    let mut s = row("dcqcn", LoadBalancing::FlowHash, FlowControl::Pfc, false, tcp);
-    s.ecn_marking = EcnMarking::Red;
-    let red = RedParams::new(QLen::Bytes(100_000), QLen::Bytes(400_000), 0.2, 1.0, false).expect("valid");
-    s.red = RedConfig { base: red, tiers: Vec::new() };
-    s
-}
-
-pub(crate) fn dctcp_row(name: &str) -> Scheme {
-    let mut s = row(name, LoadBalancing::FlowHash, FlowControl::TailDrop, false, dctcp_tcp());
-    s.ecn_marking = EcnMarking::PerPort;
-    s.ecn_threshold = 30 * 1024;
-    s
-}
-
+/// The named presets, in the order the reference lists them: each is the base scheme (`base_scheme`: FH) with
+/// the knobs its name stands for set, written as a `[scheme]` table and applied through the knobs' own
+/// declarations (`config/knobs.rs`), as a scenario's overrides are.
 pub const PRESETS: &[Preset] = &[
     Preset {
         name: "fh",
         summary: "DeTail's baseline: flow hashing (ECMP), tail drop, strict priorities, NewReno with fast retransmit, RTO 10 ms",
-        build: || row("fh", LoadBalancing::FlowHash, FlowControl::TailDrop, false, base_tcp()),
+        overrides: r#"{}"#,
     },
-
     Preset {
         name: "scatter",
         summary: "packet scatter (random acceptable port per packet), tail drop, NewReno with fast retransmit, RTO 10 ms",
-        build: || row("scatter", LoadBalancing::PacketScatter, FlowControl::TailDrop, false, base_tcp()),
+        overrides: r#"{"load_balancing": "packet_scatter"}"#,
     },
     Preset {
         name: "lps",
         summary: "lossless packet scatter: packet scatter, PFC, reorder-resistant NewReno (no fast retransmit, reorder buffer), RTO 200 ms",
-        build: || row("lps", LoadBalancing::PacketScatter, FlowControl::Pfc, false, reorder_resistant_tcp()),
+        overrides: r#"{"load_balancing": "packet_scatter", "flow_control": "pfc", "tcp": {"fast_retransmit": false, "rto_min": "200ms", "rto_initial": "200ms"}}"#,
     },
     Preset {
         name: "detail",
         summary: "DeTail: adaptive load balancing (T1 16 KB, T2 64 KB), PFC, reorder-resistant NewReno with source ECN (64 KB), RTO 200 ms",
-        build: || row("detail", LoadBalancing::Adaptive, FlowControl::Pfc, true, TcpParams { ecn: true, ..reorder_resistant_tcp() }),
+        overrides: r#"{"load_balancing": "adaptive", "flow_control": "pfc", "source_ecn": true, "tcp": {"fast_retransmit": false, "rto_min": "200ms", "rto_initial": "200ms", "ecn": true}}"#,
     },
     Preset {
         name: "pfc_only",
         summary: "ablation: FH plus PFC (flow hashing, lossless, NewReno with fast retransmit, RTO 10 ms)",
-        build: || row("pfc_only", LoadBalancing::FlowHash, FlowControl::Pfc, false, base_tcp()),
+        overrides: r#"{"flow_control": "pfc"}"#,
     },
     Preset {
         name: "tcp",
         summary: "plain TCP NewReno: flow hashing, tail drop, fast retransmit, RTO 10 ms, no ECN",
-        build: || row("tcp", LoadBalancing::FlowHash, FlowControl::TailDrop, false, base_tcp()),
+        overrides: r#"{}"#,
     },
     Preset {
         name: "dctcp",
         summary: "DCTCP: switch ECN marking per port at K = 30 KB, alpha-based window cut (g = 1/16), delayed ACKs with DCTCP echo, flow hashing, tail drop",
-        build: || dctcp_row("dctcp"),
+        overrides: r#"{"ecn_marking": "per_port", "ecn_threshold": "30KB", "tcp": {"congestion_control": "dctcp", "ecn": true, "delayed_ack": true}}"#,
     },
     Preset {
         name: "dibs",
         summary: "DIBS + DCTCP: a packet whose egress queue is full is detoured to a random other switch port with room instead of dropped; fast retransmit off",
-        build: || {
-            let mut s = dctcp_row("dibs");
-            s.dibs.enabled = true;
-            s.tcp.fast_retransmit = false;
-            s
-        },
+        overrides: r#"{"ecn_marking": "per_port", "ecn_threshold": "30KB", "dibs": {"enabled": true}, "tcp": {"congestion_control": "dctcp", "ecn": true, "delayed_ack": true, "fast_retransmit": false}}"#,
     },
     Preset {
         name: "pias",
         summary: "PIAS: host MLFQ tagging (thresholds \"optimal\" by default for the scenario's flow sizes and load: its cdf workload, or the traffic its workloads offer; [scheme.pias] to choose), per-port ECN, DCTCP, strict priorities",
-        build: || dctcp_row("pias"),
+        overrides: r#"{"ecn_marking": "per_port", "ecn_threshold": "30KB", "tcp": {"congestion_control": "dctcp", "ecn": true, "delayed_ack": true}}"#,
     },
     Preset {
         name: "las",
         summary: "LAS: every queue serves the packet of the flow with the least attained service (bytes sent), DCTCP with per-port ECN; the ideal information-agnostic reference of PIAS",
-        build: || {
-            let mut s = dctcp_row("las");
-            s.scheduling = Scheduling::Las;
-            s
-        },
+        overrides: r#"{"ecn_marking": "per_port", "ecn_threshold": "30KB", "tcp": {"congestion_control": "dctcp", "ecn": true, "delayed_ack": true}, "scheduling": "las"}"#,
     },
     Preset {
         name: "l2dct",
         summary: "L2DCT: DCTCP whose window cut and increase are weighted by the bytes the flow has sent (w 2.5 -> 0.125 from 200 to 1000 segments), per-port ECN at K = 30 KB",
-        build: || {
-            let mut s = dctcp_row("l2dct");
-            s.tcp.cc = CongestionControl::L2dct;
-            s
-        },
+        overrides: r#"{"ecn_marking": "per_port", "ecn_threshold": "30KB", "tcp": {"congestion_control": "l2dct", "ecn": true, "delayed_ack": true}}"#,
     },
     Preset {
         name: "pfabric",
         summary: "pFabric: queues send the earliest packet of the flow with the fewest unacknowledged bytes, a full queue drops its lowest-priority packet, egress queues capped at 2 x the fabric BDP, line-rate start, window cut only on timeouts, RTO 3 base RTTs",
-        build: || {
-            let mut s = row("pfabric", LoadBalancing::FlowHash, FlowControl::TailDrop, false, base_tcp());
-            s.scheduling = Scheduling::Pfabric;
-            s.queue_limit_bdp = Some(2.0);
-            s.tcp.cc = CongestionControl::Pfabric;
-            s.tcp.line_rate_start = true;
-            s.tcp.rto_rtts = 3.0;
-            s
-        },
+        overrides: r#"{"scheduling": "pfabric", "queue_limit_bdp": 2.0, "tcp": {"congestion_control": "pfabric", "line_rate_start": true, "rto_rtts": 3.0}}"#,
     },
     Preset {
         name: "detail_pias",
         summary: "DeTail with PIAS priorities: ALB, PFC, reorder-resistant NewReno with source ECN, plus MLFQ tagging (thresholds solved as for pias; its demotion levels lossless); not evaluated by either paper",
-        build: || {
-            let mut s = row("detail_pias", LoadBalancing::Adaptive, FlowControl::Pfc, true, TcpParams { ecn: true, ..reorder_resistant_tcp() });
-            s.name = "detail_pias".into();
-            s
-        },
+        overrides: r#"{"load_balancing": "adaptive", "flow_control": "pfc", "source_ecn": true, "tcp": {"fast_retransmit": false, "rto_min": "200ms", "rto_initial": "200ms", "ecn": true}}"#,
     },
     Preset {
         name: "dcqcn",
         summary: "RoCEv2 with DCQCN: rate-limited senders from line rate (no window, no slow start), CNPs from RED-style ECN marking (100-400 KB, p 0.2), go-back-N, PFC, flow hashing; the HPCC simulator's DCQCN settings",
-        build: dcqcn_row,
+        overrides: r#"{"flow_control": "pfc", "ecn_marking": "red", "tcp": {"congestion_control": "dcqcn", "ecn": true, "fast_retransmit": false, "rwnd": "inf"}, "dcqcn": {"g": 0.00390625, "rate_ai": "5Mbps", "rate_hai": "50Mbps", "min_rate": "1Gbps", "alpha_interval": "1us", "decrease_interval": "4us", "increase_interval": "300us", "fast_recovery": 1}, "red": {"min_threshold": "100000B", "max_threshold": "400000B", "max_probability": 0.2, "weight": 1.0, "gentle": false}}"#,
     },
     Preset {
         name: "hpcc",
         summary: "HPCC: a window from in-band telemetry (every switch egress records queue, bytes sent, time, rate; eta 0.95, maxStage 5), paced at W / base RTT, starting at the path's BDP; go-back-N, PFC, flow hashing, no ECN",
-        build: || {
-            let tcp = TcpParams { cc: CongestionControl::Hpcc, fast_retransmit: false, rwnd: u64::MAX, ..base_tcp() };
-            row("hpcc", LoadBalancing::FlowHash, FlowControl::Pfc, false, tcp)
-        },
+        overrides: r#"{"flow_control": "pfc", "tcp": {"congestion_control": "hpcc", "fast_retransmit": false, "rwnd": "inf"}}"#,
     },
     Preset {
         name: "alb_only",
         summary: "ablation: adaptive load balancing without PFC (tail drop), reorder-resistant NewReno with RTO 10 ms",
-        build: || row("alb_only", LoadBalancing::Adaptive, FlowControl::TailDrop, false, TcpParams { fast_retransmit: false, ..base_tcp() }),
+        overrides: r#"{"load_balancing": "adaptive", "tcp": {"fast_retransmit": false}}"#,
     },
 ];
 

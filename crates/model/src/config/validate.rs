@@ -122,6 +122,15 @@ impl RedOverrides {
 }
 
 impl SchemeConfig {
+    /// Set on `s` every knob this table sets (`knobs.rs`, each checked), its sub-tables' and `[scheme.red]`'s:
+    /// what a scenario does to its preset, and a preset to the base scheme.
+    pub(crate) fn apply_overrides(&self, s: &mut Scheme) -> Result<(), ConfigError> {
+        self.apply(s)?;
+        self.apply_tables(s)?;
+        s.red = self.red.resolve_over(&s.red)?;
+        Ok(())
+    }
+
     /// The scheme: the preset, with every knob the scenario sets applied (`knobs.rs`), then the checks
     /// that relate two knobs.
     pub fn resolve(&self) -> Result<Scheme, ConfigError> {
@@ -129,11 +138,9 @@ impl SchemeConfig {
             let names: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
             return err("scheme.preset", format!("unknown scheme {:?}; allowed: {}", self.preset, names.join(", ")));
         };
-        let mut s = (p.build)();
-        self.apply(&mut s)?;
-        self.apply_tables(&mut s)?;
+        let mut s = p.build();
+        self.apply_overrides(&mut s)?;
         s.pfc.eight_first = self.pfc.from_workloads;
-        s.red = self.red.resolve_over(&s.red)?;
         // Under PFC a full ingress buffer never meets an arrival (pauses stop the sender first), so
         // priority_eviction changes nothing there: a scenario can set it once for its tail-drop baseline
         // and still run DeTail.

@@ -5,7 +5,7 @@ use crate::transport::cc::pfabric::PROBE_AFTER as PFABRIC_PROBE_AFTER;
 use crate::transport::cc::CongestionControl;
 
 fn params() -> TcpParams {
-    (PRESETS[0].build)().tcp
+    PRESETS[0].build().tcp
 }
 
 /// Segments emitted by `f` as (seq, len).
@@ -506,7 +506,7 @@ fn pfabric_starts_at_line_rate_and_cuts_only_on_timeouts() {
 // ---------------------------------------------------------------- DCQCN (RoCEv2)
 
 fn dcqcn() -> TcpParams {
-    (crate::config::preset("dcqcn").unwrap().build)().tcp
+    crate::config::preset("dcqcn").unwrap().build().tcp
 }
 
 /// A DCQCN sender of `n` full segments on a 10 Gbps NIC, started at 0.
