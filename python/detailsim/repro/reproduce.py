@@ -781,12 +781,12 @@ def timings_markdown(timings: dict[str, Any]) -> str:
     missing = [n for n in ORDER if n not in timings]
     lines.append("")
     if missing:
-        lines.append(f"**{len(timings)} of {len(ORDER)} experiments timed: {total:,.0f} s ({total / 3600:.1f} h)** (each its last full run, on "
-                     f"this project's 2-core machine); the full reproduction's wall time is this plus the experiments not yet timed: "
+        lines.append(f"**{len(timings)} of {len(ORDER)} experiments timed: {total:,.0f} s ({total / 3600:.1f} h)** (each its last full run, "
+                     f"with the workers shown); the full reproduction's wall time is this plus the experiments not yet timed: "
                      + ", ".join(f"`{n}`" for n in missing) + " (a run of each adds it).")
     else:
         lines.append(f"**The full reproduction: {total:,.0f} s ({total / 3600:.1f} h)**, summed over all {len(ORDER)} experiments (each its "
-                     "last full run, on this project's 2-core machine).")
+                     "last full run, with the workers shown).")
     return "\n".join(lines)
 # the papers' lines the claims quote (checked by tests/test_grading.py; written from ../shared/papers)
 DOC_LINES = Path("docs/reproduction/paper_lines.json")

@@ -4,9 +4,11 @@
 //!   host kernel ─veth─► on_host_frame ─► NIC queue (8 priorities, source ECN) ─┐ paced at the link rate,
 //!                                                                             │ obeys PAUSE
 //!                       on_wire_frame(port) ◄── frame from the peer port ◄────┘
-//!   switch port: PfcIngress::on_data ─► route (flow hash / ALB over drain bytes) ─► ingress queue
-//!                ─► PFC check (PAUSE / UNPAUSE out of this port) ─► crossbar (instant, strict priority,
-//!                   waits while the egress is full) ─► egress queue (ECN / RED marker) ─► paced transmitter
+//!   switch port: PfcIngress::on_data ─► route (flow hash / ALB over drain bytes) ─► Switch::arrive:
+//!                CIOQ: ingress queue ─► PFC check (PAUSE / UNPAUSE out of this port) ─► crossbar (speedup,
+//!                   strict priority, waits while the egress is full) ─► egress queue
+//!                shared buffer: the switch's MMU admits it (PFC on its dynamic threshold) ─► egress queue
+//!                ─► (ECN / RED marker) ─► paced transmitter (a sent frame's bytes leave the MMU)
 //!   host port, from the wire: data ─► deliver to the host's veth; PFC ─► PfcEgress (pause mask)
 //! ```
 //!
@@ -263,7 +265,8 @@ impl Switch for Fabric {
         let ecn = self.meta[pid as usize].ecn;
         self.enqueue_egress(self.now, out, pid, prio, ecn, wire);
     }
-    // live mode neither evicts, nor runs pFabric, nor detours (`LIVE_SUPPORT`): a refused frame is dropped
+    // live mode neither evicts, nor runs pFabric, nor detours (`LIVE_SCHEDULING`, `LIVE_OPTIONAL`): a refused frame
+    // is dropped
     fn make_room(&mut self, _port: u32, _prio: u8, _wire: u64) {}
     fn admit_at(&mut self, _port: u32, _out: u32, _pid: PacketId, _wire: u64) -> bool {
         true

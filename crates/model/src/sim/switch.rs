@@ -6,7 +6,8 @@
 //! at a time out of each ingress at `speedup` × its line rate, and into each egress at most `speedup` × the
 //! egress's line rate (a transfer occupies the egress side for frame / (speedup × rate)), only when the
 //! egress queue has room (otherwise the head of that priority waits: head-of-line blocking) → egress
-//! queue (optional ECN marking) → link.
+//! queue (optional ECN marking) → link. A shared-buffer switch skips the ingress queue and the crossbar: its
+//! MMU admits the arrival straight into the egress queue (`fabric/shared.rs`).
 
 use crate::config::{EcnMarking, Scheduling};
 use crate::fabric::switch::{Head, Refused, Switch};
