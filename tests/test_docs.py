@@ -81,7 +81,9 @@ def test_the_knob_tables_are_generated_from_the_one_declaration():
     for prefix in [p for p in reference.sections() if p != "scheme."]:
         path = prefix.strip(".").split(".")
         keys = allowed_keys(path, {**BASE, "scheme": {path[1]: {}}})
-        assert sorted(keys) == sorted(k["key"][len(prefix):] for k in reference.knobs() if k["key"].startswith(prefix))
+        # a nested table declared as a section (`[scheme.red.tiers.<tier>]`) is the other kind of key
+        nested = {f[len(prefix):].split(".")[0] for f in reference.field_sections() if f.startswith(prefix)}
+        assert sorted(keys) == sorted([k["key"][len(prefix):] for k in reference.knobs() if k["key"].startswith(prefix)] + list(nested))
 
 
 def test_declared_sections_are_generated_from_the_one_declaration():
@@ -91,7 +93,7 @@ def test_declared_sections_are_generated_from_the_one_declaration():
     from detailsim.repro import reference
     from detailsim.repro.docblocks import block_of
 
-    assert reference.field_sections() == ["topology.", "topology.shared_buffer.", "scheme.pias."]
+    assert reference.field_sections() == ["topology.", "topology.shared_buffer.", "scheme.pias.", "scheme.red.tiers.<tier>."]
     for prefix in reference.field_sections():
         name = "fields-" + prefix[:-1]
         assert block_of(DOC, name, reference.FIELDS_SOURCE) == reference.field_table(prefix), f"{name}: run `detailsim reference --update-docs`"
@@ -103,6 +105,8 @@ def test_declared_sections_are_generated_from_the_one_declaration():
              "bottleneck_delay", "nodes", "links", "tiers", "shared_buffer"}
     assert sorted(set(allowed_keys(["topology"], BASE)) - extra) == declared("topology.")
     assert sorted(allowed_keys(["scheme", "pias"], {**BASE, "scheme": {"preset": "pias", "pias": {}}})) == declared("scheme.pias.")
+    tier = {**BASE, "scheme": {"preset": "dcqcn", "red": {"tiers": {"x": {}}}}}
+    assert sorted(allowed_keys(["scheme", "red", "tiers", "x"], tier)) == declared("scheme.red.tiers.<tier>.")
     rows = {f["key"]: f for f in reference.fields()}
     # the defaults are the model's constants (topology.rs), not words written beside them
     assert rows["topology.shared_buffer.alpha"]["default"] == "`1.0`" and rows["topology.shared_buffer.pfc_alpha"]["default"] == "`0.125`"

@@ -13,6 +13,7 @@ use super::*;
 use crate::units::{Bytes, Dur};
 use detailsim_engine::Time;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// One knob of the scenario reference.
 pub struct Knob {
@@ -64,8 +65,7 @@ macro_rules! knobs {
 }
 
 /// `SchemeConfig` from the list of its knob sub-tables and the `[scheme]` table's own knobs: the struct
-/// (the sub-tables as fields, `[scheme.red]` and `[scheme.pias]`, which resolve through their components,
-/// beside them), `apply_tables` (each sub-table's knobs, in the list's order) and `TABLES` (every knob table
+/// (the sub-tables as fields, `[scheme.pias]`, which resolves through its component, beside them), `apply_tables` (each sub-table's knobs, in the list's order) and `TABLES` (every knob table
 /// the reference shows, `[scheme]`'s first).
 macro_rules! scheme_config {
     (
@@ -80,8 +80,6 @@ macro_rules! scheme_config {
                 #[serde(default = "d_preset")]
                 pub preset: String,
                 $( #[serde(default)] pub $f: $t, )*
-                #[serde(default)]
-                pub red: RedOverrides,
                 /// `[scheme.pias]`: how the PIAS presets' demotion thresholds are chosen (resolved by the core into
                 /// `scheme.tcp.mlfq_thresholds`; ignored by other presets, so a sweep may cross pias with dctcp).
                 pub pias: Option<PiasOverrides>,
@@ -186,6 +184,7 @@ scheme_config! {
         dcqcn: DcqcnOverrides, DCQCN_KNOBS;
         hpcc: HpccOverrides, HPCC_KNOBS;
         timely: TimelyOverrides, TIMELY_KNOBS;
+        red: RedOverrides, RED_KNOBS;
     }
     knobs {
         load_balancing: LoadBalancing, r##"`flow_hash`, `packet_scatter`, `adaptive`"##,
@@ -546,6 +545,61 @@ knobs! {
     }
 }
 
+knobs! {
+    /// `[scheme.red]` (with `ecn_marking = "red"`): the parameters of every port, then `tiers.<tier>` tables
+    /// of the thresholds of a link tier's ports (`RedTierOverrides`, declared in `sections.rs`).
+    #[derive(Deserialize, Debug, Clone, Default)]
+    #[serde(deny_unknown_fields)]
+    pub struct RedOverrides ("scheme.red.", RED_KNOBS) {
+        #[serde(default)]
+        pub tiers: BTreeMap<String, RedTierOverrides>,
+    }
+    knobs {
+        min_threshold: crate::units::QueueLen, r##"size (`"30KB"`) or packets (`"20 packets"`)"##,
+            |s, v| { s.red.min = v.0; },
+            |s| qlen(s.red.min),
+            r##"below it (the average queue) nothing is marked"##;
+        max_threshold: crate::units::QueueLen, r##"same unit as `min_threshold`"##,
+            |s, v| { s.red.max = v.0; },
+            |s| qlen(s.red.max),
+            r##"above `min_threshold`; from it the probability rises to 1 at twice it (`gentle`) or every arrival is congested"##;
+        max_probability: f64, r##"(0, 1]"##,
+            |s, v| { check(v > 0.0 && v <= 1.0, format!("must be in (0, 1], got {v}"))?; s.red.max_p = v; },
+            |s| num(s.red.max_p),
+            r##"the probability at `max_threshold` (ns-3's 1 / LInterm)"##;
+        weight: f64, r##"(0, 1]"##,
+            |s, v| { check(v > 0.0 && v <= 1.0, format!("must be in (0, 1], got {v}"))?; s.red.weight = v; },
+            |s| num(s.red.weight),
+            r##"EWMA weight of the average queue; 1 = instantaneous"##;
+        gentle: bool, r##"bool"##,
+            |s, v| { s.red.gentle = v; },
+            |s| flag(s.red.gentle),
+            r##"between `max_threshold` and twice it the probability rises from `max_probability` to 1 (otherwise every arrival there is congested)"##;
+    }
+}
+
+impl RedOverrides {
+    /// Merge the `tiers.<tier>` tables into `red`'s (each key checked; the error names the tier).
+    pub(crate) fn apply_tiers(&self, red: &mut RedConfig) -> Result<(), ConfigError> {
+        for (name, t) in &self.tiers {
+            t.check_keys().map_err(|e| ConfigError { field: e.field.replace("<tier>", name), msg: e.msg })?;
+            let e = red.tiers.entry(name.clone()).or_default();
+            e.min_threshold = t.min_threshold.or(e.min_threshold);
+            e.max_threshold = t.max_threshold.or(e.max_threshold);
+            e.max_probability = t.max_probability.or(e.max_probability);
+        }
+        Ok(())
+    }
+}
+
+/// A queue length as a scenario writes it: `"20 packets"`, or a size.
+fn qlen(q: crate::units::QLen) -> String {
+    match q {
+        crate::units::QLen::Packets(n) => format!("`\"{n} packets\"`"),
+        crate::units::QLen::Bytes(b) => size(b),
+    }
+}
+
 fn rate_str(bps: f64) -> String {
     let b = bps.round() as u64;
     for (unit, per) in [("Gbps", 1_000_000_000u64), ("Mbps", 1_000_000), ("Kbps", 1_000)] {
@@ -618,13 +672,32 @@ mod tests {
     fn a_presets_red_marking_stays_unless_the_scenario_overrides_it() {
         // dcqcn marks from 100 to 400 KB with p 0.2 on the instantaneous queue; [scheme.red] overrides a part
         let s = resolve(r#"{"preset": "dcqcn"}"#).unwrap();
-        let b = s.red.base;
+        let b = s.red.base();
         assert_eq!((b.min, b.max, b.packets, b.max_p, b.weight, b.gentle), (100_000.0, 400_000.0, false, 0.2, 1.0, false));
         let s = resolve(r#"{"preset": "dcqcn", "red": {"max_probability": 0.5}}"#).unwrap();
-        assert_eq!((s.red.base.min, s.red.base.max_p), (100_000.0, 0.5));
+        assert_eq!((s.red.base().min, s.red.base().max_p), (100_000.0, 0.5));
         // the other presets keep RED's defaults (5 to 15 packets)
         let s = resolve(r#"{"preset": "dctcp"}"#).unwrap();
-        assert_eq!((s.red.base.min, s.red.base.max, s.red.base.packets), (5.0, 15.0, true));
+        assert_eq!((s.red.base().min, s.red.base().max, s.red.base().packets), (5.0, 15.0, true));
+    }
+
+    #[test]
+    fn a_red_tier_takes_the_ports_values_where_unset_and_its_errors_name_the_tier() {
+        let s = resolve(r#"{"red": {"min_threshold": "20 packets", "max_threshold": "60 packets", "tiers": {"bottleneck": {"max_threshold": "40 packets"}}}}"#)
+            .unwrap();
+        let (b, t) = (s.red.base(), s.red.for_tier("bottleneck"));
+        assert_eq!((b.min, b.max, t.min, t.max, t.max_p), (20.0, 60.0, 20.0, 40.0, 0.02));
+        assert_eq!(s.red.for_tier("core"), b, "a tier without a table is the port's");
+        for (json, key) in [
+            (r#"{"red": {"tiers": {"bottleneck": {"max_probability": 0}}}}"#, "scheme.red.tiers.bottleneck.max_probability"),
+            (r#"{"red": {"tiers": {"edge": {"max_threshold": "3 packets"}}}}"#, "scheme.red.tiers.edge.max_threshold"),
+            (r#"{"red": {"min_threshold": "30KB"}}"#, "scheme.red.max_threshold"),
+            (r#"{"red": {"weight": 1.5}}"#, "scheme.red.weight"),
+        ] {
+            assert_eq!(resolve(json).unwrap_err().field, key, "{json}");
+        }
+        // the unit rule: a lower threshold in bytes over the default's packets is refused until both are bytes
+        assert!(!resolve(r#"{"red": {"min_threshold": "30KB", "max_threshold": "90KB"}}"#).unwrap().red.base().packets);
     }
 
     #[test]

@@ -19,10 +19,10 @@ mod sections;
 mod validate;
 
 pub use knobs::{knob_table, Knob};
-pub use knobs::{AlbOverrides, DibsOverrides, PfcOverrides, SchemeConfig, TcpOverrides, TimelyOverrides};
+pub use knobs::{AlbOverrides, DibsOverrides, PfcOverrides, RedOverrides, SchemeConfig, TcpOverrides, TimelyOverrides};
 pub use presets::*;
 pub use schema::*;
-pub use sections::{section_table, Field, PiasOverrides, SharedBufferConfig, TopologyConfig, SECTIONS};
+pub use sections::{section_table, Field, PiasOverrides, RedTierOverrides, SharedBufferConfig, TopologyConfig, SECTIONS};
 // the components' own parameter types, which the scenario maps into
 pub use crate::mechanisms::dibs::DibsParams;
 pub use crate::mechanisms::ecn::EcnMarking;

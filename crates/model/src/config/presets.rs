@@ -6,17 +6,53 @@ use crate::mechanisms::red::RedParams;
 use crate::units::QLen;
 use detailsim_engine::Time;
 
-/// RED resolved: the parameters of every port, and those of the ports of named tiers.
+/// RED as a scheme sets it (`[scheme.red]`): the parameters of every port, and the thresholds of the
+/// ports of named link tiers (`tiers.<tier>`, each key the port's value where unset). The scheme's
+/// resolution checks every port's parameters (`check`), so reading them cannot fail afterwards.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RedConfig {
-    pub base: RedParams,
-    pub tiers: Vec<(String, RedParams)>,
+    pub min: QLen,
+    pub max: QLen,
+    pub max_p: f64,
+    pub weight: f64,
+    pub gentle: bool,
+    pub tiers: std::collections::BTreeMap<String, RedTierOverrides>,
+}
+
+impl Default for RedConfig {
+    /// ns-3's RedQueueDisc defaults.
+    fn default() -> Self {
+        RedConfig { min: RED_DEFAULT_MIN, max: RED_DEFAULT_MAX, max_p: RED_DEFAULT_MAX_P, weight: RED_DEFAULT_WEIGHT, gentle: true, tiers: Default::default() }
+    }
 }
 
 impl RedConfig {
+    fn params(&self, tier: Option<&RedTierOverrides>) -> Result<RedParams, String> {
+        let (min, max, max_p) = match tier {
+            Some(t) => (t.min_threshold.map_or(self.min, |q| q.0), t.max_threshold.map_or(self.max, |q| q.0), t.max_probability.unwrap_or(self.max_p)),
+            None => (self.min, self.max, self.max_p),
+        };
+        RedParams::new(min, max, max_p, self.weight, self.gentle)
+    }
+
+    /// The parameters of a port on no named tier.
+    pub fn base(&self) -> RedParams {
+        self.params(None).expect("RED's parameters are checked when the scheme resolves")
+    }
+
     /// The parameters of a port on link tier `tier`.
     pub fn for_tier(&self, tier: &str) -> RedParams {
-        self.tiers.iter().find(|(t, _)| t == tier).map_or(self.base, |x| x.1)
+        self.params(self.tiers.get(tier)).expect("RED's parameters are checked when the scheme resolves")
+    }
+
+    /// Every port's parameters are valid (the thresholds in one unit, the upper above the lower); the error
+    /// names the upper threshold's key.
+    pub(crate) fn check(&self) -> Result<(), ConfigError> {
+        self.params(None).map_err(|msg| ConfigError { field: "scheme.red.max_threshold".into(), msg })?;
+        for (name, t) in &self.tiers {
+            self.params(Some(t)).map_err(|msg| ConfigError { field: format!("scheme.red.tiers.{name}.max_threshold"), msg })?;
+        }
+        Ok(())
     }
 }
 
@@ -155,7 +191,7 @@ pub(crate) fn row(name: &str, lb: LoadBalancing, fc: FlowControl, source_ecn: bo
         pfc: base_pfc(),
         alb: base_alb(),
         dibs: DibsParams { enabled: false, threshold: None, max_detours: None, probability: 1.0, priorities: 0xff },
-        red: RedOverrides::default().resolve().expect("RED defaults are valid"),
+        red: RedConfig::default(),
         mlfq_source: None,
     }
 }

@@ -1,9 +1,8 @@
 //! The scenario schema as serde reads it: every table and key, their defaults, nothing resolved.
 
-use crate::units::{Bytes, Dur, QueueLen, RateV};
+use crate::units::{Bytes, Dur, RateV};
 use detailsim_engine::Time;
 use serde::Deserialize;
-use std::collections::BTreeMap;
 
 /// A fault injected into the fabric.
 #[derive(Deserialize, Debug, Clone)]
@@ -248,27 +247,6 @@ impl TryFrom<serde_json::Value> for PiasThresholds {
             other => Err(format!("\"optimal\", \"equal-split\", \"paper\" or a list of byte thresholds; got {other}")),
         }
     }
-}
-
-/// `[scheme.red]`: RED parameters (ns-3's RedQueueDisc defaults), per tier overrides of the thresholds.
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-pub struct RedOverrides {
-    pub min_threshold: Option<QueueLen>,
-    pub max_threshold: Option<QueueLen>,
-    pub max_probability: Option<f64>,
-    pub weight: Option<f64>,
-    pub gentle: Option<bool>,
-    #[serde(default)]
-    pub tiers: BTreeMap<String, RedTierOverrides>,
-}
-
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-pub struct RedTierOverrides {
-    pub min_threshold: Option<QueueLen>,
-    pub max_threshold: Option<QueueLen>,
-    pub max_probability: Option<f64>,
 }
 
 pub(crate) fn d_preset() -> String {

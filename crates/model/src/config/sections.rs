@@ -13,7 +13,7 @@ use crate::topology::{
     DEFAULT_BUFFER, DEFAULT_DELAY, DEFAULT_FORWARDING_DELAY, DEFAULT_FRAME_OVERHEAD, DEFAULT_HOST_BUFFER_FRAMES, DEFAULT_MIN_FRAME, DEFAULT_MTU, DEFAULT_RATE,
     DEFAULT_SPEEDUP, SHARED_ALPHA, SHARED_PFC_ALPHA, SHARED_RESUME_OFFSET,
 };
-use crate::units::{Bytes, Dur, RateV};
+use crate::units::{Bytes, Dur, QueueLen, RateV};
 use detailsim_engine::Time;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -211,6 +211,21 @@ section! {
     }
 }
 
+section! {
+    /// `[scheme.red.tiers.<tier>]`: the RED thresholds of the ports on links of one tier (e.g.
+    /// `tiers.bottleneck` of a dumbbell), each key the port's `[scheme.red]` value where unset.
+    #[derive(PartialEq)]
+    pub struct RedTierOverrides ("scheme.red.tiers.<tier>.", RED_TIER_FIELDS) {
+        min_threshold: QueueLen, "size or packets", || "`scheme.red.min_threshold`".into(), |_v| Ok(()),
+            "the tier's lower threshold";
+        max_threshold: QueueLen, "same unit as `min_threshold`", || "`scheme.red.max_threshold`".into(), |_v| Ok(()),
+            "the tier's upper threshold";
+        max_probability: f64, "(0, 1]", || "`scheme.red.max_probability`".into(),
+            |v| check(v > 0.0 && v <= 1.0, format!("must be in (0, 1], got {v}")),
+            "the tier's probability at its upper threshold";
+    }
+}
+
 impl SharedBufferConfig {
     /// The pool's settings (the keys' defaults where unset), and the headroom when set; call after
     /// `check_keys` and the `size` requirement.
@@ -227,7 +242,7 @@ impl SharedBufferConfig {
 }
 
 /// Every declared section's table, in the reference's order.
-pub const SECTIONS: &[&[Field]] = &[TOPOLOGY_FIELDS, SHARED_BUFFER_FIELDS, PIAS_FIELDS];
+pub const SECTIONS: &[&[Field]] = &[TOPOLOGY_FIELDS, SHARED_BUFFER_FIELDS, PIAS_FIELDS, RED_TIER_FIELDS];
 
 /// Every key of the declared sections: (key, unit, default as shown, meaning).
 pub fn section_table() -> Vec<(&'static str, &'static str, String, &'static str)> {

@@ -2,8 +2,7 @@
 //! what is allowed), and `[scheme]` resolved against its preset.
 
 use super::*;
-use crate::mechanisms::red::RedParams;
-use crate::units::{Bytes, Dur, QLen, QueueLen};
+use crate::units::{Bytes, Dur};
 use detailsim_engine::Time;
 
 impl FaultConfig {
@@ -79,56 +78,14 @@ impl TopologyConfig {
     }
 }
 
-impl RedOverrides {
-    /// RED's parameters: those the scenario sets, the rest the preset's (`preset`: its base parameters).
-    pub(crate) fn resolve_over(&self, preset: &RedConfig) -> Result<RedConfig, ConfigError> {
-        let b = &preset.base;
-        let q = |x: f64| if b.packets { QLen::Packets(x as u64) } else { QLen::Bytes(x as u64) };
-        let filled = RedOverrides {
-            min_threshold: self.min_threshold.or(Some(QueueLen(q(b.min)))),
-            max_threshold: self.max_threshold.or(Some(QueueLen(q(b.max)))),
-            max_probability: self.max_probability.or(Some(b.max_p)),
-            weight: self.weight.or(Some(b.weight)),
-            gentle: self.gentle.or(Some(b.gentle)),
-            tiers: self.tiers.clone(),
-        };
-        filled.resolve()
-    }
-
-    pub(crate) fn resolve(&self) -> Result<RedConfig, ConfigError> {
-        let prob = |key: &str, v: Option<f64>, d: f64| -> Result<f64, ConfigError> {
-            match v {
-                Some(x) if !(x > 0.0 && x <= 1.0) => err(key, format!("must be in (0, 1], got {x}")),
-                Some(x) => Ok(x),
-                None => Ok(d),
-            }
-        };
-        let max_p = prob("scheme.red.max_probability", self.max_probability, RED_DEFAULT_MAX_P)?;
-        let weight = prob("scheme.red.weight", self.weight, RED_DEFAULT_WEIGHT)?;
-        let gentle = self.gentle.unwrap_or(true);
-        let min = self.min_threshold.map_or(RED_DEFAULT_MIN, |q| q.0);
-        let max = self.max_threshold.map_or(RED_DEFAULT_MAX, |q| q.0);
-        let base = RedParams::new(min, max, max_p, weight, gentle).map_err(|m| ConfigError { field: "scheme.red.max_threshold".into(), msg: m })?;
-        let mut tiers = Vec::new();
-        for (name, t) in &self.tiers {
-            let f = format!("scheme.red.tiers.{name}");
-            let tp = prob(&format!("{f}.max_probability"), t.max_probability, max_p)?;
-            let p = RedParams::new(t.min_threshold.map_or(min, |q| q.0), t.max_threshold.map_or(max, |q| q.0), tp, weight, gentle)
-                .map_err(|m| ConfigError { field: format!("{f}.max_threshold"), msg: m })?;
-            tiers.push((name.clone(), p));
-        }
-        Ok(RedConfig { base, tiers })
-    }
-}
-
 impl SchemeConfig {
     /// Set on `s` every knob this table sets (`knobs.rs`, each checked), its sub-tables' and `[scheme.red]`'s:
     /// what a scenario does to its preset, and a preset to the base scheme.
     pub(crate) fn apply_overrides(&self, s: &mut Scheme) -> Result<(), ConfigError> {
         self.apply(s)?;
         self.apply_tables(s)?;
-        s.red = self.red.resolve_over(&s.red)?;
-        Ok(())
+        self.red.apply_tiers(&mut s.red)?;
+        s.red.check()
     }
 
     /// The scheme: the preset, with every knob the scenario sets applied (`knobs.rs`), then the checks

@@ -357,7 +357,7 @@ impl Fabric {
         let hosts: Vec<u32> = topo.hosts().map(|h| h as u32).collect();
         if scheme.ecn_marking == crate::config::EcnMarking::Red {
             let tiers: Vec<&str> = topo.links.iter().map(|l| l.tier).collect();
-            for (name, _) in &scheme.red.tiers {
+            for name in scheme.red.tiers.keys() {
                 if !tiers.contains(&name.as_str()) {
                     let mut names = tiers.clone();
                     names.sort_unstable();
