@@ -3,9 +3,9 @@
 
 use crate::mechanisms::ecn::source_mark;
 use crate::packet::{Packet, ECN_CE, ECN_ECT, FLAG_CWR, FLAG_ECE, FLAG_NACK};
-use crate::sim::{App, Ev, Role, Sim, Transfer, NO};
+use crate::sim::{App, Ev, Role, Sim, NO};
 use crate::stats::DropCause;
-use crate::transport::tcp::{AckOut, SegKind, SegOut, TcpReceiver, TcpSender};
+use crate::transport::tcp::{AckOut, SegKind, SegOut};
 use detailsim_engine::Time;
 
 use crate::packet::HEADERS;
@@ -15,13 +15,6 @@ use crate::packet::HEADERS;
 enum Timer {
     Rtx,
     DelAck,
-}
-
-fn hash4(a: u32, b: u32, c: u32, d: u32) -> u32 {
-    let mut z = ((a as u64) << 32 | b as u64) ^ ((c as u64) << 16 | d as u64).rotate_left(17);
-    z = (z ^ (z >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
-    z = (z ^ (z >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    (z ^ (z >> 33)) as u32
 }
 
 impl Sim {
@@ -75,14 +68,11 @@ impl Sim {
     }
 
     /// Before an input to transfer `tr`'s sender: tell it how many full-size segments its host's NIC can
-    /// take now (back-pressure without handing segments back).
+    /// take now.
     #[inline]
     fn prep_sender(&mut self, tr: u32) {
         let src = self.hosts.transfers.get(tr).src;
-        let room = self.hosts.nic.room(&self.fab.ports[self.fab.nodes[src as usize].port_base as usize].eg);
-        let snd = &mut self.hosts.transfers.get_mut(tr).snd;
-        snd.nic_room = room.min(u32::MAX as u64) as u32;
-        snd.nic_limited = false;
+        self.hosts.prep_sender(tr, &self.fab.ports[self.fab.nodes[src as usize].port_base as usize].eg);
     }
 
     /// Give transfer `tr`'s sender one input (`input`: the simulator, the transport's parameters, the
@@ -105,37 +95,20 @@ impl Sim {
     /// After an input to transfer `tr`'s sender: if it stopped for lack of NIC room, it waits for room.
     #[inline]
     fn after_sender(&mut self, tr: u32) {
-        let t = self.hosts.transfers.get(tr);
-        if t.snd.nic_limited {
-            let (src, prio, uid) = (t.src, t.prio, t.uid);
-            self.nic_block(src, tr, prio, uid);
+        if let Some(b) = self.hosts.stopped_sender(tr) {
+            let port = self.fab.nodes[b.src as usize].port_base;
+            if self.hosts.nic_waiting[b.src as usize].block(b.prio, tr, b.uid) {
+                self.rec.counters.nic_blocked += 1;
+            }
+            self.fab.ports[port as usize].nic_blocked = true;
         }
-    }
-
-    fn nic_block(&mut self, src: u32, tr: u32, prio: u8, uid: u32) {
-        let port = self.fab.nodes[src as usize].port_base;
-        if self.hosts.nic_waiting[src as usize].block(prio, tr, uid) {
-            self.rec.counters.nic_blocked += 1;
-        }
-        self.fab.ports[port as usize].nic_blocked = true;
-    }
-
-    /// Whether host `node`'s NIC takes `wire` bytes of data now (it keeps headroom for control).
-    #[inline]
-    fn nic_admits(&self, node: u32, wire: u64) -> bool {
-        self.hosts.nic.admits(&self.fab.ports[self.fab.nodes[node as usize].port_base as usize].eg, wire)
     }
 
     /// The NIC of host port `port` sent a frame and transfers wait for room: resume them, highest priority
     /// first, while a full data frame fits.
     pub(crate) fn nic_wake(&mut self, port: u32) {
         let node = self.fab.ports[port as usize].node;
-        while !self.hosts.nic_waiting[node as usize].is_empty() && self.nic_admits(node, self.hosts.nic.frame) {
-            let (tr, uid) = self.hosts.nic_waiting[node as usize].take_next().expect("non-empty");
-            let t = self.hosts.transfers.get(tr);
-            if !t.alive || t.uid != uid {
-                continue;
-            }
+        while let Some(tr) = self.hosts.next_waiting(node, &self.fab.ports[port as usize].eg) {
             let now = self.now;
             self.drive_sender(tr, |sim, p, out| sim.hosts.transfers.get_mut(tr).snd.resume(now, p, out));
         }
@@ -149,13 +122,10 @@ impl Sim {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn start_transfer(&mut self, app: u32, role: Role, src: u32, dst: u32, size: u64, prio: u8, conn: Option<(u16, u16)>) -> u32 {
         let uid = self.transfer_uid(src);
-        let (app_uid, slot_in_app, app_id) = {
-            let a = self.hosts.apps.get(app);
-            (a.uid, if role == Role::Response { 1 } else { 0 }, a.id)
-        };
-        // source ports count fabric-wide, or per host (`run.event_order = "node"`: a host's ports then do
-        // not depend on when other hosts start flows)
-        let (sport, dport) = match conn {
+        let slot_in_app = if role == Role::Response { 1 } else { 0 };
+        // source ports count per host (`run.event_order = "node"`: a host's ports then do not depend on when
+        // other hosts start flows)
+        let ports = match conn {
             Some((s, d)) => (s as u32, d as u32),
             None => {
                 let np = &mut self.order.next_port[src as usize];
@@ -165,32 +135,7 @@ impl Sim {
             }
         };
         let p = &self.scheme.tcp;
-        let t = Transfer {
-            uid,
-            alive: true,
-            app,
-            app_uid,
-            role,
-            src,
-            dst,
-            prio,
-            hash_fwd: hash4(src, dst, sport, dport),
-            hash_rev: hash4(dst, src, dport, sport),
-            sport: sport as u16,
-            dport: dport as u16,
-            app_id,
-            snd: TcpSender::new(size, p, p.handshake && conn.is_none()),
-            rcv: TcpReceiver::new(size),
-            rtx_token: 0,
-            rtx_event_at: None,
-            del_token: 0,
-            del_event_at: None,
-            snd_done: false,
-            rcv_done: false,
-            workload: self.hosts.apps.get(app).workload,
-            rcv_open: true,
-            row: NO,
-        };
+        let t = self.hosts.new_transfer(app, role, (src, dst, size, prio), uid, ports, p, p.handshake && conn.is_none());
         let fit = p.line_rate_start || p.rto_rtts > 0.0;
         let (rate_based, needs_rtt) = (p.cc.roce(), p.cc.needs_base_rtt());
         let tr = self.alloc_transfer(t);
@@ -281,7 +226,12 @@ impl Sim {
                 p.ecn = 0;
             }
             // the sender sent no more than `prep_sender` said the NIC takes
-            debug_assert!(s.kind != SegKind::Data || s.len == 0 || self.nic_admits(src, p.wire as u64), "NIC room overrun");
+            debug_assert!(
+                s.kind != SegKind::Data
+                    || s.len == 0
+                    || self.hosts.nic_admits(&self.fab.ports[self.fab.nodes[src as usize].port_base as usize].eg, p.wire as u64),
+                "NIC room overrun"
+            );
             self.rec.counters.retransmits += s.retx as u64;
             self.host_send(src, p);
         }
@@ -558,7 +508,7 @@ impl Sim {
             self.rec.flows.timeouts[row as usize] += to;
             self.rec.flows.retransmits[row as usize] += rtx;
         } else {
-            self.credit_app(tr, app, app_uid, to, rtx);
+            self.hosts.credit_app(tr, app, app_uid, to, rtx);
         }
         self.hosts.transfers.get_mut(tr).app = NO;
         if matches!(self.hosts.workloads[w as usize], crate::sim::workload::Workload::Background { .. }) && self.now < self.clock.arrivals_stop {
@@ -570,53 +520,14 @@ impl Sim {
 
     /// The sender's close reached transfer `tr`'s receiver (`sender_close`): the transfer ends.
     pub(crate) fn receiver_close(&mut self, tr: u32, uid: u32) {
-        let t = self.hosts.transfers.get_mut(tr);
-        if t.uid != uid || !t.alive {
-            return;
-        }
-        t.rcv_open = false;
-        t.alive = false;
-        t.app = NO;
-        self.release_transfer(tr);
-    }
-
-    /// Transfer `tr`, whose sender is done, adds its timeouts and retransmissions to its application flow
-    /// (`app`, incarnation `app_uid`) if that is still running, and leaves it.
-    fn credit_app(&mut self, tr: u32, app: u32, app_uid: u32, to: u32, rtx: u32) {
-        if app == NO {
-            return;
-        }
-        let a = self.hosts.apps.get_mut(app);
-        if a.alive && a.uid == app_uid {
-            a.timeouts += to;
-            a.retransmits += rtx;
-            for i in 0..2 {
-                if a.transfers[i] == tr {
-                    a.transfers[i] = NO;
-                }
-            }
+        if self.hosts.close_receiver(tr, uid) {
+            self.release_transfer(tr);
         }
     }
 
-    /// Timeouts and retransmissions of an application flow so far.
+    /// Timeouts and retransmissions of an application flow so far (`Hosts::app_counts`).
     pub(crate) fn app_counts(&self, a: &App) -> (u32, u32) {
-        let (mut to, mut rtx) = (a.timeouts, a.retransmits);
-        if !self.clock.finalized {
-            // during the run only what closed senders reported (`sender_close`): a sender still open is
-            // another node's state; it adds its counts to the flow's row when it closes
-            return (to, rtx);
-        }
-        for i in 0..2 {
-            let tr = a.transfers[i];
-            if tr != NO {
-                let t = self.hosts.transfers.get(tr);
-                if t.alive && t.uid == a.transfer_uids[i] {
-                    to += t.snd.timeouts;
-                    rtx += t.snd.retransmits;
-                }
-            }
-        }
-        (to, rtx)
+        self.hosts.app_counts(a, self.clock.finalized)
     }
 
     /// Base RTT between two hosts and the path's BDP (`Fabric::path_bdp`, a full segment there).
@@ -643,35 +554,10 @@ impl Sim {
         t
     }
 
-    /// Bytes of application flow `a` delivered in order to its receiving application so far.
-    pub(crate) fn app_delivered(&self, a: &App) -> u64 {
-        if !a.alive {
-            return a.size;
-        }
-        // a retrieval's data is its response (slot 1); before the response starts nothing was delivered
-        let i = if a.transfers[1] != NO {
-            1
-        } else if a.request > 0 {
-            return 0;
-        } else {
-            0
-        };
-        let tr = a.transfers[i];
-        if tr == NO {
-            return 0;
-        }
-        let t = self.hosts.transfers.get(tr);
-        if t.alive && t.uid == a.transfer_uids[i] {
-            t.rcv.rcv_nxt.min(a.size)
-        } else {
-            0
-        }
-    }
-
     /// The flow-table row of application flow `a` (`end` = u64::MAX while unfinished).
     pub(crate) fn app_record(&self, a: &App, end: u64) -> crate::stats::FlowRecord {
         let (to, rtx) = self.app_counts(a);
-        let delivered = if end == u64::MAX { self.app_delivered(a) } else { a.size };
+        let delivered = if end == u64::MAX { self.hosts.app_delivered(a) } else { a.size };
         // bytes delivered inside the window: up to its end (or now, if it has not ended), from its start
         let upto = a.win_end.unwrap_or(delivered);
         crate::stats::FlowRecord {

@@ -16,6 +16,7 @@
 pub(crate) mod barrier;
 pub mod faults;
 pub mod host;
+pub mod hosts;
 mod mlfq;
 pub mod parts;
 pub mod pfc;
@@ -31,11 +32,11 @@ pub use crate::fabric::{Fabric, Node, Port, TxCount};
 use crate::packet::{Packet, PacketId};
 use crate::sim::workload::Workload;
 use crate::stats::DropCause;
-use crate::transport::tcp::{TcpReceiver, TcpSender};
 use detailsim_engine::{Arena, EventQueue, RngStreams, Time};
 
 pub use crate::purpose;
-pub use crate::sim::state::{Clock, Guard, Hosts, NodeOrder, Records, Split, TimerCompaction};
+pub use crate::sim::hosts::{App, Hosts, Role, Transfer};
+pub use crate::sim::state::{Clock, Guard, NodeOrder, Records, Split, TimerCompaction};
 
 #[derive(Debug, Clone, Copy)]
 pub enum Ev {
@@ -106,90 +107,6 @@ pub enum Ev {
         tr: u32,
         uid: u32,
     },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    Request,
-    Response,
-    OneWay,
-}
-
-/// One direction of a TCP connection carrying `size` bytes from `src` to `dst`.
-#[derive(Debug, Clone)]
-pub struct Transfer {
-    pub uid: u32,
-    pub alive: bool,
-    pub app: u32,
-    pub app_uid: u32,
-    pub role: Role,
-    pub src: u32,
-    pub dst: u32,
-    pub prio: u8,
-    pub hash_fwd: u32,
-    pub hash_rev: u32,
-    pub sport: u16,
-    pub dport: u16,
-    /// Id of the application flow (as in the flow table), for traces.
-    pub app_id: u64,
-    pub snd: TcpSender,
-    pub rcv: TcpReceiver,
-    pub rtx_token: u32,
-    pub rtx_event_at: Option<Time>,
-    pub del_token: u32,
-    pub del_event_at: Option<Time>,
-    pub snd_done: bool,
-    pub rcv_done: bool,
-    /// The workload the transfer's flow belongs to.
-    pub workload: u32,
-    /// `run.event_order = "node"`: the receiving end takes packets until the sender's close reaches it
-    /// (`Ev::Fin`); the flow-table row its flow completed into (NO: none yet), which the sender adds its
-    /// timeouts and retransmissions to when it closes.
-    pub rcv_open: bool,
-    pub row: u32,
-}
-
-impl Transfer {
-    /// The host that receives its flow's data, where the flow completes (a request's sender).
-    pub fn flow_receiver(&self) -> u32 {
-        if self.role == Role::Request {
-            self.src
-        } else {
-            self.dst
-        }
-    }
-}
-
-/// An application flow: a retrieval (request then response), or a one-way flow.
-#[derive(Debug, Clone)]
-pub struct App {
-    pub uid: u32,
-    pub alive: bool,
-    pub id: u64,
-    pub class: u16,
-    pub workload: u32,
-    /// Data sender and data receiver (for a retrieval: responder and requester).
-    pub src: u32,
-    pub dst: u32,
-    pub size: u64,
-    pub prio: u8,
-    pub start: Time,
-    pub measured: bool,
-    pub transfers: [u32; 2],
-    pub transfer_uids: [u32; 2],
-    pub timeouts: u32,
-    pub retransmits: u32,
-    /// The workflow this retrieval belongs to (slot and uid), or NO.
-    pub workflow: u32,
-    pub workflow_uid: u32,
-    /// Request size of a retrieval (0 for a one-way flow).
-    pub request: u64,
-    /// Bytes delivered when the measurement window opened (0 if it started later), and when it closed
-    /// (None until then).
-    pub win_base: u64,
-    pub win_end: Option<u64>,
-    /// A flow-list row's input id (`FlowRow::id`); 0 for generated flows.
-    pub tag: u64,
 }
 
 /// The event wheel's shape for this fabric (log2 of the bucket width in ps, log2 of the bucket count).

@@ -17,7 +17,7 @@ impl Sim {
             })
             .collect();
         for i in live {
-            let d = self.app_delivered(self.hosts.apps.get(i));
+            let d = self.hosts.app_delivered(self.hosts.apps.get(i));
             let a = self.hosts.apps.get_mut(i);
             if close {
                 a.win_end = Some(d);
@@ -51,7 +51,7 @@ impl Sim {
             .iter()
             .enumerate()
             .filter(|&(i, a)| a.alive && a.measured && self.samples_flow(i, a))
-            .map(|(_, a)| (a.id, self.app_delivered(a)))
+            .map(|(_, a)| (a.id, self.hosts.app_delivered(a)))
             .collect();
         let s = &mut self.rec.samples;
         for (id, d) in rows {

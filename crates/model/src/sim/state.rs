@@ -2,8 +2,7 @@
 //! transport records or the results).
 
 use crate::sim::parts;
-use crate::transport::tcp::SegOut;
-use detailsim_engine::{Arena, Time};
+use detailsim_engine::Time;
 
 /// Where the run is in its schedule.
 #[derive(Debug, Clone)]
@@ -67,30 +66,6 @@ pub struct NodeOrder {
     pub(crate) transfer_count: Vec<u32>,
     /// The next TCP source port, per node.
     pub(crate) next_port: Vec<u32>,
-}
-
-/// The host side: the transport's parameters, the transfers (one direction of a connection each) and the
-/// application flows they serve, the workflows and workloads that start them, NIC admission and the
-/// transfers waiting for it, and the counters that name transfers, timers and flows.
-pub struct Hosts {
-    /// `scheme.tcp`, shared: the TCP glue hands it to the state machines on every packet without copying.
-    pub(crate) tcp: std::sync::Arc<crate::config::TcpParams>,
-    /// Per node (hosts): transfers waiting for room in the NIC queue, as (priority, transfer, uid), served
-    /// highest priority first, in order of blocking within a priority. Kept out of `Node`, which stays one
-    /// cache line.
-    pub nic_waiting: Vec<crate::mechanisms::nic::Backlog>,
-    /// Host NIC admission: bytes kept free of data for control segments, and the full frame size.
-    pub nic: crate::mechanisms::nic::Admission,
-    pub transfers: Arena<crate::sim::Transfer>,
-    pub apps: Arena<crate::sim::App>,
-    pub workflows: Arena<crate::sim::workload::Workflow>,
-    pub(crate) workloads: Vec<crate::sim::Workload>,
-    /// Incarnations of transfer slots, timer tokens, flow ids.
-    pub(crate) uid: u32,
-    pub(crate) token: u32,
-    pub(crate) next_app_id: u64,
-    /// Segments a TCP state machine asks to send (reused from event to event).
-    pub(crate) segs: Vec<SegOut>,
 }
 
 /// A run split in parts (`sim::parts`).
