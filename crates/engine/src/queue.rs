@@ -154,6 +154,13 @@ impl<E: Copy> EventQueue<E> {
     /// The earliest event if it is due no later than `limit`; otherwise it stays queued.
     #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, E)> {
+        // nearly every pop: the wheel's current bucket, no late event, no timer due first
+        if let Some(Entry { key, ev }) = self.main.pop_run_before(self.timer_key, limit.0) {
+            let t = Time((key >> 64) as u64);
+            debug_assert!(t >= self.now);
+            self.now = t;
+            return Some((t, ev));
+        }
         let (key, lane) = self.next_key_lane();
         if key == NO_KEY {
             return None;

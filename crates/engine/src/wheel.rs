@@ -212,6 +212,25 @@ impl<E: Copy> Wheel<E> {
         Some(e)
     }
 
+    /// The common pop: nothing in `late`, the current bucket's next event earlier than `before` (the timer
+    /// lane's first key) and due by `limit`. Takes it (refilling the bucket when it was the last) and
+    /// returns it; None (nothing taken) when any of that does not hold, for the general path to decide.
+    #[inline(always)]
+    pub fn pop_run_before(&mut self, before: u128, limit: u64) -> Option<Entry<E>> {
+        if !self.late.is_empty() {
+            return None;
+        }
+        let e = *self.run.get(self.pos)?;
+        if e.key >= before || (e.key >> 64) as u64 > limit {
+            return None;
+        }
+        self.pos += 1;
+        if self.pos == self.run.len() {
+            self.refill();
+        }
+        Some(e)
+    }
+
     #[inline(always)]
     fn put_on_wheel(&mut self, b: u64, entry: Entry<E>) {
         let slot = (b & (self.wheel - 1)) as usize;
