@@ -182,13 +182,21 @@ pub trait Switch {
         self.transfer_ended(inp, out);
     }
 
-    /// Start moving the highest-priority movable head of ingress `inp` across the crossbar.
-    #[inline]
+    /// Start moving the highest-priority movable head of ingress `inp` across the crossbar. About half the
+    /// calls find its side busy or nothing queued: that test is inlined into the caller, the rest is a call.
+    #[inline(always)]
     fn xbar_try(&mut self, inp: u32) {
-        let now = self.now();
-        if self.fab().ports[inp as usize].xbar.in_busy {
+        let p = &self.fab().ports[inp as usize];
+        if p.xbar.in_busy || p.ing.nonempty == 0 {
             return;
         }
+        self.xbar_try_heads(inp);
+    }
+
+    /// `xbar_try` past its idle test: try the heads of `inp`'s priorities, highest first.
+    #[inline(never)]
+    fn xbar_try_heads(&mut self, inp: u32) {
+        let now = self.now();
         let mut mask = self.fab().ports[inp as usize].ing.nonempty;
         while mask != 0 {
             let prio = mask.trailing_zeros() as u8;
