@@ -19,6 +19,12 @@ pub struct Routes {
     /// Hop distance (switch links) from switch s to the edge switch of group g: `dist[s * groups + g]`.
     pub dist: Vec<u32>,
     pub groups: usize,
+    /// The same acceptable ports as lists (local indices, ascending): those of (switch s, group g) are
+    /// `list[start..start + len]` with (start, len) = `spans[list_base[s] + g]` (`ports`). A switch's equal
+    /// lists are stored once (an edge switch's uplinks serve every other group).
+    pub list_base: Vec<u32>,
+    pub spans: Vec<(u32, u32)>,
+    pub list: Vec<u32>,
 }
 
 pub const NONE: u32 = u32::MAX;
@@ -39,6 +45,9 @@ impl Routes {
             edge_port: vec![NONE; n],
             dist: Vec::new(),
             groups: 0,
+            list_base: vec![NONE; n],
+            spans: Vec::new(),
+            list: Vec::new(),
         };
         // destination groups: one per switch with attached hosts
         let mut group_switch: Vec<u32> = Vec::new();
@@ -113,6 +122,24 @@ impl Routes {
                 }
             }
         }
+        // the rows as lists, switch by switch, group by group, a switch's equal rows sharing one list
+        let mut seen: std::collections::HashMap<&[u64], (u32, u32)> = std::collections::HashMap::new();
+        for s in 0..n {
+            if !is_switch[s] {
+                continue;
+            }
+            r.list_base[s] = r.spans.len() as u32;
+            seen.clear();
+            for g in 0..groups {
+                let row = &r.bits[r.off[s] + g * r.words[s] as usize..][..r.words[s] as usize];
+                let span = *seen.entry(row).or_insert_with(|| {
+                    let start = r.list.len() as u32;
+                    r.list.extend((0..count(row)).map(|k| nth(row, k)));
+                    (start, r.list.len() as u32 - start)
+                });
+                r.spans.push(span);
+            }
+        }
         r
     }
 
@@ -124,6 +151,14 @@ impl Routes {
         }
         let d = self.dist[es as usize * self.groups + g as usize];
         (d != u32::MAX).then_some(d + 2)
+    }
+
+    /// Acceptable local ports at switch `s` towards host `dst` (not the edge switch of `dst`), as a list
+    /// (ascending) and as the row of bits.
+    #[inline]
+    pub fn ports(&self, s: u32, dst: u32) -> &[u32] {
+        let (start, len) = self.spans[(self.list_base[s as usize] + self.group[dst as usize]) as usize];
+        &self.list[start as usize..(start + len) as usize]
     }
 
     /// Acceptable local ports at switch `s` towards host `dst` (not the edge switch of `dst`).

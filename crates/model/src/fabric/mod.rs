@@ -239,9 +239,11 @@ impl Node {
             let ep = routes.edge_port[dst as usize];
             return up(ep).then_some(ep);
         }
-        let row = routes.row(me, dst);
         let base = self.port_base;
-        self.fwd.choose(lb, alb, row, hash, |lp| drain(base + lp), &mut self.rng, scratch).map(|lp| base + lp)
+        let list = routes.ports(me, dst);
+        // the row of bits only for ALB (flow hashing and scatter index the list)
+        let row = if lb == crate::config::LoadBalancing::Adaptive { routes.row(me, dst) } else { &[] };
+        self.fwd.choose_in(lb, alb, list, row, hash, |lp| drain(base + lp), &mut self.rng, scratch).map(|lp| base + lp)
     }
 }
 

@@ -72,7 +72,6 @@ impl Forwarder {
     /// it); `scratch` is working space the caller keeps (ALB's candidates), so no call allocates.
     // the forwarding inputs are the packet's, the node's and the scheme's: bundling them would only add a copy
     #[allow(clippy::too_many_arguments)]
-    #[inline]
     pub fn choose(
         &mut self,
         lb: LoadBalancing,
@@ -83,13 +82,32 @@ impl Forwarder {
         rng: &mut Stream,
         scratch: &mut Vec<u32>,
     ) -> Option<u32> {
-        let n = routing::count(row);
+        let list: Vec<u32> = (0..routing::count(row)).map(|k| routing::nth(row, k)).collect();
+        self.choose_in(lb, alb, &list, row, hash, drain, rng, scratch)
+    }
+
+    /// `choose` given the acceptable ports also as a list (`list`, ascending: `Routes::ports`), which flow
+    /// hashing and scatter index directly. Picks exactly what `choose` picks.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn choose_in(
+        &mut self,
+        lb: LoadBalancing,
+        alb: &AlbParams,
+        list: &[u32],
+        row: &[u64],
+        hash: u32,
+        drain: impl Fn(u32) -> u64,
+        rng: &mut Stream,
+        scratch: &mut Vec<u32>,
+    ) -> Option<u32> {
+        let n = list.len() as u32;
         if n <= 1 {
-            return (n == 1).then(|| routing::nth(row, 0));
+            return list.first().copied();
         }
         Some(match lb {
-            LoadBalancing::FlowHash => routing::nth(row, (mix(hash as u64 ^ self.salt) % n as u64) as u32),
-            LoadBalancing::PacketScatter => routing::nth(row, rng.below(n as u64) as u32),
+            LoadBalancing::FlowHash => list[(mix(hash as u64 ^ self.salt) % n as u64) as usize],
+            LoadBalancing::PacketScatter => list[rng.below(n as u64) as usize],
             LoadBalancing::Adaptive => self.alb(alb, row, drain, rng, scratch),
         })
     }
