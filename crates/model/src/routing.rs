@@ -124,10 +124,7 @@ impl Routes {
         }
         // the rows as lists, switch by switch, group by group, a switch's equal rows sharing one list
         let mut seen: std::collections::HashMap<&[u64], (u32, u32)> = std::collections::HashMap::new();
-        for s in 0..n {
-            if !is_switch[s] {
-                continue;
-            }
+        for s in (0..n).filter(|&s| is_switch[s]) {
             r.list_base[s] = r.spans.len() as u32;
             seen.clear();
             for g in 0..groups {
