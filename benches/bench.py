@@ -41,6 +41,8 @@ CASES: dict[str, dict] = {
     "fattree8_detail_5ms": {"scenario": "paper/steady", "scheme": "detail", "duration": "5ms", "set": FATTREE | {"topology.k": 8}},
     "fattree16_fh_5ms": {"scenario": "paper/steady", "scheme": "fh", "duration": "5ms", "set": FATTREE | {"topology.k": 16}},
     "fattree16_detail_5ms": {"scenario": "paper/steady", "scheme": "detail", "duration": "5ms", "set": FATTREE | {"topology.k": 16}},
+    # flat with size (issue 51): 8,192 hosts, 1 ms of arrivals; an event should cost about what one at k = 8 does
+    "fattree32_fh_1ms": {"scenario": "paper/steady", "scheme": "fh", "duration": "1ms", "set": FATTREE | {"topology.k": 32}},
     # 10 Gbps DeTail, 32 long flows and short Poisson flows (issue 36's fabric, bundled as an example)
     "long_short_10g_detail_10ms": {"scenario": "examples/long_short_10g", "scheme": "detail", "duration": "10ms"},
     # issue 38: the RoCE schemes (paced senders; HPCC's telemetry at every switch egress) on the k = 8 fat tree

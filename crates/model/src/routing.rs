@@ -19,15 +19,26 @@ pub struct Routes {
     /// Hop distance (switch links) from switch s to the edge switch of group g: `dist[s * groups + g]`.
     pub dist: Vec<u32>,
     pub groups: usize,
-    /// The same acceptable ports as lists (local indices, ascending): those of (switch s, group g) are
-    /// `list[start..start + len]` with (start, len) = `spans[list_base[s] + g]` (`ports`). A switch's equal
-    /// lists are stored once (an edge switch's uplinks serve every other group).
-    pub list_base: Vec<u32>,
+    /// The same acceptable ports as lists (local indices, ascending), a switch's equal lists stored once
+    /// (an edge switch's uplinks serve every other group): switch s's distinct lists are
+    /// `spans[lists[s].span..]`, each a (start, len) in `list`, and group g's is the `pick[lists[s].pick + g]`-th
+    /// (or the g-th when the switch has more than 256 distinct lists: `pick` is `NONE`). One byte per
+    /// (switch, group) keeps the table in cache as fabrics grow (k = 32: 655 KB; (start, len) per pair would
+    /// be 5.2 MB). See `ports`.
+    pub lists: Vec<SwitchLists>,
+    pub pick: Vec<u8>,
     pub spans: Vec<(u32, u32)>,
     pub list: Vec<u32>,
 }
 
 pub const NONE: u32 = u32::MAX;
+
+/// Where a switch's port lists are (`Routes::ports`).
+#[derive(Debug, Clone, Copy)]
+pub struct SwitchLists {
+    pub pick: u32,
+    pub span: u32,
+}
 
 impl Routes {
     /// `is_switch[n]`; `port_node[p]` owner of port p; `peer_node[p]` node at the other end;
@@ -45,7 +56,8 @@ impl Routes {
             edge_port: vec![NONE; n],
             dist: Vec::new(),
             groups: 0,
-            list_base: vec![NONE; n],
+            lists: vec![SwitchLists { pick: NONE, span: NONE }; n],
+            pick: Vec::new(),
             spans: Vec::new(),
             list: Vec::new(),
         };
@@ -123,18 +135,30 @@ impl Routes {
             }
         }
         // the rows as lists, switch by switch, group by group, a switch's equal rows sharing one list
-        let mut seen: std::collections::HashMap<&[u64], (u32, u32)> = std::collections::HashMap::new();
+        let mut seen: std::collections::HashMap<&[u64], u32> = std::collections::HashMap::new();
+        let mut picks: Vec<u32> = Vec::with_capacity(groups);
         for s in (0..n).filter(|&s| is_switch[s]) {
-            r.list_base[s] = r.spans.len() as u32;
+            let span = r.spans.len() as u32;
             seen.clear();
+            picks.clear();
             for g in 0..groups {
                 let row = &r.bits[r.off[s] + g * r.words[s] as usize..][..r.words[s] as usize];
-                let span = *seen.entry(row).or_insert_with(|| {
+                let k = *seen.entry(row).or_insert_with(|| {
                     let start = r.list.len() as u32;
                     r.list.extend((0..count(row)).map(|k| nth(row, k)));
-                    (start, r.list.len() as u32 - start)
+                    r.spans.push((start, r.list.len() as u32 - start));
+                    r.spans.len() as u32 - 1 - span
                 });
-                r.spans.push(span);
+                picks.push(k);
+            }
+            if r.spans.len() as u32 - span <= 256 {
+                r.lists[s] = SwitchLists { pick: r.pick.len() as u32, span };
+                r.pick.extend(picks.iter().map(|&k| k as u8));
+            } else {
+                // more distinct lists than a byte names: one span per group, in group order
+                let distinct: Vec<(u32, u32)> = r.spans.drain(span as usize..).collect();
+                r.spans.extend(picks.iter().map(|&k| distinct[k as usize]));
+                r.lists[s] = SwitchLists { pick: NONE, span };
             }
         }
         r
@@ -154,7 +178,9 @@ impl Routes {
     /// (ascending) and as the row of bits.
     #[inline]
     pub fn ports(&self, s: u32, dst: u32) -> &[u32] {
-        let (start, len) = self.spans[(self.list_base[s as usize] + self.group[dst as usize]) as usize];
+        let (l, g) = (self.lists[s as usize], self.group[dst as usize]);
+        let k = if l.pick != NONE { self.pick[(l.pick + g) as usize] as u32 } else { g };
+        let (start, len) = self.spans[(l.span + k) as usize];
         &self.list[start as usize..(start + len) as usize]
     }
 
@@ -188,4 +214,54 @@ pub fn nth(row: &[u64], mut k: u32) -> u32 {
         k -= c;
     }
     unreachable!("nth beyond count")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A core switch (node 0) with `n` edge switches, each with one host: the core reaches each host's
+    /// group by its own port, so it has `n` distinct port lists.
+    fn star(n: u32) -> Routes {
+        // nodes: 0 core, 1..=n edges, n+1..=2n hosts; ports: core's n, each edge's 2 (core, host), each host's 1
+        let nodes = (1 + 2 * n) as usize;
+        let mut is_switch = vec![false; nodes];
+        let (mut port_base, mut nports, mut peer) = (vec![0u32; nodes], vec![0u32; nodes], Vec::new());
+        is_switch[0] = true;
+        nports[0] = n;
+        peer.extend(1..=n);
+        for e in 1..=n {
+            is_switch[e as usize] = true;
+            port_base[e as usize] = peer.len() as u32;
+            nports[e as usize] = 2;
+            peer.extend([0, e + n]);
+        }
+        for h in n + 1..=2 * n {
+            port_base[h as usize] = peer.len() as u32;
+            nports[h as usize] = 1;
+            peer.push(h - n);
+        }
+        let up = vec![true; peer.len()];
+        Routes::compute(&is_switch, &port_base, &nports, &peer, &up)
+    }
+
+    #[test]
+    fn the_port_lists_are_the_rows_with_one_byte_per_group_or_a_span_each() {
+        // 8 edges: the core names its lists by a byte; 300: by a span per group (more than a byte names)
+        for n in [8u32, 300] {
+            let r = star(n);
+            assert_eq!(r.lists[0].pick == NONE, n > 256, "{n}");
+            for s in 0..=n {
+                for h in n + 1..=2 * n {
+                    if r.edge[h as usize] == s {
+                        continue;
+                    }
+                    let row = r.row(s, h);
+                    let want: Vec<u32> = (0..count(row)).map(|k| nth(row, k)).collect();
+                    assert_eq!(r.ports(s, h), &want[..], "switch {s} to host {h} of {n}");
+                    assert!(!want.is_empty());
+                }
+            }
+        }
+    }
 }
