@@ -52,7 +52,7 @@ impl Fabric {
         let np: Vec<u32> = self.nodes.iter().map(|n| n.nports).collect();
         let peer: Vec<u32> = self.ports.iter().map(|p| p.peer_node).collect();
         let up: Vec<bool> = self.ports.iter().map(|p| p.up).collect();
-        self.routes = crate::routing::Routes::compute(&is_switch, &base, &np, &peer, &up);
+        self.routes = std::sync::Arc::new(crate::routing::Routes::compute(&is_switch, &base, &np, &peer, &up));
     }
 
     /// Link `link` runs at `rate` from now, and so does everything derived from it: crossbar times and,

@@ -19,6 +19,7 @@ use crate::routing::Routes;
 use crate::topology::{self, Framing, NodeKind, Topology};
 use detailsim_engine::{Rate, RngStreams, Stream, Time};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// How a switch buffers packets: the arms of the switch interface (`fabric::switch`). A buffer policy is one
 /// component (`mechanisms`) and one arm here.
@@ -256,7 +257,8 @@ pub struct Fabric {
     pub ports: Vec<Port>,
     /// Host index -> node.
     pub hosts: Vec<u32>,
-    pub routes: Routes,
+    /// Shared by the parts of a split run (a fault gives each part a new one).
+    pub routes: Arc<Routes>,
     /// Per port, its PFC state (empty without PFC).
     pub pfc: Vec<PfcPort>,
     /// Per port, its egress ECN marker (empty without marking).
@@ -282,6 +284,12 @@ impl Fabric {
     /// The topology's nodes and ports (grouped by node), their queues sized by the topology and the scheme,
     /// routes over every link, and the markers of the scheme's ECN marking (PFC is set up by `pfc_setup`).
     pub fn build(sc: &Scenario, scheme: &Scheme, rng: &RngStreams) -> Result<Fabric, ConfigError> {
+        Fabric::build_sharing(sc, scheme, rng, None)
+    }
+
+    /// `build`, with the routes another build of the same scenario computed (`routes`: the parts of a split
+    /// run share them instead of each computing and keeping its own).
+    pub fn build_sharing(sc: &Scenario, scheme: &Scheme, rng: &RngStreams, routes: Option<Arc<Routes>>) -> Result<Fabric, ConfigError> {
         let topo = topology::build(&sc.topology)?;
         let n = topo.nodes.len();
         // ports grouped by node
@@ -353,9 +361,11 @@ impl Fabric {
                 rng: rng.stream(i as u64, crate::purpose::SCATTER),
             })
             .collect();
-        let peer_node: Vec<u32> = ports.iter().map(|p| p.peer_node).collect();
-        let up: Vec<bool> = ports.iter().map(|p| p.up).collect();
-        let routes = Routes::compute(&is_switch, &port_base, &nports, &peer_node, &up);
+        let routes = routes.unwrap_or_else(|| {
+            let peer_node: Vec<u32> = ports.iter().map(|p| p.peer_node).collect();
+            let up: Vec<bool> = ports.iter().map(|p| p.up).collect();
+            Arc::new(Routes::compute(&is_switch, &port_base, &nports, &peer_node, &up))
+        });
         let hosts: Vec<u32> = topo.hosts().map(|h| h as u32).collect();
         if scheme.ecn_marking == crate::config::EcnMarking::Red {
             let tiers: Vec<&str> = topo.links.iter().map(|l| l.tier).collect();
@@ -400,7 +410,12 @@ impl Fabric {
     /// set up (checked lossless also at the rates `degrade` faults give). The simulator and the live
     /// forwarder both start from it.
     pub fn for_run(sc: &Scenario, scheme: &Scheme, rng: &RngStreams) -> Result<(Fabric, Vec<Fault>), ConfigError> {
-        let mut net = Fabric::build(sc, scheme, rng)?;
+        Fabric::for_run_sharing(sc, scheme, rng, None)
+    }
+
+    /// `for_run` with the routes of another build of the same scenario (`build_sharing`).
+    pub fn for_run_sharing(sc: &Scenario, scheme: &Scheme, rng: &RngStreams, routes: Option<Arc<Routes>>) -> Result<(Fabric, Vec<Fault>), ConfigError> {
+        let mut net = Fabric::build_sharing(sc, scheme, rng, routes)?;
         let frame = net.framing.full_frame() as u64;
         if 2 * frame > net.topo.host_buffer {
             return crate::config::err("topology.host_buffer", format!("must hold at least two full frames ({} B)", 2 * frame));

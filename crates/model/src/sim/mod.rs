@@ -196,13 +196,18 @@ impl Sim {
 
     /// Build a simulation, or (`part`: this part, of how many) one part of a split run (`parts::run_in_parts`).
     pub(crate) fn build(sc: &Scenario, part: Option<(u8, u8)>) -> Result<Sim, ConfigError> {
+        Sim::build_sharing(sc, part, None)
+    }
+
+    /// `build` with the routes of another part of the same run (`Fabric::build_sharing`).
+    pub(crate) fn build_sharing(sc: &Scenario, part: Option<(u8, u8)>, routes: Option<std::sync::Arc<crate::routing::Routes>>) -> Result<Sim, ConfigError> {
         // resolved once, by `parse_scenario`
         let scheme = match &sc.resolved_scheme {
             Some(s) => s.clone(),
             None => sc.scheme.resolve()?,
         };
         let rng = RngStreams::new(sc.run.seed);
-        let (fab, faults) = Fabric::for_run(sc, &scheme, &rng)?;
+        let (fab, faults) = Fabric::for_run_sharing(sc, &scheme, &rng, routes)?;
         let tcp = std::sync::Arc::new(crate::config::TcpParams { wire_overhead: crate::packet::HEADERS + fab.framing.overhead, ..scheme.tcp.clone() });
         let int_on = tcp.cc == crate::config::CongestionControl::Hpcc;
         let mut fab = fab;

@@ -65,7 +65,7 @@ struct Plan {
 /// `run.threads = N`: the other parts, and what drives them all, kept in the first between calls of
 /// `run_until`.
 pub(crate) struct Parts {
-    others: Vec<Sim>,
+    pub(super) others: Vec<Sim>,
     plan: Plan,
     drive: Drive,
     pace: Pace,
@@ -101,7 +101,9 @@ enum Ended {
 /// drives them all; when the run ends the first takes the others' results.
 pub(crate) fn split(sc: &Scenario, n: u8, drive: Drive) -> Result<Sim, ConfigError> {
     let mut a = Sim::build(sc, Some((0, n)))?;
-    let mut others = (1..n).map(|k| Sim::build(sc, Some((k, n)))).collect::<Result<Vec<_>, _>>()?;
+    // the routes are the same for every part: computed once, shared
+    let routes = Some(a.fab.routes.clone());
+    let mut others = (1..n).map(|k| Sim::build_sharing(sc, Some((k, n)), routes.clone())).collect::<Result<Vec<_>, _>>()?;
     // what the set-up sent (a host's first frames, due at a switch in another part) arrives before the
     // first window
     deliver(&mut std::iter::once(&mut a).chain(others.iter_mut()).collect::<Vec<_>>());

@@ -17,3 +17,18 @@ fn a_packet_that_crosses_the_cut_counts_once() {
     let late: &[(u64, u64)] = &[(1, 2), (9, 50)];
     assert_eq!(peak(&[(p0, &[]), (late, &[])], &[3, 4]), 7);
 }
+
+/// The parts of a split run share one copy of the routes (computed once; a fault that changes them gives
+/// each part its own).
+#[test]
+fn the_parts_share_the_routes() {
+    let json = r#"{"run": {"duration": "5ms", "seed": 3, "event_order": "node"},
+        "topology": {"kind": "fattree", "k": 4},
+        "workload": [{"kind": "retrieval", "rate": 2000, "sizes": ["8KB"]}]}"#;
+    let sim = super::build_in_parts(json, 3, super::Drive::Turns).unwrap();
+    let others = &sim.split.parts.as_ref().expect("split").others;
+    assert_eq!(others.len(), 2);
+    for o in others {
+        assert!(std::sync::Arc::ptr_eq(&sim.fab.routes, &o.fab.routes));
+    }
+}
