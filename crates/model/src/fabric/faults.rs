@@ -29,9 +29,10 @@ impl Fabric {
         }
         let mut released = 0;
         for &p in &ends {
-            let st = &mut self.pfc[p as usize];
-            released += st.egress.release_all(now) as u64;
-            st.ingress.sent = 0;
+            if let Some(st) = self.pfc.get_mut(p as usize) {
+                released += st.egress.release_all(now) as u64;
+                st.ingress.sent = 0;
+            }
             let pt = &mut self.ports[p as usize];
             pt.up = false;
             pt.paused = 0;
@@ -64,7 +65,7 @@ impl Fabric {
         for p in ends {
             let speedup = self.topo.speedup;
             self.ports[p as usize].set_rate(rate, speedup);
-            if self.pfc[p as usize].ingress.enabled {
+            if self.pfc.get(p as usize).is_some_and(|st| st.ingress.enabled) {
                 let d = self.pfc_derive(pfc, p, rate).expect("checked when the scenario was built");
                 self.pfc[p as usize].ingress.install(pfc.priorities, d);
             }
@@ -74,6 +75,8 @@ impl Fabric {
 
     /// The transmitter of `egress` ignores PFC pauses from now (the driver lifts any pause in force).
     pub fn ignore_pause(&mut self, egress: u32) {
-        self.pfc[egress as usize].egress.ignores_pause = true;
+        if let Some(st) = self.pfc.get_mut(egress as usize) {
+            st.egress.ignores_pause = true;
+        }
     }
 }

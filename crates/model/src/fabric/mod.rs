@@ -500,10 +500,12 @@ impl Fabric {
     /// will give links later.
     pub fn pfc_setup(&mut self, scheme: &Scheme, degrades: &[(usize, u32, Rate)]) -> Result<(), ConfigError> {
         let n = self.ports.len();
-        self.pfc = vec![PfcPort::default(); n];
         if scheme.flow_control != crate::config::FlowControl::Pfc {
+            // no PFC state at all: 448 B a port (22 MB on the k = 32 fat tree, in every part of a split run)
+            self.pfc = Vec::new();
             return Ok(());
         }
+        self.pfc = vec![PfcPort::default(); n];
         for i in 0..n {
             if !self.nodes[self.ports[i].node as usize].is_switch {
                 continue; // a host's receive side holds nothing: only switch ingresses send PAUSE

@@ -117,7 +117,9 @@ impl Fabric {
     /// How many priorities became paused minus how many resumed.
     #[inline]
     pub fn pfc_receive(&mut self, now: Time, port: u32, f: PfcFrame) -> i32 {
-        let e = &mut self.pfc[port as usize].egress;
+        // without PFC there is no pause state (an `ignore_pause` fault still lifts "any pause": none)
+        let Some(st) = self.pfc.get_mut(port as usize) else { return 0 };
+        let e = &mut st.egress;
         let delta = e.on_frame(now, f);
         // the transmitter's copy (in the port's first cache line)
         self.ports[port as usize].paused = e.paused;

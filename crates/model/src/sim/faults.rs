@@ -18,7 +18,7 @@ impl Sim {
             FaultKind::LinkDown => self.link_down(f.link),
             FaultKind::Degrade(rate) => {
                 for p in self.fab.degrade(f.link, rate, &self.scheme.pfc) {
-                    if self.fab.pfc[p as usize].ingress.enabled && self.act_at(p) {
+                    if self.fab.pfc.get(p as usize).is_some_and(|st| st.ingress.enabled) && self.act_at(p) {
                         self.pfc_check(p);
                     }
                 }

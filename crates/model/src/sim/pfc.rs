@@ -429,6 +429,23 @@ mod tests {
     }
 
     #[test]
+    fn without_pfc_there_is_no_pfc_state_and_every_fault_still_runs() {
+        // tail drop keeps no per-port PFC records (448 B a port); faults that touch them find none
+        for fault in [
+            r#"{"kind": "ignore_pause", "link": ["h3", "sw"], "at": "10us"}"#,
+            r#"{"kind": "degrade", "link": ["h2", "sw"], "rate": "100Mbps", "at": "10us"}"#,
+            r#"{"kind": "link_down", "link": ["h4", "sw"], "at": "10us"}"#,
+        ] {
+            let mut sim = incast(4, r#"{"preset": "fh"}"#, fault);
+            assert!(sim.fab.pfc.is_empty(), "{fault}");
+            sim.run();
+            assert!(sim.rec.counters.flows_completed >= 3, "{fault}");
+            assert!(sim.lossless_ok(), "{fault}");
+        }
+        assert_eq!(incast(4, r#"{"preset": "lps"}"#, "").fab.pfc.len(), incast(4, r#"{"preset": "fh"}"#, "").fab.ports.len());
+    }
+
+    #[test]
     fn a_pause_in_flight_on_a_link_that_goes_down_pauses_nothing() {
         let mut sim = incast(2, r#"{"preset": "lps", "pfc": {"priorities": [0]}}"#, "");
         let ing = port_between(&sim, "sw", "h1");
