@@ -149,16 +149,36 @@ DOC_JSON = "docs/benchmarks.json"
 SOURCE = "docs/benchmarks.json by `benches/bench.py --update-docs`"
 
 
+TPS, RSS = "traversals_per_s", "peak_rss_mb"
+
+
 def markdown(data: dict) -> str:
-    """The current-figures table of docs/benchmarks.md from the stored run (docs/benchmarks.json)."""
-    lines = [f"Measured {data['date']} at {data['commit']} on {data['machine']}, one process per case.", "",
-             "| case | simulated s | core wall s | traversals/s | events/traversal | instructions/traversal | wall s per simulated s | peak RSS MB |",
-             "|---|---|---|---|---|---|---|---|"]
+    """The current-figures table of docs/benchmarks.md from the stored run (docs/benchmarks.json): one row
+    per case, one thread beside two (the case's `_2t` run, where the suite has one), and the runs with a
+    busy neighbour in a sentence after it."""
+    by = {r["case"]: r for r in data["rows"]}
+    lines = [f"Measured {data['date']} at {data['commit']} on {data['machine']}, one process per case. Traversals per "
+             "second of the core loop (the run's wall time, not the set-up's); peak RSS of the whole process (Python "
+             "included).", "",
+             "| case | simulated s | events/traversal | instructions/traversal | traversals/s, 1 thread | traversals/s, 2 threads | "
+             "wall s per simulated s, 1 thread | peak RSS MB, 1 thread | peak RSS MB, 2 threads |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in data["rows"]:
+        name = r["case"]
+        if name.endswith("_2t") or name.endswith("_busy"):
+            continue
+        two = by.get(name + "_2t")
         ipt = r.get("instructions_per_traversal")
-        lines.append(f"| `{r['case']}` | {r['sim_s']:.3f} | {r['core_wall_s']:.2f} | {r['traversals_per_s'] / 1e6:.2f} M | "
-                     f"{r['events_per_traversal']:.2f} | {'n/a' if ipt is None else f'{ipt:,.0f}'} | {r['wall_per_sim_s']:.2f} | "
-                     f"{r['peak_rss_mb']:.0f} |")
+        lines.append(f"| `{name}` | {r['sim_s']:.3f} | {r['events_per_traversal']:.2f} | {'n/a' if ipt is None else f'{ipt:,.0f}'} | "
+                     f"{r['traversals_per_s'] / 1e6:.2f} M | {'' if two is None else f'{two[TPS] / 1e6:.2f} M'} | "
+                     f"{r['wall_per_sim_s']:.2f} | {r['peak_rss_mb']:.0f} | {'' if two is None else f'{two[RSS]:.0f}'} |")
+    busy = [(n[: -len("_busy")], by[n]) for n in by if n.endswith("_busy")]
+    if busy:
+        lines += ["", "With another process spinning on one of the two cores: " + "; ".join(
+            f"`{n}` {r['traversals_per_s'] / 1e6:.2f} M traversals/s" for n, r in busy) + "."]
+    if all(r.get("instructions_per_traversal") is None for r in data["rows"]):
+        lines += ["", "Instructions per traversal: n/a, this machine's counters are not visible to `perf` (a VM); "
+                  "callgrind's counts of `run_json` are in the sections below."]
     return "\n".join(lines)
 
 

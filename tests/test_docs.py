@@ -202,6 +202,15 @@ def test_the_current_benchmark_table_is_the_stored_run():
     assert [r["case"] for r in data["rows"]] == list(bench.CASES), "the stored run is the whole suite"
     text = (ROOT / bench.DOC).read_text()
     assert block_of(text, "bench-current", bench.SOURCE) == bench.markdown(data), "run `make bench ARGS=--update-docs`"
+    # one row per case, its two-thread run beside it
+    rows = [ln for ln in block_of(text, "bench-current", bench.SOURCE).splitlines() if ln.startswith("| `")]
+    assert len(rows) == len([c for c in bench.CASES if not c.endswith(("_2t", "_busy"))])
+    # the peers' table is the cross-check's stored run (ours beside the ns-3 wheel's, case by case)
+    from detailsim.repro import crosscheck
+
+    peers = json.loads((ROOT / crosscheck.DOC_JSON).read_text())
+    assert block_of(text, crosscheck.PEERS_BLOCK, crosscheck.SOURCE) == crosscheck.peers_table(peers), "run `detailsim crosscheck --update-docs`"
+    assert len(peers) >= 9 and all(len(c["wall_s"]) == 2 for c in peers)
     assert text.index("## Current figures") < text.index("## Latest change")
 
 

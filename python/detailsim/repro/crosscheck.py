@@ -522,10 +522,27 @@ def table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+PEERS_DOC = "docs/benchmarks.md"
+PEERS_BLOCK = "bench-peers"
+
+
+def peers_table(results: list[dict[str, Any]]) -> str:
+    """docs/benchmarks.md's peers table (`generated:bench-peers`): each case's wall time on this simulator
+    beside ns-3's (the whole run of the case, ns-3's through its Python bindings)."""
+    lines = ["| cross-check case | scenario | detailsim s | ns-3 s | ns-3 / detailsim |", "|---|---|---|---|---|"]
+    for r in results:
+        ours, ns3 = r["wall_s"]
+        ratio = f"{ns3 / ours:,.0f}x" if ours > 0 else "n/a (below the 10 ms resolution)"
+        lines.append(f"| `{r['case']}` | {r['what']} | {ours:.2f} | {ns3:.2f} | {ratio} |")
+    return "\n".join(lines)
+
+
 def update_docs(results: list[dict[str, Any]], root: Path) -> None:
-    from .docblocks import write_generated
+    from .docblocks import render_block, write_generated
 
     write_generated(root, DOC, DOC_JSON, BLOCK, results, table(results), SOURCE)
+    peers = root / PEERS_DOC
+    peers.write_text(render_block(peers.read_text(), PEERS_BLOCK, peers_table(results), PEERS_DOC, source=SOURCE))
 
 
 def doc_block(root: Path) -> str | None:
