@@ -33,6 +33,12 @@ pub struct Routes {
 
 pub const NONE: u32 = u32::MAX;
 
+/// The entry `Routes::ports` looks up for a (switch, destination) (`Routes::ports_entry`).
+pub enum PortsEntry<'a> {
+    Pick(&'a u8),
+    Span(&'a (u32, u32)),
+}
+
 /// Where a switch's port lists are (`Routes::ports`).
 #[derive(Debug, Clone, Copy)]
 pub struct SwitchLists {
@@ -182,6 +188,19 @@ impl Routes {
         let k = if l.pick != NONE { self.pick[(l.pick + g) as usize] as u32 } else { g };
         let (start, len) = self.spans[(l.span + k) as usize];
         &self.list[start as usize..(start + len) as usize]
+    }
+
+    /// What `ports(s, dst)` reads first that is likely not cached (for a prefetch): the (switch, group)
+    /// byte, or the span of a switch that keeps one per group.
+    #[inline]
+    pub fn ports_entry(&self, s: u32, dst: u32) -> Option<PortsEntry<'_>> {
+        let l = self.lists.get(s as usize)?;
+        let g = *self.group.get(dst as usize)?;
+        if l.pick != NONE {
+            self.pick.get((l.pick + g) as usize).map(PortsEntry::Pick)
+        } else {
+            self.spans.get((l.span + g) as usize).map(PortsEntry::Span)
+        }
     }
 
     /// Acceptable local ports at switch `s` towards host `dst` (not the edge switch of `dst`).

@@ -655,8 +655,17 @@ impl Sim {
                         if let Some(ep) = self.fab.routes.edge_port.get(dst).and_then(|&e| self.fab.ports.get(e as usize)) {
                             prefetch(ep);
                         }
-                    } else if let Some(r) = self.fab.routes.row(node as u32, p.dst).first() {
-                        prefetch(r);
+                    } else if self.scheme.load_balancing == crate::config::LoadBalancing::Adaptive {
+                        // ALB reads the row of bits; flow hashing and scatter the port list's entry
+                        if let Some(r) = self.fab.routes.row(node as u32, p.dst).first() {
+                            prefetch(r);
+                        }
+                    } else {
+                        match self.fab.routes.ports_entry(node as u32, p.dst) {
+                            Some(crate::routing::PortsEntry::Pick(e)) => prefetch(e),
+                            Some(crate::routing::PortsEntry::Span(e)) => prefetch(e),
+                            None => {}
+                        }
                     }
                 } else if let Some(t) = self.hosts.transfers.slots().get(p.tr as usize) {
                     prefetch(t);
