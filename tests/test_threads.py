@@ -11,7 +11,7 @@ from detailsim.cli import main
 # what may differ: the wall time. (The event count is the same: a fabric-wide event counts in the first part
 # only, and a cancelled timer is not counted, whenever each part's queue drops it; so is the peak of packets
 # in flight: counted at the grid's multiples, which the parts' samples add up to exactly.)
-SAME_BUT = {"wall_s", "events_per_s", "sim_s_per_wall_s", "threads"}
+SAME_BUT = {"wall_s", "events_per_s", "sim_s_per_wall_s", "threads", "rounds", "rounds_per_sim_ms"}
 
 
 def _strip(d, drop):
@@ -46,6 +46,8 @@ def test_threads_give_the_one_thread_results(scenario, scheme, threads):
     split = detailsim.run(scenario, scheme=scheme, duration="3ms", set=_sets(scenario) | {"run.threads": threads})
     assert one.flows.height > 50
     assert split.summary["threads"] == threads
+    # the rounds the parts met after: one a window at most (and at least one a simulated lookahead), none unsplit
+    assert one.summary["rounds"] == 0 and split.summary["rounds"] > 0 and split.summary["rounds_per_sim_ms"] > 0
     assert one.flows.equals(split.flows), "the same flow table, ids and row order included"
     assert _strip(one.summary, SAME_BUT) == _strip(split.summary, SAME_BUT)
     assert one.ports.equals(split.ports)

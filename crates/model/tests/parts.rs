@@ -53,6 +53,16 @@ fn ordinary(json: &str) -> Sim {
 }
 
 #[test]
+fn the_rounds_do_not_depend_on_who_runs_them() {
+    // the windows are decided alike from the parts' reports: taking turns, a thread each, or handing over
+    let json = scenario(r#"{"preset": "fh"}"#, MIXED, "");
+    let rounds: Vec<u64> = DRIVES.iter().filter(|d| d.0 == 2).map(|&(n, d)| run_in_parts(&json, n, d).unwrap().split_rounds()).collect();
+    assert!(rounds[0] > 10, "{rounds:?}");
+    assert!(rounds.iter().all(|&r| r == rounds[0]), "{rounds:?}");
+    assert_eq!(ordinary(&json).split_rounds(), 0);
+}
+
+#[test]
 fn a_run_in_parts_ends_as_the_ordinary_run_does() {
     // pFabric breaks rank ties by the transfer's incarnation number: the check fails when that number
     // depends on how the parts interleave

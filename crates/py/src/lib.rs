@@ -79,6 +79,12 @@ impl Simulation {
         self.sim.split_parts()
     }
 
+    /// Rounds a split run's parts ran (the windows they met after; 0: not split).
+    #[getter]
+    fn rounds(&self) -> u64 {
+        self.sim.split_rounds()
+    }
+
     /// A digest of the run's outcome without flow ids (`Sim::outcome_digest`).
     fn outcome_digest(&self) -> u64 {
         self.sim.outcome_digest()

@@ -127,6 +127,9 @@ def execute(
     summary = summarize(core, flows, name, seed, wall)
     # the parts the run was split in (1: not split), as "auto" chose: like the wall time, not a result
     summary["threads"] = sim.parts
+    # a split run's rounds (the windows its parts met after; 0: not split), per simulated ms
+    summary["rounds"] = sim.rounds
+    summary["rounds_per_sim_ms"] = sim.rounds / (core["sim_time_s"] * 1e3) if sim.rounds and core["sim_time_s"] > 0 else 0.0
     ports = pl.DataFrame(core["ports"]) if core["ports"] else pl.DataFrame()
     check_invariants(summary)
     if pcap is not None:

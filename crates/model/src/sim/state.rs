@@ -77,6 +77,8 @@ pub struct Split {
     pub(crate) parts: Option<Box<parts::Parts>>,
     /// How many parts the run is split in (0: not split), also once they are joined.
     pub(crate) n: u8,
+    /// Rounds the parts ran (windows after which they met at the barrier), the same whoever ran them.
+    pub(crate) rounds: u64,
     /// `part` is set: pushes go through it.
     pub(crate) divert: bool,
     /// Packets in flight in the other parts (for the conservation check at the end).

@@ -122,15 +122,15 @@ impl Sim {
         loop {
             let Parts { others, plan, drive, pace, stretches } = &mut *parts;
             let mut all: Vec<&mut Sim> = std::iter::once(&mut *self).chain(others.iter_mut()).collect();
-            let ended = match *drive {
-                Drive::Turns => taking_turns(&mut all, plan, Until::End).0,
-                Drive::Threads => on_threads(&mut all, plan, u64::MAX).0,
+            let (ended, rounds) = match *drive {
+                Drive::Turns => taking_turns(&mut all, plan, Until::End),
+                Drive::Threads => on_threads(&mut all, plan, u64::MAX),
                 Drive::Alternate(n) => {
                     *stretches += 1;
                     if stretches.is_multiple_of(2) {
-                        taking_turns(&mut all, plan, Until::Rounds(n)).0
+                        taking_turns(&mut all, plan, Until::Rounds(n))
                     } else {
-                        on_threads(&mut all, plan, n).0
+                        on_threads(&mut all, plan, n)
                     }
                 }
                 Drive::Paced => {
@@ -142,9 +142,10 @@ impl Sim {
                         Stretch::Two(n) => on_threads(&mut all, plan, n),
                     };
                     pace.count(matches!(stretch, Stretch::One(_)), rounds, events(&all) - before, t0.elapsed().as_nanos() as u64);
-                    ended
+                    (ended, rounds)
                 }
             };
+            self.split.rounds += rounds;
             match ended {
                 Ended::End(now) => {
                     merge::merge(self, std::mem::take(&mut parts.others), now);
@@ -162,6 +163,11 @@ impl Sim {
     /// A split run's window: the lookahead (None if the run is not split).
     pub fn split_window(&self) -> Option<Time> {
         self.split.parts.as_ref().map(|p| p.plan.lookahead)
+    }
+
+    /// Rounds the parts of a split run ran (the windows they met after; 0: not split).
+    pub fn split_rounds(&self) -> u64 {
+        self.split.rounds
     }
 
     /// How many parts the run is split in (1: not split).
