@@ -18,8 +18,8 @@ from detailsim import _core
 from detailsim.core.scenario import bundled_scenarios
 
 SCHEMES = [None, "fh", "detail", "dctcp", "pfabric", "pias", "dibs", "las", "lps"]
-# what may differ between the two
-SAME_BUT = {"wall_s", "threads"}
+# what may differ between the two (the wall time; how many parts and the rounds they met after)
+SAME_BUT = {"wall_s", "threads", "rounds", "rounds_per_sim_ms"}
 
 
 def strip(d, drop=SAME_BUT):
