@@ -180,8 +180,8 @@ impl Routes {
         (d != u32::MAX).then_some(d + 2)
     }
 
-    /// Acceptable local ports at switch `s` towards host `dst` (not the edge switch of `dst`), as a list
-    /// (ascending) and as the row of bits.
+    /// Acceptable local ports at switch `s` towards host `dst` (not the edge switch of `dst`), ascending: the
+    /// ports of `row(s, dst)` as a list.
     #[inline]
     pub fn ports(&self, s: u32, dst: u32) -> &[u32] {
         let (l, g) = (self.lists[s as usize], self.group[dst as usize]);

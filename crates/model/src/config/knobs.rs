@@ -108,6 +108,11 @@ fn check(ok: bool, msg: impl Into<String>) -> Result<(), String> {
     }
 }
 
+/// A value in (0, 1] (a probability, a gain, an EWMA weight).
+pub(crate) fn fraction(v: f64) -> Result<(), String> {
+    check(v > 0.0 && v <= 1.0, format!("must be in (0, 1], got {v}"))
+}
+
 fn mask_of(v: &[u8]) -> u8 {
     v.iter().fold(0u8, |m, &p| m | (1 << p))
 }
@@ -297,7 +302,7 @@ knobs! {
             |s| en(s.tcp.cc),
             r##"L2DCT: DCTCP's α and echo, but the cut is α^w / 2 and the congestion-avoidance increase w / 2.5 segments per RTT, with the weight w = 2.5 until the flow has sent 200 segments, then falling linearly to 0.125 at 1000 segments (the L2DCT authors' values). pFabric: the window changes only on a timeout (to one segment, then slow start); three duplicate ACKs resend the missing segment without a cut; no ECN reaction; the window never exceeds the path BDP; after 5 timeouts in a row the flow enters pFabric's probe mode: each timeout sends one header-only segment, and the first ACK ends probe mode and restarts from one segment. DCTCP: the sender keeps α ← (1 − g) α + g F (F the fraction of bytes acknowledged with ECE in the last window, α starts at 1) and cuts the window by α/2 once per window; the receiver echoes the CE state exactly, sending an ACK at once when it changes while an ACK is held back (the DCTCP delayed-ACK state machine) DCQCN (RoCEv2, `transport/cc/dcqcn.rs`): no window and no slow start; each flow's rate limiter starts at its NIC's line rate and spaces segments by their wire time at its rate, which DCQCN's reaction point sets (alpha, rate decrease on a CNP, fast recovery, additive and hyper increase on its timer, and on its byte counter if set); the receiver acknowledges every segment in order, discards one out of order and sends a NACK (once per 500 µs for the same point) that makes the sender go back to it (go-back-N), and answers CE with a CNP (ECE on the ACK) at most once per 50 µs; the retransmission timer remains as a last resort. The `dcqcn` preset takes the HPCC simulator's DCQCN settings (alpha every 1 µs, decrease check every 4 µs, increase timer 300 µs, g = 1/256, one fast recovery step, +5 / +50 Mb/s, minimum rate 1 Gb/s; RED marking from 100 to 400 KB with p 0.2 on the instantaneous queue; PFC), tuned for 25 Gbps NICs. HPCC (`transport/cc/hpcc.rs`): RoCE's reliability as DCQCN's, and a window from in-band telemetry: every switch egress a data packet leaves appends its queue length, bytes sent, time and line rate (up to five hops), the receiver echoes them in the ACK, and the sender computes each hop's utilisation (queue / (rate x T) + transmit rate / rate, T the flow's base RTT), keeps the largest in an EWMA over T, and sets W = W_c / (U / 0.95) + W_AI when U reaches 0.95 or after 5 additive steps, else W_c + W_AI, updating the reference W_c once per RTT; segments are paced at W / T and the flow starts at its path's BDP (W_AI = 40 Mb/s x T, the HPCC simulator's `run.py` for 100 Gbps NICs; eta 0.95 and maxStage 5 its `rdma-hw.cc` defaults). TIMELY (`transport/cc/timely.rs`, see `[scheme.timely]`): RoCE's reliability as DCQCN's, and a rate from the RTT's gradient (TIMELY's Algorithm 1), updated once per RTT and starting at the line rate; no ECN reaction"##;
         dctcp_g: f64, r##"number in (0, 1]"##,
-            |s, v| { check(v > 0.0 && v <= 1.0, format!("must be in (0, 1], got {v}"))?; s.tcp.dctcp.g = v; },
+            |s, v| { fraction(v)?; s.tcp.dctcp.g = v; },
             |s| num(s.tcp.dctcp.g),
             r##"DCTCP's gain g"##;
         line_rate_start: bool, r##"bool"##,
@@ -429,7 +434,7 @@ knobs! {
     pub struct DcqcnOverrides ("scheme.dcqcn.", DCQCN_KNOBS) {}
     knobs {
         g: f64, r##"number in (0, 1]"##,
-            |s, v| { check(v > 0.0 && v <= 1.0, format!("must be in (0, 1], got {v}"))?; s.tcp.dcqcn.g = v; },
+            |s, v| { fraction(v)?; s.tcp.dcqcn.g = v; },
             |s| num(s.tcp.dcqcn.g),
             r##"EWMA gain of alpha (the HPCC simulator's `EwmaGain`; its `run.py` uses 1/256)"##;
         rate_ai: crate::units::RateV, r##"rate"##,
@@ -465,7 +470,7 @@ knobs! {
             |s| num(s.tcp.dcqcn.fast_recovery),
             r##"increase events of fast recovery, F (`FastRecoveryTimes`)"##;
         rate_on_first_cnp: f64, r##"number in (0, 1]"##,
-            |s, v| { check(v > 0.0 && v <= 1.0, format!("must be in (0, 1], got {v}"))?; s.tcp.dcqcn.rate_on_first_cnp = v; },
+            |s, v| { fraction(v)?; s.tcp.dcqcn.rate_on_first_cnp = v; },
             |s| num(s.tcp.dcqcn.rate_on_first_cnp),
             r##"the rate on a flow's first CNP, as a share of its rate (`RateOnFirstCnp`)"##;
         clamp_target: bool, r##"bool"##,
@@ -490,7 +495,7 @@ knobs! {
     pub struct HpccOverrides ("scheme.hpcc.", HPCC_KNOBS) {}
     knobs {
         eta: f64, r##"number in (0, 1]"##,
-            |s, v| { check(v > 0.0 && v <= 1.0, format!("must be in (0, 1], got {v}"))?; s.tcp.hpcc.eta = v; },
+            |s, v| { fraction(v)?; s.tcp.hpcc.eta = v; },
             |s| num(s.tcp.hpcc.eta),
             r##"target utilisation (`TargetUtil`)"##;
         max_stage: u32, r##"integer"##,
@@ -523,11 +528,11 @@ knobs! {
             |s| rate_str(s.tcp.timely.delta),
             r##"additive increase step (δ); five times it in hyperactive increase"##;
         beta: f64, r##"number in (0, 1]"##,
-            |s, v| { check(v > 0.0 && v <= 1.0, format!("must be in (0, 1], got {v}"))?; s.tcp.timely.beta = v; },
+            |s, v| { fraction(v)?; s.tcp.timely.beta = v; },
             |s| num(s.tcp.timely.beta),
             r##"multiplicative decrease factor (β)"##;
         alpha: f64, r##"number in (0, 1]"##,
-            |s, v| { check(v > 0.0 && v <= 1.0, format!("must be in (0, 1], got {v}"))?; s.tcp.timely.alpha = v; },
+            |s, v| { fraction(v)?; s.tcp.timely.alpha = v; },
             |s| num(s.tcp.timely.alpha),
             r##"EWMA weight of the newest RTT difference (the HPCC simulator's `TimelyAlpha`)"##;
         min_rtt: Dur, r##"duration"##,
@@ -564,11 +569,11 @@ knobs! {
             |s| qlen(s.red.max),
             r##"above `min_threshold`; from it the probability rises to 1 at twice it (`gentle`) or every arrival is congested"##;
         max_probability: f64, r##"(0, 1]"##,
-            |s, v| { check(v > 0.0 && v <= 1.0, format!("must be in (0, 1], got {v}"))?; s.red.max_p = v; },
+            |s, v| { fraction(v)?; s.red.max_p = v; },
             |s| num(s.red.max_p),
             r##"the probability at `max_threshold` (ns-3's 1 / LInterm)"##;
         weight: f64, r##"(0, 1]"##,
-            |s, v| { check(v > 0.0 && v <= 1.0, format!("must be in (0, 1], got {v}"))?; s.red.weight = v; },
+            |s, v| { fraction(v)?; s.red.weight = v; },
             |s| num(s.red.weight),
             r##"EWMA weight of the average queue; 1 = instantaneous"##;
         gentle: bool, r##"bool"##,

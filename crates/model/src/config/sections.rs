@@ -7,7 +7,7 @@
 //! |v| check of a set value (Ok or Err(message)), "meaning";`. Fields the reference documents elsewhere (a
 //! topology kind's own keys, nested tables) go in an `extra { ... }` block, written as struct fields.
 
-use super::knobs::size;
+use super::knobs::{fraction, size};
 use super::{ConfigError, LinkConfig, MlfqSource, NodeConfig, PiasThresholds, TierConfig};
 use crate::topology::{
     DEFAULT_BUFFER, DEFAULT_DELAY, DEFAULT_FORWARDING_DELAY, DEFAULT_FRAME_OVERHEAD, DEFAULT_HOST_BUFFER_FRAMES, DEFAULT_MIN_FRAME, DEFAULT_MTU, DEFAULT_RATE,
@@ -221,7 +221,7 @@ section! {
         max_threshold: QueueLen, "same unit as `min_threshold`", || "`scheme.red.max_threshold`".into(), |_v| Ok(()),
             "the tier's upper threshold";
         max_probability: f64, "(0, 1]", || "`scheme.red.max_probability`".into(),
-            |v| check(v > 0.0 && v <= 1.0, format!("must be in (0, 1], got {v}")),
+            |v| fraction(v),
             "the tier's probability at its upper threshold";
     }
 }

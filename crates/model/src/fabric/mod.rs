@@ -433,6 +433,12 @@ impl Fabric {
         Ok((net, faults))
     }
 
+    /// Host `node`'s NIC queue (its port's egress queue).
+    #[inline]
+    pub fn nic_queue(&self, node: u32) -> &EgressQueue {
+        &self.ports[self.nodes[node as usize].port_base as usize].eg
+    }
+
     /// Whether the switches share one buffer each (`[topology.shared_buffer]`).
     #[inline(always)]
     pub fn shared(&self) -> bool {

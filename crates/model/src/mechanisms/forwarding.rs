@@ -82,12 +82,14 @@ impl Forwarder {
         rng: &mut Stream,
         scratch: &mut Vec<u32>,
     ) -> Option<u32> {
+        // the list from the row (an allocation: the simulator's switches keep theirs, `Routes::ports`)
         let list: Vec<u32> = (0..routing::count(row)).map(|k| routing::nth(row, k)).collect();
         self.choose_in(lb, alb, &list, row, hash, drain, rng, scratch)
     }
 
-    /// `choose` given the acceptable ports also as a list (`list`, ascending: `Routes::ports`), which flow
-    /// hashing and scatter index directly. Picks exactly what `choose` picks.
+    /// `choose` given the acceptable ports also as a list (`list`: the row's ports in ascending order,
+    /// `Routes::ports`), which flow hashing and scatter index directly; ALB reads `row` (which may be empty
+    /// for the others).
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn choose_in(

@@ -72,7 +72,7 @@ impl Sim {
     #[inline]
     fn prep_sender(&mut self, tr: u32) {
         let src = self.hosts.transfers.get(tr).src;
-        self.hosts.prep_sender(tr, &self.fab.ports[self.fab.nodes[src as usize].port_base as usize].eg);
+        self.hosts.prep_sender(tr, self.fab.nic_queue(src));
     }
 
     /// Give transfer `tr`'s sender one input (`input`: the simulator, the transport's parameters, the
@@ -226,12 +226,7 @@ impl Sim {
                 p.ecn = 0;
             }
             // the sender sent no more than `prep_sender` said the NIC takes
-            debug_assert!(
-                s.kind != SegKind::Data
-                    || s.len == 0
-                    || self.hosts.nic_admits(&self.fab.ports[self.fab.nodes[src as usize].port_base as usize].eg, p.wire as u64),
-                "NIC room overrun"
-            );
+            debug_assert!(s.kind != SegKind::Data || s.len == 0 || self.hosts.nic_admits(self.fab.nic_queue(src), p.wire as u64), "NIC room overrun");
             self.rec.counters.retransmits += s.retx as u64;
             self.host_send(src, p);
         }
