@@ -23,12 +23,22 @@ def store(tmp_path_factory):
     return out
 
 
+SWEEP5 = ROOT / "tests" / "data" / "sweep5x3x2.toml"
+
+
+@pytest.fixture(scope="module")
+def store5(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report5") / "store"
+    run_cli("sweep", str(SWEEP5), "--out", str(out), check=True)
+    return out
+
+
 def test_plot_writes_png_and_svg(store, tmp_path):
     res = run_cli("plot", str(store), "--out", str(tmp_path / "plots"), check=True)
     files = res.stdout.split()
     names = {f.rsplit("/", 1)[1] for f in files}
     for stem in ["cdf_retrieval_2KB", "cdf_retrieval_8KB", "cdf_retrieval_32KB", "percentile_p999_vs_workload.rate",
-                 "reduction_p999_over_fh"]:
+                 "reduction_p999_over_fh", "ccdf_retrieval_2KB", "ccdf_retrieval_8KB", "ccdf_retrieval_32KB", "slowdown_by_size"]:
         assert f"{stem}.png" in names and f"{stem}.svg" in names, stem
     img = mpimg.imread(tmp_path / "plots" / "reduction_p999_over_fh.png")
     assert img.shape[0] > 200 and np.std(img) > 0.01  # not blank
@@ -46,12 +56,13 @@ def test_report_renders_in_headless_chromium(store, tmp_path):
     run_cli("report", str(store), "-o", str(html), check=True)
     text = html.read_text()
     assert "http://" not in text and "https://" not in text  # self-contained
-    assert text.count("data:image/png;base64,") == 6
+    pngs = text.count("data:image/png;base64,")
+    assert pngs == 11  # per class (4) a CCDF and a CDF, slowdown by size, percentile against load, reduction
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
     dom = subprocess.run([chromium(), *flags, "--dump-dom", html.as_uri()], capture_output=True, text=True, timeout=120).stdout
     total = int(re.search(r'data-images="(\d+)"', dom).group(1))
     loaded = int(re.search(r'data-images-loaded="(\d+)"', dom).group(1))
-    assert total == 6 and loaded == total, (total, loaded)
+    assert total == pngs and loaded == total, (total, loaded)
     shot = tmp_path / "shot.png"
     subprocess.run([chromium(), *flags, "--window-size=1280,2000", f"--screenshot={shot}", html.as_uri()],
                    capture_output=True, timeout=120, check=True)
@@ -87,9 +98,93 @@ def test_the_report_of_plots_already_drawn_reads_no_flow_table(store, tmp_path):
 
     files = plot_store(store, tmp_path / "p")
     html = build_report(store, tmp_path / "r.html", plots_dir=tmp_path / "p").read_text()
-    assert html.count("data:image/png;base64,") == sum(f.suffix == ".png" for f in files) == 6
+    assert html.count("data:image/png;base64,") == sum(f.suffix == ".png" for f in files) == 11
     full = read_store(store)["flows"]
     narrow = read_store(store, columns=["scheme", "class", "fct", "nope"], tables=("flows",))
     assert list(narrow) == ["flows"] and narrow["flows"].columns == ["scheme", "class", "fct"]
     assert narrow["flows"].sort(["scheme", "class", "fct"], nulls_last=True).equals(
         full.select("scheme", "class", "fct").sort(["scheme", "class", "fct"], nulls_last=True))
+
+
+def test_the_first_sweep_a_user_tries_draws_every_scheme_in_every_figure_with_tails_and_a_pooled_table(store5, tmp_path):
+    """Five schemes x three loads x two seeds: CCDFs and slowdown by size are drawn, every figure draws every
+    scheme at every load (the reduction every one but its baseline), one colour per scheme and one line
+    style per load across figures, no interval reaches below zero, and the report carries the pooled table."""
+    import json
+
+    import polars as pl
+
+    from detailsim.core.pooled import pooled_table
+    from detailsim.core.sweep import read_store
+    from detailsim.outputs.plots import draw_store, make_styles
+
+    schemes = ["fh", "lps", "detail", "dctcp", "hpcc"]
+    drawn = draw_store(store5, tmp_path / "p")
+    names = [d.name for d in drawn]
+    assert {"ccdf_background", "ccdf_retrieval_8KB", "slowdown_by_size", "percentile_p999_vs_workload.rate",
+            "reduction_p999_over_fh"} <= set(names), names
+    listing = json.loads((tmp_path / "p" / "plots.json").read_text())
+    assert [x["name"] for x in listing] == names
+    for d in drawn:
+        assert not d.note, d.note
+        have = {v["scheme"] for v in d.values}
+        want = set(schemes) - ({"fh"} if d.name.startswith("reduction") else set())
+        assert have == want, (d.name, have)
+        if not d.name.startswith("percentile"):  # the others draw one series per (scheme, load)
+            assert len(d.values) == len(want) * 3, (d.name, len(d.values))
+    st = make_styles(["scheme", "workload.rate"], {"scheme": schemes, "workload.rate": [500, 1000, 2000]})
+    assert len(set(st.colours.values())) == 5 and len({v[0] for v in st.dashes.values()}) == 3
+    # intervals over seeds never at or below zero, and each holds the per-seed values' geometric middle
+    flows = read_store(store5, tables=("flows",))["flows"]
+    t = pooled_table(flows, ["scheme", "workload.rate"])
+    assert t.height == 5 * 3 * 4 and set(t["scheme"]) == set(schemes)
+    for c in [c for c in t.columns if c.endswith("_lo")]:
+        lo = t[c].drop_nulls()
+        assert lo.len() > 0 and (lo > 0).all(), c
+        assert (t.filter(pl.col(c).is_not_null())[c] <= t.filter(pl.col(c).is_not_null())[c.replace("_lo", "_hi")]).all()
+    html = tmp_path / "r.html"
+    run_cli("report", str(store5), "-o", str(html), check=True)
+    text = html.read_text()
+    assert "seeds pooled" in text and text.count("<tr>") > 60
+    assert text.count("data:image/png;base64,") == sum(1 for d in drawn for f in d.files if f.suffix == ".png")
+
+
+def test_a_missing_baseline_is_a_visible_note_not_a_silent_gap(store, tmp_path):
+    res = run_cli("plot", str(store), "--out", str(tmp_path / "p"), "--baseline", "dctcp", check=True)
+    assert "no reduction plot: the baseline scheme 'dctcp' is not in this sweep" in res.stderr
+    html = tmp_path / "r.html"
+    run_cli("report", str(store), "-o", str(html), "--baseline", "dctcp", check=True)
+    assert "no reduction plot: the baseline scheme &#39;dctcp&#39; is not in this sweep" in html.read_text()
+
+
+def test_intervals_over_seeds_are_geometric_and_never_reach_zero():
+    from detailsim.core.pooled import seed_interval
+
+    # two seeds far apart: a t-interval on the values themselves would reach about -50
+    lo, hi = seed_interval([1.0, 10.0])
+    assert 0 < lo < 1.0 and hi > 10.0
+    assert abs(lo * hi - 10.0) < 1e-9  # symmetric on the log scale around the geometric mean sqrt(10)
+    assert seed_interval([3.0]) is None and seed_interval([2.0, None, float("nan")]) is None
+    a, b = seed_interval([5.0, 5.0, 5.0])
+    assert a == pytest.approx(5.0) and b == pytest.approx(5.0)
+
+
+def test_slowdown_percentiles_per_size_bin_are_nearest_rank_and_flag_unfinished_flows():
+    import polars as pl
+
+    from detailsim.outputs.plots import binned_slowdown, parse_size_bins, size_edges
+
+    # bin 0: sizes 1000, slowdowns 1..100; bin 1: size 10^6, slowdowns 1..9 and one unfinished flow aged 50x ideal
+    rows = [{"size": 1000, "fct": float(i), "fct_lower": float(i), "ideal": 1.0} for i in range(1, 101)]
+    rows += [{"size": 10**6, "fct": float(i), "fct_lower": float(i), "ideal": 1.0} for i in range(1, 10)]
+    rows += [{"size": 10**6, "fct": None, "fct_lower": 50.0, "ideal": 1.0}]
+    f = pl.DataFrame(rows).with_columns((pl.col("fct") / pl.col("ideal")).alias("slowdown"), pl.lit("x").alias("s"))
+    edges = size_edges(f["size"].to_numpy(), [0, 10_000, 10**7])
+    b = binned_slowdown(f, ["s"], edges).sort("bin")
+    assert b["flows"].to_list() == [100, 10]
+    assert b["p50"].to_list() == [50.0, 5.0] and b["p95"].to_list() == [95.0, 50.0] and b["p99"].to_list() == [99.0, 50.0]
+    assert b["p50_lb"].to_list() == [False, False] and b["p99_lb"].to_list() == [False, True]
+    assert parse_size_bins("12") == 12 and parse_size_bins("0,10KB,1MB") == [0.0, 10240.0, 1048576.0]
+    for bad in ["0", "10KB", "1MB,10KB", "1XB,2KB"]:
+        with pytest.raises(ValueError, match="--size-bins"):
+            parse_size_bins(bad)

@@ -376,20 +376,30 @@ def sweep_cmd(sweep_file: str, out: str, workers: int | None, scheduler: str | N
 @click.option("--baseline", default="fh", show_default=True, help="Scheme the reduction plot compares against.")
 @click.option("--metric", type=click.Choice(["p50", "p99", "p999", "mean"]), default="p999", show_default=True)
 @click.option("--x", "x", help="Numeric swept parameter for the percentile plot (default: the first one).")
-def plot_cmd(store: str, plots_dir: str | None, baseline: str, metric: str, x: str | None) -> None:
-    """Plot a results store (FCT CDFs per class, percentile vs a parameter, reduction over a baseline) or a
-    single run directory (FCT CDFs; with run.sample, queues and throughput over time). PNG and SVG."""
-    from .outputs.plots import plot_run, plot_store
+@click.option("--size-bins", default="10", show_default=True, metavar="N|EDGES",
+              help="Slowdown by flow size: N log-spaced bins, or comma-separated edges such as 0,10KB,100KB,1MB,1GB.")
+def plot_cmd(store: str, plots_dir: str | None, baseline: str, metric: str, x: str | None, size_bins: str) -> None:
+    """Plot a results store (CCDFs of FCT and slowdown, FCT CDFs, slowdown by flow size, a percentile
+    against a parameter, the reduction over a baseline) or a single run directory (the same per class;
+    with run.sample, queues and throughput over time). PNG and SVG; plots.json lists what each drew."""
+    from .outputs.plots import draw_store, parse_size_bins, plot_run
     from .outputs.report import is_run_dir
 
+    try:
+        bins = parse_size_bins(size_bins)
+    except ValueError as e:
+        _fail(str(e))
     if is_run_dir(store):
         for f in plot_run(store, plots_dir):
             click.echo(str(f))
         return
     if not (Path(store) / "sweep.json").exists():
         _fail(f"store: {store!r} is neither a sweep results store (no sweep.json) nor a run directory (no summary.json)")
-    for f in plot_store(store, plots_dir, baseline=baseline, metric=metric, x=x):
-        click.echo(str(f))
+    for dr in draw_store(store, plots_dir, baseline=baseline, metric=metric, x=x, size_bins=bins):
+        for f in dr.files:
+            click.echo(str(f))
+        if dr.note:
+            click.echo(f"note: {dr.note}", err=True)
 
 
 @main.command("export")

@@ -30,6 +30,8 @@ th { background: #f2f2f2; } td.l, th.l { text-align: left; }
 pre { background: #f7f7f7; padding: 1em; overflow-x: auto; font-size: .8em; }
 figure { display: inline-block; margin: .5em; vertical-align: top; } figure img { max-width: 560px; border: 1px solid #eee; }
 figure.wide { display: block; } figure.wide img { max-width: 100%; }
+.note { background: #fff6d6; border-left: 4px solid #e0b000; padding: .4em .8em; }
+table.pooled td { white-space: nowrap; } .ci { color: #777; font-size: .85em; }
 .ok { color: #176117; font-weight: 600; } .no { color: #a11; font-weight: 600; } .meta { color: #666; }
 </style></head>
 <body data-images="{{ images|length }}" data-images-loaded="0">
@@ -48,8 +50,14 @@ calibration, seen, property and by-construction claims are shown apart.</p>
 {% endif %}
 
 <h2>Plots</h2>
-{% for img in images %}<figure class="{{ 'wide' if img.wide else '' }}"><img alt="{{ img.name }}" src="data:image/png;base64,{{ img.data }}"><figcaption>{{ img.name }}</figcaption></figure>
+{% for n in plot_notes %}<p class="note">{{ n|e }}</p>
+{% endfor %}{% for img in images %}<figure class="{{ 'wide' if img.wide else '' }}"><img alt="{{ img.name }}" src="data:image/png;base64,{{ img.data }}"><figcaption>{{ img.name }}</figcaption></figure>
 {% endfor %}
+
+{% if pooled_table %}
+<h2>FCT and slowdown per series and class, seeds pooled</h2>
+{{ pooled_table }}
+{% endif %}
 
 <h2>Runs</h2>
 {{ runs_table }}
@@ -103,6 +111,33 @@ def bounds_shown(f: pl.DataFrame) -> pl.DataFrame:
     return f
 
 
+def pooled_html(out: Path, params: list[str]) -> str:
+    """The store's pooled table (`core.pooled`) as HTML, with its note."""
+    from ..core.pooled import NOTE, display_table, pooled_table
+    from .plots import sweep_axes
+
+    summary = read_store(out, tables=("summary",))["summary"]
+    keys = sweep_axes(out, summary)
+    flows = read_store(out, columns=[*keys, "seed", "class", "fct", "fct_lower", "ideal", "slowdown"], tables=("flows",))["flows"]
+    if flows.height == 0:
+        return ""
+    from .plots import series_values
+
+    spec_axes = json.loads((out / "sweep.json").read_text())["spec"].get("axes", {})
+    t = display_table(pooled_table(flows, keys, series_values(summary, keys, spec_axes)), keys)
+    # the interval in small grey type after its value, on one line
+    esc = jinja2.filters.escape  # type: ignore[attr-defined]
+    head = "".join(f'<th class="l">{esc(c)}</th>' for c in t.columns)
+
+    def cell(v: str) -> str:
+        value, sep, iv = v.partition(" [")
+        return f"<td>{esc(value)}" + (f' <span class="ci">[{esc(iv)}</span>' if sep else "") + "</td>"
+
+    body = "\n".join("<tr>" + "".join(cell(v) for v in row) + "</tr>" for row in t.iter_rows())
+    return f'<table class="pooled"><tr>{head}</tr>\n{body}</table><p class="meta">{esc(NOTE)}</p>'
+
+
+
 def build_report(out: str | Path, html_path: str | Path, baseline: str = "fh", metric: str = "p999",
                  plots_dir: str | Path | None = None) -> Path:
     """The store's HTML report; `plots_dir`: embed the plots already drawn there instead of drawing them."""
@@ -114,6 +149,12 @@ def build_report(out: str | Path, html_path: str | Path, baseline: str = "fh", m
     params = [a for a in manifest["axes"]]
     with tempfile.TemporaryDirectory() as tmp:
         files = sorted(Path(plots_dir).glob("*.png")) if plots_dir else plot_store(out, tmp, baseline=baseline, metric=metric)
+        listing = Path(plots_dir or tmp) / "plots.json"
+        drawn = json.loads(listing.read_text()) if listing.exists() else []
+        plot_notes = [d["note"] for d in drawn if d.get("note")]
+        # in the order the figures were drawn (tails first), then any other image in the directory
+        order = {f: i for i, f in enumerate(x for d in drawn for x in d.get("files", []))}
+        files = sorted(files, key=lambda p: (order.get(p.name, len(order)), p.name))
         images = []
         for p in files:
             if p.suffix == ".png":
@@ -133,6 +174,7 @@ def build_report(out: str | Path, html_path: str | Path, baseline: str = "fh", m
         fct_table = html_table(bounds_shown(f).select(fcols).sort([c for c in [*params, "class"] if c in f.columns])) + BOUNDS_NOTE
     else:
         fct_table = ""
+    pooled_table = pooled_html(out, params) if s.height else ""
     failed = list((out / "failed").glob("*.json")) if (out / "failed").is_dir() else []
     claims_path = out / "claims.json"
     claims = json.loads(claims_path.read_text()) if claims_path.exists() else []
@@ -148,7 +190,7 @@ def build_report(out: str | Path, html_path: str | Path, baseline: str = "fh", m
         now=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         version=__version__,
         claims=claims, rule=RULE,
-        images=images,
+        images=images, plot_notes=plot_notes, pooled_table=pooled_table,
         runs_table=runs_table,
         fct_table=fct_table,
         spec=json.dumps(spec, indent=2),
@@ -195,7 +237,7 @@ def build_run_report(run_dir: str | Path, html_path: str | Path) -> Path:
     html = TEMPLATE.render(
         title=run_dir.name, description=scenario.get("description", ""), source=str(run_dir), n_runs=1, n_failed=0,
         now=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), version=__version__, claims=[], rule=RULE,
-        images=images, runs_table=runs_table, fct_table=fct_table, spec="(a single run)",
+        images=images, plot_notes=[], pooled_table="", runs_table=runs_table, fct_table=fct_table, spec="(a single run)",
         scenario=json.dumps(scenario, indent=2),
     )
     html_path = Path(html_path)
