@@ -16,7 +16,8 @@ $(STAMP_DEPS): pyproject.toml
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q "maturin>=1.5,<2" "polars>=1.0" "click>=8.1" "tqdm>=4.60" "numpy>=1.24" \
 		"dask[distributed]>=2024.1" "matplotlib>=3.7" "jinja2>=3.1" "dpkt>=1.9" \
-		"pytest>=8" "hypothesis>=6" "pandas>=2" "pyarrow>=14" "duckdb>=1.0"
+		"pytest>=8" "hypothesis>=6" "pandas>=2" "pyarrow>=14" "duckdb>=1.0" \
+		"nbclient>=0.9" "nbformat>=5.9" "ipykernel>=6.25"
 	touch $@
 
 # Debian tools the tests drive: headless Chromium (renders the HTML report), tshark (decodes pcaps), and for

@@ -188,3 +188,40 @@ def test_slowdown_percentiles_per_size_bin_are_nearest_rank_and_flag_unfinished_
     for bad in ["0", "10KB", "1MB,10KB", "1XB,2KB"]:
         with pytest.raises(ValueError, match="--size-bins"):
             parse_size_bins(bad)
+
+
+def test_the_pooled_table_comes_as_markdown_csv_and_a_polars_frame(store, tmp_path):
+    import io
+
+    import polars as pl
+
+    import detailsim
+
+    st = detailsim.open_store(store)
+    frame = st.pooled()
+    assert isinstance(frame, pl.DataFrame) and frame.height == 3 * 3 * 4  # scheme x rate x class
+    # the rows in the sweep's order (fh, lps, detail) and classes by size
+    assert frame["scheme"].unique(maintain_order=True).to_list() == ["fh", "lps", "detail"]
+    assert frame["class"].to_list()[:4] == ["background", "retrieval/2KB", "retrieval/8KB", "retrieval/32KB"]
+    assert (frame["seeds"] == 2).all() and (frame["count"] > 0).all()
+    md = run_cli("analyze", "pooled", str(store), check=True).stdout
+    lines = [x for x in md.splitlines() if x.startswith("|")]
+    assert len(lines) == 2 + frame.height and "p99.9 (ms)" in lines[0] and "slowdown p99" in lines[0]
+    assert "[" in lines[2]  # intervals shown
+    csv = run_cli("analyze", "pooled", str(store), "--format", "csv", check=True).stdout
+    back = pl.read_csv(io.StringIO(csv))
+    assert back.height == frame.height and {"p999_ms", "p999_lo", "p999_hi", "sd_p99"} <= set(back.columns)
+    assert back["p999_ms"].to_list() == pytest.approx(frame["p999_ms"].to_list())
+    assert repr(st).startswith("<Store ") and "18 runs (18 finished, 0 failed)" in repr(st)
+    assert st._repr_html_().count("<tr>") == 1 + frame.height
+
+
+def test_a_result_is_one_line_in_a_terminal_and_a_table_in_a_notebook():
+    import detailsim
+
+    r = detailsim.run("examples/incast", duration="1ms")
+    text = repr(r)
+    assert "\n" not in text and len(text) < 200 and "16/16 flows" in text
+    html = r._repr_html_()
+    assert html.count("<tr>") == 1 + len(r.summary["fct"]) and "mean slowdown" in html
+    assert r.fct()["class"].to_list() == list(r.summary["fct"])

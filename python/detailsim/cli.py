@@ -662,7 +662,31 @@ def _reproduce_one(name: str, out: str, quick: bool, workers: int | None, schedu
 
 @main.group("analyze")
 def analyze_grp() -> None:
-    """Analyses that need no network simulation (the paper's Section 2)."""
+    """Analyses of results: the pooled table of a store, and the paper's Section 2 (no network simulation)."""
+
+
+@analyze_grp.command("pooled")
+@click.argument("store", type=click.Path(file_okay=False, exists=True))
+@click.option("--format", "fmt", type=click.Choice(["md", "csv"]), default="md", show_default=True,
+              help="md: a Markdown table, each statistic as value [95% interval]; csv: one column per value and interval end.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here instead of standard output.")
+def analyze_pooled(store: str, fmt: str, output: str | None) -> None:
+    """The table that goes in a paper: per series (the swept parameters other than the seed, e.g. scheme x
+    load) and class, seeds pooled, count, unfinished, mean, p50, p99, p99.9 and the slowdown's p50, p99,
+    p99.9, each with its 95% interval over seeds (Student's t on the logarithm of each seed's value)."""
+    from .core.pooled import to_markdown
+    from .core.store import open_store
+
+    st = open_store(store)
+    if not st.summary.height:
+        _fail(f"store: {store!r} holds no finished run")
+    t = st.pooled()
+    text = to_markdown(t, st.keys) if fmt == "md" else t.write_csv()
+    if output:
+        Path(output).write_text(text)
+        click.echo(f"{output}: {t.height} rows")
+    else:
+        click.echo(text, nl=False)
 
 
 @analyze_grp.command("workflow")

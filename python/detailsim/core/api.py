@@ -42,6 +42,38 @@ class Result:
 
         write_outputs(Path(out), self.summary, self.flows, self.ports, self.scenario, self.timeseries)
 
+    def fct(self) -> pl.DataFrame:
+        """The summary's FCT statistics, a row per class (ms; `<m>_lb`: only a lower bound)."""
+        return pl.DataFrame([{"class": c, **{k: v for k, v in st.items()}} for c, st in self.summary["fct"].items()],
+                            infer_schema_length=None)
+
+    def __repr__(self) -> str:
+        s, f = self.summary, self.summary["flows"]
+        return (f"<Result {s['scenario']} scheme={s['scheme']} seed={s['seed']}: {f['completed']}/{f['started']} flows, "
+                f"{s['sim_time_s']:.4g} s simulated, {s['congestion_drops']} congestion drops, {s['timeouts']} timeouts>")
+
+    def _repr_html_(self) -> str:
+        """A compact table in Jupyter: the run in one line, then FCT per class."""
+        from html import escape
+
+        from .results import BOUNDED, fmt_ms
+
+        s, f = self.summary, self.summary["flows"]
+        head = (f"<b>{escape(str(s['scenario']))}</b>, scheme <b>{escape(str(s['scheme']))}</b>, seed {s['seed']}: "
+                f"{f['completed']}/{f['started']} flows completed in {s['sim_time_s']:.4g} s simulated "
+                f"({s['wall_s']:.2f} s wall); congestion drops {s['congestion_drops']}, timeouts {s['timeouts']}")
+        cols = ["class", "count", "unfinished", "mean", "p50", "p99", "p99.9", "max", "mean slowdown"]
+        rows = []
+        for cls, st in s["fct"].items():
+            cells = [escape(cls), st["count"], st.get("unfinished", 0), fmt_ms(st["mean_ms"])]
+            cells += [fmt_ms(st.get(f"{m}_ms"), bool(st.get(f"{m}_lb"))) for m in BOUNDED]
+            sd = st.get("mean_slowdown")
+            cells.append(f"{sd:.2f}" if sd is not None else "-")
+            rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        return (f"<div><p>{head}</p><table><thead><tr>" + "".join(f"<th>{c}</th>" for c in cols)
+                + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table><p><small>FCT in ms; &gt;= X: a lower bound "
+                "(the rank falls on an unfinished flow)</small></p></div>")
+
 
 STRICT_ENV = "DETAILSIM_STRICT_INVARIANTS"
 

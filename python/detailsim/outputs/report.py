@@ -228,7 +228,9 @@ def build_run_report(run_dir: str | Path, html_path: str | Path) -> Path:
     facts["flows_completed"] = summary["flows"]["completed"]
     facts["flows_started"] = summary["flows"]["started"]
     runs_table = html_table(pl.DataFrame([facts]))
-    fct = pl.DataFrame([{"class": c, **{k: v for k, v in s.items() if k != "mean_slowdown"}} for c, s in summary["fct"].items()])
+    # every class's statistics, the mean slowdown included (null for a class without an ideal FCT)
+    fct = pl.DataFrame([{"class": c, **s, "mean_slowdown": s.get("mean_slowdown")} for c, s in summary["fct"].items()],
+                       infer_schema_length=None)
     fct_table = html_table(bounds_shown(fct)) + BOUNDS_NOTE if fct.height else ""
     if "goodput" in summary:
         g = pl.DataFrame([{"class": c, "flows": v["flows"], "total_Mbps": v["total_bps"] / 1e6,
