@@ -13,7 +13,7 @@ import click
 
 from . import _core
 from .core.api import Result, build, execute
-from .core.scenario import duration_seconds, bundled_scenarios, prepare
+from .core.scenario import did_you_mean, duration_seconds, bundled_scenarios, prepare
 from .core.results import fct_table, fmt_ms
 
 DEMO_SCENARIO = "paper/steady"
@@ -25,20 +25,44 @@ def _fail(msg: str) -> None:
     sys.exit(2)
 
 
-def _progress_bar(quiet: bool):
-    """A tqdm bar over simulated time on stderr, shown only after 2 s and only on a terminal."""
-    from tqdm import tqdm
+class Progress:
+    """A bar over simulated time, shown only once the run has taken `after` seconds of wall time (a short run
+    shows none), with one label; `close` ends its line, so what is printed next starts on a line of its own."""
 
+    def __init__(self, file: Any = None, after: float = 2.0) -> None:
+        import time
+
+        self.file = file if file is not None else sys.stderr
+        self.after = after
+        self.t0 = time.monotonic()
+        self.bar: Any = None
+
+    def __call__(self, now: float, dur: float) -> None:
+        import time
+
+        if self.bar is None:
+            if time.monotonic() - self.t0 < self.after:
+                return
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=dur, file=self.file, leave=False, dynamic_ncols=True,
+                            bar_format="simulated {n:.3f} of {total:.3f} s |{bar}| {percentage:3.0f}%, {elapsed} wall, {remaining} to go")
+        self.bar.n = min(now, dur)
+        self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            # leave=False clears the bar's line: the results start at the beginning of a clean line
+            self.bar.close()
+            self.bar = None
+
+
+def _progress_bar(quiet: bool) -> tuple[Progress | None, Progress | None]:
+    """The run's progress bar on stderr (none when quiet or not on a terminal): (to close, to call)."""
     if quiet or not sys.stderr.isatty():
         return None, None
-    bar = tqdm(total=1.0, unit="", file=sys.stderr, delay=2.0, bar_format="{l_bar}{bar}| {elapsed}<{remaining} sim {desc}")
-
-    def update(now: float, dur: float) -> None:
-        bar.n = min(now / dur, 1.0) if dur > 0 else 1.0
-        bar.set_description_str(f"{now:.3f}s", refresh=False)
-        bar.refresh()
-
-    return bar, update
+    p = Progress()
+    return p, p
 
 
 def _run(sc: dict[str, Any], name: str, quiet: bool) -> Result:
@@ -60,6 +84,14 @@ def format_table(summary: dict[str, Any]) -> str:
         f"timeouts {summary['timeouts']}, retransmits {summary['retransmits']}"
     )
     return "\n".join(rows)
+
+
+def _check_out(out: str | None, force: bool) -> None:
+    """`--out` names a new or empty directory, or one replaced with --force (checked before anything runs)."""
+    if out and not force:
+        p = Path(out)
+        if p.exists() and (not p.is_dir() or any(p.iterdir())):
+            _fail(f"--out: {out!r} already exists and is not empty; choose another directory, or add --force to replace it")
 
 
 # the scenario being run, saved beside an internal error so that it can be reported
@@ -131,11 +163,13 @@ def _scenario_options(duration_example: str, set_note: str = "", seed_note: str 
 @click.option("--sample", metavar="INTERVAL", help='Write timeseries.parquet (per port queues, per flow bytes) every INTERVAL, e.g. "100us" (run.sample).')
 @click.option("--max-events", type=click.IntRange(min=1), help="End the run (marked incomplete) after this many events (run.max_events).")
 @click.option("--max-wall", metavar="DURATION", help='End the run (marked incomplete) after this much wall-clock time, e.g. "600s" (run.max_wall).')
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--force", is_flag=True, help="Replace what --out holds (refused by default when it is not empty).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar (shown on a terminal once a run takes 2 s).")
 def run_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int | None, duration: str | None, out: str | None,
             as_json: bool, pcap: str | None, pcap_filter: str | None, sample: str | None, max_events: int | None,
-            max_wall: str | None, quiet: bool) -> None:
+            max_wall: str | None, force: bool, quiet: bool) -> None:
     """Run SCENARIO (a .toml path or a bundled name such as paper/steady)."""
+    _check_out(out, force)
     try:
         extra = [f"run.sample={sample}"] if sample else []
         limits: dict[str, Any] = {}
@@ -222,11 +256,14 @@ def _live_errors() -> Iterator[None]:
 @click.option("--pcap", type=click.Path(dir_okay=False), help="Capture frames on every fabric port into this pcapng file (tshark).")
 @click.option("--pcap-filter", default="ether proto 0x8808", show_default=True, help="BPF capture filter for --pcap (default: PFC frames).")
 @click.option("--cleanup", is_flag=True, help="Remove every namespace (and veth) a live run left behind, and exit.")
+@click.option("--force", is_flag=True, help="Replace what --out holds (refused by default when it is not empty).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress messages.")
 def live_cmd(scenario: str | None, scheme: str | None, sets: tuple[str, ...], seed: int | None, duration: str | None, out: str | None,
-             drain: str, as_json: bool, pcap: str | None, pcap_filter: str, cleanup: bool, quiet: bool) -> None:
+             drain: str, as_json: bool, pcap: str | None, pcap_filter: str, cleanup: bool, force: bool, quiet: bool) -> None:
     """Run SCENARIO on real Linux TCP between network namespaces, switched by the simulator's components."""
     from . import live
+
+    _check_out(out, force)
 
     if cleanup:
         if not live.has_net_admin():
@@ -309,12 +346,43 @@ def live_validate_cmd(scenario: str, schemes: str, rates: str, duration: str, se
 
 
 @main.command("scenarios")
-def scenarios_cmd() -> None:
-    """List the bundled scenarios."""
+@click.option("--show", "show", metavar="NAME", help="Print a bundled scenario's TOML (to copy and edit: --show NAME > my.toml).")
+def scenarios_cmd(show: str | None) -> None:
+    """List the bundled scenarios, or print one (--show NAME)."""
+    from .core.scenario import SCENARIO_ROOT
+
     items = bundled_scenarios()
+    if show:
+        name = show.removesuffix(".toml")
+        if name not in items:
+            _fail(f"--show: no bundled scenario {show!r}; bundled: {', '.join(items)}{did_you_mean(name, items)}")
+        path = Path(str(SCENARIO_ROOT)) / f"{name}.toml"
+        click.echo(path.read_text(), nl=False)
+        # the files it reads beside it (a flow list, a topology), which a copy needs too
+        import re
+
+        refs = sorted(set(re.findall(r'^\s*file\s*=\s*"([^"]+)"', path.read_text(), flags=re.M)))
+        if refs:
+            click.echo(f"note: {name} reads {', '.join(refs)} from {path.parent}; copy them beside your copy", err=True)
+        return
     width = max(len(k) for k in items)
     for name, desc in items.items():
         click.echo(f"{name:<{width}}  {desc}")
+
+
+@main.command("init")
+@click.argument("path", default="scenario.toml", type=click.Path(dir_okay=False))
+@click.option("--force", is_flag=True, help="Replace PATH if it exists.")
+def init_cmd(path: str, force: bool) -> None:
+    """Write a commented starting scenario to PATH (default scenario.toml): a fat tree, a scheme and a
+    workload, each key explained; run it with `detailsim run PATH`."""
+    from importlib.resources import files
+
+    p = Path(path)
+    if p.exists() and not force:
+        _fail(f"init: {path!r} exists; choose another path, or add --force to replace it")
+    p.write_text((files("detailsim") / "data" / "templates" / "scenario.toml").read_text())
+    click.echo(f"wrote {path}; run it with: detailsim run {path}")
 
 
 @main.command("schemes")
@@ -327,18 +395,28 @@ def schemes_cmd() -> None:
 
 
 @main.command("reference")
+@click.argument("section", required=False)
 @click.option("--update-docs", is_flag=True, help="Rewrite the generated knob tables in docs/scenarios.md (run from the project root).")
-def reference_cmd(update_docs: bool) -> None:
-    """The [scheme] knobs: key, unit, default per preset and meaning, from the core's declaration of each
-    knob (what docs/scenarios.md shows)."""
+def reference_cmd(section: str | None, update_docs: bool) -> None:
+    """Every scenario section's keys: unit, default and meaning. [run], [topology], [scheme] (the presets
+    and every knob table, the default per preset), [[workload]] per kind and [[fault]], from the core's
+    declarations (what docs/scenarios.md shows, with more prose there). SECTION: only the sections whose
+    name starts with it, e.g. `workload.cdf`, `scheme.tcp` or `topology`."""
     from .repro import reference
 
     if update_docs:
         changed = reference.update_docs()
         click.echo(f"{reference.DOC}: {'updated' if changed else 'already current'}")
         return
-    for prefix in reference.sections():
-        click.echo(f"[{prefix.rstrip('.')}]\n{reference.table(prefix)}\n")
+    blocks = reference.all_sections()
+    if section:
+        want = section.strip("[]").rstrip(".")
+        blocks = [b for b in blocks if b[0] == want or b[0].startswith(want + ".")]
+        if not blocks:
+            names = [n for n, _, _ in reference.all_sections()]
+            _fail(f"reference: no section {section!r}; sections: {', '.join(names)}{did_you_mean(want, names)}")
+    for _, heading, text in blocks:
+        click.echo(f"{heading}\n{text}\n")
 
 
 @main.command("sweep")
@@ -404,13 +482,14 @@ def plot_cmd(store: str, plots_dir: str | None, baseline: str, metric: str, x: s
 
 @main.command("export")
 @click.argument("run_dir", type=click.Path(file_okay=False, exists=True))
-@click.option("--format", "fmt", type=click.Choice(["hpcc-fct"]), required=True,
-              help="hpcc-fct: the HPCC simulator's fct.txt lines (sip dip sport dport size start_ns fct_ns standalone_fct_ns).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="The file to write (default RUN_DIR/fct.txt).")
+@click.option("--format", "fmt", type=click.Choice(["csv", "hpcc-fct"]), required=True,
+              help="csv: the flow table as it is (every column, a header; times in seconds); hpcc-fct: the HPCC "
+                   "simulator's fct.txt lines (sip dip sport dport size start_ns fct_ns standalone_fct_ns).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="The file to write (default RUN_DIR/flows.csv or RUN_DIR/fct.txt).")
 def export_cmd(run_dir: str, fmt: str, output: str | None) -> None:
-    """Write a run's flows (a `detailsim run --out` directory) in another simulator's format: hpcc-fct for
-    Parsimon- and m3-style tools (finished flows, in order of completion; the standalone FCT is the flow's
-    ideal one)."""
+    """Write a run's flows (a `detailsim run --out` directory, or a sweep store) as CSV, or in another
+    simulator's format: hpcc-fct for Parsimon- and m3-style tools (finished flows, in order of completion;
+    the standalone FCT is the flow's ideal one)."""
     import json
 
     import polars as pl
@@ -418,6 +497,20 @@ def export_cmd(run_dir: str, fmt: str, output: str | None) -> None:
     from .core.formats import host_node_ids, write_hpcc_fct
     from .outputs.report import is_run_dir
 
+    if fmt == "csv":
+        from .core.sweep import read_store
+
+        d = Path(run_dir)
+        if is_run_dir(run_dir):
+            flows = pl.read_parquet(d / "flows.parquet")
+        elif (d / "sweep.json").exists():
+            flows = read_store(d, tables=("flows",))["flows"]  # a store's flows, with its swept parameters
+        else:
+            _fail(f"run_dir: {run_dir!r} is neither a run directory (flows.parquet) nor a sweep store (sweep.json)")
+        out = Path(output) if output else d / "flows.csv"
+        flows.with_columns(pl.col("class").cast(pl.String)).write_csv(out)
+        click.echo(f"{out}: {flows.height} flows")
+        return
     if not is_run_dir(run_dir):
         _fail(f"run_dir: {run_dir!r} is not a run directory (no summary.json and flows.parquet; write one with detailsim run --out)")
     d = Path(run_dir)
@@ -452,7 +545,7 @@ def crosscheck_cmd(cases: tuple[str, ...], out: str | None, update_docs: bool, o
     names = list(cases) or list(X.CASES)
     unknown = [n for n in names if n not in X.CASES]
     if unknown:
-        _fail(f"--case: no case {unknown[0]!r}; cases: {', '.join(X.CASES)}")
+        _fail(f"--case: no case {unknown[0]!r}; cases: {', '.join(X.CASES)}{did_you_mean(unknown[0], X.CASES)}")
     if update_docs and (sets or attrs or varied):
         _fail("crosscheck: --update-docs writes the cases as they are; leave out --vary, --set and --ns3-set")
     try:
@@ -594,7 +687,8 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
         names = GROUPS.get(name, [name])
     for n in names:
         if n not in REPROS:
-            _fail(f"reproduce: unknown reproduction {n!r}; known: {', '.join(REPROS)}, {', '.join(GROUPS)}, all")
+            _fail(f"reproduce: unknown reproduction {n!r}; known: {', '.join(REPROS)}, {', '.join(GROUPS)}, all"
+                  f"{did_you_mean(n, [*REPROS, *GROUPS, 'all'])}")
     outp = Path(out)
     parts = []
     progress = not quiet and sys.stderr.isatty()
@@ -749,7 +843,7 @@ def demonstrate_cmd(ids: tuple[str, ...], list_: bool, out: str, workers: int | 
         return
     for i in ids:
         if i not in DEMOS:
-            _fail(f"demonstrate: unknown demonstration {i!r}; known: {', '.join(DEMOS)}")
+            _fail(f"demonstrate: unknown demonstration {i!r}; known: {', '.join(DEMOS)}{did_you_mean(i, DEMOS)}")
     if update_docs_ and not Path("docs/reproduction.md").exists():
         _fail("demonstrate: --update-docs must run from the project root (no docs/reproduction.md here)")
     records = {}

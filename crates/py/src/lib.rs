@@ -247,6 +247,14 @@ fn section_table() -> String {
     serde_json::to_string(&rows).expect("serialisable")
 }
 
+/// The keys each struct-backed section accepts (`config::section_keys`: run, topology, fault and
+/// workload.<kind>): a JSON object of section -> keys in declaration order.
+#[pyfunction]
+fn section_keys() -> String {
+    let m: serde_json::Map<String, serde_json::Value> = detailsim_model::config::section_keys().into_iter().map(|(s, k)| (s, serde_json::json!(k))).collect();
+    serde_json::to_string(&m).expect("serialisable")
+}
+
 /// Validate a scenario (JSON) without running it; raises ScenarioError.
 #[pyfunction]
 fn validate(scenario_json: &str) -> PyResult<()> {
@@ -378,6 +386,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(knob_table, m)?)?;
     m.add_function(wrap_pyfunction!(section_table, m)?)?;
+    m.add_function(wrap_pyfunction!(section_keys, m)?)?;
     m.add_function(wrap_pyfunction!(host_address, m)?)?;
     m.add_function(wrap_pyfunction!(pfc_frame, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;

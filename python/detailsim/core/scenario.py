@@ -18,6 +18,15 @@ from .._core import ScenarioError
 SCENARIO_ROOT = resources.files("detailsim") / "scenarios"
 
 
+def did_you_mean(word: str, choices: list[str] | Any) -> str:
+    """"; did you mean 'x'?" for the choice closest to a misspelt `word` (difflib's ratio, as the core's
+    errors do with edit distance), or "" when none is close."""
+    import difflib
+
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.75)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
 def bundled_scenarios() -> dict[str, str]:
     """Bundled scenario names (e.g. ``paper/steady``) with their descriptions."""
     out: dict[str, str] = {}
@@ -59,7 +68,8 @@ def load_scenario(scenario: str | Path | dict[str, Any]) -> tuple[dict[str, Any]
     if bundled.is_file():
         return _read_toml(bundled), s.removesuffix(".toml"), bundled.parent
     names = ", ".join(bundled_scenarios())
-    raise ScenarioError(f"scenario: {s!r} is neither a file nor a bundled scenario; bundled: {names}")
+    raise ScenarioError(f"scenario: {s!r} is neither a file nor a bundled scenario; bundled: {names}"
+                        f"{did_you_mean(s, bundled_scenarios())}")
 
 
 def _show(v: Any) -> str:
@@ -323,6 +333,10 @@ def _resolve_foreign_flows(w: dict[str, Any], i: int, base: Path, host_of: dict[
 def resolve(sc: dict[str, Any], base: Path) -> dict[str, Any]:
     """Front-end resolution of files referenced by the scenario (modifies `sc`, a private copy, whose shape
     `check_shape` has passed)."""
+    if not sc.get("workload"):
+        raise ScenarioError("workload: the scenario has no [[workload]], so nothing would run; add at least one "
+                            "(kinds: retrieval, background, flows, sequential, partition_aggregate, incast, cdf, hpcc_flows, "
+                            "htsim_cm; docs/scenarios.md), e.g. [[workload]] kind = \"incast\" senders = 8 total = \"512KB\"")
     topo0 = sc.get("topology")
     host_of = _resolve_hpcc_topology(topo0, base) if isinstance(topo0, dict) and topo0.get("kind") == "hpcc" else None
     for i, w in enumerate(sc.get("workload", []) or []):

@@ -110,7 +110,10 @@ def load_sweep(source: str | Path | dict[str, Any]) -> Sweep:
         base_dir, src = path.resolve().parent, str(path)
     unknown = set(spec) - SWEEP_KEYS
     if unknown:
-        raise ScenarioError(f"sweep.{sorted(unknown)[0]}: unknown key; allowed: {', '.join(sorted(SWEEP_KEYS))}")
+        from .scenario import did_you_mean
+
+        key = sorted(unknown)[0]
+        raise ScenarioError(f"sweep.{key}: unknown key; allowed: {', '.join(sorted(SWEEP_KEYS))}{did_you_mean(key, SWEEP_KEYS)}")
     base = spec.get("base")
     if not isinstance(base, (str, dict)):
         raise ScenarioError("sweep.base: required: a bundled scenario name, a scenario path, or an inline table")

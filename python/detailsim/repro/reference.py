@@ -121,3 +121,26 @@ def update_docs(doc: Path = DOC) -> bool:
         text = render_block(text, "fields-" + prefix[:-1], field_table(prefix), str(doc), FIELDS_SOURCE)
     doc.write_text(text)
     return text != old
+
+
+def all_sections() -> list[tuple[str, str, str]]:
+    """Every section of a scenario as `detailsim reference` prints it: (name, heading, Markdown table), in
+    the order of docs/scenarios.md: run, topology and its tables, scheme (presets, then every knob and
+    declared table), workload.<kind> per kind, fault."""
+    from .scenario_keys import KEYS
+    from .scenario_keys import table as key_table
+
+    out = [("run", "[run]", key_table("run"))]
+    declared = field_sections()
+    for prefix in [p for p in declared if p.startswith("topology.")]:
+        out.append((prefix[:-1], f"[{prefix[:-1]}]", field_table(prefix)))
+    out.append(("scheme.presets", "[scheme] preset = NAME: the presets", presets_table()))
+    for prefix in sections():
+        out.append((prefix[:-1], f"[{prefix[:-1]}]", table(prefix)))
+    for prefix in [p for p in declared if p.startswith("scheme.")]:
+        out.append((prefix[:-1], f"[{prefix[:-1]}]", field_table(prefix)))
+    for name in [s for s in KEYS if s.startswith("workload.")]:
+        kind = name.split(".", 1)[1]
+        out.append((name, f'[[workload]] kind = "{kind}"', key_table(name)))
+    out.append(("fault", "[[fault]]", key_table("fault")))
+    return out

@@ -16,8 +16,11 @@ pub(crate) mod knobs;
 mod presets;
 mod schema;
 mod sections;
+mod keys;
+mod suggest;
 mod validate;
 
+pub use keys::section_keys;
 pub use knobs::{knob_table, Knob};
 pub use knobs::{AlbOverrides, DibsOverrides, PfcOverrides, RedOverrides, SchemeConfig, TcpOverrides, TimelyOverrides};
 pub use presets::*;
@@ -43,11 +46,13 @@ pub struct ConfigError {
 }
 
 impl fmt::Display for ConfigError {
+    /// "field: message", and for a misspelt name the closest allowed one ("; did you mean `x`?", `suggest`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let hint = suggest::hint(&self.msg);
         if self.field.is_empty() {
-            write!(f, "{}", self.msg)
+            write!(f, "{}{hint}", self.msg)
         } else {
-            write!(f, "{}: {}", self.field, self.msg)
+            write!(f, "{}: {}{hint}", self.field, self.msg)
         }
     }
 }

@@ -318,6 +318,10 @@ pub enum WorkloadConfig {
 
 pub const WORKLOAD_KINDS: &[&str] = &["retrieval", "background", "flows", "sequential", "partition_aggregate", "incast", "cdf"];
 
+/// Workload kinds the Python front end reads from another simulator's files and hands over as `flows`:
+/// the HPCC simulator's flow file and a csg-htsim connection matrix (listed in errors beside the core's).
+pub const FRONT_END_WORKLOAD_KINDS: &[&str] = &["hpcc_flows", "htsim_cm"];
+
 /// Marks the path inside a workload in an error message, so that `parse_scenario` can join it to the
 /// workload's own path (serde loses paths inside a tagged enum).
 pub(crate) const SUBPATH: char = '\u{1}';
@@ -333,7 +337,7 @@ impl<'de> Deserialize<'de> for WorkloadConfig {
             })
         }
         let mut m = serde_json::Map::<String, Value>::deserialize(d)?;
-        let allowed = WORKLOAD_KINDS.join(", ");
+        let allowed = WORKLOAD_KINDS.iter().chain(FRONT_END_WORKLOAD_KINDS).copied().collect::<Vec<_>>().join(", ");
         let kind = match m.remove("kind") {
             Some(Value::String(k)) => k,
             Some(other) => return Err(D::Error::custom(format!("{SUBPATH}kind{SUBPATH}must be a string, one of {allowed}; got {other}"))),
