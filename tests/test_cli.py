@@ -108,3 +108,127 @@ def test_every_command_that_runs_a_scenario_declares_its_options_once():
     assert run["scheme"] == live["scheme"] == check["scheme"]
     assert run["sets"] == live["sets"] and check["sets"][1].startswith(run["sets"][1].rstrip("."))
     assert live["seed"][1].startswith(run["seed"][1].rstrip("."))
+
+
+def _run_on_a_terminal(*args: str) -> tuple[int, str, str]:
+    """Run the CLI with its stderr on a pseudo-terminal (where a progress bar would show); (code, stdout,
+    what the terminal received)."""
+    import os
+    import pty
+    import subprocess
+
+    from conftest import CLI, ROOT
+
+    master, slave = pty.openpty()
+    p = subprocess.Popen([*CLI, *args], stdout=subprocess.PIPE, stderr=slave, cwd=ROOT, text=True)
+    os.close(slave)
+    out, _ = p.communicate(timeout=120)
+    chunks = []
+    while True:
+        try:
+            b = os.read(master, 65536)
+        except OSError:
+            break
+        if not b:
+            break
+        chunks.append(b)
+    os.close(master)
+    return p.returncode, out, b"".join(chunks).decode(errors="replace")
+
+
+def test_a_short_run_on_a_terminal_shows_no_progress_bar_and_its_table_starts_on_its_own_line():
+    code, out, term = _run_on_a_terminal("run", "examples/incast")
+    assert code == 0
+    assert "simulated" not in term and "%" not in term, term
+    assert out.startswith("class "), out[:80]
+
+
+def test_the_progress_bar_has_one_label_and_leaves_a_clean_line():
+    import io
+
+    from detailsim.cli import Progress
+
+    f = io.StringIO()
+    p = Progress(file=f, after=0.0)
+    for now in (0.05, 0.1, 0.2):
+        p(now, 0.2)
+    p.close()
+    text = f.getvalue()
+    frames = [x for x in text.split("\r") if x.strip()]
+    assert frames and all(x.count("simulated") == 1 for x in frames), frames
+    assert "simulated 0.200 of 0.200 s" in text and "100%" in text
+    assert text.endswith("\r") and "\n" not in text  # the line is cleared; what follows starts at its beginning
+    q = Progress(file=io.StringIO(), after=3600.0)
+    q(0.1, 0.2)
+    assert q.bar is None  # not shown before `after` seconds
+
+
+def test_out_refuses_a_non_empty_directory_unless_forced(tmp_path):
+    out = tmp_path / "o"
+    run_cli("run", "examples/incast", "--out", str(out), check=True)
+    before = (out / "summary.json").read_text()
+    r = run_cli("run", "examples/incast", "--seed", "2", "--out", str(out))
+    assert r.returncode == 2 and "--out" in r.stderr and "--force" in r.stderr
+    assert (out / "summary.json").read_text() == before
+    run_cli("run", "examples/incast", "--seed", "2", "--out", str(out), "--force", check=True)
+    assert json.loads((out / "summary.json").read_text())["seed"] == 2
+    (tmp_path / "empty").mkdir()
+    run_cli("run", "examples/incast", "--out", str(tmp_path / "empty"), check=True)
+
+
+def test_a_scenario_without_a_workload_is_refused(tmp_path):
+    sc = tmp_path / "s.toml"
+    sc.write_text('[topology]\nkind = "single_switch"\nhosts = 4\n')
+    r = run_cli("run", str(sc))
+    assert r.returncode == 2 and r.stderr.startswith("error: workload: the scenario has no [[workload]]"), r.stderr
+    assert "incast" in r.stderr and "hpcc_flows" in r.stderr
+
+
+@pytest.mark.parametrize("args, hint", [
+    (["--set", "topology.lnk_rate=10Gbps"], "did you mean `link_rate`?"),
+    (["--scheme", "detial"], "did you mean `detail`?"),
+    (["--set", "workload.0.kind=incst"], "did you mean `incast`?"),
+    (["--set", "run.durtion=1ms"], "did you mean `duration`?"),
+    (["--set", "scheme.ecn=1"], "did you mean one of `ecn_marking`, `ecn_threshold`?"),
+    (["--set", "topology.kind=fatree"], "did you mean `fattree`?"),
+])
+def test_a_misspelt_name_gets_the_closest_allowed_one(args, hint):
+    r = run_cli("run", "examples/incast", *args)
+    assert r.returncode == 2 and r.stderr.strip().endswith(hint), r.stderr
+    assert r.stderr.count("\n") == 1
+
+
+def test_misspelt_names_of_the_front_end_get_a_suggestion_too():
+    r = run_cli("run", "examples/incats")
+    assert r.returncode == 2 and r.stderr.strip().endswith("did you mean 'examples/incast'?"), r.stderr
+    r = run_cli("reproduce", "incst")
+    assert r.returncode == 2 and r.stderr.strip().endswith("did you mean 'incast'?"), r.stderr
+    r = run_cli("reference", "workload.cfd")
+    assert r.returncode == 2 and r.stderr.strip().endswith("did you mean 'workload.cdf'?"), r.stderr
+
+
+def test_scenarios_show_prints_a_bundled_scenario_and_init_writes_one_that_runs(tmp_path):
+    import tomllib
+
+    r = run_cli("scenarios", "--show", "examples/incast", check=True)
+    assert tomllib.loads(r.stdout)["workload"][0]["file"] == "incast16.csv"
+    assert "reads incast16.csv" in r.stderr
+    path = tmp_path / "mine.toml"
+    run_cli("init", str(path), check=True)
+    text = path.read_text()
+    assert text.count("#") > 20  # commented
+    r = run_cli("run", str(path), "--json", check=True)
+    s = json.loads(r.stdout)
+    assert s["scheme"] == "dctcp" and s["flows"]["completed"] == s["flows"]["started"] > 10
+    assert run_cli("init", str(path)).returncode == 2
+    run_cli("init", str(path), "--force", check=True)
+
+
+def test_export_csv_writes_the_flow_table_as_it_is(tmp_path):
+    out = tmp_path / "r"
+    run_cli("run", "examples/incast", "--out", str(out), check=True)
+    run_cli("export", str(out), "--format", "csv", check=True)
+    back = pl.read_csv(out / "flows.csv")
+    flows = pl.read_parquet(out / "flows.parquet")
+    assert back.columns == flows.columns and back.height == flows.height == 16
+    assert back["fct"].to_list() == pytest.approx(flows["fct"].to_list())

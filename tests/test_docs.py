@@ -230,3 +230,56 @@ def test_a_new_knob_table_gets_its_block_in_the_reference(tmp_path):
     assert block_of(new, "knobs-scheme.timely", reference.SOURCE) == reference.table("scheme.timely.")
     assert new.index("### `[scheme.timely]`") < new.index(reference.WORKLOAD_HEADING)
 
+
+
+def test_every_workload_kind_preset_and_section_the_core_accepts_is_in_the_docs_and_the_reference():
+    """Workload kinds (the core's and the front end's), presets and sections ([run], [topology] and its
+    tables, [scheme] and every knob and declared table, [[workload]], [[fault]]) appear in
+    docs/scenarios.md and in `detailsim reference`; the reference's keys of [run], each workload kind and
+    [[fault]] are exactly those the core's structs accept (plus the front end's own)."""
+    from detailsim.repro.reference import all_sections, field_sections, sections
+    from detailsim.repro.scenario_keys import FRONT_END, KEYS
+
+    from conftest import run_cli
+
+    ref = run_cli("reference", check=True).stdout
+    core = json.loads(_core.section_keys())
+    kinds = [s.split(".", 1)[1] for s in core if s.startswith("workload.")] + ["hpcc_flows", "htsim_cm"]
+    missing = []
+    for kind in kinds:
+        if f'kind = "{kind}"' not in DOC:
+            missing.append(f"docs: workload kind {kind}")
+        if f'[[workload]] kind = "{kind}"' not in ref:
+            missing.append(f"reference: workload kind {kind}")
+    for name, _ in _core.presets():
+        if f"| `{name}` |" not in DOC:
+            missing.append(f"docs: preset {name}")
+        if f"| `{name}` |" not in ref:
+            missing.append(f"reference: preset {name}")
+    names = ["run", "topology", *[p[:-1] for p in field_sections()], *[p[:-1] for p in sections()]]
+    for name in names:
+        if f"`[{name}]`" not in DOC and f"`[{name.split('.<')[0]}" not in DOC:
+            missing.append(f"docs: section [{name}]")
+        if f"[{name}]" not in ref:
+            missing.append(f"reference: section [{name}]")
+    for heading in ["## `[[workload]]`", "## `[[fault]]`"]:
+        if heading not in DOC:
+            missing.append(f"docs: {heading}")
+    assert "[[fault]]" in ref
+    assert not missing, missing
+    # the reference's keys are the core's
+    for section, keys in core.items():
+        if section == "topology":
+            continue  # declared in the core itself (sections.rs)
+        mine = [k for k, *_ in KEYS[section]]
+        assert len(mine) == len(set(mine)), section
+        assert set(mine) - FRONT_END.get(section, set()) == set(keys), (section, set(mine) ^ set(keys))
+    assert {s for s in KEYS if s.startswith("workload.")} == {f"workload.{k}" for k in kinds}
+    # every key of these sections is in the docs' section of it
+    parts = re.split(r"\n## ", DOC)
+    text = {"run": next(p for p in parts if p.startswith("`[run]`")), "fault": next(p for p in parts if p.startswith("`[[fault]]`")),
+            "workload": next(p for p in parts if p.startswith("`[[workload]]`"))}
+    undocumented = [f"{s}.{k}" for s, rows in KEYS.items() for k, *_ in rows
+                    if f"`{k}`" not in text[s.split(".")[0]]]
+    assert not undocumented, undocumented
+    assert len(all_sections()) == ref.count("\n| key |") + ref.count("\n| preset |")
