@@ -521,3 +521,32 @@ def test_the_fat_tree_findings_quote_the_stored_table():
     for scheme in ("detail", "hpcc"):
         assert f"{quoted('websearch', scheme, '100Gbps', 'medium', 1)} / {quoted('hadoop', scheme, '100Gbps', 'medium', 1)}" in bullet, scheme
         assert f"{quoted('websearch', scheme, '10Gbps', 'medium', 1)} / {quoted('hadoop', scheme, '10Gbps', 'medium', 1)}" in bullet, scheme
+
+
+def test_a_claim_cites_its_paper_by_name_and_section():
+    """Reports and docs name the paper and the section (or slide) a claim's line falls in, not the text
+    file; the copied headings stand on their lines of the papers where the papers are at hand."""
+    from detailsim.repro.papers import DETAIL_SECTIONS, SECTIONS, TITLES, cite
+
+    assert cite("000_76fdfa378bc5f2cf.txt:410") == "DeTail (technical report) §6.3 Microbenchmarks, line 410"
+    assert cite("000_76fdfa378bc5f2cf.txt:303") == "DeTail (technical report) §4.3.4 End-Host Timers, line 303"
+    assert cite("003_5c3f0d64251b88f8.txt:239") == "PIAS (NSDI 2015), line 239"
+    assert cite("cited:hpcc (Figure 11)").startswith("Li et al., HPCC") and cite("cited:hpcc (Figure 11)").endswith("(Figure 11)")
+    assert [n for n, _ in DETAIL_SECTIONS] == sorted(n for n, _ in DETAIL_SECTIONS)
+    for c in _claims():
+        shown = cite(c["source"])
+        assert ".txt" not in shown and "line" in shown or c["source"].startswith(CITED_PREFIX), (c["id"], shown)
+    papers = ROOT.parent / "shared" / "papers"
+    if papers.is_dir():
+        for f, heads in SECTIONS.items():
+            text = (papers / f).read_text().splitlines()
+            for n, h in heads:
+                line = text[n - 1].strip()
+                if h.startswith("slide "):
+                    assert line == "slide-" + h.split()[1], (f, n, line)
+                else:
+                    number = h.split()[0].lstrip("§")
+                    assert line.startswith(number), (f, n, line, h)
+        assert set(TITLES) == {p.name for p in papers.glob("*.txt")}
+    md = (ROOT / "docs" / "reproduction.md").read_text()
+    assert "000\\_76fdfa378bc5f2cf.txt" not in md.split("generated:claims-glance", 1)[1].split("end generated:claims-glance")[0]

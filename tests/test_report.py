@@ -225,3 +225,48 @@ def test_a_result_is_one_line_in_a_terminal_and_a_table_in_a_notebook():
     html = r._repr_html_()
     assert html.count("<tr>") == 1 + len(r.summary["fct"]) and "mean slowdown" in html
     assert r.fct()["class"].to_list() == list(r.summary["fct"])
+
+
+def test_a_reproduction_report_states_the_rule_and_draws_the_papers_numbers_beside_the_measured(store, tmp_path):
+    """A store with claims: the report states the grading code's own rule, each claim's label, quoted
+    sentence and citation by paper name and section, and a figure of the paper's numbers beside the
+    measured ones (every claim with a number placed, the others named in a note)."""
+    import json
+    import shutil
+
+    from detailsim.outputs.plots import claim_row, plot_claims
+    from detailsim.repro.grading import RULE
+
+    claims = json.loads((ROOT / "docs" / "reproduction" / "claims.json").read_text())
+    steady = [c for c in claims if c["experiment"] == "steady"]
+    drawn = plot_claims(steady, tmp_path)[0]
+    placed = [c["id"] for c in steady if claim_row(c) is not None]
+    assert drawn.series == placed and len(placed) >= 10
+    assert all(c["id"] in drawn.note for c in steady if c["id"] not in placed)
+    row = claim_row(next(c for c in steady if c["id"] == "steady.fig9_fh_p50"))
+    assert row["ref"] == 1.0 and row["band"] == pytest.approx((0.75, 1.25)) and row["x"] == pytest.approx(1.94 / 2.2, rel=0.02)
+    s = tmp_path / "store"
+    shutil.copytree(store, s)
+    (s / "claims.json").write_text(json.dumps(steady))
+    html = run_cli("report", str(s), "-o", str(tmp_path / "r.html"), check=True) and (tmp_path / "r.html").read_text()
+    assert RULE in html
+    assert 'alt="claims"' in html
+    for c in steady:
+        assert c["label"] in html and c["claim"] in html
+    assert "DeTail (technical report) §6.3 Microbenchmarks, line" in html and "000_76fdfa378bc5f2cf.txt" not in html
+
+
+def test_a_reproduction_table_sorts_numbers_and_quantities_by_value():
+    import polars as pl
+
+    from detailsim.outputs.plots import natural_key, pooled_percentiles
+    from detailsim.repro.reproduce import markdown_table
+
+    vals = ["10ms", "1ms", "200ms", "5ms", "500us"]
+    flows = pl.DataFrame({"rto": [v for v in vals for _ in range(3)], "class": ["incast"] * 15,
+                          "fct": [0.001 * (i + 1) for i in range(15)], "fct_lower": [0.001 * (i + 1) for i in range(15)]})
+    md = markdown_table(pooled_percentiles(flows, ["rto"]), ["rto"], ["incast"])
+    order = [line.split("|")[1].strip() for line in md.splitlines()[2:]]
+    assert order == ["500us", "1ms", "5ms", "10ms", "200ms"], order
+    assert sorted(["retrieval/32KB", "retrieval/2KB", "retrieval/8KB"], key=natural_key) == ["retrieval/2KB", "retrieval/8KB", "retrieval/32KB"]
+    assert sorted(["1Gbps", "100Mbps", "10Gbps"], key=natural_key) == ["100Mbps", "1Gbps", "10Gbps"]

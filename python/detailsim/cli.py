@@ -124,6 +124,12 @@ class _Main(click.Group):
             raise
         except _core.ScenarioError as e:
             _fail(str(e))
+        except BrokenPipeError:
+            # the reader went away (`detailsim reproduce --list | head`): stop quietly, as Unix tools do
+            import os
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(141)
         except Exception as e:  # noqa: BLE001 - reported as an internal error
             _internal_error(e)
 
@@ -644,11 +650,26 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
             click.echo(f"wrote {p}")
         return
     if list_ or name is None:
+        from .repro.reproduce import DOC_TIMINGS
+
+        # what the full run took when the docs' numbers were made (the source tree's record; none in a wheel)
+        rec = Path(__file__).resolve().parents[2] / DOC_TIMINGS
+        timings = json.loads(rec.read_text()) if rec.exists() else {}
+
+        def took(n: str) -> str:
+            t = timings.get(n)
+            if not t:
+                return "-"
+            m = t["wall_s"] / 60
+            return f"{t['wall_s']:.0f} s" if m < 1 else f"{m:.0f} min"
         width = max(len(n) for n in REPROS)
+        if timings:
+            click.echo(f"{'name':<{width}}  {'full run':>9}  (wall time with {next(iter(timings.values()))['workers']} workers, docs/reproduction.md; --quick is shorter)")
         for n, r in REPROS.items():
-            click.echo(f"{n:<{width}}  {r.title}")
+            click.echo(f"{n:<{width}}  {took(n):>9}  {r.title}" if timings else f"{n:<{width}}  {r.title}")
         for g, members in GROUPS.items():
-            click.echo(f"{g:<{width}}  runs {', '.join(members)}")
+            total = sum(timings[m]["wall_s"] for m in members if m in timings) / 60
+            click.echo(f"{g:<{width}}  {f'{total:.0f} min' if timings else '':>9}  runs {', '.join(members)}")
         if name is None and not list_:
             click.echo("\nrun one with: detailsim reproduce NAME [--quick]   (or: all)", err=True)
         return

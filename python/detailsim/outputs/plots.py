@@ -120,11 +120,22 @@ DASHES: list[Any] = ["-", "--", ":", "-.", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)),
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 
 
+# a whole value that is a quantity with a unit (as scenarios write them): ordered by its magnitude
+_QUANTITY = re.compile(r"\s*(\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*(ps|ns|us|µs|ms|s|B|KB|KiB|MB|MiB|GB|GiB|bps|Kbps|Mbps|Gbps|Tbps)\s*")
+_SCALE = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "B": 1, "KB": 1024, "KiB": 1024,
+          "MB": 1024**2, "MiB": 1024**2, "GB": 1024**3, "GiB": 1024**3, "bps": 1, "Kbps": 1e3, "Mbps": 1e6, "Gbps": 1e9,
+          "Tbps": 1e12}
+
+
 def natural_key(v: Any) -> tuple[Any, ...]:
-    """Order values as a reader expects: numbers by value, text with its numbers read as numbers
+    """Order values as a reader expects: numbers by value; a quantity with a unit by its magnitude (1ms
+    before 5ms before 10ms before 200ms, 500us before 1ms); other text with its numbers read as numbers
     (retrieval/2KB before retrieval/8KB before retrieval/32KB)."""
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return (0, float(v), "")
+    m = _QUANTITY.fullmatch(str(v))
+    if m:
+        return (0, float(m.group(1)) * _SCALE[m.group(2)], m.group(2))
     parts = re.split(r"(\d+(?:\.\d+)?)", str(v))
     return (1, 0.0, tuple((0, float(x), "") if i % 2 else (1, 0.0, x) for i, x in enumerate(parts)))
 
@@ -728,3 +739,74 @@ def plot_run(run_dir: str | Path, plots_dir: str | Path | None = None) -> list[P
     if ts_path.exists():
         files += plot_timeseries(pl.read_parquet(ts_path), d)
     return files
+
+
+# --- a reproduction's claims --------------------------------------------------------------------------------
+
+VERDICT_COLOURS = {"reproduced": "#1b7837", "direction only": "#e08214", "not reproduced": "#b2182b", "inconclusive": "#777777"}
+
+
+def claim_row(c: dict[str, Any]) -> dict[str, Any] | None:
+    """A claim on the claims figure's common axis, 1 = the paper's number: the rule's band, the measured
+    value and its 95% interval, each divided by the paper's number (a range: the geometric middle of its
+    ends; a bound: the bound). None for a claim without a number, a measured range, or a reference of 0."""
+    from ..repro.grading import REL_TOLERANCE
+
+    v, m = c["paper"]["value"], c["measured"]
+    if v is None or m["value"] is None or isinstance(m["value"], list):
+        return None
+    if isinstance(v, list):
+        lo, hi = v
+        if lo is not None and hi is not None:
+            ref = math.copysign(math.sqrt(abs(lo * hi)), hi) if lo * hi > 0 else (lo + hi) / 2
+            band = (lo - abs(lo) * REL_TOLERANCE, hi + abs(hi) * REL_TOLERANCE)
+        elif lo is None:
+            ref, band = hi, (-math.inf, hi)
+        else:
+            ref, band = lo, (lo, math.inf)
+    else:
+        ref, band = v, (v - abs(v) * REL_TOLERANCE, v + abs(v) * REL_TOLERANCE)
+    if not ref:
+        return None
+    scale = abs(ref)
+    ci = m.get("ci95") or 0.0
+    return {"id": c["id"], "verdict": c["verdict"], "label": c["label"], "band": (band[0] / scale, band[1] / scale),
+            "x": m["value"] / scale, "ci": ci / scale, "ref": ref / scale, "text": f"{c['paper']['where']}"}
+
+
+def plot_claims(claims: list[dict[str, Any]], d: Path, name: str = "claims", lo: float = -1.0, hi: float = 4.0) -> list[Drawn]:
+    """``claims``: each claim's paper number (a black tick at 1, its band the rule's, grey) beside what was
+    measured (a dot with its 95% interval, coloured by verdict; hollow when the claim is not held out),
+    every value divided by the paper's number so that claims of any unit share one axis. Values past the
+    axis sit at its edge as arrows. Claims without a number to place are listed in the figure's note."""
+    rows = [r for r in (claim_row(c) for c in claims) if r is not None]
+    left = [c["id"] for c in claims if claim_row(c) is None]
+    note = (f"{len(left)} claim(s) have no number to place (a property, a measured range, or a paper value of 0): "
+            + ", ".join(left)) if left else ""
+    if not rows:
+        return [Drawn(name, [], note=note)]
+    with plt.style.context(STYLE):
+        fig, axes = _figure(1, width=8.5, height=0.32 * len(rows) + 1.4)
+        ax = axes[0][0]
+        for i, r in enumerate(reversed(rows)):
+            b0, b1 = max(r["band"][0], lo), min(r["band"][1], hi)
+            ax.barh(i, b1 - b0, left=b0, height=0.6, color="0.85", edgecolor="none", zorder=1)
+            ax.plot([r["ref"]], [i], marker="|", color="black", markersize=12, zorder=2)
+            colour = VERDICT_COLOURS.get(r["verdict"], "black")
+            x = min(max(r["x"], lo), hi)
+            clipped = x != r["x"]
+            face = colour if r["label"] == "held out" else "white"
+            if r["ci"] and not clipped:
+                ax.errorbar([x], [i], xerr=[[min(r["ci"], x - lo)], [min(r["ci"], hi - x)]], color=colour, capsize=2, zorder=3, linestyle="none")
+            ax.plot([x], [i], marker=(">" if r["x"] > hi else "<") if clipped else "o", color=colour, markerfacecolor=face,
+                    markersize=6, zorder=4, linestyle="none")
+        ax.set_yticks(range(len(rows)), [r["id"] for r in reversed(rows)], fontsize=7)
+        ax.set_xlim(lo, hi)
+        ax.axvline(0, color="0.5", linewidth=0.6)
+        ax.set_xlabel("value / the paper's number (1: the paper; grey: the rule's band; bars: 95% interval over seeds)")
+        for v, colour in VERDICT_COLOURS.items():
+            ax.plot([], [], marker="o", linestyle="none", color=colour, label=v)
+        ax.plot([], [], marker="o", linestyle="none", color="black", markerfacecolor="white", label="not held out (calibration, seen, ...)")
+        ax.set_title("the paper's numbers and what was measured", fontsize=10)
+        _legend(fig, ax)
+        return [Drawn(name, [r["id"] for r in rows], note=note, files=_save(fig, d, name))]

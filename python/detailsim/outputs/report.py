@@ -14,6 +14,7 @@ import jinja2
 import polars as pl
 
 from ..repro.grading import RULE, fmt_measured, fmt_value
+from ..repro.papers import cite
 from .plots import plot_store
 from ..core.sweep import read_store
 
@@ -43,7 +44,7 @@ table.pooled td { white-space: nowrap; } .ci { color: #777; font-size: .85em; }
 <p class="meta">Graded against the paper's own numbers by {{ rule }} (docs/reproduction.md). Labels: held out claims are counted;
 calibration, seen, property and by-construction claims are shown apart.</p>
 <table><tr><th class="l">claim</th><th class="l">the paper's sentence (source)</th><th class="l">paper (where)</th><th class="l">measured (95% CI)</th><th class="l">how measured</th><th class="l">label</th><th>verdict</th></tr>
-{% for c in claims %}<tr><td class="l">{{ c.claim }}</td><td class="l">“{{ c.quote }}” ({{ c.source }})</td><td class="l">{{ c.paper_text }} ({{ c.paper.where }})</td><td class="l">{{ c.measured_text }}</td>
+{% for c in claims %}<tr><td class="l">{{ c.claim }}</td><td class="l">“{{ c.quote }}” ({{ c.cite }})</td><td class="l">{{ c.paper_text }} ({{ c.paper.where }})</td><td class="l">{{ c.measured_text }}</td>
 <td class="l">{{ c.measured.detail }}</td><td class="l">{{ c.label }}</td>
 <td class="{{ 'ok' if c.verdict == 'reproduced' else 'no' }}">{{ c.verdict }}</td></tr>{% endfor %}
 </table>
@@ -178,8 +179,21 @@ def build_report(out: str | Path, html_path: str | Path, baseline: str = "fh", m
     failed = list((out / "failed").glob("*.json")) if (out / "failed").is_dir() else []
     claims_path = out / "claims.json"
     claims = json.loads(claims_path.read_text()) if claims_path.exists() else []
+    if claims:
+        # the paper's numbers beside the measured ones, first among the plots
+        from .plots import plot_claims
+
+        with tempfile.TemporaryDirectory() as tmp:
+            for dr in plot_claims(claims, Path(tmp)):
+                plot_notes.append(dr.note) if dr.note else None
+                for p in dr.files:
+                    if p.suffix == ".png":
+                        raw = p.read_bytes()
+                        images.insert(0, {"name": p.stem, "data": base64.b64encode(raw).decode(),
+                                          "wide": int.from_bytes(raw[16:20], "big") > 800})
     for c in claims:
         c["paper_text"], c["measured_text"] = fmt_value(c["paper"]["value"], c["paper"]["unit"]), fmt_measured(c)
+        c["cite"] = cite(c["source"])
     spec = manifest["spec"]
     html = TEMPLATE.render(
         title=spec.get("name") or Path(manifest.get("source", "sweep")).stem,

@@ -448,7 +448,9 @@ def glance_table(claims: list[dict[str, Any]]) -> str:
         shown = v if v == "reproduced" or c["label"] != "held out" else f"**{v}**"
         if v == "inconclusive" and c.get("resolve"):
             shown += f" (needs {c['resolve']})"
-        src = c["source"].split("/")[-1].replace("_", "\\_")
+        from .papers import cite
+
+        src = cite(c["source"])
         lines.append(f"| {c['experiment']} | {c['claim']} | {fmt_value(c['paper']['value'], c['paper']['unit'])} ({c['paper']['where']}; {src}) "
                      f"| {fmt_measured(c)} | {c['label']} | {shown} |")
     return "\n".join(lines)

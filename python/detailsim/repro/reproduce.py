@@ -71,7 +71,8 @@ from .claims import (  # noqa: F401 - re-exported: the reproductions' definition
 from .grading import Claim, fmt_measured, fmt_value, glance_table
 from .modern import (MODERN_HANDSHAKE, MODERN_SCHEMES, hpcc_fattree_claims, modern_report, roce_convergence_claims, roce_incast_claims,
                      roce_scaling, roce_scaling_zip)
-from ..outputs.plots import ci_of, fmt_reduction, pooled_percentiles, reduction_ci, reduction_table, seed_ci
+from .papers import cite
+from ..outputs.plots import ci_of, fmt_reduction, natural_key, pooled_percentiles, reduction_ci, reduction_table, seed_ci
 from .demonstrations import load_demos
 from .docblocks import block_of, render_block
 from .readings import READINGS_SOURCE, load_readings, readings_markdown
@@ -448,10 +449,10 @@ def markdown_table(stats: pl.DataFrame, keys: list[str], classes: list[str], bas
     head = [*keys, "class", "flows", "unfinished", "mean ms", "p50 ms", "p99 ms", "p99.9 ms"] + (["cut p99", "cut p99.9"] if has_fh else [])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     order = {c: i for i, c in enumerate(classes)}
-    rows = (stats.filter(pl.col("class").is_in(classes))
-            .with_columns(pl.col("class").replace_strict(order, return_dtype=pl.Int64).alias("_o"))
-            .sort([*keys, "_o"]).drop("_o"))
-    for r in rows.iter_rows(named=True):
+    # numbers and quantities by value (rto_min 1ms, 5ms, 10ms, 200ms), then the classes in their order
+    rows = sorted(stats.filter(pl.col("class").is_in(classes)).iter_rows(named=True),
+                  key=lambda r: (*(natural_key(r[k]) for k in keys), order[r["class"]]))
+    for r in rows:
         where = {k: r[k] for k in [*keys, "class"]}
         cells = [str(r[k]) for k in keys] + [r["class"], str(r["count"]), str(r.get("unfinished") or 0)]
         cells += [(">= " if r.get(f"{m}_lb") else "") + pm(r[f"{m}_ms"], ci_of(ci, f"{m}_ci", where)) for m in ("mean", "p50", "p99", "p999")]
@@ -506,7 +507,7 @@ def claims_markdown(claims: list[Claim]) -> str:
     for c in claims:
         j = c.to_json()
         v = c.verdict + (f" (needs {c.resolve})" if c.resolve else "")
-        lines.append(f"| {c.claim} | {fmt_value(c.paper_value, c.unit)} ({c.where}; {c.source}) | {fmt_measured(j)} | {c.detail} | {c.label} | {v} |")
+        lines.append(f"| {c.claim} | {fmt_value(c.paper_value, c.unit)} ({c.where}; {cite(c.source)}) | {fmt_measured(j)} | {c.detail} | {c.label} | {v} |")
     return "\n".join(lines)
 
 
