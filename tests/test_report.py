@@ -23,7 +23,9 @@ def store(tmp_path_factory):
     return out
 
 
-SWEEP5 = ROOT / "tests" / "data" / "sweep5x3x2.toml"
+# the sweep a new user tries first (issue 52): five schemes, three loads, two seeds, web search on a 10 Gbps
+# fat tree with shared-buffer switches
+SWEEP5 = ROOT / "tests" / "data" / "sweep_first.toml"
 
 
 @pytest.fixture(scope="module")
@@ -106,10 +108,11 @@ def test_the_report_of_plots_already_drawn_reads_no_flow_table(store, tmp_path):
         full.select("scheme", "class", "fct").sort(["scheme", "class", "fct"], nulls_last=True))
 
 
-def test_the_first_sweep_a_user_tries_draws_every_scheme_in_every_figure_with_tails_and_a_pooled_table(store5, tmp_path):
-    """Five schemes x three loads x two seeds: CCDFs and slowdown by size are drawn, every figure draws every
-    scheme at every load (the reduction every one but its baseline), one colour per scheme and one line
-    style per load across figures, no interval reaches below zero, and the report carries the pooled table."""
+def test_the_first_sweep_a_user_tries_renders_tails_every_scheme_and_a_pooled_table(store5, tmp_path):
+    """Five schemes x three loads x two seeds: the report renders in headless Chromium with CCDFs, slowdown
+    by size and the pooled table; every figure draws every scheme at every load (the reduction every one
+    but its baseline), one colour per scheme and one line style per load across figures; no interval
+    reaches zero or below."""
     import json
 
     import polars as pl
@@ -118,35 +121,62 @@ def test_the_first_sweep_a_user_tries_draws_every_scheme_in_every_figure_with_ta
     from detailsim.core.sweep import read_store
     from detailsim.outputs.plots import draw_store, make_styles
 
-    schemes = ["fh", "lps", "detail", "dctcp", "hpcc"]
-    drawn = draw_store(store5, tmp_path / "p")
+    schemes = ["dctcp", "detail", "pias", "dcqcn", "hpcc"]
+    loads = [0.3, 0.5, 0.7]
+    drawn = draw_store(store5, tmp_path / "p", baseline="dctcp")
     names = [d.name for d in drawn]
-    assert {"ccdf_background", "ccdf_retrieval_8KB", "slowdown_by_size", "percentile_p999_vs_workload.rate",
-            "reduction_p999_over_fh"} <= set(names), names
+    assert {"ccdf_small", "ccdf_medium", "ccdf_large", "slowdown_by_size", "percentile_p999_vs_workload.0.load",
+            "reduction_p999_over_dctcp"} <= set(names), names
     listing = json.loads((tmp_path / "p" / "plots.json").read_text())
     assert [x["name"] for x in listing] == names
     for d in drawn:
         assert not d.note, d.note
         have = {v["scheme"] for v in d.values}
-        want = set(schemes) - ({"fh"} if d.name.startswith("reduction") else set())
+        want = set(schemes) - ({"dctcp"} if d.name.startswith("reduction") else set())
         assert have == want, (d.name, have)
         if not d.name.startswith("percentile"):  # the others draw one series per (scheme, load)
-            assert len(d.values) == len(want) * 3, (d.name, len(d.values))
-    st = make_styles(["scheme", "workload.rate"], {"scheme": schemes, "workload.rate": [500, 1000, 2000]})
+            assert len(d.values) == len(want) * len(loads), (d.name, len(d.values))
+    st = make_styles(["scheme", "workload.0.load"], {"scheme": schemes, "workload.0.load": loads})
     assert len(set(st.colours.values())) == 5 and len({v[0] for v in st.dashes.values()}) == 3
-    # intervals over seeds never at or below zero, and each holds the per-seed values' geometric middle
+    # intervals over seeds never at or below zero
     flows = read_store(store5, tables=("flows",))["flows"]
-    t = pooled_table(flows, ["scheme", "workload.rate"])
-    assert t.height == 5 * 3 * 4 and set(t["scheme"]) == set(schemes)
+    t = pooled_table(flows, ["scheme", "workload.0.load"])
+    assert set(t["scheme"]) == set(schemes) and set(t["class"]) == {"small", "medium", "large"}
+    assert t["p999_lb"].any()  # the large flows still running at the end: lower bounds, shown as such
     for c in [c for c in t.columns if c.endswith("_lo")]:
         lo = t[c].drop_nulls()
         assert lo.len() > 0 and (lo > 0).all(), c
-        assert (t.filter(pl.col(c).is_not_null())[c] <= t.filter(pl.col(c).is_not_null())[c.replace("_lo", "_hi")]).all()
+        both = t.filter(pl.col(c).is_not_null())
+        assert (both[c] <= both[c.replace("_lo", "_hi")]).all()
     html = tmp_path / "r.html"
-    run_cli("report", str(store5), "-o", str(html), check=True)
+    run_cli("report", str(store5), "-o", str(html), "--baseline", "dctcp", check=True)
     text = html.read_text()
-    assert "seeds pooled" in text and text.count("<tr>") > 60
-    assert text.count("data:image/png;base64,") == sum(1 for d in drawn for f in d.files if f.suffix == ".png")
+    assert "seeds pooled" in text and text.count('<table class="pooled">') == 1
+    pngs = text.count("data:image/png;base64,")
+    assert pngs == sum(1 for d in drawn for f in d.files if f.suffix == ".png")
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+    dom = subprocess.run([chromium(), *flags, "--dump-dom", html.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    assert int(re.search(r'data-images-loaded="(\d+)"', dom).group(1)) == pngs
+    assert dom.count("<tr>") > 45  # the pooled table's rows, the runs and the FCT table
+    shot = tmp_path / "shot.png"
+    subprocess.run([chromium(), *flags, "--window-size=1280,3000", f"--screenshot={shot}", html.as_uri()],
+                   capture_output=True, timeout=120, check=True)
+    img = mpimg.imread(shot)
+    rgb = img[..., :3]
+    assert ((rgb.max(axis=2) - rgb.min(axis=2)) > 0.2).mean() > 0.01  # the figures' colours are on the page
+
+
+def test_a_series_a_figure_cannot_draw_is_named_in_its_note():
+    from detailsim.outputs.plots import Drawn, make_styles, note_left_out
+
+    st = make_styles(["scheme", "load"], {"scheme": ["a", "b"], "load": [1, 2]})
+    d = Drawn("ccdf_large", ["a, load=1", "a, load=2", "b, load=1"],
+              [{"scheme": "a", "load": 1}, {"scheme": "a", "load": 2}, {"scheme": "b", "load": 1}])
+    note_left_out(d, ["scheme", "load"], st, "a")
+    assert d.note == "ccdf_large: 1 series not drawn (no flow of class large): b, load=2"
+    r = Drawn("reduction_p999_over_a", ["b, load=1", "b, load=2"], [{"scheme": "b", "load": 1}, {"scheme": "b", "load": 2}])
+    note_left_out(r, ["scheme", "load"], st, "a")
+    assert r.note == ""  # the baseline is never a reduction's series
 
 
 def test_a_missing_baseline_is_a_visible_note_not_a_silent_gap(store, tmp_path):

@@ -1,7 +1,7 @@
 """A results store in Python: ``detailsim.sweep(spec, out)`` runs one, ``detailsim.open_store(out)`` opens
 one; both return a `Store`, whose tables are polars frames and which renders as a compact table in Jupyter.
 
-    >>> st = detailsim.sweep("tests/data/sweep5x3x2.toml", "results/first")   # doctest: +SKIP
+    >>> st = detailsim.sweep("tests/data/sweep_first.toml", "results/first")   # doctest: +SKIP
     >>> st.pooled()                     # scheme x load x class, seeds pooled, with intervals  # doctest: +SKIP
     >>> st.plot()                       # the figures, PNG and SVG, in results/first/plots     # doctest: +SKIP
 """

@@ -662,9 +662,32 @@ def draw_store(out: str | Path, plots_dir: str | Path | None = None, baseline: s
             drawn.append(Drawn(f"reduction_{metric}_over_{_safe(baseline)}", [],
                                note=f"no reduction plot: the baseline scheme {baseline!r} is not in this sweep "
                                     f"(schemes: {', '.join(sorted(map(str, schemes), key=natural_key))}; choose one with --baseline)"))
+    for dr in drawn:
+        note_left_out(dr, keys, styles, baseline)
     (d / "plots.json").write_text(json.dumps([{"name": x.name, "series": x.series, "values": x.values, "note": x.note,
                                                "files": [f.name for f in x.files]} for x in drawn], indent=1, default=str) + "\n")
     return drawn
+
+
+def note_left_out(dr: Drawn, keys: list[str], styles: Styles, baseline: str) -> None:
+    """Add to a figure's note the series of the store it did not draw (no flow of the figure's class, say),
+    so that a series missing from a figure is said, never silent."""
+    if not dr.values:
+        return
+    present = set().union(*(v.keys() for v in dr.values))
+    have = [k for k in keys if k in present]
+    shown = {tuple(str(v.get(k)) for k in have) for v in dr.values}
+    combos: list[dict[str, Any]] = [{}]
+    for k in have:
+        combos = [{**c, k: v} for c in combos for v in sorted(styles.order.get(k, {}), key=lambda x: styles.order[k][x])]
+    if dr.name.startswith("reduction_"):
+        combos = [c for c in combos if c.get("scheme") != baseline]
+    missing = [c for c in combos if tuple(str(c[k]) for k in have) not in shown]
+    if missing:
+        cls = dr.name.split("_", 1)[1] if dr.name.startswith(("ccdf_", "cdf_")) else ""
+        why = f"no flow of class {cls}" if cls else "no flow to draw"
+        names = ", ".join(_label(have, tuple(c[k] for k in have)) for c in missing)
+        dr.note = (dr.note + "; " if dr.note else "") + f"{dr.name}: {len(missing)} series not drawn ({why}): {names}"
 
 
 def plot_store(out: str | Path, plots_dir: str | Path | None = None, baseline: str = "fh",

@@ -2,9 +2,12 @@
 //! `Deserialize` hands its deserializer), so that the reference and the documentation test compare
 //! themselves with what the core reads rather than with a copy of it.
 
-use super::{BackgroundConfig, CdfConfig, FaultConfig, FlowsConfig, IncastConfig, PartitionAggregateConfig, RetrievalConfig, RunConfig, SequentialConfig, TopologyConfig, WORKLOAD_KINDS};
-use serde::de::{Deserialize, Deserializer, Error as _, Visitor};
+use super::{
+    BackgroundConfig, CdfConfig, FaultConfig, FlowsConfig, IncastConfig, PartitionAggregateConfig, RetrievalConfig, RunConfig, SequentialConfig,
+    TopologyConfig, WORKLOAD_KINDS,
+};
 use serde::de::value::Error;
+use serde::de::{Deserialize, Deserializer, Error as _, Visitor};
 
 /// A deserializer that records the fields a struct asks for and stops there.
 struct Probe<'a>(&'a mut Vec<&'static str>);

@@ -12,11 +12,11 @@
 //! `schema` (the tables as serde reads them), `presets` (resolved schemes and the named presets),
 //! `validate` (checks and resolution); this file: the error type and `parse_scenario`.
 
+mod keys;
 pub(crate) mod knobs;
 mod presets;
 mod schema;
 mod sections;
-mod keys;
 mod suggest;
 mod validate;
 

@@ -18,11 +18,7 @@ fn parse(msg: &str) -> Option<(&str, Vec<&str>)> {
     let (word, tail) = quoted.split_once('"')?;
     let (_, list) = tail.split_once("allowed: ")?;
     let list = list.split(';').next().unwrap_or("");
-    let allowed = list
-        .split(',')
-        .map(|s| s.trim().trim_end_matches('.'))
-        .filter(|s| !s.is_empty() && !s.contains(' '))
-        .collect();
+    let allowed = list.split(',').map(|s| s.trim().trim_end_matches('.')).filter(|s| !s.is_empty() && !s.contains(' ')).collect();
     Some((word, allowed))
 }
 
@@ -38,11 +34,7 @@ pub(crate) fn hint(msg: &str) -> String {
     let lower = word.to_lowercase();
     // a typo: up to one edit in three characters (at least one)
     let limit = (lower.chars().count() / 3).max(1);
-    let best = allowed
-        .iter()
-        .map(|a| (strsim::damerau_levenshtein(&lower, &a.to_lowercase()), *a))
-        .min_by_key(|(d, _)| *d)
-        .filter(|(d, _)| *d <= limit);
+    let best = allowed.iter().map(|a| (strsim::damerau_levenshtein(&lower, &a.to_lowercase()), *a)).min_by_key(|(d, _)| *d).filter(|(d, _)| *d <= limit);
     if let Some((_, a)) = best {
         return format!("; did you mean `{a}`?");
     }
@@ -66,7 +58,10 @@ mod tests {
         assert_eq!(hint("unknown field `durtion`, expected `duration` or `seed`"), "; did you mean `duration`?");
         assert_eq!(hint("unknown scheme \"detial\"; allowed: fh, scatter, lps, detail"), "; did you mean `detail`?");
         assert_eq!(hint("unknown workload \"incst\"; allowed: retrieval, incast, cdf; or ..."), "; did you mean `incast`?");
-        assert_eq!(hint("unknown field `ecn`, expected one of `preset`, `ecn_marking`, `ecn_threshold`"), "; did you mean one of `ecn_marking`, `ecn_threshold`?");
+        assert_eq!(
+            hint("unknown field `ecn`, expected one of `preset`, `ecn_marking`, `ecn_threshold`"),
+            "; did you mean one of `ecn_marking`, `ecn_threshold`?"
+        );
         assert_eq!(hint("unknown field `zzzzzz`, expected one of `kind`, `k`"), "");
         assert_eq!(hint("must be positive"), "");
         assert_eq!(hint("unknown variant `Reno`, expected one of `reno`, `dctcp`"), "; did you mean `reno`?");
