@@ -168,9 +168,10 @@ def test_schemes_listing_has_the_presets():
 
 def test_pfc_thresholds_are_derived_and_checked():
     # eight lossless priorities (listed) do not fit 128 KB at 10 Gbps; by default only the workloads' own are
-    # lossless (none here: priority 0), which do
+    # lossless (priority 0 here, one flow), which do
+    one = [{"kind": "flows", "rows": [{"src": 0, "dst": 1, "size_bytes": 1000, "start_s": 0.0}]}]
     base = {"topology": {"kind": "single_switch", "hosts": 2, "link_rate": "10Gbps"},
-            "scheme": {"preset": "detail", "pfc": {"priorities": list(range(8))}}}
+            "scheme": {"preset": "detail", "pfc": {"priorities": list(range(8))}}, "workload": one}
     with pytest.raises(detailsim.ScenarioError, match="too small for lossless PFC"):
         detailsim.run(base)
     detailsim.run({**base, "scheme": {"preset": "detail"}})

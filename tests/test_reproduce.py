@@ -55,7 +55,9 @@ def test_a_quick_reproduction_writes_everything(tmp_path):
     assert "reduction_p999_over_fh.png" in pngs and any(p.startswith("cdf_") for p in pngs)
     assert (d / "plots" / "reduction_p999_over_fh.svg").exists()
     html = (d / "report.html").read_text()
-    assert "Reproduction claims" in html and html.count("data:image/png;base64,") == len(pngs)
+    # the store's figures and the claims figure (the paper's numbers beside the measured ones)
+    assert "Reproduction claims" in html and html.count("data:image/png;base64,") == len(pngs) + 1 and 'alt="claims"' in html
+    assert any(p.startswith("ccdf_") for p in pngs) and "slowdown_by_size.png" in pngs
     assert len(list((d / "summary").glob("*.parquet"))) == 3
 
 

@@ -665,7 +665,8 @@ def reproduce_cmd(name: str | None, list_: bool, quick: bool, out: str, workers:
             return f"{t['wall_s']:.0f} s" if m < 1 else f"{m:.0f} min"
         width = max(len(n) for n in REPROS)
         if timings:
-            click.echo(f"{'name':<{width}}  {'full run':>9}  (wall time with {next(iter(timings.values()))['workers']} workers, docs/reproduction.md; --quick is shorter)")
+            click.echo(f"(the second column: the full run's wall time with {next(iter(timings.values()))['workers']} workers, as "
+                       "docs/reproduction.md records it; --quick is shorter)", err=True)
         for n, r in REPROS.items():
             click.echo(f"{n:<{width}}  {took(n):>9}  {r.title}" if timings else f"{n:<{width}}  {r.title}")
         for g, members in GROUPS.items():

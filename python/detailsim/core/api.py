@@ -13,7 +13,7 @@ import polars as pl
 
 from .. import _core
 from .results import flows_frame, summarize
-from .scenario import prepare
+from .scenario import prepare, require_workload
 
 
 @dataclass
@@ -121,6 +121,7 @@ def build(sc: dict[str, Any], pcap: str | Path | None = None, pcap_filter: str |
     elif "threads" not in sc.get("run", {}):
         sc = {**sc, "run": {**sc.get("run", {}), "threads": "auto"}}
     sim = _core.Simulation(json.dumps(sc))
+    require_workload(sc)
     if pcap is not None:
         from ..outputs.pcap import parse_filter
 

@@ -22,6 +22,20 @@ import polars as pl
 
 from .results import QUANTILES, censored_stats
 
+# two-sided 95% quantiles of Student's t by degrees of freedom (the standard table); 1.96 beyond 30
+_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+         11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086,
+         25: 2.060, 30: 2.042}
+
+
+def t975(df: int) -> float:
+    """The two-sided 95% quantile of Student's t with `df` degrees of freedom (NaN for df <= 0)."""
+    if df <= 0:
+        return math.nan
+    keys = [k for k in _T975 if k <= df]
+    return _T975[max(keys)] if df <= 30 else 1.96
+
+
 # the statistics of a row, in order: FCT (ms) and slowdown (a ratio)
 FCT_STATS = ("mean", "p50", "p99", "p999")
 SLOWDOWN_STATS = ("sd_p50", "sd_p99", "sd_p999")
@@ -32,8 +46,6 @@ def seed_interval(values: Sequence[float | None]) -> tuple[float, float] | None:
     """The 95% interval of a positive statistic over seeds: Student's t on the logarithm of the per-seed
     values, exponentiated (a geometric interval, never at or below zero). None with fewer than two positive
     finite values."""
-    from ..repro.grading import t975
-
     x = np.array([v for v in values if v is not None and math.isfinite(v) and v > 0], dtype=float)
     if len(x) < 2:
         return None
@@ -73,7 +85,7 @@ def pooled_table(flows: pl.DataFrame, keys: list[str], order: dict[str, list[Any
     `flows` needs class, fct, fct_lower and, for the slowdown, ideal and slowdown; `seed` for intervals.
     Rows in the order `order` gives each key's values (the sweep's), else numbers by value and names with
     their numbers read as numbers (retrieval/2KB before retrieval/32KB)."""
-    from ..outputs.plots import natural_key
+    from .ordering import natural_key
 
     f = flows.with_columns(pl.col("class").cast(pl.String))
     has_seed = "seed" in f.columns

@@ -333,10 +333,6 @@ def _resolve_foreign_flows(w: dict[str, Any], i: int, base: Path, host_of: dict[
 def resolve(sc: dict[str, Any], base: Path) -> dict[str, Any]:
     """Front-end resolution of files referenced by the scenario (modifies `sc`, a private copy, whose shape
     `check_shape` has passed)."""
-    if not sc.get("workload"):
-        raise ScenarioError("workload: the scenario has no [[workload]], so nothing would run; add at least one "
-                            "(kinds: retrieval, background, flows, sequential, partition_aggregate, incast, cdf, hpcc_flows, "
-                            "htsim_cm; docs/scenarios.md), e.g. [[workload]] kind = \"incast\" senders = 8 total = \"512KB\"")
     topo0 = sc.get("topology")
     host_of = _resolve_hpcc_topology(topo0, base) if isinstance(topo0, dict) and topo0.get("kind") == "hpcc" else None
     for i, w in enumerate(sc.get("workload", []) or []):
@@ -369,6 +365,15 @@ def resolve(sc: dict[str, Any], base: Path) -> dict[str, Any]:
                 topo[k] = data[k]
     check_finite(sc)
     return sc
+
+
+def require_workload(sc: dict[str, Any]) -> None:
+    """A scenario that would run nothing is refused (checked once the core has validated the rest, so that
+    an error elsewhere is named first)."""
+    if not sc.get("workload"):
+        raise ScenarioError("workload: the scenario has no [[workload]], so nothing would run; add at least one "
+                            "(kinds: retrieval, background, flows, sequential, partition_aggregate, incast, cdf, hpcc_flows, "
+                            "htsim_cm; docs/scenarios.md), e.g. [[workload]] kind = \"incast\" senders = 8 total = \"512KB\"")
 
 
 def prepare(

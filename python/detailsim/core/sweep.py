@@ -50,7 +50,7 @@ from typing import Any, Callable
 import polars as pl
 
 from .._core import ScenarioError
-from .scenario import prepare
+from .scenario import prepare, require_workload
 
 # the most runs one sweep may expand to (each is validated before anything runs)
 MAX_RUNS = 100_000
@@ -174,6 +174,7 @@ def load_sweep(source: str | Path | dict[str, Any]) -> Sweep:
         try:
             sc, name = prepare(base, scheme=scheme, seed=seed, overrides=overrides)
             _core.validate(json.dumps(sc))
+            require_workload(sc)
         except ScenarioError as e:
             label = ", ".join(f"{k}={v}" for k, v in params.items())
             raise ScenarioError(f"{e} (in the run {label})") from None

@@ -14,6 +14,7 @@ from typing import Any, Callable
 import polars as pl
 
 from .grading import Claim, Value, ci95, direction_over, measure
+from .papers import CITED, CITED_PREFIX
 
 SIZES = ["retrieval/2KB", "retrieval/8KB", "retrieval/32KB"]
 # the DeTail paper scenarios the calibration is for, which carry its choices (docs/reproduction.md, "Adoption")
@@ -38,14 +39,9 @@ PAPER_FILES = {
 }
 
 
-# papers a claim may cite that are not among ../shared/papers (issue 38): what the claim says they state is
-# our summary of the published paper, in our words, with where in it; it cannot be checked against a file
-# here, and docs/reproduction.md ("Cited papers") lists every such statement
-CITED = {
-    "dcqcn": "Zhu et al., Congestion Control for Large-Scale RDMA Deployments (DCQCN), SIGCOMM 2015",
-    "hpcc": "Li et al., HPCC: High Precision Congestion Control, SIGCOMM 2019",
-}
-CITED_PREFIX = "cited:"
+# papers a claim may cite that are not among ../shared/papers (issue 38; papers.CITED): what the claim says
+# they state is our summary of the published paper, in our words, with where in it; it cannot be checked
+# against a file here, and docs/reproduction.md ("Cited papers") lists every such statement
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..core.pooled import t975  # noqa: F401 - the t table, shared with the pooled table
+
 REL_TOLERANCE = 0.25
 VERDICTS = ("reproduced", "direction only", "not reproduced", "inconclusive")
 LABELS = ("held out", "calibration", "seen", "property", "by construction")
@@ -53,19 +55,7 @@ RULE = ("an equivalence rule: each end's band is the paper's number ± 25% (a bo
         "interval on half the seeds keeps the verdict both share")
 MAX_SEEDS = 200
 
-# two-sided 95% quantiles of Student's t by degrees of freedom (the standard table); 1.96 beyond 30
-_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-         11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086,
-         25: 2.060, 30: 2.042}
-
 Value = float | list[float | None] | None
-
-
-def t975(df: int) -> float:
-    if df <= 0:
-        return math.nan
-    keys = [k for k in _T975 if k <= df]
-    return _T975[max(keys)] if df <= 30 else 1.96
 
 
 def ci95(xs: Sequence[float]) -> float | None:

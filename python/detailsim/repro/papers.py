@@ -6,6 +6,13 @@ they are present."""
 
 from __future__ import annotations
 
+# papers a claim may cite that are not among ../shared/papers (claims.py says how such a claim is graded)
+CITED = {
+    "dcqcn": "Zhu et al., Congestion Control for Large-Scale RDMA Deployments (DCQCN), SIGCOMM 2015",
+    "hpcc": "Li et al., HPCC: High Precision Congestion Control, SIGCOMM 2019",
+}
+CITED_PREFIX = "cited:"
+
 TITLES = {
     "000_76fdfa378bc5f2cf.txt": "DeTail (technical report)",
     "001_3ddd0eee06cfd50c.txt": "DIBS (Don't Drop, Detour!, poster)",
@@ -75,10 +82,8 @@ SECTIONS = {"000_76fdfa378bc5f2cf.txt": DETAIL_SECTIONS, "001_3ddd0eee06cfd50c.t
 def cite(source: str) -> str:
     """A claim's source for a reader: the paper's name, the section (or slide) the line falls in, and the
     line; a cited paper's source ("cited:NAME (where)") as it is."""
-    if source.startswith("cited:"):
-        from .claims import CITED
-
-        key, _, where = source.removeprefix("cited:").partition(" ")
+    if source.startswith(CITED_PREFIX):
+        key, _, where = source.removeprefix(CITED_PREFIX).partition(" ")
         return f"{CITED.get(key, key)} {where}".strip()
     if ":" not in source:
         return source
