@@ -550,3 +550,19 @@ def test_a_claim_cites_its_paper_by_name_and_section():
         assert set(TITLES) == {p.name for p in papers.glob("*.txt")}
     md = (ROOT / "docs" / "reproduction.md").read_text()
     assert "000\\_76fdfa378bc5f2cf.txt" not in md.split("generated:claims-glance", 1)[1].split("end generated:claims-glance")[0]
+
+
+def test_the_modern_findings_are_generated_from_the_modern_tables():
+    """docs/reproduction.md's "What it finds" for DeTail beside DCQCN and HPCC quotes the 8-seed tables of
+    the same document, and each comparison's wording follows them (a number in prose is generated)."""
+    from detailsim.repro.docblocks import block_of
+    from detailsim.repro.modern import FINDS_SOURCE, modern_findings, section_tables
+
+    doc = (ROOT / "docs" / "reproduction.md").read_text()
+    assert block_of(doc, "modern-finds", FINDS_SOURCE) == modern_findings(doc)
+    steady = section_tables(doc, "modern_steady")[0]
+    detail8 = next(r for r in steady if r["scheme"] == "detail" and r["class"] == "retrieval/8KB")["p99 ms"]
+    assert f"retrievals {float(detail8.split('±')[0]):.3g} ms (steady)" in modern_findings(doc)
+    # the wording turns with the numbers: make DCTCP the fastest and the lead is no longer DeTail's
+    fake = doc.replace(f"| {detail8} |", "| 99.000 ± 0.1 |", 1)
+    assert "DeTail's stack keeps the shortest tails" not in modern_findings(fake)

@@ -252,3 +252,116 @@ def hpcc_fattree_claims(d: Data) -> list[Claim]:
                                                                       **{"workload.0.cdf": c}), positive,
                     f"reduction of the 99th-percentile FCT of flows under 100 KB, HPCC against DCQCN (k = 8 fat tree, {what}, load 0.5)", q=HPCC_SHORT)
             for cdf, what in (("websearch", "web-search"), ("hadoop", "Facebook Hadoop"))]
+
+
+# --- what docs/reproduction.md says the modern experiments find, generated from their tables --------------
+
+FINDS_SOURCE = "the modern_* tables of docs/reproduction.md by `detailsim reproduce --update-docs`"
+
+
+def section_tables(doc: str, experiment: str) -> list[list[dict[str, str]]]:
+    """The Markdown tables of an experiment's section of docs/reproduction.md ("### NAME: ..."), each a list
+    of rows (header -> cell)."""
+    start = doc.find(f"\n### {experiment}: ")
+    if start < 0:
+        raise ValueError(f"docs/reproduction.md: no section for {experiment}")
+    end = doc.find("\n### ", start + 1)
+    body = doc[start: end if end > 0 else len(doc)]
+    tables, cur = [], []
+    for line in body.splitlines() + [""]:
+        if line.startswith("|"):
+            cur.append([c.strip() for c in line.strip().strip("|").split("|")])
+        elif cur:
+            head, rows = cur[0], [r for r in cur[2:]]
+            tables.append([dict(zip(head, r)) for r in rows])
+            cur = []
+    return tables
+
+
+def _value(cell: str) -> float:
+    """The value of a table cell "1.854 ± 0.018" (or ">= 1.854")."""
+    return float(cell.replace(">=", "").split("±")[0].strip().rstrip("%"))
+
+
+def _pick(rows: list[dict[str, str]], col: str, **where: str) -> float:
+    hits = [r for r in rows if all(r.get(k) == v for k, v in where.items())]
+    if len(hits) != 1:
+        raise ValueError(f"{where}: {len(hits)} rows")
+    return _value(hits[0][col])
+
+
+NAMES = {"detail": "DeTail", "dctcp": "DCTCP", "dcqcn": "DCQCN", "hpcc": "HPCC"}
+
+
+def _f(x: float) -> str:
+    return f"{x:.3g}" if x < 100 else f"{x:.0f}"
+
+
+def modern_findings(doc: str) -> str:
+    """The "What it finds" bullets of docs/reproduction.md from the modern experiments' tables in it (each
+    number a table's mean over 8 seeds; each comparison's wording follows the numbers)."""
+    st, bu, ft = (section_tables(doc, e) for e in ("modern_steady", "modern_bursty", "modern_fattree"))
+    fct = {"steady": st[0], "bursty": bu[0]}
+    fab = {"steady": st[-1], "bursty": bu[-1]}
+    others = ["dctcp", "hpcc", "dcqcn"]
+    lines = []
+    # 1. DeTail's own workloads
+    p99 = {(w, s, c): _pick(fct[w], "p99 ms", scheme=s, **{"class": f"retrieval/{c}"})
+           for w in fct for s in MODERN_SCHEMES for c in ("8KB", "32KB")}
+    best = {(w, c): min(MODERN_SCHEMES, key=lambda s: p99[(w, s, c)]) for w in fct for c in ("8KB", "32KB")}
+    lead = ("DeTail's stack keeps the shortest tails of the four" if set(best.values()) == {"detail"} else
+            "the shortest tails are " + ", ".join(f"{NAMES[s]}'s ({c} {w})" for (w, c), s in best.items()))
+
+    def vs(c: str) -> str:
+        return ", ".join(f"{NAMES[s]}'s {_f(p99[('steady', s, c)])} / {_f(p99[('bursty', s, c)])}" for s in others)
+    lines.append(f"* On DeTail's own 1 Gbps workloads {lead}: 99th percentile of 8 KB retrievals "
+                 f"{_f(p99[('steady', 'detail', '8KB')])} ms (steady) and {_f(p99[('bursty', 'detail', '8KB')])} ms (bursty), "
+                 f"against {vs('8KB')}; for 32 KB, {_f(p99[('steady', 'detail', '32KB')])} / {_f(p99[('bursty', 'detail', '32KB')])} ms "
+                 f"against {vs('32KB')}.")
+    # 2. DCQCN at 1 Gbps
+    col = "PFC paused / run time"
+    pz = {(w, s): _pick(fab[w], col, scheme=s) for w in fab for s in MODERN_SCHEMES}
+    pf = {(w, s): _pick(fab[w], "PAUSE frames", scheme=s) for w in fab for s in MODERN_SCHEMES}
+    to = {(w, s): _pick(fab[w], "timeouts", scheme=s) for w in fab for s in MODERN_SCHEMES}
+    dr = {(w, s): _pick(fab[w], "drops", scheme=s) for w in fab for s in MODERN_SCHEMES}
+    nodrop = all(dr[(w, "dcqcn")] == 0 for w in fab)
+    lines.append(f"* DCQCN at 1 Gbps: its egress queues spend {_f(pz[('steady', 'dcqcn')])} (steady) and "
+                 f"{_f(pz[('bursty', 'dcqcn')])} (bursty) times the run's length paused, summed over ports and priorities, "
+                 f"with {_f(pf[('steady', 'dcqcn')])} / {_f(pf[('bursty', 'dcqcn')])} PAUSE frames and "
+                 f"{_f(to[('steady', 'dcqcn')])} / {_f(to[('bursty', 'dcqcn')])} timeouts per run"
+                 + (" and no drop (packets held by pauses past the 10 ms timer; go-back-N resends them)." if nodrop else "."))
+    # 3. HPCC's pauses and buffer
+    pk = {(w, s): _pick(fab[w], "peak buffer KB", scheme=s) for w in fab for s in MODERN_SCHEMES}
+    pauses = max(pf[(w, "hpcc")] for w in fab)
+    smaller = all(pk[(w, "hpcc")] < pk[(w, "dcqcn")] for w in fab)
+    lines.append(f"* HPCC sends {'no PAUSE' if pauses == 0 else f'up to {_f(pauses)} PAUSE frames per run'} on these workloads; "
+                 f"its buffer's peak is {_f(pk[('steady', 'hpcc')])} / {_f(pk[('bursty', 'hpcc')])} KB (steady / bursty) against "
+                 f"DCQCN's {_f(pk[('steady', 'dcqcn')])} / {_f(pk[('bursty', 'dcqcn')])}"
+                 + (", the smaller of the two RoCE schemes" if smaller else "")
+                 + f" (DeTail {_f(pk[('steady', 'detail')])} / {_f(pk[('bursty', 'detail')])}, DCTCP "
+                 f"{_f(pk[('steady', 'dctcp')])} / {_f(pk[('bursty', 'dctcp')])}).")
+    # 4. the fat tree
+    main, slow = ft[0], ft[1]
+
+    def q(rows: list[dict[str, str]], colname: str, s: str, cdf: str, rate: str, cls: str) -> float:
+        return _pick(rows, colname, scheme=s, link_rate=rate, **{"workload.0.cdf": cdf, "class": cls})
+    cdfs = ("websearch", "hadoop")
+    small = {(s, c, r): q(main, "p99 ms", s, c, r, "small") for s in MODERN_SCHEMES for c in cdfs for r in ("10Gbps", "100Gbps")}
+    medium = {(s, c, r): q(main, "p99 ms", s, c, r, "medium") for s in MODERN_SCHEMES for c in cdfs for r in ("10Gbps", "100Gbps")}
+    sd = {(s, c): q(slow, "slowdown p99", s, c, "100Gbps", "small") for s in MODERN_SCHEMES for c in cdfs}
+    hpcc_wins = all(small[("hpcc", c, r)] == min(small[(s, c, r)] for s in MODERN_SCHEMES) for c in cdfs for r in ("10Gbps", "100Gbps"))
+    fast_medium = {(c, r): min(MODERN_SCHEMES, key=lambda s: medium[(s, c, r)]) for c in cdfs for r in ("10Gbps", "100Gbps")}
+
+    def pair(d: dict[Any, float], s: str, r: str) -> str:
+        return f"{_f(d[(s, 'websearch', r)])} / {_f(d[(s, 'hadoop', r)])}"
+    lines.append(
+        f"* On the fat tree, {'HPCC wins for short flows under both of its paper' + chr(39) + 's workloads' if hpcc_wins else 'short flows'}: "
+        f"99th percentile FCT of flows under 100 KB at 100 Gbps {pair(small, 'hpcc', '100Gbps')} ms (web search / Hadoop) "
+        f"under HPCC, against DeTail's {pair(small, 'detail', '100Gbps')}, DCTCP's {pair(small, 'dctcp', '100Gbps')} and "
+        f"DCQCN's {pair(small, 'dcqcn', '100Gbps')} (slowdown p99 {_f(sd[('hpcc', 'websearch')])} / {_f(sd[('hpcc', 'hadoop')])} "
+        f"against DeTail's {_f(sd[('detail', 'websearch')])} / {_f(sd[('detail', 'hadoop')])}); at 10 Gbps "
+        f"{pair(small, 'hpcc', '10Gbps')} ms against DeTail's {pair(small, 'detail', '10Gbps')}. For medium flows "
+        f"(100 KB to 10 MB) the shortest 99th percentile is "
+        + "; ".join(f"{NAMES[s]}'s at {r} on {c} ({_f(medium[(s, c, r)])} ms, HPCC {_f(medium[('hpcc', c, r)])})"
+                    for (c, r), s in fast_medium.items()) + ".")
+    return "\n".join(lines)

@@ -69,8 +69,8 @@ from .claims import (  # noqa: F401 - re-exported: the reproductions' definition
     workflow_claims,
 )
 from .grading import Claim, fmt_measured, fmt_value, glance_table
-from .modern import (MODERN_HANDSHAKE, MODERN_SCHEMES, hpcc_fattree_claims, modern_report, roce_convergence_claims, roce_incast_claims,
-                     roce_scaling, roce_scaling_zip)
+from .modern import (FINDS_SOURCE, MODERN_HANDSHAKE, MODERN_SCHEMES, hpcc_fattree_claims, modern_findings, modern_report,
+                     roce_convergence_claims, roce_incast_claims, roce_scaling, roce_scaling_zip)
 from .papers import cite
 from ..outputs.plots import ci_of, fmt_reduction, natural_key, pooled_percentiles, reduction_ci, reduction_table, seed_ci
 from .demonstrations import load_demos
@@ -879,6 +879,9 @@ def update_docs(claims: list[dict[str, Any]], root: Path, out: Path | None = Non
                 written.append(root / DOC_TIMINGS)
             if block_of(text, "wall-time", TIMINGS_SOURCE) is not None:
                 text = render_block(text, "wall-time", timings_markdown(timings), rel, TIMINGS_SOURCE)
+        if rel == "docs/reproduction.md" and block_of(text, "modern-finds", FINDS_SOURCE) is not None:
+            # from the modern_* tables just written (or kept)
+            text = render_block(text, "modern-finds", modern_findings(text), rel, FINDS_SOURCE)
         p.write_text(text)
         written.append(p)
     return written
