@@ -733,11 +733,14 @@ def plot_run(run_dir: str | Path, plots_dir: str | Path | None = None) -> list[P
     flows = pl.read_parquet(run_dir / "flows.parquet")
     files: list[Path] = []
     if flows.filter(pl.col("fct").is_not_null()).height:
-        one = flows.with_columns(pl.lit("run").alias("series"))
-        styles = make_styles(["series"], {"series": ["run"]})
-        drawn = plot_ccdfs(one, ["series"], d, styles) + plot_cdfs(one, ["series"], d, styles)
+        # one series, named by the run's scheme
+        summary = json.loads((run_dir / "summary.json").read_text()) if (run_dir / "summary.json").exists() else {}
+        name = str(summary.get("scheme", "run"))
+        one = flows.with_columns(pl.lit(name).alias("scheme"))
+        styles = make_styles(["scheme"], {"scheme": [name]})
+        drawn = plot_ccdfs(one, ["scheme"], d, styles) + plot_cdfs(one, ["scheme"], d, styles)
         if one["ideal"].drop_nulls().len():
-            drawn += plot_slowdown_by_size(one, ["series"], d, styles)
+            drawn += plot_slowdown_by_size(one, ["scheme"], d, styles)
         files += [f for dr in drawn for f in dr.files]
     ts_path = run_dir / "timeseries.parquet"
     if ts_path.exists():
