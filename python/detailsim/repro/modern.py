@@ -278,12 +278,22 @@ def section_tables(doc: str, experiment: str) -> list[list[dict[str, str]]]:
     return tables
 
 
-def _value(cell: str) -> float:
+class Cell(float):
+    """A table cell's value, which prose quotes as the table prints it ("0.090", not "0.09")."""
+    text: str
+
+    def __new__(cls, text: str) -> "Cell":
+        c = super().__new__(cls, float(text))
+        c.text = text
+        return c
+
+
+def _value(cell: str) -> Cell:
     """The value of a table cell "1.854 ± 0.018" (or ">= 1.854")."""
-    return float(cell.replace(">=", "").split("±")[0].strip().rstrip("%"))
+    return Cell(cell.replace(">=", "").split("±")[0].strip().rstrip("%"))
 
 
-def _pick(rows: list[dict[str, str]], col: str, **where: str) -> float:
+def _pick(rows: list[dict[str, str]], col: str, **where: str) -> Cell:
     hits = [r for r in rows if all(r.get(k) == v for k, v in where.items())]
     if len(hits) != 1:
         raise ValueError(f"{where}: {len(hits)} rows")
@@ -294,7 +304,8 @@ NAMES = {"detail": "DeTail", "dctcp": "DCTCP", "dcqcn": "DCQCN", "hpcc": "HPCC"}
 
 
 def _f(x: float) -> str:
-    return f"{x:.3g}" if x < 100 else f"{x:.0f}"
+    """A value as its table prints it."""
+    return x.text if isinstance(x, Cell) else (f"{x:.3g}" if x < 100 else f"{x:.0f}")
 
 
 def modern_findings(doc: str) -> str:
