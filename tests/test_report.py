@@ -14,25 +14,25 @@ import pytest
 from conftest import ROOT, run_cli
 
 SWEEP = ROOT / "tests" / "data" / "sweep3x3x2.toml"
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    out = tmp_path_factory.mktemp("report") / "store"
-    run_cli("sweep", str(SWEEP), "--out", str(out), check=True)
-    return out
-
-
 # the sweep a new user tries first (issue 52): five schemes, three loads, two seeds, web search on a 10 Gbps
 # fat tree with shared-buffer switches
 SWEEP5 = ROOT / "tests" / "data" / "sweep_first.toml"
 
 
+def _swept(tmp_path_factory, sweep):
+    out = tmp_path_factory.mktemp(sweep.stem) / "store"
+    run_cli("sweep", str(sweep), "--out", str(out), check=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return _swept(tmp_path_factory, SWEEP)
+
+
 @pytest.fixture(scope="module")
 def store5(tmp_path_factory):
-    out = tmp_path_factory.mktemp("report5") / "store"
-    run_cli("sweep", str(SWEEP5), "--out", str(out), check=True)
-    return out
+    return _swept(tmp_path_factory, SWEEP5)
 
 
 def test_plot_writes_png_and_svg(store, tmp_path):

@@ -57,18 +57,15 @@ class Progress:
             self.bar = None
 
 
-def _progress_bar(quiet: bool) -> tuple[Progress | None, Progress | None]:
-    """The run's progress bar on stderr (none when quiet or not on a terminal): (to close, to call)."""
-    if quiet or not sys.stderr.isatty():
-        return None, None
-    p = Progress()
-    return p, p
+def _progress_bar(quiet: bool) -> Progress | None:
+    """The run's progress bar on stderr (none when quiet or not on a terminal)."""
+    return None if quiet or not sys.stderr.isatty() else Progress()
 
 
 def _run(sc: dict[str, Any], name: str, quiet: bool) -> Result:
-    bar, update = _progress_bar(quiet)
+    bar = _progress_bar(quiet)
     try:
-        return execute(sc, name, progress=update)
+        return execute(sc, name, progress=bar)
     finally:
         if bar is not None:
             bar.close()
@@ -189,9 +186,9 @@ def run_cmd(scenario: str, scheme: str | None, sets: tuple[str, ...], seed: int 
         built = build(sc, pcap, pcap_filter)
     except _core.ScenarioError as e:
         _fail(str(e))
-    bar, update = _progress_bar(quiet)
+    bar = _progress_bar(quiet)
     try:
-        res = execute(sc, name, progress=update, pcap=pcap, pcap_filter=pcap_filter, built=built)
+        res = execute(sc, name, progress=bar, pcap=pcap, pcap_filter=pcap_filter, built=built)
     finally:
         if bar is not None:
             bar.close()

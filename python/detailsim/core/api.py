@@ -44,7 +44,7 @@ class Result:
 
     def fct(self) -> pl.DataFrame:
         """The summary's FCT statistics, a row per class (ms; `<m>_lb`: only a lower bound)."""
-        return pl.DataFrame([{"class": c, **{k: v for k, v in st.items()}} for c, st in self.summary["fct"].items()],
+        return pl.DataFrame([{"class": c, **st} for c, st in self.summary["fct"].items()],
                             infer_schema_length=None)
 
     def __repr__(self) -> str:

@@ -13,14 +13,16 @@ scheme x load) and class, seeds pooled, each statistic with its 95% interval ove
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from .results import QUANTILES, censored_stats
+from .results import QUANTILES, censored_stats, class_stats_of
 
 # two-sided 95% quantiles of Student's t by degrees of freedom (the standard table); 1.96 beyond 30
 _T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
@@ -70,8 +72,7 @@ def slowdown_stats(g: pl.DataFrame) -> dict[str, Any]:
 
 
 def _stats(g: pl.DataFrame) -> dict[str, Any]:
-    done = g["fct"].is_not_null()
-    st = censored_stats(g.filter(done)["fct"].to_numpy(), g.filter(~done)["fct_lower"].to_numpy() if "fct_lower" in g.columns else None)
+    st = class_stats_of(g)
     st.pop("max_ms"), st.pop("max_lb")
     return {**st, **slowdown_stats(g)}
 
@@ -115,11 +116,27 @@ def _num(v: float) -> str:
     return f"{v:.3g}" if 1e-3 <= abs(v) < 1e6 or v == 0 else f"{v:.2e}"
 
 
-def _cell(v: Any, lo: Any, hi: Any, lb: bool, interval: bool = True) -> str:
+def store_pooled(out: str | Path, keys: list[str] | None = None, flows: pl.DataFrame | None = None) -> tuple[pl.DataFrame, list[str]]:
+    """A results store's pooled table and its series keys (default: the swept parameters other than the seed,
+    `sweep.sweep_axes`), rows in the sweep's order of each key's values; `flows`: the store's flow table if
+    already read (otherwise only the columns the table needs are read: a store may hold millions of flows)."""
+    from .ordering import series_values
+    from .sweep import read_store, sweep_axes
+
+    out = Path(out)
+    summary = read_store(out, tables=("summary",))["summary"]
+    k = sweep_axes(out, summary) if keys is None else keys
+    if flows is None:
+        flows = read_store(out, columns=[*k, "seed", "class", "fct", "fct_lower", "ideal", "slowdown"], tables=("flows",))["flows"]
+    spec_axes = json.loads((out / "sweep.json").read_text())["spec"].get("axes", {})
+    return pooled_table(flows, k, series_values(summary, k, spec_axes)), k
+
+
+def _cell(v: Any, lo: Any, hi: Any, lb: bool) -> str:
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return "-"
     text = (">= " if lb else "") + _num(v)
-    if interval and lo is not None and hi is not None:
+    if lo is not None and hi is not None:
         text += f" [{_num(lo)}, {_num(hi)}]"
     return text
 

@@ -16,7 +16,8 @@ from typing import Any
 import polars as pl
 
 from .._core import ScenarioError
-from .sweep import load_sweep, read_store, run_sweep
+from .pooled import store_pooled
+from .sweep import load_sweep, read_store, run_sweep, sweep_axes
 
 
 class Store:
@@ -36,8 +37,6 @@ class Store:
     @property
     def keys(self) -> list[str]:
         """The swept parameters other than the seed that take more than one value."""
-        from ..outputs.plots import sweep_axes
-
         return sweep_axes(self.path, self.summary) if self.summary.height else []
 
     @property
@@ -50,11 +49,7 @@ class Store:
         """Per series (`keys`, default the swept parameters) and class, seeds pooled: count, unfinished,
         mean, p50, p99, p99.9 (ms) and the slowdown's p50, p99, p99.9, each with its 95% interval over seeds
         (`<m>_lo`, `<m>_hi`; `detailsim.core.pooled`)."""
-        from ..outputs.plots import series_values
-        from .pooled import pooled_table
-
-        k = self.keys if keys is None else keys
-        return pooled_table(self.flows, k, series_values(self.summary, k, self.manifest["spec"].get("axes", {})))
+        return store_pooled(self.path, keys, self._flows)[0]
 
     def plot(self, plots_dir: str | Path | None = None, **kw: Any) -> list[Path]:
         """Draw the store's figures (`detailsim.outputs.plots.plot_store`); returns the files."""

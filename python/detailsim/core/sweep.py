@@ -341,6 +341,13 @@ def run_sweep(
 # ---------------------------------------------------------------- reading
 
 
+def sweep_axes(out: Path, summary: pl.DataFrame) -> list[str]:
+    """The swept parameters (other than the seed) that take more than one value."""
+    m = json.loads((Path(out) / "sweep.json").read_text())
+    hide = set(m["spec"].get("hide", []))
+    return [a for a in m["axes"] if a != "seed" and a not in hide and a in summary.columns and summary[a].n_unique() > 1]
+
+
 def read_store(out: str | Path, classes: list[str] | None = None, drop: tuple[str, ...] = (),
                columns: list[str] | None = None, tables: tuple[str, ...] = ("summary", "fct", "flows")) -> dict[str, pl.DataFrame]:
     """The store's tables as polars DataFrames: summary, fct, flows (lazily read would be

@@ -41,19 +41,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
-from ..core.ordering import natural_key  # noqa: E402,F401 - the figures' order (re-exported for the reproductions)
+# natural_key, series_values and sweep_axes: the figures' order and series (re-exported for the reproductions)
+from ..core.ordering import SIZE_UNITS, natural_key, series_values  # noqa: E402,F401
 from ..core.results import class_stats_of, rank_of  # noqa: E402
-from ..core.sweep import read_store  # noqa: E402
+from ..core.sweep import read_store, sweep_axes  # noqa: E402,F401
 
 METRICS = {"p50": 0.5, "p99": 0.99, "p999": 0.999}
 LABELS = {"p50": "median", "p99": "99th percentile", "p999": "99.9th percentile", "mean": "mean"}
-
-
-def sweep_axes(out: Path, summary: pl.DataFrame) -> list[str]:
-    """The swept parameters (other than the seed) that take more than one value."""
-    m = json.loads((Path(out) / "sweep.json").read_text())
-    hide = set(m["spec"].get("hide", []))
-    return [a for a in m["axes"] if a != "seed" and a not in hide and a in summary.columns and summary[a].n_unique() > 1]
 
 
 def _label(keys: list[str], values: tuple[Any, ...]) -> str:
@@ -122,10 +116,12 @@ MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 
 
 def palette(n: int) -> list[Any]:
+    """`n` distinct colours: petroff10's, then tab20's others; past those, evenly from turbo."""
     base = list(plt.style.library["petroff10"]["axes.prop_cycle"].by_key()["color"])
-    extra = [matplotlib.colors.to_hex(c) for c in plt.get_cmap("tab20").colors]
-    return (base + [c for c in extra if c not in base])[:max(n, 1)] if n <= len(base) + len(extra) else \
-        [plt.get_cmap("turbo")(i / max(n - 1, 1)) for i in range(n)]
+    extra = [c for c in (matplotlib.colors.to_hex(x) for x in plt.get_cmap("tab20").colors) if c not in base]
+    if n > len(base) + len(extra):
+        return [plt.get_cmap("turbo")(i / max(n - 1, 1)) for i in range(n)]
+    return (base + extra)[:max(n, 1)]
 
 
 @dataclass
@@ -164,20 +160,6 @@ def make_styles(keys: list[str], values: dict[str, list[Any]]) -> Styles:
         combos = [(*c, v) for c in combos for v in values[k]]
     st.dashes = {c: (DASHES[i % len(DASHES)], MARKERS[i % len(MARKERS)]) for i, c in enumerate(combos)}
     return st
-
-
-def series_values(flows_or_summary: pl.DataFrame, keys: list[str], spec_axes: dict[str, Any] | None = None) -> dict[str, list[Any]]:
-    """Each key's values, in the sweep's own order where it lists them, else in natural order."""
-    out = {}
-    for k in keys:
-        have = flows_or_summary[k].unique().to_list()
-        given = (spec_axes or {}).get(k)
-        if isinstance(given, list) and set(map(str, have)) <= set(map(str, given)):
-            order = {str(v): i for i, v in enumerate(given)}
-            out[k] = sorted(have, key=lambda v: order[str(v)])
-        else:
-            out[k] = sorted(have, key=natural_key)
-    return out
 
 
 def _series(df: pl.DataFrame, keys: list[str], styles: "Styles | None" = None) -> list[tuple[dict[str, Any], pl.DataFrame]]:
@@ -227,9 +209,6 @@ def _figure(ncols: int = 1, width: float = 6.4, height: float = 4.2, **kw: Any) 
     with plt.style.context(STYLE):
         return plt.subplots(1, ncols, figsize=(width * ncols, height), squeeze=False, layout="constrained", **kw)
 
-
-
-SIZE_UNITS = {"B": 1, "KB": 1024, "KiB": 1024, "MB": 1024**2, "MiB": 1024**2, "GB": 1024**3, "GiB": 1024**3}
 
 
 def _bytes(v: float, _pos: Any = None) -> str:
@@ -427,18 +406,39 @@ def binned_slowdown(flows: pl.DataFrame, keys: list[str], edges: np.ndarray, qua
     return g.drop([c for c in g.columns if c.startswith("_")]).sort([*keys, "bin"])
 
 
+def intervals_by(per_seed: pl.DataFrame | None, keys: list[str], col: str) -> dict[tuple[Any, ...], tuple[float, float]]:
+    """`pooled.seed_interval` of `col` over the seeds of each combination of `keys` in `per_seed` (a row
+    per combination and seed), keyed by the combination's values; empty without `per_seed`."""
+    from ..core.pooled import seed_interval
+
+    if per_seed is None:
+        return {}
+    out = {}
+    for k, g in per_seed.group_by(keys, maintain_order=True):
+        iv = seed_interval(g[col].to_list())
+        if iv:
+            out[k if isinstance(k, tuple) else (k,)] = iv
+    return out
+
+
+def error_bars(values: list[Any], ivs: list[tuple[float, float] | None]) -> np.ndarray:
+    """Matplotlib's asymmetric `yerr` for values with their intervals (none: no bar), never past zero."""
+    lo = [max(0.0, v - iv[0]) if iv and v is not None else 0.0 for v, iv in zip(values, ivs)]
+    hi = [max(0.0, iv[1] - v) if iv and v is not None else 0.0 for v, iv in zip(values, ivs)]
+    return np.array([lo, hi])
+
+
 def plot_slowdown_by_size(flows: pl.DataFrame, keys: list[str], d: Path, styles: Styles,
                           bins: int | list[float] = 10) -> list[Drawn]:
     """``slowdown_by_size``: the slowdown's p50, p95 and p99 per flow-size bin (all classes), a panel per
     percentile, a line per series at each bin's median size; with several seeds, the 95% interval over seeds
     (`pooled.seed_interval`); an open marker where the value is only a lower bound."""
-    from ..core.pooled import seed_interval
-
     if "ideal" not in flows.columns or flows["ideal"].drop_nulls().len() == 0:
         return [Drawn("slowdown_by_size", [], note="slowdown by size: no flow has an ideal FCT")]
     edges = size_edges(flows["size"].to_numpy(), bins)
     pooled = binned_slowdown(flows, keys, edges)
     per_seed = binned_slowdown(flows, [*keys, "seed"], edges) if "seed" in flows.columns and flows["seed"].n_unique() > 1 else None
+    intervals = {q: intervals_by(per_seed, [*keys, "bin"], q) for q in SIZE_QUANTILES}
     with plt.style.context(STYLE):
         fig, axes = _figure(len(SIZE_QUANTILES), width=4.3, height=3.8, sharey=True)
         labels = []
@@ -450,16 +450,8 @@ def plot_slowdown_by_size(flows: pl.DataFrame, keys: list[str], d: Path, styles:
             values.append(vals)
             for ax, q in zip(axes[0], SIZE_QUANTILES):
                 x, y = s["size"].to_numpy(), s[q].to_numpy()
-                err = None
-                if per_seed is not None:
-                    lo, hi = [], []
-                    for b, v in zip(s["bin"].to_list(), y):
-                        p = per_seed
-                        for k, kv in vals.items():
-                            p = p.filter(pl.col(k) == kv)
-                        iv = seed_interval(p.filter(pl.col("bin") == b)[q].to_list())
-                        lo.append(max(0.0, v - iv[0]) if iv else 0.0), hi.append(max(0.0, iv[1] - v) if iv else 0.0)
-                    err = np.array([lo, hi])
+                ivs = intervals[q]
+                err = error_bars(list(y), [ivs.get((*vals.values(), b)) for b in s["bin"].to_list()]) if per_seed is not None else None
                 ax.errorbar(x, y, yerr=err, color=st["color"], linestyle=st["linestyle"], marker=st["marker"], markersize=4,
                             capsize=2, linewidth=1.2, label=label)
                 lb = s[f"{q}_lb"].to_numpy()
@@ -492,10 +484,9 @@ def plot_percentile_vs(stats: pl.DataFrame, x: str, keys: list[str], metric: str
     """``percentile_<metric>_vs_<x>``: `metric` against the numeric parameter `x`, a panel per class, a line
     per series of the other parameters; bars: the 95% interval over seeds (`pooled.seed_interval`, never
     below zero); an open triangle where the value is only a lower bound."""
-    from ..core.pooled import seed_interval
-
     others = [k for k in keys if k != x]
     classes = sorted(stats["class"].unique().to_list(), key=natural_key)
+    ivs = intervals_by(per_seed, [*keys, "class"], f"{metric}_ms")
     with plt.style.context(STYLE):
         fig, axes = _figure(len(classes), width=4.2, height=3.8)
         labels = []
@@ -506,17 +497,7 @@ def plot_percentile_vs(stats: pl.DataFrame, x: str, keys: list[str], metric: str
                 label = _label(others, tuple(vals.values()))
                 st = {**styles.of(vals), "linestyle": "-"}
                 ys = s[f"{metric}_ms"].to_list()
-                err = None
-                if per_seed is not None:
-                    lo, hi = [], []
-                    for r, v in zip(s.iter_rows(named=True), ys):
-                        p = per_seed.filter(pl.col("class") == cls)
-                        for k in keys:
-                            p = p.filter(pl.col(k) == r[k])
-                        iv = seed_interval(p[f"{metric}_ms"].to_list())
-                        lo.append(max(0.0, v - iv[0]) if iv and v is not None else 0.0)
-                        hi.append(max(0.0, iv[1] - v) if iv and v is not None else 0.0)
-                    err = np.array([lo, hi])
+                err = error_bars(ys, [ivs.get((*(r[k] for k in keys), cls)) for r in s.iter_rows(named=True)]) if per_seed is not None else None
                 ax.errorbar(s[x].to_list(), ys, yerr=err, capsize=3, label=label, color=st["color"], marker=st["marker"], linestyle="-")
                 if label not in labels:
                     labels.append(label)
@@ -754,31 +735,27 @@ VERDICT_COLOURS = {"reproduced": "#1b7837", "direction only": "#e08214", "not re
 
 
 def claim_row(c: dict[str, Any]) -> dict[str, Any] | None:
-    """A claim on the claims figure's common axis, 1 = the paper's number: the rule's band, the measured
-    value and its 95% interval, each divided by the paper's number (a range: the geometric middle of its
-    ends; a bound: the bound). None for a claim without a number, a measured range, or a reference of 0."""
-    from ..repro.grading import REL_TOLERANCE
+    """A claim on the claims figure's common axis, 1 = the paper's number: the rule's band (`grading.bands`;
+    a range's two ends' bands joined), the measured value and its 95% interval, each divided by the paper's
+    number (a range: the geometric middle of its ends; a bound: the bound). None for a claim without a
+    number, a measured range, or a reference of 0."""
+    from ..repro.grading import bands
 
     v, m = c["paper"]["value"], c["measured"]
     if v is None or m["value"] is None or isinstance(m["value"], list):
         return None
-    if isinstance(v, list):
+    bs = bands(v)
+    if isinstance(v, list) and None not in v:
         lo, hi = v
-        if lo is not None and hi is not None:
-            ref = math.copysign(math.sqrt(abs(lo * hi)), hi) if lo * hi > 0 else (lo + hi) / 2
-            band = (lo - abs(lo) * REL_TOLERANCE, hi + abs(hi) * REL_TOLERANCE)
-        elif lo is None:
-            ref, band = hi, (-math.inf, hi)
-        else:
-            ref, band = lo, (lo, math.inf)
+        ref = math.copysign(math.sqrt(abs(lo * hi)), hi) if lo * hi > 0 else (lo + hi) / 2
     else:
-        ref, band = v, (v - abs(v) * REL_TOLERANCE, v + abs(v) * REL_TOLERANCE)
+        ref = v if not isinstance(v, list) else next(x for x in v if x is not None)
     if not ref:
         return None
     scale = abs(ref)
-    ci = m.get("ci95") or 0.0
-    return {"id": c["id"], "verdict": c["verdict"], "label": c["label"], "band": (band[0] / scale, band[1] / scale),
-            "x": m["value"] / scale, "ci": ci / scale, "ref": ref / scale, "text": f"{c['paper']['where']}"}
+    return {"id": c["id"], "verdict": c["verdict"], "label": c["label"],
+            "band": (min(b.lo for b in bs) / scale, max(b.hi for b in bs) / scale),
+            "x": m["value"] / scale, "ci": (m.get("ci95") or 0.0) / scale, "ref": ref / scale}
 
 
 def plot_claims(claims: list[dict[str, Any]], d: Path, name: str = "claims", lo: float = -1.0, hi: float = 4.0) -> list[Drawn]:

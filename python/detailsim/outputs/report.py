@@ -9,6 +9,7 @@ import datetime as dt
 import json
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import jinja2
 import polars as pl
@@ -112,20 +113,22 @@ def bounds_shown(f: pl.DataFrame) -> pl.DataFrame:
     return f
 
 
-def pooled_html(out: Path, params: list[str]) -> str:
-    """The store's pooled table (`core.pooled`) as HTML, with its note."""
-    from ..core.pooled import NOTE, display_table, pooled_table
-    from .plots import sweep_axes
+def embedded(files: list[Path]) -> list[dict[str, Any]]:
+    """The PNGs among `files` as the template embeds them: name, base64 data, and whether the image is wide
+    (its PNG header's width over 800 pixels)."""
+    out = []
+    for p in files:
+        if p.suffix == ".png":
+            raw = p.read_bytes()
+            out.append({"name": p.stem, "data": base64.b64encode(raw).decode(), "wide": int.from_bytes(raw[16:20], "big") > 800})
+    return out
 
-    summary = read_store(out, tables=("summary",))["summary"]
-    keys = sweep_axes(out, summary)
-    flows = read_store(out, columns=[*keys, "seed", "class", "fct", "fct_lower", "ideal", "slowdown"], tables=("flows",))["flows"]
-    if flows.height == 0:
-        return ""
-    from .plots import series_values
 
-    spec_axes = json.loads((out / "sweep.json").read_text())["spec"].get("axes", {})
-    t = display_table(pooled_table(flows, keys, series_values(summary, keys, spec_axes)), keys)
+def pooled_html(out: Path) -> str:
+    """The store's pooled table (`core.pooled.store_pooled`, as `Store.pooled` gives it) as HTML, with its note."""
+    from ..core.pooled import NOTE, display_table, store_pooled
+
+    t = display_table(*store_pooled(out))
     # the interval in small grey type after its value, on one line
     esc = jinja2.filters.escape  # type: ignore[attr-defined]
     head = "".join(f'<th class="l">{esc(c)}</th>' for c in t.columns)
@@ -136,7 +139,6 @@ def pooled_html(out: Path, params: list[str]) -> str:
 
     body = "\n".join("<tr>" + "".join(cell(v) for v in row) + "</tr>" for row in t.iter_rows())
     return f'<table class="pooled"><tr>{head}</tr>\n{body}</table><p class="meta">{esc(NOTE)}</p>'
-
 
 
 def build_report(out: str | Path, html_path: str | Path, baseline: str = "fh", metric: str = "p999",
@@ -156,12 +158,7 @@ def build_report(out: str | Path, html_path: str | Path, baseline: str = "fh", m
         # in the order the figures were drawn (tails first), then any other image in the directory
         order = {f: i for i, f in enumerate(x for d in drawn for x in d.get("files", []))}
         files = sorted(files, key=lambda p: (order.get(p.name, len(order)), p.name))
-        images = []
-        for p in files:
-            if p.suffix == ".png":
-                raw = p.read_bytes()
-                width = int.from_bytes(raw[16:20], "big")  # PNG IHDR
-                images.append({"name": p.stem, "data": base64.b64encode(raw).decode(), "wide": width > 800})
+        images = embedded(files)
     s = t["summary"]
     if s.height:
         cols = [c for c in ["run_id", *params, "flows_completed", "flows_started", "congestion_drops", "timeouts",
@@ -175,7 +172,7 @@ def build_report(out: str | Path, html_path: str | Path, baseline: str = "fh", m
         fct_table = html_table(bounds_shown(f).select(fcols).sort([c for c in [*params, "class"] if c in f.columns])) + BOUNDS_NOTE
     else:
         fct_table = ""
-    pooled_table = pooled_html(out, params) if s.height else ""
+    pooled_table = pooled_html(out) if s.height else ""
     failed = list((out / "failed").glob("*.json")) if (out / "failed").is_dir() else []
     claims_path = out / "claims.json"
     claims = json.loads(claims_path.read_text()) if claims_path.exists() else []
@@ -185,12 +182,9 @@ def build_report(out: str | Path, html_path: str | Path, baseline: str = "fh", m
 
         with tempfile.TemporaryDirectory() as tmp:
             for dr in plot_claims(claims, Path(tmp)):
-                plot_notes.append(dr.note) if dr.note else None
-                for p in dr.files:
-                    if p.suffix == ".png":
-                        raw = p.read_bytes()
-                        images.insert(0, {"name": p.stem, "data": base64.b64encode(raw).decode(),
-                                          "wide": int.from_bytes(raw[16:20], "big") > 800})
+                if dr.note:
+                    plot_notes.append(dr.note)
+                images = embedded(dr.files) + images
     for c in claims:
         c["paper_text"], c["measured_text"] = fmt_value(c["paper"]["value"], c["paper"]["unit"]), fmt_measured(c)
         c["cite"] = cite(c["source"])
@@ -231,12 +225,7 @@ def build_run_report(run_dir: str | Path, html_path: str | Path) -> Path:
     summary = json.loads((run_dir / "summary.json").read_text())
     scenario = json.loads((run_dir / "scenario.json").read_text()) if (run_dir / "scenario.json").exists() else {}
     with tempfile.TemporaryDirectory() as tmp:
-        images = []
-        for p in plot_run(run_dir, tmp):
-            if p.suffix == ".png":
-                raw = p.read_bytes()
-                width = int.from_bytes(raw[16:20], "big")
-                images.append({"name": p.stem, "data": base64.b64encode(raw).decode(), "wide": width > 800})
+        images = embedded(plot_run(run_dir, tmp))
     facts = {k: summary.get(k) for k in ["scenario", "scheme", "seed", "sim_time_s", "wall_s", "events", "congestion_drops",
                                           "timeouts", "retransmits", "ecn_marks", "nic_backpressure"]}
     facts["flows_completed"] = summary["flows"]["completed"]

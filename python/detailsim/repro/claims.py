@@ -39,11 +39,6 @@ PAPER_FILES = {
 }
 
 
-# papers a claim may cite that are not among ../shared/papers (issue 38; papers.CITED): what the claim says
-# they state is our summary of the published paper, in our words, with where in it; it cannot be checked
-# against a file here, and docs/reproduction.md ("Cited papers") lists every such statement
-
-
 @dataclass(frozen=True)
 class Q:
     """Where a claim comes from: the paper, the line of its text file and the words on that line; for a paper

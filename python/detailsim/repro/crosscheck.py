@@ -23,12 +23,11 @@ comparison measures.
 from __future__ import annotations
 
 import contextlib
-
 import json
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np

@@ -272,7 +272,7 @@ def section_tables(doc: str, experiment: str) -> list[list[dict[str, str]]]:
         if line.startswith("|"):
             cur.append([c.strip() for c in line.strip().strip("|").split("|")])
         elif cur:
-            head, rows = cur[0], [r for r in cur[2:]]
+            head, rows = cur[0], cur[2:]
             tables.append([dict(zip(head, r)) for r in rows])
             cur = []
     return tables

@@ -6,7 +6,9 @@ they are present."""
 
 from __future__ import annotations
 
-# papers a claim may cite that are not among ../shared/papers (claims.py says how such a claim is graded)
+# papers a claim may cite that are not among ../shared/papers (issue 38): what the claim says they state is
+# our summary of the published paper, in our words, with where in it; it cannot be checked against a file
+# here, and docs/reproduction.md ("Cited papers") lists every such statement
 CITED = {
     "dcqcn": "Zhu et al., Congestion Control for Large-Scale RDMA Deployments (DCQCN), SIGCOMM 2015",
     "hpcc": "Li et al., HPCC: High Precision Congestion Control, SIGCOMM 2019",

@@ -589,7 +589,8 @@ def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = N
     grade the claims again from the runs the store holds (and its convergence check's), without plots.
     `reading`: another reading of the DeTail paper's open choices, set on the DeTail scenarios' runs
     (`Repro.sweep_spec`; docs/model.md)."""
-    from ..outputs.plots import plot_store, sweep_axes
+    from ..core.sweep import sweep_axes
+    from ..outputs.plots import plot_store
     from ..outputs.report import build_report
 
     r = REPROS[name]
