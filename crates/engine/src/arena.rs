@@ -87,6 +87,205 @@ impl<T> Arena<T> {
     }
 }
 
+/// An arena whose records the two ends of a flow share in a run split in parts: in a whole run, an
+/// `Arena`; in part `me` of `n` (`stripe`), the part allocates the indices `i` with `i % n == me` and holds
+/// copies of other parts' records at their indices (`put`), each stored packed, with a map from index to
+/// place, so that a part holds only its own records and its copies, not a slot for every index of the run.
+/// Indices are handed out as `Arena::alloc_in` does (a released one of the stripe first, else the stripe's
+/// first index past every index seen).
+pub struct StripedArena<T> {
+    slots: Vec<T>,
+    /// Released indices (a part: of its stripe).
+    free: Vec<u32>,
+    live: usize,
+    /// A part's map: index -> place in `slots` (`NOWHERE`: none here), the stripe.
+    at: Option<Box<Places>>,
+}
+
+struct Places {
+    at: Vec<u32>,
+    n: u32,
+    me: u32,
+}
+
+const NOWHERE: u32 = u32::MAX;
+
+impl<T> Default for StripedArena<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn not_here(i: u32) -> ! {
+    panic!("record {i} is neither this part's nor a copy it holds")
+}
+
+impl<T> StripedArena<T> {
+    pub fn new() -> Self {
+        StripedArena { slots: Vec::new(), free: Vec::new(), live: 0, at: None }
+    }
+
+    /// From now on, allocate the indices of stripe `me` of `n` (before any record is allocated).
+    pub fn stripe(&mut self, n: u32, me: u32) {
+        assert!(self.slots.is_empty() && me < n, "striped before any record, me < n");
+        self.at = Some(Box::new(Places { at: Vec::new(), n, me }));
+    }
+
+    #[inline(always)]
+    fn place(&self, i: u32) -> usize {
+        match &self.at {
+            None => i as usize,
+            Some(p) => match p.at.get(i as usize) {
+                Some(&k) if k != NOWHERE => k as usize,
+                _ => not_here(i),
+            },
+        }
+    }
+
+    #[inline]
+    pub fn alloc(&mut self, v: T) -> u32 {
+        self.live += 1;
+        if let Some(i) = self.free.pop() {
+            let k = self.place(i);
+            self.slots[k] = v;
+            return i;
+        }
+        let Some(p) = &mut self.at else {
+            self.slots.push(v);
+            return (self.slots.len() - 1) as u32;
+        };
+        let mut i = p.at.len() as u32;
+        i += (p.me + p.n - i % p.n) % p.n;
+        p.at.resize(i as usize + 1, NOWHERE);
+        p.at[i as usize] = self.slots.len() as u32;
+        self.slots.push(v);
+        i
+    }
+
+    /// Store `v` at index `i`: in a part, a copy of another part's record (not counted live, never released
+    /// here); in a whole run, the record joined from the parts (the slots before it filled with `fill()`).
+    pub fn put(&mut self, i: u32, v: T, mut fill: impl FnMut() -> T) {
+        match &mut self.at {
+            None => {
+                while self.slots.len() <= i as usize {
+                    self.slots.push(fill());
+                }
+                self.slots[i as usize] = v;
+            }
+            Some(p) => {
+                if p.at.len() <= i as usize {
+                    p.at.resize(i as usize + 1, NOWHERE);
+                }
+                match p.at[i as usize] {
+                    NOWHERE => {
+                        p.at[i as usize] = self.slots.len() as u32;
+                        self.slots.push(v);
+                    }
+                    k => self.slots[k as usize] = v,
+                }
+            }
+        }
+    }
+
+    #[inline]
+    pub fn release(&mut self, i: u32) {
+        debug_assert!(self.try_get(i).is_some());
+        self.live -= 1;
+        self.free.push(i);
+    }
+
+    #[inline]
+    pub fn get(&self, i: u32) -> &T {
+        &self.slots[self.place(i)]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, i: u32) -> &mut T {
+        let k = self.place(i);
+        &mut self.slots[k]
+    }
+
+    /// Record `i`, if this arena holds it.
+    pub fn try_get(&self, i: u32) -> Option<&T> {
+        match &self.at {
+            None => self.slots.get(i as usize),
+            Some(p) => p.at.get(i as usize).filter(|&&k| k != NOWHERE).map(|&k| &self.slots[k as usize]),
+        }
+    }
+
+    /// One past the highest index allocated or put.
+    pub fn len(&self) -> usize {
+        match &self.at {
+            None => self.slots.len(),
+            Some(p) => p.at.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The records held, with their indices, in index order (a part: its own and its copies).
+    pub fn held(&self) -> impl Iterator<Item = (u32, &T)> {
+        self.ids().into_iter().map(move |(i, k)| (i, &self.slots[k]))
+    }
+
+    /// The records of this part's stripe (a whole run: every record), mutable.
+    pub fn own_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        let mut mine = vec![false; self.slots.len()];
+        match &self.at {
+            None => mine.iter_mut().for_each(|m| *m = true),
+            Some(p) => {
+                for (i, &k) in p.at.iter().enumerate() {
+                    if k != NOWHERE && i as u32 % p.n == p.me {
+                        mine[k as usize] = true;
+                    }
+                }
+            }
+        }
+        self.slots.iter_mut().zip(mine).filter(|(_, m)| *m).map(|(v, _)| v)
+    }
+
+    fn ids(&self) -> Vec<(u32, usize)> {
+        match &self.at {
+            None => (0..self.slots.len()).map(|i| (i as u32, i)).collect(),
+            Some(p) => p.at.iter().enumerate().filter(|(_, &k)| k != NOWHERE).map(|(i, &k)| (i as u32, k as usize)).collect(),
+        }
+    }
+
+    /// Every slot, by index: a whole run's records (panics in a part).
+    pub fn slots(&self) -> &[T] {
+        assert!(self.at.is_none(), "a part's records are packed: use held()");
+        &self.slots
+    }
+
+    pub fn slots_mut(&mut self) -> &mut [T] {
+        assert!(self.at.is_none(), "a part's records are packed: use own_mut()");
+        &mut self.slots
+    }
+
+    /// Records in use (allocated here and not released).
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    /// Records stored (a whole run: the high-water mark of indices).
+    pub fn capacity_used(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The part's map dropped: the arena of a whole run, with every index up to `len()` held (the joined
+    /// records put since), or filled with `fill()`.
+    pub fn into_whole(self, mut fill: impl FnMut() -> T) -> StripedArena<T> {
+        let Some(p) = self.at else { return self };
+        let mut slots: Vec<Option<T>> = self.slots.into_iter().map(Some).collect();
+        let whole = p.at.iter().map(|&k| if k == NOWHERE { fill() } else { slots[k as usize].take().expect("one place per index") }).collect();
+        StripedArena { slots: whole, free: self.free, live: self.live, at: None }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,5 +312,35 @@ mod tests {
         even.release(2);
         assert_eq!(even.alloc_in(7, 2, 0, || -1), 2);
         assert_eq!(even.alloc_in(8, 2, 0, || -1), 6, "the slot put at 5 is not handed out");
+    }
+    #[test]
+    fn a_striped_arena_hands_out_the_indices_alloc_in_does_and_holds_only_its_records() {
+        // the same steps on a plain arena's stripe and on a striped arena
+        let (mut plain, mut packed) = (Arena::new(), StripedArena::new());
+        packed.stripe(4, 1);
+        let mut got = Vec::new();
+        for (k, step) in [0, 0, 10, 0, 3, 0, 20, 0].into_iter().enumerate() {
+            match step {
+                0 => got.push((plain.alloc_in(k as i32, 4, 1, || -1), packed.alloc(k as i32))),
+                3 => {
+                    plain.release(got[1].0);
+                    packed.release(got[1].1);
+                }
+                i => {
+                    plain.put(i, 100 + k as i32, || -1);
+                    packed.put(i, 100 + k as i32, || -1);
+                }
+            }
+        }
+        assert!(got.iter().all(|(a, b)| a == b), "{got:?}");
+        assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), vec![1, 5, 13, 5, 21]);
+        assert_eq!((packed.len(), plain.capacity_used(), packed.capacity_used()), (22, 22, 6));
+        for (i, v) in packed.held() {
+            assert_eq!(v, plain.get(i));
+        }
+        assert_eq!(packed.try_get(2), None);
+        assert_eq!(packed.own_mut().map(|v| *v).collect::<Vec<_>>(), vec![0, 5, 3, 7]);
+        let whole = packed.into_whole(|| -1);
+        assert_eq!(whole.slots(), plain.slots());
     }
 }

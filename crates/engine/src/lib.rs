@@ -31,7 +31,7 @@ pub mod rng;
 pub mod time;
 mod wheel;
 
-pub use arena::Arena;
+pub use arena::{Arena, StripedArena};
 pub use queue::EventQueue;
 pub use rng::{RngStreams, Stream};
 pub use time::{Rate, Time};

@@ -24,16 +24,18 @@ impl Fabric {
         dropped: &mut Vec<(u32, PacketId)>,
     ) -> Option<([u32; 2], u64)> {
         let ends = self.link_ports(link);
-        if !self.ports[ends[0] as usize].up {
+        if !self.link_up[link as usize] {
             return None;
         }
+        self.link_up[link as usize] = false;
         let mut released = 0;
         for &p in &ends {
             if let Some(st) = self.pfc.get_mut(p as usize) {
                 released += st.egress.release_all(now) as u64;
                 st.ingress.sent = 0;
             }
-            let pt = &mut self.ports[p as usize];
+            // (in a part of a split run, the end another part holds is that part's to take down)
+            let Some(pt) = self.ports.get_mut(p as usize) else { continue };
             pt.up = false;
             pt.paused = 0;
             pt.eg.advance(now);
@@ -51,9 +53,9 @@ impl Fabric {
         let is_switch: Vec<bool> = self.nodes.iter().map(|n| n.is_switch).collect();
         let base: Vec<u32> = self.nodes.iter().map(|n| n.port_base).collect();
         let np: Vec<u32> = self.nodes.iter().map(|n| n.nports).collect();
-        let peer: Vec<u32> = self.ports.iter().map(|p| p.peer_node).collect();
-        let up: Vec<bool> = self.ports.iter().map(|p| p.up).collect();
-        self.routes = std::sync::Arc::new(crate::routing::Routes::compute(&is_switch, &base, &np, &peer, &up));
+        let w = &self.wiring;
+        let up: Vec<bool> = w.port_link.iter().map(|&l| self.link_up[l as usize]).collect();
+        self.routes = std::sync::Arc::new(crate::routing::Routes::compute(&is_switch, &base, &np, &w.peer_node, &up));
     }
 
     /// Link `link` runs at `rate` from now, and so does everything derived from it: crossbar times and,
@@ -62,9 +64,11 @@ impl Fabric {
     /// rates when used. The link's two ports, whose ingresses the driver checks against the new thresholds.
     pub fn degrade(&mut self, link: u32, rate: Rate, pfc: &PfcParams) -> [u32; 2] {
         let ends = self.link_ports(link);
+        self.link_rate[link as usize] = rate;
         for p in ends {
             let speedup = self.topo.speedup;
-            self.ports[p as usize].set_rate(rate, speedup);
+            let Some(pt) = self.ports.get_mut(p as usize) else { continue };
+            pt.set_rate(rate, speedup);
             if self.pfc.get(p as usize).is_some_and(|st| st.ingress.enabled) {
                 let d = self.pfc_derive(pfc, p, rate).expect("checked when the scenario was built");
                 self.pfc[p as usize].ingress.install(pfc.priorities, d);
@@ -77,6 +81,9 @@ impl Fabric {
     pub fn ignore_pause(&mut self, egress: u32) {
         if let Some(st) = self.pfc.get_mut(egress as usize) {
             st.egress.ignores_pause = true;
+        }
+        if !self.ignoring_pause.contains(&egress) {
+            self.ignoring_pause.push(egress);
         }
     }
 }

@@ -5,8 +5,10 @@
 //! (`live`) builds its own from the same scenario.
 
 mod faults;
+mod per_port;
 mod pipeline;
 mod shared;
+pub use per_port::{places, PerPort, Places};
 pub mod switch;
 
 use crate::config::{ConfigError, Scenario, Scheme};
@@ -198,8 +200,9 @@ impl Fault {
                 "link_down" => FaultKind::LinkDown,
                 "degrade" => FaultKind::Degrade(c.rate.unwrap().0),
                 _ => {
-                    let egress =
-                        (net.nodes[a].port_base..net.nodes[a].port_base + net.nodes[a].nports).find(|&p| net.ports[p as usize].link == link as u32).unwrap();
+                    let egress = (net.nodes[a].port_base..net.nodes[a].port_base + net.nodes[a].nports)
+                        .find(|&p| net.wiring.port_link[p as usize] == link as u32)
+                        .unwrap();
                     FaultKind::IgnorePause(egress)
                 }
             };
@@ -248,29 +251,60 @@ impl Node {
     }
 }
 
+/// The fabric's wiring, the same in every part of a split run.
+#[derive(Debug, Clone)]
+pub struct Wiring {
+    /// Per link, its two ports (its first node's, then its second's).
+    pub link_ports: Vec<[u32; 2]>,
+    /// Per port, its link, its node and the node at its other end.
+    pub port_link: Vec<u32>,
+    pub port_node: Vec<u32>,
+    pub peer_node: Vec<u32>,
+}
+
+/// What the builds of one scenario share (`Fabric::shareable`).
+#[derive(Debug, Clone)]
+pub struct Shared {
+    pub topo: Arc<Topology>,
+    pub wiring: Arc<Wiring>,
+    pub routes: Arc<Routes>,
+    /// A part of a split run: the ports it holds (by global index; it builds only their state).
+    pub held: Option<Vec<bool>>,
+}
+
 /// A scenario's network (see the module's documentation).
 #[derive(Debug, Clone)]
 pub struct Fabric {
-    pub topo: Topology,
+    pub topo: Arc<Topology>,
     pub framing: Framing,
     pub nodes: Vec<Node>,
-    pub ports: Vec<Port>,
+    /// Per port, its queues, crossbar sides and transmitter (in a part of a split run, only the part's own:
+    /// `PerPort`).
+    pub ports: PerPort<Port>,
+    /// What routes and faults read of every port, also in a part that holds only its own (shared by the
+    /// parts), and per link whether it is up.
+    pub wiring: Arc<Wiring>,
+    pub link_up: Vec<bool>,
+    pub link_rate: Vec<Rate>,
+    /// The egress ports whose transmitters ignore PAUSE (`ignore_pause` faults in force; every part keeps
+    /// the list, as a drop downstream of another part's port reads it).
+    pub ignoring_pause: Vec<u32>,
     /// Host index -> node.
     pub hosts: Vec<u32>,
     /// Shared by the parts of a split run (a fault gives each part a new one).
     pub routes: Arc<Routes>,
     /// Per port, its PFC state (empty without PFC).
-    pub pfc: Vec<PfcPort>,
+    pub pfc: PerPort<PfcPort>,
     /// Per port, its egress ECN marker (empty without marking).
-    pub markers: Vec<Marker>,
+    pub markers: PerPort<Marker>,
     /// The healthy fabric's BDP (bytes) and base RTT (`fabric_bdp`, before any fault), for queue caps and
     /// the summary; the cap `scheme.queue_limit` / `queue_limit_bdp` put on switch egress queues.
     pub bdp: (u64, Time),
     pub queue_limit: Option<u64>,
     /// Per port, its drop and mark counters, and the frames and bytes it sent (four to a cache line,
     /// rather than in a line of `Port` that nothing else on the packet path reads).
-    pub port_ctr: Vec<crate::stats::PortCounters>,
-    pub tx_count: Vec<TxCount>,
+    pub port_ctr: PerPort<crate::stats::PortCounters>,
+    pub tx_count: PerPort<TxCount>,
     /// The arbiter's working space (`cioq::Switch::wake_waiters`): the waiters of the egress whose round
     /// of retries runs, and which egress that is.
     pub(crate) round: Vec<(u8, u32)>,
@@ -287,10 +321,19 @@ impl Fabric {
         Fabric::build_sharing(sc, scheme, rng, None)
     }
 
-    /// `build`, with the routes another build of the same scenario computed (`routes`: the parts of a split
-    /// run share them instead of each computing and keeping its own).
-    pub fn build_sharing(sc: &Scenario, scheme: &Scheme, rng: &RngStreams, routes: Option<Arc<Routes>>) -> Result<Fabric, ConfigError> {
-        let topo = topology::build(&sc.topology)?;
+    /// What another build of the same scenario can share with this one, unchanged: the topology, its
+    /// wiring and the routes over it (the parts of a split run share them instead of each computing and
+    /// keeping its own).
+    pub fn shareable(&self) -> Shared {
+        Shared { topo: self.topo.clone(), wiring: self.wiring.clone(), routes: self.routes.clone(), held: None }
+    }
+
+    /// `build`, with what another build of the same scenario shares (`shareable`).
+    pub fn build_sharing(sc: &Scenario, scheme: &Scheme, rng: &RngStreams, shared: Option<Shared>) -> Result<Fabric, ConfigError> {
+        let (topo, routes, shared_wiring, held) = match shared {
+            Some(s) => (s.topo, Some(s.routes), Some(s.wiring), s.held),
+            None => (Arc::new(topology::build(&sc.topology)?), None, None, None),
+        };
         let n = topo.nodes.len();
         // ports grouped by node
         let mut by_node: Vec<Vec<(usize, bool)>> = vec![Vec::new(); n];
@@ -318,9 +361,20 @@ impl Fabric {
             Some(_) => (1, 1),
             None => (scheme.egress_sharing.parts(in_use), scheme.ingress_sharing.parts(in_use)),
         };
-        let mut ports = Vec::with_capacity(plist.len());
-        for &(node, li, is_a) in &plist {
+        // (a part of a split run builds only the ports it holds)
+        let is_held = |p: usize| held.as_ref().is_none_or(|h| h[p]);
+        let mut ports = Vec::with_capacity(held.as_ref().map_or(plist.len(), |h| h.iter().filter(|&&x| x).count()));
+        let (mut port_link, mut port_node, mut port_peer) = (Vec::new(), Vec::new(), Vec::new());
+        for (pi, &(node, li, is_a)) in plist.iter().enumerate() {
             let l = &topo.links[li];
+            if shared_wiring.is_none() {
+                port_link.push(li as u32);
+                port_node.push(node as u32);
+                port_peer.push(if is_a { l.b } else { l.a } as u32);
+            }
+            if !is_held(pi) {
+                continue;
+            }
             let peer = port_of[li][if is_a { 1 } else { 0 }];
             let peer_node = if is_a { l.b } else { l.a };
             let (ing_cap, eg_cap) = if is_switch[node] { (l.ingress_buffer, l.egress_buffer) } else { (0, topo.host_buffer) };
@@ -361,10 +415,19 @@ impl Fabric {
                 rng: rng.stream(i as u64, crate::purpose::SCATTER),
             })
             .collect();
+        let wiring = shared_wiring.unwrap_or_else(|| Arc::new(Wiring { link_ports: port_of, port_link, port_node, peer_node: port_peer }));
+        let at = held.as_deref().map(places);
+        fn packed<T>(v: Vec<T>, at: &Option<Places>) -> PerPort<T> {
+            match at {
+                None => PerPort::from(v),
+                Some(at) => PerPort::packed(v, at.clone()),
+            }
+        }
+        let link_up = vec![true; topo.links.len()];
+        let link_rate = topo.links.iter().map(|l| l.rate).collect();
         let routes = routes.unwrap_or_else(|| {
-            let peer_node: Vec<u32> = ports.iter().map(|p| p.peer_node).collect();
             let up: Vec<bool> = ports.iter().map(|p| p.up).collect();
-            Arc::new(Routes::compute(&is_switch, &port_base, &nports, &peer_node, &up))
+            Arc::new(Routes::compute(&is_switch, &port_base, &nports, &wiring.peer_node, &up))
         });
         let hosts: Vec<u32> = topo.hosts().map(|h| h as u32).collect();
         if scheme.ecn_marking == crate::config::EcnMarking::Red {
@@ -382,23 +445,30 @@ impl Fabric {
             }
         }
         let markers = if scheme.ecn_marking != crate::config::EcnMarking::None {
-            ports.iter().map(|p| Marker::new(scheme.ecn_marking, scheme.ecn_threshold, scheme.red.for_tier(topo.links[p.link as usize].tier))).collect()
+            packed(
+                ports.iter().map(|p| Marker::new(scheme.ecn_marking, scheme.ecn_threshold, scheme.red.for_tier(topo.links[p.link as usize].tier))).collect(),
+                &at,
+            )
         } else {
-            Vec::new()
+            PerPort::default()
         };
         Ok(Fabric {
             framing: topo.framing,
             topo,
             nodes,
-            ports,
+            ports: packed(ports, &at),
+            wiring,
+            link_up,
+            link_rate,
+            ignoring_pause: Vec::new(),
             hosts,
             routes,
-            pfc: Vec::new(),
+            pfc: PerPort::default(),
             markers,
             bdp: (0, Time::ZERO),
             queue_limit: None,
-            port_ctr: Vec::new(),
-            tx_count: Vec::new(),
+            port_ctr: PerPort::default(),
+            tx_count: PerPort::default(),
             round: Vec::new(),
             round_of: None,
             mmu: Vec::new(),
@@ -413,9 +483,9 @@ impl Fabric {
         Fabric::for_run_sharing(sc, scheme, rng, None)
     }
 
-    /// `for_run` with the routes of another build of the same scenario (`build_sharing`).
-    pub fn for_run_sharing(sc: &Scenario, scheme: &Scheme, rng: &RngStreams, routes: Option<Arc<Routes>>) -> Result<(Fabric, Vec<Fault>), ConfigError> {
-        let mut net = Fabric::build_sharing(sc, scheme, rng, routes)?;
+    /// `for_run` with what another build of the same scenario shares (`build_sharing`).
+    pub fn for_run_sharing(sc: &Scenario, scheme: &Scheme, rng: &RngStreams, shared: Option<Shared>) -> Result<(Fabric, Vec<Fault>), ConfigError> {
+        let mut net = Fabric::build_sharing(sc, scheme, rng, shared)?;
         let frame = net.framing.full_frame() as u64;
         if 2 * frame > net.topo.host_buffer {
             return crate::config::err("topology.host_buffer", format!("must hold at least two full frames ({} B)", 2 * frame));
@@ -473,6 +543,11 @@ impl Fabric {
                 mmu.push(None);
                 continue;
             }
+            if self.ports.get(nd.port_base as usize).is_none() {
+                // a switch another part of a split run holds (its MMU is that part's)
+                mmu.push(None);
+                continue;
+            }
             let ports = nd.port_base..nd.port_base + nd.nports;
             let hr: Vec<u64> = ports
                 .clone()
@@ -508,20 +583,21 @@ impl Fabric {
         let n = self.ports.len();
         if scheme.flow_control != crate::config::FlowControl::Pfc {
             // no PFC state at all: 448 B a port (22 MB on the k = 32 fat tree, in every part of a split run)
-            self.pfc = Vec::new();
+            self.pfc = PerPort::default();
             return Ok(());
         }
-        self.pfc = vec![PfcPort::default(); n];
-        for i in 0..n {
-            if !self.nodes[self.ports[i].node as usize].is_switch {
-                continue; // a host's receive side holds nothing: only switch ingresses send PAUSE
-            }
-            let d = self.pfc_derive(&scheme.pfc, i as u32, self.ports[i].rate)?;
-            self.pfc[i].ingress.install(scheme.pfc.priorities, d);
+        let _ = n;
+        // (a part of a split run, of the ports it holds; the first part built every port and checked them)
+        self.pfc = self.ports.same_places(|_| PfcPort::default());
+        let switch_ports: Vec<u32> = self.ports.held().filter(|(_, pt)| self.nodes[pt.node as usize].is_switch).map(|(i, _)| i).collect();
+        for i in switch_ports {
+            // (a host's receive side holds nothing: only switch ingresses send PAUSE)
+            let d = self.pfc_derive(&scheme.pfc, i, self.ports[i as usize].rate)?;
+            self.pfc[i as usize].ingress.install(scheme.pfc.priorities, d);
         }
         for &(fi, link, rate) in degrades {
             for p in self.link_ports(link) {
-                if self.nodes[self.ports[p as usize].node as usize].is_switch {
+                if self.ports.get(p as usize).is_some() && self.nodes[self.wiring.port_node[p as usize] as usize].is_switch {
                     self.pfc_derive(&scheme.pfc, p, rate)
                         .map_err(|e| ConfigError { field: format!("fault[{fi}].rate"), msg: format!("at {} bit/s: {}", rate.0, e.msg) })?;
                 }
@@ -557,8 +633,7 @@ impl Fabric {
 
     /// The two ports of link `link` (its first node's, then its second's).
     pub fn link_ports(&self, link: u32) -> [u32; 2] {
-        let p = (0..self.ports.len() as u32).find(|&p| self.ports[p as usize].link == link).expect("a link has two ports");
-        [p, self.ports[p as usize].peer]
+        self.wiring.link_ports[link as usize]
     }
 
     /// The egress ports (global indices) along one shortest path from host `src` to host `dst`: the
@@ -568,7 +643,7 @@ impl Fabric {
         let mut port = self.nodes[src as usize].port_base;
         for _ in 0..=self.nodes.len() {
             out.push(port);
-            let node = self.ports[port as usize].peer_node;
+            let node = self.wiring.peer_node[port as usize];
             let nd = &self.nodes[node as usize];
             if !nd.is_switch {
                 if node != dst {
@@ -597,15 +672,17 @@ impl Fabric {
         let mut path = Vec::with_capacity(8);
         self.path_ports(src, dst, &mut path);
         let (mut t, mut bottleneck) = (0u64, u64::MAX);
+        // (from what every part of a split run keeps of every link: its rate now, its delay)
         for (i, &port) in path.iter().enumerate() {
-            let pt = &self.ports[port as usize];
-            t += pt.rate.tx_time(w).0 + pt.delay.0;
-            bottleneck = bottleneck.min(pt.rate.0);
+            let rate = self.port_rate(port);
+            t += rate.tx_time(w).0 + self.topo.links[self.link_of(port)].delay.0;
+            bottleneck = bottleneck.min(rate.0);
             if i > 0 {
-                let inp = self.ports[path[i - 1] as usize].peer;
+                let inp = self.peer_port(path[i - 1]);
                 // the forwarding engine's delay, then the crossbar's crossing (a CIOQ switch; a shared-buffer
                 // switch is output-queued: the frame enters its egress queue at once)
-                t += self.topo.forwarding_delay.0 + if self.topo.shared_buffer.is_some() { 0 } else { self.ports[inp as usize].xbar_time(w).0 };
+                t += self.topo.forwarding_delay.0
+                    + if self.topo.shared_buffer.is_some() { 0 } else { topology::xbar_rate(self.port_rate(inp), self.topo.speedup).tx_time(w).0 };
             }
         }
         (!path.is_empty()).then_some((t, detailsim_engine::Rate(bottleneck)))
@@ -633,35 +710,17 @@ impl Fabric {
         let full = self.framing.wire(mss.min(size) as u32 + hdr) as u64;
         let last = self.framing.wire((size - mss * (n - 1)) as u32 + hdr) as u64;
         let speedup = self.topo.speedup;
-        let nominal = |p: u32| self.topo.links[self.ports[p as usize].link as usize].rate;
-        // serialization at hop i, at the link's configured rate (the port's own arithmetic when unchanged)
-        let tx = |i: usize, w: u64| -> u64 {
-            let pt = &self.ports[path[i] as usize];
-            let r = nominal(path[i]);
-            if pt.rate == r {
-                pt.rate.tx_time(w).0
-            } else {
-                r.tx_time(w).0
-            }
-        };
+        let nominal = |p: u32| self.topo.links[self.link_of(p)].rate;
+        // serialization at hop i, at the link's configured rate
+        let tx = |i: usize, w: u64| -> u64 { nominal(path[i]).tx_time(w).0 };
         // the pure delays after hop i until the next hop's transmitter may take the frame
         let after = |i: usize, w: u64| -> u64 {
-            let pt = &self.ports[path[i] as usize];
+            let delay = self.topo.links[self.link_of(path[i])].delay.0;
             if i + 1 == m {
-                return pt.delay.0;
+                return delay;
             }
-            let xbar = if self.topo.shared_buffer.is_some() {
-                0
-            } else {
-                let inp = &self.ports[pt.peer as usize];
-                let r = nominal(pt.peer);
-                if inp.rate == r {
-                    inp.xbar_time(w).0
-                } else {
-                    topology::xbar_rate(r, speedup).tx_time(w).0
-                }
-            };
-            pt.delay.0 + self.topo.forwarding_delay.0 + xbar
+            let xbar = if self.topo.shared_buffer.is_some() { 0 } else { topology::xbar_rate(nominal(self.peer_port(path[i])), speedup).tx_time(w).0 };
+            delay + self.topo.forwarding_delay.0 + xbar
         };
         let one_way = |w: u64| -> u64 { (0..m).map(|i| tx(i, w) + after(i, w)).sum() };
         if n == 1 {
@@ -707,7 +766,7 @@ impl Fabric {
             return Err(format!("no tier named {tier:?} in this topology; tiers: {}", names.join(", ")));
         }
         let capacity: f64 = links.iter().map(|l| 2.0 * l.rate.0 as f64).sum();
-        let on_tier = |p: u32| self.topo.links[self.ports[p as usize].link as usize].tier == tier;
+        let on_tier = |p: u32| self.topo.links[self.link_of(p)].tier == tier;
         // Hosts behind one edge switch share the switch part of every path: count it once per ordered pair
         // of edge switches (between representative hosts), the hosts' own links separately.
         let mut groups: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
@@ -749,13 +808,43 @@ impl Fabric {
         if limit < frame {
             return crate::config::err(key, format!("the queue limit ({limit}B) must hold at least one full frame ({frame}B)"));
         }
-        for p in &mut self.ports {
+        for (_, p) in self.ports.held_mut() {
             if self.nodes[p.node as usize].is_switch {
                 p.eg.cap = p.eg.cap.min(limit);
             }
         }
         self.queue_limit = Some(limit);
         Ok(())
+    }
+
+    /// Keep only the state of the ports `held` picks (a part of a split run: `PerPort::keep`).
+    pub fn keep_ports(&mut self, held: &[bool]) {
+        let at = places(held);
+        self.ports.keep(&at);
+        self.pfc.keep(&at);
+        self.markers.keep(&at);
+        self.port_ctr.keep(&at);
+        self.tx_count.keep(&at);
+    }
+
+    /// Port `p`'s link, the rate it runs at now (every part of a split run keeps every link's) and the port
+    /// at its other end.
+    #[inline]
+    pub fn link_of(&self, p: u32) -> usize {
+        self.wiring.port_link[p as usize] as usize
+    }
+    #[inline]
+    pub fn port_rate(&self, p: u32) -> Rate {
+        self.link_rate[self.link_of(p)]
+    }
+    #[inline]
+    pub fn peer_port(&self, p: u32) -> u32 {
+        let [a, b] = self.wiring.link_ports[self.link_of(p)];
+        if a == p {
+            b
+        } else {
+            a
+        }
     }
 
     /// A node's name.

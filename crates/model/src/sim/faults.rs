@@ -37,7 +37,7 @@ impl Sim {
     /// half are the other part's: there the fault only changes what both keep, rates, flags and routes);
     /// with the node order the events it schedules there come from the port's node.
     fn act_at(&mut self, p: u32) -> bool {
-        let node = self.fab.ports[p as usize].node;
+        let node = self.fab.wiring.port_node[p as usize];
         if !self.owns(node) {
             return false;
         }
@@ -62,15 +62,17 @@ impl Sim {
         }
         // blocked ingress heads may point at the dead port: let every switch ingress retry (and reroute)
         for &p in &ends {
-            let ws = self.fab.ports[p as usize].drain_waiters();
+            let Some(pt) = self.fab.ports.get_mut(p as usize) else { continue };
+            let ws = pt.drain_waiters();
             for (_, w) in ws {
                 if self.act_at(w) {
                     self.xbar_try(w);
                 }
             }
         }
-        for p in 0..self.fab.ports.len() as u32 {
-            if self.fab.nodes[self.fab.ports[p as usize].node as usize].is_switch && self.fab.ports[p as usize].ing.nonempty != 0 && self.act_at(p) {
+        let switch_ports: Vec<u32> = self.fab.ports.held().filter(|(_, pt)| self.fab.nodes[pt.node as usize].is_switch).map(|(p, _)| p).collect();
+        for p in switch_ports {
+            if self.fab.ports[p as usize].ing.nonempty != 0 && self.act_at(p) {
                 self.xbar_try(p);
             }
         }

@@ -6,7 +6,7 @@
 
 use crate::mechanisms::queue::EgressQueue;
 use crate::transport::tcp::{SegOut, TcpReceiver, TcpSender};
-use detailsim_engine::{Arena, Time};
+use detailsim_engine::{Arena, StripedArena, Time};
 
 use super::NO;
 
@@ -22,8 +22,9 @@ pub struct Hosts {
     pub nic_waiting: Vec<crate::mechanisms::nic::Backlog>,
     /// Host NIC admission: bytes kept free of data for control segments, and the full frame size.
     pub nic: crate::mechanisms::nic::Admission,
-    pub transfers: Arena<Transfer>,
-    pub apps: Arena<App>,
+    /// Transfers and flows (a part of a split run: its own and copies of others', `StripedArena`).
+    pub transfers: StripedArena<Transfer>,
+    pub apps: StripedArena<App>,
     pub workflows: Arena<crate::sim::workload::Workflow>,
     pub(crate) workloads: Vec<crate::sim::Workload>,
     /// Incarnations of transfer slots, timer tokens, flow ids.

@@ -199,22 +199,36 @@ impl Sim {
         Sim::build_sharing(sc, part, None)
     }
 
-    /// `build` with the routes of another part of the same run (`Fabric::build_sharing`).
-    pub(crate) fn build_sharing(sc: &Scenario, part: Option<(u8, u8)>, routes: Option<std::sync::Arc<crate::routing::Routes>>) -> Result<Sim, ConfigError> {
+    /// `build` with what another part of the same run shares (`Fabric::build_sharing`).
+    /// A part after the first (`shared`: what the first part built and worked out for all) builds only
+    /// the state of the ports it holds.
+    pub(crate) fn build_sharing(
+        sc: &Scenario,
+        part: Option<(u8, u8)>,
+        shared: Option<(crate::fabric::Shared, std::sync::Arc<parts::Layout>)>,
+    ) -> Result<Sim, ConfigError> {
+        let (shared, layout) = match (shared, part) {
+            (Some((mut s, layout)), Some((me, _))) => {
+                s.held = Some(s.wiring.port_node.iter().map(|&n| layout.of[n as usize] == me).collect());
+                (Some(s), Some(layout))
+            }
+            (s, _) => (s.map(|s| s.0), None),
+        };
         // resolved once, by `parse_scenario`
         let scheme = match &sc.resolved_scheme {
             Some(s) => s.clone(),
             None => sc.scheme.resolve()?,
         };
         let rng = RngStreams::new(sc.run.seed);
-        let (fab, faults) = Fabric::for_run_sharing(sc, &scheme, &rng, routes)?;
+        let (fab, faults) = Fabric::for_run_sharing(sc, &scheme, &rng, shared)?;
         let tcp = std::sync::Arc::new(crate::config::TcpParams { wire_overhead: crate::packet::HEADERS + fab.framing.overhead, ..scheme.tcp.clone() });
         let int_on = tcp.cc == crate::config::CongestionControl::Hpcc;
         let mut fab = fab;
         if int_on {
-            for p in 0..fab.ports.len() {
-                if fab.nodes[fab.ports[p].node as usize].is_switch {
-                    fab.ports[p].tx_hooks = true;
+            let nodes = &fab.nodes;
+            for (_, pt) in fab.ports.held_mut() {
+                if nodes[pt.node as usize].is_switch {
+                    pt.tx_hooks = true;
                 }
             }
         }
@@ -233,8 +247,8 @@ impl Sim {
                 tcp,
                 nic_waiting: Vec::new(),
                 nic: crate::mechanisms::nic::Admission { headroom: 0, frame: 0 },
-                transfers: Arena::new(),
-                apps: Arena::new(),
+                transfers: detailsim_engine::StripedArena::new(),
+                apps: detailsim_engine::StripedArena::new(),
                 workflows: Arena::new(),
                 workloads: Vec::new(),
                 uid: 0,
@@ -257,6 +271,7 @@ impl Sim {
                 window: None,
                 timer_compact: TimerCompaction { at: TIMER_COMPACT_MIN, min: TIMER_COMPACT_MIN },
                 deep_prefetch: false,
+                wheel: (0, 0),
             },
             guard: Guard {
                 max_events: sc.run.max_events.unwrap_or(u64::MAX),
@@ -293,13 +308,18 @@ impl Sim {
         let control = if sim.hosts.tcp.cc.roce() { hb.saturating_sub(2 * frame) } else { (8 * frame).min(hb / 4) };
         sim.hosts.nic = crate::mechanisms::nic::Admission { headroom: control, frame };
         sim.hosts.nic_waiting = vec![Default::default(); sim.fab.nodes.len()];
-        sim.fab.port_ctr = vec![Default::default(); sim.fab.ports.len()];
-        sim.fab.tx_count = vec![TxCount::default(); sim.fab.ports.len()];
+        sim.fab.port_ctr = sim.fab.ports.same_places(|_| Default::default());
+        sim.fab.tx_count = sim.fab.ports.same_places(|_| TxCount::default());
         debug_assert!(sim.q.is_empty());
-        let (shift, bits) = wheel_shape(&sim.fab.ports, sim.fab.framing.full_frame() as u64);
+        // (from every port: a later part of a split run, which holds only its own, takes the first's)
+        let (shift, bits) = match &layout {
+            Some(l) => l.wheel,
+            None => wheel_shape(sim.fab.ports.all(), sim.fab.framing.full_frame() as u64),
+        };
         sim.q = EventQueue::with_wheel(shift, bits);
+        sim.clock.wheel = (shift, bits);
         sim.clock.deep_prefetch = sim.fab.ports.len() >= DEEP_PREFETCH_PORTS;
-        sim.clock.grid = sim.fabric_grid();
+        sim.clock.grid = layout.as_ref().map_or_else(|| sim.fabric_grid(), |l| l.grid);
         sim.clock.next_peak = sim.clock.grid;
         sim.clock.end_limit = sim.grid_end(sim.clock.end_limit);
         for (i, w) in sc.workload.iter().enumerate() {
@@ -315,7 +335,7 @@ impl Sim {
         }
         sim.derive_mlfq(sc)?;
         if let Some((me, n)) = part {
-            sim.make_part(sc, me, n)?;
+            sim.make_part(sc, me, n, layout.as_deref())?;
         }
         for i in 0..sim.faults.len() {
             let at = sim.faults[i].at;
@@ -615,7 +635,7 @@ impl Sim {
             | Ev::XbarDone { port, .. }
             | Ev::XbarOutFree { port }
             | Ev::DetourDone { port, .. }
-            | Ev::PfcFrame { port, .. } => self.fab.ports[port as usize].node,
+            | Ev::PfcFrame { port, .. } => self.fab.wiring.port_node[port as usize],
             // a stale timer (its transfer ended, the slot maybe reused) does nothing
             Ev::RtxTimer { tr, .. } => self.hosts.transfers.get(tr).src,
             Ev::DelAckTimer { tr, .. } | Ev::Fin { tr, .. } => self.hosts.transfers.get(tr).dst,
@@ -667,7 +687,7 @@ impl Sim {
                             None => {}
                         }
                     }
-                } else if let Some(t) = self.hosts.transfers.slots().get(p.tr as usize) {
+                } else if let Some(t) = self.hosts.transfers.try_get(p.tr) {
                     prefetch(t);
                 }
             }

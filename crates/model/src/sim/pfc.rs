@@ -94,8 +94,9 @@ impl Sim {
     }
 
     fn link_name(&self, egress: u32) -> String {
-        let p = &self.fab.ports[egress as usize];
-        format!("{}->{}", self.node_name(p.node), self.node_name(p.peer_node))
+        // (the port may be another part's: its ends from the wiring every part keeps)
+        let w = &self.fab.wiring;
+        format!("{}->{}", self.node_name(w.port_node[egress as usize]), self.node_name(w.peer_node[egress as usize]))
     }
 
     pub(crate) fn watchdog_act(&mut self, kind: &'static str, egress: u32, prio: u8) {
@@ -109,7 +110,7 @@ impl Sim {
             order: (self.now.0, if kind == "paused_too_long" { 0 } else { 2 }, egress),
         });
         if action == WatchdogAction::Shutdown {
-            let link = self.fab.ports[egress as usize].link;
+            let link = self.fab.wiring.port_link[egress as usize];
             self.link_down(link);
         }
     }
@@ -122,7 +123,9 @@ impl Sim {
         let shutdown = self.scheme.pfc.watchdog_action == WatchdogAction::Shutdown;
         let now = self.now;
         let mut hits = Vec::new();
-        for e in 0..self.fab.pfc.len() {
+        // (a part of a split run: the ports it holds)
+        let held: Vec<usize> = self.fab.pfc.held().map(|(e, _)| e as usize).collect();
+        for e in held {
             let pt = &self.fab.ports[e];
             if !pt.up || !self.fab.nodes[pt.node as usize].is_switch {
                 continue;
@@ -149,7 +152,7 @@ impl Sim {
     pub(crate) fn lossless_drop(&mut self, port: u32) {
         let pt = &self.fab.ports[port as usize];
         // the upstream of an ingress is its peer's egress; of an egress, the node's own ingresses feed it
-        let exempt = self.fab.pfc[pt.peer as usize].egress.ignores_pause;
+        let exempt = self.fab.ignoring_pause.contains(&pt.peer);
         if exempt {
             self.rec.counters.lossless_exempt_drops += 1;
         } else {
@@ -168,8 +171,8 @@ impl Sim {
     pub fn lossless_violations(&self) -> Vec<(String, u64)> {
         self.fab
             .ports
-            .iter()
-            .zip(&self.fab.port_ctr)
+            .values()
+            .zip(self.fab.port_ctr.values())
             .filter(|(_, c)| c.lossless_drops > 0)
             .map(|(p, c)| (format!("{}->{}", self.node_name(p.peer_node), self.node_name(p.node)), c.lossless_drops))
             .collect()
@@ -187,12 +190,12 @@ impl Sim {
     /// for E', paused for p), in priority order. A part of a split run has each piece of its own ports.
     pub(crate) fn pause_graph(&self, mine: impl Fn(u32) -> bool) -> PauseGraph {
         let mut g = PauseGraph::default();
-        for (i, pt) in self.fab.ports.iter().enumerate() {
-            if !mine(i as u32) {
+        for (i, pt) in self.fab.ports.held() {
+            if !mine(i) {
                 continue;
             }
             if pt.paused != 0 && pt.up {
-                g.paused.push(i as u32);
+                g.paused.push(i);
             }
             let mut mask = pt.ing.nonempty;
             while mask != 0 {
@@ -201,7 +204,7 @@ impl Sim {
                 let head = pt.ing.head(p).expect("non-empty priority");
                 let e2 = self.pkts.get(head).out_port;
                 if e2 != crate::sim::NO && self.fab.ports[e2 as usize].paused & (1 << p) != 0 {
-                    g.edges.push((i as u32, pt.peer, e2));
+                    g.edges.push((i, pt.peer, e2));
                 }
             }
         }

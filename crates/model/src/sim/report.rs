@@ -10,12 +10,7 @@ impl Sim {
     #[inline(never)]
     pub(crate) fn window_edge(&mut self, close: bool) {
         // (a part of a split run: the flows whose data it receives)
-        let live: Vec<u32> = (0..self.hosts.apps.slots().len() as u32)
-            .filter(|&i| {
-                let a = &self.hosts.apps.slots()[i as usize];
-                a.alive && a.measured && self.owns(a.dst)
-            })
-            .collect();
+        let live: Vec<u32> = self.hosts.apps.held().filter(|&(_, a)| a.alive && a.measured && self.owns(a.dst)).map(|(i, _)| i).collect();
         for i in live {
             let d = self.hosts.app_delivered(self.hosts.apps.get(i));
             let a = self.hosts.apps.get_mut(i);
@@ -47,10 +42,8 @@ impl Sim {
         let rows: Vec<(u64, u64)> = self
             .hosts
             .apps
-            .slots()
-            .iter()
-            .enumerate()
-            .filter(|&(i, a)| a.alive && a.measured && self.samples_flow(i, a))
+            .held()
+            .filter(|&(i, a)| a.alive && a.measured && self.samples_flow(i as usize, a))
             .map(|(_, a)| (a.id, self.hosts.app_delivered(a)))
             .collect();
         let s = &mut self.rec.samples;
@@ -164,6 +157,7 @@ impl Sim {
         let t = self.now.as_secs_f64().max(1e-12);
         self.fab
             .ports
+            .all()
             .iter()
             .enumerate()
             .map(|(i, p)| {
@@ -299,7 +293,7 @@ impl Sim {
             m.insert("priority_eviction".into(), serde_json::json!({"evictions": c.drops[crate::stats::DropCause::Priority as usize]}));
         }
         if s.scheduling != Scheduling::StrictPriority {
-            let overtakes: u64 = self.fab.ports.iter().map(|p| p.eg.discipline().overtakes()).sum();
+            let overtakes: u64 = self.fab.ports.values().map(|p| p.eg.discipline().overtakes()).sum();
             let name = if s.scheduling == Scheduling::Las { "las" } else { "pfabric" };
             let mut e = serde_json::json!({"overtakes": overtakes});
             if s.scheduling == Scheduling::Pfabric {
@@ -361,7 +355,7 @@ impl Sim {
             "pfc": {
                 "pause_frames": c.pfc_pause_frames,
                 "pauses": c.pfc_pauses,
-                "paused_time_s": self.fab.pfc.iter().map(|f| f.egress.paused_total(self.now).0).sum::<u64>() as f64 / 1e12,
+                "paused_time_s": self.fab.pfc.values().map(|f| f.egress.paused_total(self.now).0).sum::<u64>() as f64 / 1e12,
                 "watchdog": self.rec.pfc_events.iter().filter(|e| e.kind != "deadlock").collect::<Vec<_>>(),
                 "deadlocks": self.rec.pfc_events.iter().filter(|e| e.kind == "deadlock").collect::<Vec<_>>(),
             },
@@ -398,7 +392,7 @@ impl Sim {
             // only with shared-buffer switches (the summaries of other runs stay as they were)
             v["invariants"]["shared_buffer"] = serde_json::json!(self.check_shared().is_ok());
             let peak = self.fab.mmu.iter().flatten().map(|m| m.peak).max().unwrap_or(0);
-            let pauses: u64 = self.fab.pfc.iter().map(|p| p.ingress.pauses_sent.iter().sum::<u64>()).sum();
+            let pauses: u64 = self.fab.pfc.values().map(|p| p.ingress.pauses_sent.iter().sum::<u64>()).sum();
             v["shared_buffer"] =
                 serde_json::json!({"peak_bytes": peak, "pool_bytes": self.fab.topo.shared_buffer.as_ref().map(|(p, _)| p.size), "pfc_pauses_sent": pauses});
         }

@@ -7,6 +7,8 @@ use detailsim_engine::Time;
 /// Where the run is in its schedule.
 #[derive(Debug, Clone)]
 pub struct Clock {
+    /// The event wheel's shape (`wheel_shape`: bucket width as a shift, buckets as bits).
+    pub wheel: (u32, u32),
     /// The arrival window (`run.duration`) and the warm-up: flows are measured if they start in
     /// [warmup, measure_end).
     pub duration: Time,

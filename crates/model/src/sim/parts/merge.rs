@@ -2,7 +2,9 @@
 //! have them.
 
 use super::{put_copy, Part, Striped};
+use crate::fabric::PerPort;
 use crate::sim::{App, Sim, Transfer, NO};
+use detailsim_engine::StripedArena;
 use detailsim_engine::Time;
 
 /// A part's samples and corrections (`Part::peaks`, `Part::moves`).
@@ -70,18 +72,16 @@ pub(super) fn merge(a: &mut Sim, mut others: Vec<Sim>, now: Time) {
         a.rec.active_measured += o.rec.active_measured;
     }
     a.rec.counters.max_packets_in_flight = top;
-    for p in 0..a.fab.ports.len() {
-        let k = of[a.fab.ports[p].node as usize] as usize;
-        if k != 0 {
-            let b = &others[k - 1];
-            a.fab.ports[p] = b.fab.ports[p].clone();
-            a.fab.tx_count[p] = b.fab.tx_count[p];
-            a.fab.port_ctr[p] = b.fab.port_ctr[p];
-            if let Some(f) = b.fab.pfc.get(p) {
-                a.fab.pfc[p] = f.clone();
-            }
-        }
+    // each port's state from its node's part
+    fn join<T>(a: &mut PerPort<T>, others: &mut [Sim], of: impl Fn(&mut crate::fabric::Fabric) -> &mut PerPort<T>) {
+        let parts = std::iter::once(std::mem::take(a)).chain(others.iter_mut().map(|o| std::mem::take(of(&mut o.fab)))).collect();
+        *a = PerPort::join(parts);
     }
+    join(&mut a.fab.ports, &mut others, |f| &mut f.ports);
+    join(&mut a.fab.tx_count, &mut others, |f| &mut f.tx_count);
+    join(&mut a.fab.port_ctr, &mut others, |f| &mut f.port_ctr);
+    join(&mut a.fab.pfc, &mut others, |f| &mut f.pfc);
+    join(&mut a.fab.markers, &mut others, |f| &mut f.markers);
     // a shared-buffer switch's MMU from the part that holds the switch (its books match that part's queues)
     for (n, m) in a.fab.mmu.iter_mut().enumerate() {
         let k = of[n] as usize;
@@ -100,7 +100,7 @@ pub(super) fn merge(a: &mut Sim, mut others: Vec<Sim>, now: Time) {
         a.rec.flows.append(std::mem::take(&mut o.rec.flows));
     }
     // transfers: the owner's copy, with the receiver's fields from the receiver's part
-    let arenas: Vec<&[Transfer]> = std::iter::once(a.hosts.transfers.slots()).chain(others.iter().map(|o| o.hosts.transfers.slots())).collect();
+    let arenas: Vec<&StripedArena<Transfer>> = std::iter::once(&a.hosts.transfers).chain(others.iter().map(|o| &o.hosts.transfers)).collect();
     let transfers = join_striped(&arenas, &of, |t, rcv| {
         if let Some(r) = rcv {
             t.rcv = r.rcv.clone();
@@ -110,24 +110,16 @@ pub(super) fn merge(a: &mut Sim, mut others: Vec<Sim>, now: Time) {
             t.row += base[of[t.flow_receiver() as usize] as usize];
         }
     });
-    for (i, t) in transfers.into_iter().enumerate() {
-        if let Some(t) = t {
-            put_copy(&mut a.hosts.transfers, i as u32, t);
-        }
-    }
+    a.hosts.transfers = whole(transfers);
     // flows: the owner's record, with the measurement window's snapshots from the part that receives its
     // data
-    let arenas: Vec<&[App]> = std::iter::once(a.hosts.apps.slots()).chain(others.iter().map(|o| o.hosts.apps.slots())).collect();
+    let arenas: Vec<&StripedArena<App>> = std::iter::once(&a.hosts.apps).chain(others.iter().map(|o| &o.hosts.apps)).collect();
     let apps = join_striped(&arenas, &of, |x, rcv| {
         if let Some(r) = rcv {
             (x.win_base, x.win_end) = (r.win_base, r.win_end);
         }
     });
-    for (i, x) in apps.into_iter().enumerate() {
-        if let Some(x) = x {
-            put_copy(&mut a.hosts.apps, i as u32, x);
-        }
-    }
+    a.hosts.apps = whole(apps);
     for o in &others {
         for f in o.hosts.workflows.slots().iter().filter(|f| f.alive && f.measured) {
             a.hosts.workflows.alloc(f.clone());
@@ -142,21 +134,32 @@ pub(super) fn merge(a: &mut Sim, mut others: Vec<Sim>, now: Time) {
 /// A striped arena joined from the parts' (`arenas`, in part order): each slot the owner's record (slot
 /// `i` is part `i % N`'s), a live one handed to `fix` with the receiver's copy when another part (`of`:
 /// per node, its part) holds it.
-fn join_striped<T: Striped>(arenas: &[&[T]], of: &[u8], mut fix: impl FnMut(&mut T, Option<&T>)) -> Vec<Option<T>> {
+fn join_striped<T: Striped>(arenas: &[&StripedArena<T>], of: &[u8], mut fix: impl FnMut(&mut T, Option<&T>)) -> Vec<Option<T>> {
     let n = arenas.len();
     let len = arenas.iter().map(|s| s.len()).max().unwrap_or(0);
-    (0..len)
+    (0..len as u32)
         .map(|i| {
-            let owner = i % n;
-            let mut t = arenas[owner].get(i)?.clone();
+            let owner = i as usize % n;
+            let mut t = arenas[owner].try_get(i)?.clone();
             if t.alive() {
                 let rcv = of[t.receiver() as usize] as usize;
-                let copy = if rcv == owner { None } else { arenas[rcv].get(i).filter(|r| r.uid() == t.uid()) };
+                let copy = if rcv == owner { None } else { arenas[rcv].try_get(i).filter(|r| r.uid() == t.uid()) };
                 fix(&mut t, copy);
             }
             Some(t)
         })
         .collect()
+}
+
+/// The arena of a whole run from the joined records (by index; an index no part allocated: a dead record).
+fn whole<T: Striped>(joined: Vec<Option<T>>) -> StripedArena<T> {
+    let mut arena = StripedArena::new();
+    for (i, t) in joined.into_iter().enumerate() {
+        if let Some(t) = t {
+            put_copy(&mut arena, i as u32, t);
+        }
+    }
+    arena
 }
 
 /// Flow ids as the ordinary run with the node order gives them at its end (`Sim::canonical_flows`): each
@@ -175,12 +178,12 @@ fn canonical_ids(a: &mut Sim, others: &mut [Sim]) {
         rank[part][i] = k as u64;
     }
     let canon = |id: &mut u64| *id = rank[(*id % n as u64) as usize][(*id / n as u64) as usize];
-    for (part, sim) in std::iter::once(&mut *a).chain(others.iter_mut()).enumerate() {
+    for sim in std::iter::once(&mut *a).chain(others.iter_mut()) {
         sim.rec.flows.id.iter_mut().for_each(canon);
         sim.rec.samples.flow.iter_mut().for_each(canon);
         sim.hosts.workflows.slots_mut().iter_mut().filter(|w| w.alive).for_each(|w| canon(&mut w.id));
         // a flow's record is its owner's: slot i is part i % n's
-        sim.hosts.apps.slots_mut().iter_mut().skip(part).step_by(n).filter(|x| x.alive).for_each(|x| canon(&mut x.id));
+        sim.hosts.apps.own_mut().filter(|x| x.alive).for_each(|x| canon(&mut x.id));
     }
     a.order.open_keys = all.into_iter().map(|(k, _, _)| k).collect();
 }

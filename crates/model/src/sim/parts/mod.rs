@@ -45,9 +45,20 @@ use crate::fabric::switch::Switch as _;
 use crate::packet::Packet;
 pub use crate::sim::barrier::OtherPartFailed;
 use crate::sim::{App, Ev, Sim, Transfer, NO};
-use detailsim_engine::{Arena, Time};
+use detailsim_engine::{StripedArena, Time};
 pub use rounds::{build_in_parts, run_in_parts, Drive};
 pub(crate) use rounds::{split, Parts};
+
+/// What the first part of a split run works out for every part from the whole fabric it builds (the
+/// later parts build only their own ports): the partition, the lookahead, the event grid and the event
+/// wheel's shape.
+#[derive(Debug)]
+pub(crate) struct Layout {
+    pub of: Vec<u8>,
+    pub lookahead: Time,
+    pub grid: Time,
+    pub wheel: (u32, u32),
+}
 
 /// What one part tells another at a barrier.
 #[derive(Debug, Clone)]
@@ -156,19 +167,8 @@ impl Striped for App {
     }
 }
 
-/// Allocate `v` in `arena`: in a part of a split run, a slot of the part's stripe (`i % N == me`).
-fn alloc_striped<T: Striped>(part: Option<&Part>, arena: &mut Arena<T>, v: T) -> u32 {
-    match part {
-        None => arena.alloc(v),
-        Some(p) => {
-            let dead = v.dead();
-            arena.alloc_in(v, p.n as u32, p.me as u32, || dead.clone())
-        }
-    }
-}
-
 /// Put `v` at slot `i` of `arena` (another part's record, or the joined one at the end).
-fn put_copy<T: Striped>(arena: &mut Arena<T>, i: u32, v: T) {
+fn put_copy<T: Striped>(arena: &mut StripedArena<T>, i: u32, v: T) {
     let dead = v.dead();
     arena.put(i, v, || dead.clone());
 }
@@ -303,11 +303,11 @@ impl Sim {
     }
 
     pub(crate) fn alloc_transfer(&mut self, t: Transfer) -> u32 {
-        alloc_striped(self.split.part.as_deref(), &mut self.hosts.transfers, t)
+        self.hosts.transfers.alloc(t)
     }
 
     pub(crate) fn alloc_app(&mut self, a: App) -> u32 {
-        alloc_striped(self.split.part.as_deref(), &mut self.hosts.apps, a)
+        self.hosts.apps.alloc(a)
     }
 
     /// Free transfer `tr`'s slot (already marked dead), or tell its owner to.
@@ -474,19 +474,33 @@ impl Sim {
 
     /// Set this simulation up as part `me` of a run split in `n` parts (during construction: after the
     /// fabric and the workloads are built, before anything is scheduled for them).
-    pub(crate) fn make_part(&mut self, sc: &Scenario, me: u8, n: u8) -> Result<(), ConfigError> {
+    /// `layout`: a later part's, the first's (the first part works it out from the whole fabric).
+    pub(crate) fn make_part(&mut self, sc: &Scenario, me: u8, n: u8, layout: Option<&Layout>) -> Result<(), ConfigError> {
         self.refuse_in_parts(sc)?;
-        let of = self.partition(n)?;
-        let port_here = self.fab.ports.iter().map(|p| of[p.node as usize] == me).collect();
-        let mut lookahead = u64::MAX;
-        for (i, p) in self.fab.ports.iter().enumerate() {
-            if of[p.node as usize] != of[p.peer_node as usize] {
-                lookahead = lookahead.min(self.least_reach(i as u32).0);
+        let w = self.fab.wiring.clone();
+        let (of, lookahead) = match layout {
+            Some(l) => (l.of.clone(), l.lookahead),
+            None => {
+                let of = self.partition(n)?;
+                let mut lookahead = u64::MAX;
+                for p in 0..w.port_node.len() {
+                    if of[w.port_node[p] as usize] != of[w.peer_node[p] as usize] {
+                        lookahead = lookahead.min(self.least_reach(p as u32).0);
+                    }
+                }
+                (of, Time(lookahead.max(self.clock.grid.0)))
             }
-        }
-        let lookahead = Time(lookahead.max(self.clock.grid.0));
+        };
+        let port_here: Vec<bool> = w.port_node.iter().map(|&n| of[n as usize] == me).collect();
         let fail_for_test = std::env::var("DETAILSIM_TEST_PANIC_PART").is_ok_and(|v| v == me.to_string());
         let out = (0..n).map(|_| Vec::new()).collect();
+        // from here on the part holds only its own ports' state, and its own transfers and flows (the
+        // indices of its stripe, `i % n == me`) with copies of others' whose other end is here
+        if self.fab.ports.whole() {
+            self.fab.keep_ports(&port_here);
+        }
+        self.hosts.transfers.stripe(n as u32, me as u32);
+        self.hosts.apps.stripe(n as u32, me as u32);
         self.split.part = Some(Box::new(Part {
             of,
             me,
@@ -555,7 +569,7 @@ impl Sim {
             *k = next;
             next = (next + 1) % n;
         }
-        if !self.fab.ports.iter().any(|pt| of[pt.node as usize] != of[pt.peer_node as usize]) {
+        if !self.fab.ports.all().iter().any(|pt| of[pt.node as usize] != of[pt.peer_node as usize]) {
             return Err(ConfigError { field: "topology".into(), msg: "the fabric has no link between parts to split at".into() });
         }
         Ok(of)

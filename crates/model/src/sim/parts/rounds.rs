@@ -101,9 +101,11 @@ enum Ended {
 /// drives them all; when the run ends the first takes the others' results.
 pub(crate) fn split(sc: &Scenario, n: u8, drive: Drive) -> Result<Sim, ConfigError> {
     let mut a = Sim::build(sc, Some((0, n)))?;
-    // the routes are the same for every part: computed once, shared
-    let routes = Some(a.fab.routes.clone());
-    let mut others = (1..n).map(|k| Sim::build_sharing(sc, Some((k, n)), routes.clone())).collect::<Result<Vec<_>, _>>()?;
+    // the topology, its wiring and the routes are the same for every part: built once, shared
+    let shared = a.fab.shareable();
+    let p = a.split.part.as_ref().expect("a part");
+    let layout = std::sync::Arc::new(super::Layout { of: p.of.clone(), lookahead: p.lookahead, grid: a.clock.grid, wheel: a.clock.wheel });
+    let mut others = (1..n).map(|k| Sim::build_sharing(sc, Some((k, n)), Some((shared.clone(), layout.clone())))).collect::<Result<Vec<_>, _>>()?;
     // what the set-up sent (a host's first frames, due at a switch in another part) arrives before the
     // first window
     deliver(&mut std::iter::once(&mut a).chain(others.iter_mut()).collect::<Vec<_>>());
