@@ -94,12 +94,14 @@ impl<T> Arena<T> {
 /// Indices are handed out as `Arena::alloc_in` does (a released one of the stripe first, else the stripe's
 /// first index past every index seen).
 pub struct StripedArena<T> {
-    slots: Vec<T>,
+    /// A whole run's records, at their indices (a part: none).
+    whole: Vec<T>,
+    /// A part's: its records and copies, packed, and its map (index -> place, `NOWHERE`: none here).
+    packed: Vec<T>,
+    at: Option<Box<Places>>,
     /// Released indices (a part: of its stripe).
     free: Vec<u32>,
     live: usize,
-    /// A part's map: index -> place in `slots` (`NOWHERE`: none here), the stripe.
-    at: Option<Box<Places>>,
 }
 
 struct Places {
@@ -116,51 +118,54 @@ impl<T> Default for StripedArena<T> {
     }
 }
 
-#[cold]
-#[inline(never)]
-fn not_here(i: u32) -> ! {
-    panic!("record {i} is neither this part's nor a copy it holds")
-}
-
 impl<T> StripedArena<T> {
     pub fn new() -> Self {
-        StripedArena { slots: Vec::new(), free: Vec::new(), live: 0, at: None }
+        StripedArena { whole: Vec::new(), packed: Vec::new(), at: None, free: Vec::new(), live: 0 }
     }
 
     /// From now on, allocate the indices of stripe `me` of `n` (before any record is allocated).
     pub fn stripe(&mut self, n: u32, me: u32) {
-        assert!(self.slots.is_empty() && me < n, "striped before any record, me < n");
+        assert!(self.whole.is_empty() && me < n, "striped before any record, me < n");
         self.at = Some(Box::new(Places { at: Vec::new(), n, me }));
     }
 
-    #[inline(always)]
+    /// A part's place of record `i` (out of line: a whole run's lookups are a slice's bounds check, whose
+    /// failing branch, never taken there, is what leads a part here).
+    #[inline(never)]
     fn place(&self, i: u32) -> usize {
-        match &self.at {
-            None => i as usize,
-            Some(p) => match p.at.get(i as usize) {
-                Some(&k) if k != NOWHERE => k as usize,
-                _ => not_here(i),
-            },
+        match self.at.as_ref().and_then(|p| p.at.get(i as usize)) {
+            Some(&k) if k != NOWHERE => k as usize,
+            _ => panic!("record {i} is neither this part's nor a copy it holds"),
         }
+    }
+
+    #[inline(never)]
+    fn in_part(&self, i: u32) -> &T {
+        &self.packed[self.place(i)]
+    }
+
+    #[inline(never)]
+    fn in_part_mut(&mut self, i: u32) -> &mut T {
+        let k = self.place(i);
+        &mut self.packed[k]
     }
 
     #[inline]
     pub fn alloc(&mut self, v: T) -> u32 {
         self.live += 1;
         if let Some(i) = self.free.pop() {
-            let k = self.place(i);
-            self.slots[k] = v;
+            *self.get_mut(i) = v;
             return i;
         }
         let Some(p) = &mut self.at else {
-            self.slots.push(v);
-            return (self.slots.len() - 1) as u32;
+            self.whole.push(v);
+            return (self.whole.len() - 1) as u32;
         };
         let mut i = p.at.len() as u32;
         i += (p.me + p.n - i % p.n) % p.n;
         p.at.resize(i as usize + 1, NOWHERE);
-        p.at[i as usize] = self.slots.len() as u32;
-        self.slots.push(v);
+        p.at[i as usize] = self.packed.len() as u32;
+        self.packed.push(v);
         i
     }
 
@@ -169,10 +174,10 @@ impl<T> StripedArena<T> {
     pub fn put(&mut self, i: u32, v: T, mut fill: impl FnMut() -> T) {
         match &mut self.at {
             None => {
-                while self.slots.len() <= i as usize {
-                    self.slots.push(fill());
+                while self.whole.len() <= i as usize {
+                    self.whole.push(fill());
                 }
-                self.slots[i as usize] = v;
+                self.whole[i as usize] = v;
             }
             Some(p) => {
                 if p.at.len() <= i as usize {
@@ -180,10 +185,10 @@ impl<T> StripedArena<T> {
                 }
                 match p.at[i as usize] {
                     NOWHERE => {
-                        p.at[i as usize] = self.slots.len() as u32;
-                        self.slots.push(v);
+                        p.at[i as usize] = self.packed.len() as u32;
+                        self.packed.push(v);
                     }
-                    k => self.slots[k as usize] = v,
+                    k => self.packed[k as usize] = v,
                 }
             }
         }
@@ -196,29 +201,34 @@ impl<T> StripedArena<T> {
         self.free.push(i);
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, i: u32) -> &T {
-        &self.slots[self.place(i)]
+        match self.whole.get(i as usize) {
+            Some(v) => v,
+            None => self.in_part(i),
+        }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn get_mut(&mut self, i: u32) -> &mut T {
-        let k = self.place(i);
-        &mut self.slots[k]
+        if (i as usize) < self.whole.len() {
+            return &mut self.whole[i as usize];
+        }
+        self.in_part_mut(i)
     }
 
     /// Record `i`, if this arena holds it.
     pub fn try_get(&self, i: u32) -> Option<&T> {
         match &self.at {
-            None => self.slots.get(i as usize),
-            Some(p) => p.at.get(i as usize).filter(|&&k| k != NOWHERE).map(|&k| &self.slots[k as usize]),
+            None => self.whole.get(i as usize),
+            Some(p) => p.at.get(i as usize).filter(|&&k| k != NOWHERE).map(|&k| &self.packed[k as usize]),
         }
     }
 
     /// One past the highest index allocated or put.
     pub fn len(&self) -> usize {
         match &self.at {
-            None => self.slots.len(),
+            None => self.whole.len(),
             Some(p) => p.at.len(),
         }
     }
@@ -229,41 +239,41 @@ impl<T> StripedArena<T> {
 
     /// The records held, with their indices, in index order (a part: its own and its copies).
     pub fn held(&self) -> impl Iterator<Item = (u32, &T)> {
-        self.ids().into_iter().map(move |(i, k)| (i, &self.slots[k]))
+        let ids: Vec<(u32, usize)> = match &self.at {
+            None => (0..self.whole.len()).map(|i| (i as u32, i)).collect(),
+            Some(p) => p.at.iter().enumerate().filter(|(_, &k)| k != NOWHERE).map(|(i, &k)| (i as u32, k as usize)).collect(),
+        };
+        let store = if self.at.is_none() { &self.whole } else { &self.packed };
+        ids.into_iter().map(move |(i, k)| (i, &store[k]))
     }
 
     /// The records of this part's stripe (a whole run: every record), mutable.
     pub fn own_mut(&mut self) -> impl Iterator<Item = &mut T> {
-        let mut mine = vec![false; self.slots.len()];
-        match &self.at {
-            None => mine.iter_mut().for_each(|m| *m = true),
+        let mine: Vec<bool> = match &self.at {
+            None => vec![true; self.whole.len()],
             Some(p) => {
+                let mut mine = vec![false; self.packed.len()];
                 for (i, &k) in p.at.iter().enumerate() {
                     if k != NOWHERE && i as u32 % p.n == p.me {
                         mine[k as usize] = true;
                     }
                 }
+                mine
             }
-        }
-        self.slots.iter_mut().zip(mine).filter(|(_, m)| *m).map(|(v, _)| v)
-    }
-
-    fn ids(&self) -> Vec<(u32, usize)> {
-        match &self.at {
-            None => (0..self.slots.len()).map(|i| (i as u32, i)).collect(),
-            Some(p) => p.at.iter().enumerate().filter(|(_, &k)| k != NOWHERE).map(|(i, &k)| (i as u32, k as usize)).collect(),
-        }
+        };
+        let store = if self.at.is_none() { &mut self.whole } else { &mut self.packed };
+        store.iter_mut().zip(mine).filter(|(_, m)| *m).map(|(v, _)| v)
     }
 
     /// Every slot, by index: a whole run's records (panics in a part).
     pub fn slots(&self) -> &[T] {
         assert!(self.at.is_none(), "a part's records are packed: use held()");
-        &self.slots
+        &self.whole
     }
 
     pub fn slots_mut(&mut self) -> &mut [T] {
         assert!(self.at.is_none(), "a part's records are packed: use own_mut()");
-        &mut self.slots
+        &mut self.whole
     }
 
     /// Records in use (allocated here and not released).
@@ -273,16 +283,16 @@ impl<T> StripedArena<T> {
 
     /// Records stored (a whole run: the high-water mark of indices).
     pub fn capacity_used(&self) -> usize {
-        self.slots.len()
+        self.whole.len() + self.packed.len()
     }
 
     /// The part's map dropped: the arena of a whole run, with every index up to `len()` held (the joined
     /// records put since), or filled with `fill()`.
     pub fn into_whole(self, mut fill: impl FnMut() -> T) -> StripedArena<T> {
         let Some(p) = self.at else { return self };
-        let mut slots: Vec<Option<T>> = self.slots.into_iter().map(Some).collect();
-        let whole = p.at.iter().map(|&k| if k == NOWHERE { fill() } else { slots[k as usize].take().expect("one place per index") }).collect();
-        StripedArena { slots: whole, free: self.free, live: self.live, at: None }
+        let mut packed: Vec<Option<T>> = self.packed.into_iter().map(Some).collect();
+        let whole = p.at.iter().map(|&k| if k == NOWHERE { fill() } else { packed[k as usize].take().expect("one place per index") }).collect();
+        StripedArena { whole, packed: Vec::new(), at: None, free: self.free, live: self.live }
     }
 }
 

@@ -5,10 +5,8 @@
 //! (`live`) builds its own from the same scenario.
 
 mod faults;
-mod per_port;
 mod pipeline;
 mod shared;
-pub use per_port::{places, PerPort, Places};
 pub mod switch;
 
 use crate::config::{ConfigError, Scenario, Scheme};
@@ -268,8 +266,6 @@ pub struct Shared {
     pub topo: Arc<Topology>,
     pub wiring: Arc<Wiring>,
     pub routes: Arc<Routes>,
-    /// A part of a split run: the ports it holds (by global index; it builds only their state).
-    pub held: Option<Vec<bool>>,
 }
 
 /// A scenario's network (see the module's documentation).
@@ -278,9 +274,7 @@ pub struct Fabric {
     pub topo: Arc<Topology>,
     pub framing: Framing,
     pub nodes: Vec<Node>,
-    /// Per port, its queues, crossbar sides and transmitter (in a part of a split run, only the part's own:
-    /// `PerPort`).
-    pub ports: PerPort<Port>,
+    pub ports: Vec<Port>,
     /// What routes and faults read of every port, also in a part that holds only its own (shared by the
     /// parts), and per link whether it is up.
     pub wiring: Arc<Wiring>,
@@ -294,17 +288,17 @@ pub struct Fabric {
     /// Shared by the parts of a split run (a fault gives each part a new one).
     pub routes: Arc<Routes>,
     /// Per port, its PFC state (empty without PFC).
-    pub pfc: PerPort<PfcPort>,
+    pub pfc: Vec<PfcPort>,
     /// Per port, its egress ECN marker (empty without marking).
-    pub markers: PerPort<Marker>,
+    pub markers: Vec<Marker>,
     /// The healthy fabric's BDP (bytes) and base RTT (`fabric_bdp`, before any fault), for queue caps and
     /// the summary; the cap `scheme.queue_limit` / `queue_limit_bdp` put on switch egress queues.
     pub bdp: (u64, Time),
     pub queue_limit: Option<u64>,
     /// Per port, its drop and mark counters, and the frames and bytes it sent (four to a cache line,
     /// rather than in a line of `Port` that nothing else on the packet path reads).
-    pub port_ctr: PerPort<crate::stats::PortCounters>,
-    pub tx_count: PerPort<TxCount>,
+    pub port_ctr: Vec<crate::stats::PortCounters>,
+    pub tx_count: Vec<TxCount>,
     /// The arbiter's working space (`cioq::Switch::wake_waiters`): the waiters of the egress whose round
     /// of retries runs, and which egress that is.
     pub(crate) round: Vec<(u8, u32)>,
@@ -325,14 +319,14 @@ impl Fabric {
     /// wiring and the routes over it (the parts of a split run share them instead of each computing and
     /// keeping its own).
     pub fn shareable(&self) -> Shared {
-        Shared { topo: self.topo.clone(), wiring: self.wiring.clone(), routes: self.routes.clone(), held: None }
+        Shared { topo: self.topo.clone(), wiring: self.wiring.clone(), routes: self.routes.clone() }
     }
 
     /// `build`, with what another build of the same scenario shares (`shareable`).
     pub fn build_sharing(sc: &Scenario, scheme: &Scheme, rng: &RngStreams, shared: Option<Shared>) -> Result<Fabric, ConfigError> {
-        let (topo, routes, shared_wiring, held) = match shared {
-            Some(s) => (s.topo, Some(s.routes), Some(s.wiring), s.held),
-            None => (Arc::new(topology::build(&sc.topology)?), None, None, None),
+        let (topo, routes, shared_wiring) = match shared {
+            Some(s) => (s.topo, Some(s.routes), Some(s.wiring)),
+            None => (Arc::new(topology::build(&sc.topology)?), None, None),
         };
         let n = topo.nodes.len();
         // ports grouped by node
@@ -361,19 +355,14 @@ impl Fabric {
             Some(_) => (1, 1),
             None => (scheme.egress_sharing.parts(in_use), scheme.ingress_sharing.parts(in_use)),
         };
-        // (a part of a split run builds only the ports it holds)
-        let is_held = |p: usize| held.as_ref().is_none_or(|h| h[p]);
-        let mut ports = Vec::with_capacity(held.as_ref().map_or(plist.len(), |h| h.iter().filter(|&&x| x).count()));
+        let mut ports = Vec::with_capacity(plist.len());
         let (mut port_link, mut port_node, mut port_peer) = (Vec::new(), Vec::new(), Vec::new());
-        for (pi, &(node, li, is_a)) in plist.iter().enumerate() {
+        for &(node, li, is_a) in &plist {
             let l = &topo.links[li];
             if shared_wiring.is_none() {
                 port_link.push(li as u32);
                 port_node.push(node as u32);
                 port_peer.push(if is_a { l.b } else { l.a } as u32);
-            }
-            if !is_held(pi) {
-                continue;
             }
             let peer = port_of[li][if is_a { 1 } else { 0 }];
             let peer_node = if is_a { l.b } else { l.a };
@@ -416,13 +405,6 @@ impl Fabric {
             })
             .collect();
         let wiring = shared_wiring.unwrap_or_else(|| Arc::new(Wiring { link_ports: port_of, port_link, port_node, peer_node: port_peer }));
-        let at = held.as_deref().map(places);
-        fn packed<T>(v: Vec<T>, at: &Option<Places>) -> PerPort<T> {
-            match at {
-                None => PerPort::from(v),
-                Some(at) => PerPort::packed(v, at.clone()),
-            }
-        }
         let link_up = vec![true; topo.links.len()];
         let link_rate = topo.links.iter().map(|l| l.rate).collect();
         let routes = routes.unwrap_or_else(|| {
@@ -445,30 +427,27 @@ impl Fabric {
             }
         }
         let markers = if scheme.ecn_marking != crate::config::EcnMarking::None {
-            packed(
-                ports.iter().map(|p| Marker::new(scheme.ecn_marking, scheme.ecn_threshold, scheme.red.for_tier(topo.links[p.link as usize].tier))).collect(),
-                &at,
-            )
+            ports.iter().map(|p| Marker::new(scheme.ecn_marking, scheme.ecn_threshold, scheme.red.for_tier(topo.links[p.link as usize].tier))).collect()
         } else {
-            PerPort::default()
+            Vec::new()
         };
         Ok(Fabric {
             framing: topo.framing,
             topo,
             nodes,
-            ports: packed(ports, &at),
+            ports,
             wiring,
             link_up,
             link_rate,
             ignoring_pause: Vec::new(),
             hosts,
             routes,
-            pfc: PerPort::default(),
+            pfc: Vec::new(),
             markers,
             bdp: (0, Time::ZERO),
             queue_limit: None,
-            port_ctr: PerPort::default(),
-            tx_count: PerPort::default(),
+            port_ctr: Vec::new(),
+            tx_count: Vec::new(),
             round: Vec::new(),
             round_of: None,
             mmu: Vec::new(),
@@ -543,11 +522,6 @@ impl Fabric {
                 mmu.push(None);
                 continue;
             }
-            if self.ports.get(nd.port_base as usize).is_none() {
-                // a switch another part of a split run holds (its MMU is that part's)
-                mmu.push(None);
-                continue;
-            }
             let ports = nd.port_base..nd.port_base + nd.nports;
             let hr: Vec<u64> = ports
                 .clone()
@@ -583,13 +557,13 @@ impl Fabric {
         let n = self.ports.len();
         if scheme.flow_control != crate::config::FlowControl::Pfc {
             // no PFC state at all: 448 B a port (22 MB on the k = 32 fat tree, in every part of a split run)
-            self.pfc = PerPort::default();
+            self.pfc = Vec::new();
             return Ok(());
         }
         let _ = n;
         // (a part of a split run, of the ports it holds; the first part built every port and checked them)
-        self.pfc = self.ports.same_places(|_| PfcPort::default());
-        let switch_ports: Vec<u32> = self.ports.held().filter(|(_, pt)| self.nodes[pt.node as usize].is_switch).map(|(i, _)| i).collect();
+        self.pfc = vec![PfcPort::default(); self.ports.len()];
+        let switch_ports: Vec<u32> = (0..self.ports.len() as u32).filter(|&i| self.nodes[self.ports[i as usize].node as usize].is_switch).collect();
         for i in switch_ports {
             // (a host's receive side holds nothing: only switch ingresses send PAUSE)
             let d = self.pfc_derive(&scheme.pfc, i, self.ports[i as usize].rate)?;
@@ -808,23 +782,13 @@ impl Fabric {
         if limit < frame {
             return crate::config::err(key, format!("the queue limit ({limit}B) must hold at least one full frame ({frame}B)"));
         }
-        for (_, p) in self.ports.held_mut() {
+        for p in &mut self.ports {
             if self.nodes[p.node as usize].is_switch {
                 p.eg.cap = p.eg.cap.min(limit);
             }
         }
         self.queue_limit = Some(limit);
         Ok(())
-    }
-
-    /// Keep only the state of the ports `held` picks (a part of a split run: `PerPort::keep`).
-    pub fn keep_ports(&mut self, held: &[bool]) {
-        let at = places(held);
-        self.ports.keep(&at);
-        self.pfc.keep(&at);
-        self.markers.keep(&at);
-        self.port_ctr.keep(&at);
-        self.tx_count.keep(&at);
     }
 
     /// Port `p`'s link, the rate it runs at now (every part of a split run keeps every link's) and the port

@@ -335,10 +335,10 @@ impl Fabric {
         let mut net = net.clone();
         // the simulator reads PFC state and markers only with PFC and marking on; the live loop always does
         if net.pfc.len() != net.ports.len() {
-            net.pfc = vec![Default::default(); net.ports.len()].into();
+            net.pfc = vec![Default::default(); net.ports.len()];
         }
         if net.markers.len() != net.ports.len() {
-            net.markers = vec![crate::mechanisms::ecn::Marker::Off; net.ports.len()].into();
+            net.markers = vec![crate::mechanisms::ecn::Marker::Off; net.ports.len()];
         }
         let mut tx = vec![LiveTx::default(); net.ports.len()];
         for (i, &n) in net.hosts.iter().enumerate() {
@@ -544,7 +544,6 @@ impl Fabric {
         }
         self.net
             .ports
-            .all()
             .iter()
             .zip(&self.tx)
             .filter_map(|(pt, t)| {
@@ -620,7 +619,7 @@ impl Fabric {
     /// Frames held in all queues (ingress and egress), for the conservation check at the end.
     pub fn queued_frames(&self) -> u64 {
         // a frame crossing the crossbar is still counted by its ingress and already by its egress (reserved)
-        self.net.ports.all().iter().zip(&self.tx).map(|(p, t)| p.ing.pkts as u64 + p.eg.pkts as u64 - p.xbar.in_busy as u64 + t.on_wire.is_some() as u64).sum()
+        self.net.ports.iter().zip(&self.tx).map(|(p, t)| p.ing.pkts as u64 + p.eg.pkts as u64 - p.xbar.in_busy as u64 + t.on_wire.is_some() as u64).sum()
     }
 }
 

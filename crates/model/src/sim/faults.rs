@@ -70,7 +70,7 @@ impl Sim {
                 }
             }
         }
-        let switch_ports: Vec<u32> = self.fab.ports.held().filter(|(_, pt)| self.fab.nodes[pt.node as usize].is_switch).map(|(p, _)| p).collect();
+        let switch_ports: Vec<u32> = (0..self.fab.ports.len() as u32).filter(|&p| self.fab.nodes[self.fab.ports[p as usize].node as usize].is_switch).collect();
         for p in switch_ports {
             if self.fab.ports[p as usize].ing.nonempty != 0 && self.act_at(p) {
                 self.xbar_try(p);

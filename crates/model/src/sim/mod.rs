@@ -200,18 +200,14 @@ impl Sim {
     }
 
     /// `build` with what another part of the same run shares (`Fabric::build_sharing`).
-    /// A part after the first (`shared`: what the first part built and worked out for all) builds only
-    /// the state of the ports it holds.
+    /// A part after the first (`shared`): what the first part built and worked out for all.
     pub(crate) fn build_sharing(
         sc: &Scenario,
         part: Option<(u8, u8)>,
         shared: Option<(crate::fabric::Shared, std::sync::Arc<parts::Layout>)>,
     ) -> Result<Sim, ConfigError> {
         let (shared, layout) = match (shared, part) {
-            (Some((mut s, layout)), Some((me, _))) => {
-                s.held = Some(s.wiring.port_node.iter().map(|&n| layout.of[n as usize] == me).collect());
-                (Some(s), Some(layout))
-            }
+            (Some((s, layout)), Some(_)) => (Some(s), Some(layout)),
             (s, _) => (s.map(|s| s.0), None),
         };
         // resolved once, by `parse_scenario`
@@ -226,7 +222,7 @@ impl Sim {
         let mut fab = fab;
         if int_on {
             let nodes = &fab.nodes;
-            for (_, pt) in fab.ports.held_mut() {
+            for pt in &mut fab.ports {
                 if nodes[pt.node as usize].is_switch {
                     pt.tx_hooks = true;
                 }
@@ -308,13 +304,13 @@ impl Sim {
         let control = if sim.hosts.tcp.cc.roce() { hb.saturating_sub(2 * frame) } else { (8 * frame).min(hb / 4) };
         sim.hosts.nic = crate::mechanisms::nic::Admission { headroom: control, frame };
         sim.hosts.nic_waiting = vec![Default::default(); sim.fab.nodes.len()];
-        sim.fab.port_ctr = sim.fab.ports.same_places(|_| Default::default());
-        sim.fab.tx_count = sim.fab.ports.same_places(|_| TxCount::default());
+        sim.fab.port_ctr = vec![Default::default(); sim.fab.ports.len()];
+        sim.fab.tx_count = vec![TxCount::default(); sim.fab.ports.len()];
         debug_assert!(sim.q.is_empty());
-        // (from every port: a later part of a split run, which holds only its own, takes the first's)
+        // (a later part of a split run takes the first's)
         let (shift, bits) = match &layout {
             Some(l) => l.wheel,
-            None => wheel_shape(sim.fab.ports.all(), sim.fab.framing.full_frame() as u64),
+            None => wheel_shape(&sim.fab.ports, sim.fab.framing.full_frame() as u64),
         };
         sim.q = EventQueue::with_wheel(shift, bits);
         sim.clock.wheel = (shift, bits);

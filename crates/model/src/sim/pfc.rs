@@ -123,9 +123,7 @@ impl Sim {
         let shutdown = self.scheme.pfc.watchdog_action == WatchdogAction::Shutdown;
         let now = self.now;
         let mut hits = Vec::new();
-        // (a part of a split run: the ports it holds)
-        let held: Vec<usize> = self.fab.pfc.held().map(|(e, _)| e as usize).collect();
-        for e in held {
+        for e in 0..self.fab.pfc.len() {
             let pt = &self.fab.ports[e];
             if !pt.up || !self.fab.nodes[pt.node as usize].is_switch {
                 continue;
@@ -171,8 +169,8 @@ impl Sim {
     pub fn lossless_violations(&self) -> Vec<(String, u64)> {
         self.fab
             .ports
-            .values()
-            .zip(self.fab.port_ctr.values())
+            .iter()
+            .zip(&self.fab.port_ctr)
             .filter(|(_, c)| c.lossless_drops > 0)
             .map(|(p, c)| (format!("{}->{}", self.node_name(p.peer_node), self.node_name(p.node)), c.lossless_drops))
             .collect()
@@ -190,7 +188,8 @@ impl Sim {
     /// for E', paused for p), in priority order. A part of a split run has each piece of its own ports.
     pub(crate) fn pause_graph(&self, mine: impl Fn(u32) -> bool) -> PauseGraph {
         let mut g = PauseGraph::default();
-        for (i, pt) in self.fab.ports.held() {
+        for (i, pt) in self.fab.ports.iter().enumerate() {
+            let i = i as u32;
             if !mine(i) {
                 continue;
             }

@@ -157,7 +157,6 @@ impl Sim {
         let t = self.now.as_secs_f64().max(1e-12);
         self.fab
             .ports
-            .all()
             .iter()
             .enumerate()
             .map(|(i, p)| {
@@ -293,7 +292,7 @@ impl Sim {
             m.insert("priority_eviction".into(), serde_json::json!({"evictions": c.drops[crate::stats::DropCause::Priority as usize]}));
         }
         if s.scheduling != Scheduling::StrictPriority {
-            let overtakes: u64 = self.fab.ports.values().map(|p| p.eg.discipline().overtakes()).sum();
+            let overtakes: u64 = self.fab.ports.iter().map(|p| p.eg.discipline().overtakes()).sum();
             let name = if s.scheduling == Scheduling::Las { "las" } else { "pfabric" };
             let mut e = serde_json::json!({"overtakes": overtakes});
             if s.scheduling == Scheduling::Pfabric {
@@ -355,7 +354,7 @@ impl Sim {
             "pfc": {
                 "pause_frames": c.pfc_pause_frames,
                 "pauses": c.pfc_pauses,
-                "paused_time_s": self.fab.pfc.values().map(|f| f.egress.paused_total(self.now).0).sum::<u64>() as f64 / 1e12,
+                "paused_time_s": self.fab.pfc.iter().map(|f| f.egress.paused_total(self.now).0).sum::<u64>() as f64 / 1e12,
                 "watchdog": self.rec.pfc_events.iter().filter(|e| e.kind != "deadlock").collect::<Vec<_>>(),
                 "deadlocks": self.rec.pfc_events.iter().filter(|e| e.kind == "deadlock").collect::<Vec<_>>(),
             },
@@ -392,7 +391,7 @@ impl Sim {
             // only with shared-buffer switches (the summaries of other runs stay as they were)
             v["invariants"]["shared_buffer"] = serde_json::json!(self.check_shared().is_ok());
             let peak = self.fab.mmu.iter().flatten().map(|m| m.peak).max().unwrap_or(0);
-            let pauses: u64 = self.fab.pfc.values().map(|p| p.ingress.pauses_sent.iter().sum::<u64>()).sum();
+            let pauses: u64 = self.fab.pfc.iter().map(|p| p.ingress.pauses_sent.iter().sum::<u64>()).sum();
             v["shared_buffer"] =
                 serde_json::json!({"peak_bytes": peak, "pool_bytes": self.fab.topo.shared_buffer.as_ref().map(|(p, _)| p.size), "pfc_pauses_sent": pauses});
         }

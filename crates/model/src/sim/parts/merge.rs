@@ -2,7 +2,6 @@
 //! have them.
 
 use super::{put_copy, Part, Striped};
-use crate::fabric::PerPort;
 use crate::sim::{App, Sim, Transfer, NO};
 use detailsim_engine::StripedArena;
 use detailsim_engine::Time;
@@ -73,15 +72,21 @@ pub(super) fn merge(a: &mut Sim, mut others: Vec<Sim>, now: Time) {
     }
     a.rec.counters.max_packets_in_flight = top;
     // each port's state from its node's part
-    fn join<T>(a: &mut PerPort<T>, others: &mut [Sim], of: impl Fn(&mut crate::fabric::Fabric) -> &mut PerPort<T>) {
-        let parts = std::iter::once(std::mem::take(a)).chain(others.iter_mut().map(|o| std::mem::take(of(&mut o.fab)))).collect();
-        *a = PerPort::join(parts);
+    for p in 0..a.fab.ports.len() {
+        let k = of[a.fab.ports[p].node as usize] as usize;
+        if k != 0 {
+            let b = &mut others[k - 1].fab;
+            a.fab.ports[p] = b.ports[p].clone();
+            a.fab.tx_count[p] = b.tx_count[p];
+            a.fab.port_ctr[p] = b.port_ctr[p];
+            if let Some(f) = b.pfc.get(p) {
+                a.fab.pfc[p] = f.clone();
+            }
+            if let Some(m) = b.markers.get(p) {
+                a.fab.markers[p] = m.clone();
+            }
+        }
     }
-    join(&mut a.fab.ports, &mut others, |f| &mut f.ports);
-    join(&mut a.fab.tx_count, &mut others, |f| &mut f.tx_count);
-    join(&mut a.fab.port_ctr, &mut others, |f| &mut f.port_ctr);
-    join(&mut a.fab.pfc, &mut others, |f| &mut f.pfc);
-    join(&mut a.fab.markers, &mut others, |f| &mut f.markers);
     // a shared-buffer switch's MMU from the part that holds the switch (its books match that part's queues)
     for (n, m) in a.fab.mmu.iter_mut().enumerate() {
         let k = of[n] as usize;

@@ -494,11 +494,8 @@ impl Sim {
         let port_here: Vec<bool> = w.port_node.iter().map(|&n| of[n as usize] == me).collect();
         let fail_for_test = std::env::var("DETAILSIM_TEST_PANIC_PART").is_ok_and(|v| v == me.to_string());
         let out = (0..n).map(|_| Vec::new()).collect();
-        // from here on the part holds only its own ports' state, and its own transfers and flows (the
-        // indices of its stripe, `i % n == me`) with copies of others' whose other end is here
-        if self.fab.ports.whole() {
-            self.fab.keep_ports(&port_here);
-        }
+        // from here on the part holds only its own transfers and flows (the indices of its stripe,
+        // `i % n == me`) and copies of others' whose other end is here
         self.hosts.transfers.stripe(n as u32, me as u32);
         self.hosts.apps.stripe(n as u32, me as u32);
         self.split.part = Some(Box::new(Part {
@@ -569,7 +566,7 @@ impl Sim {
             *k = next;
             next = (next + 1) % n;
         }
-        if !self.fab.ports.all().iter().any(|pt| of[pt.node as usize] != of[pt.peer_node as usize]) {
+        if !self.fab.ports.iter().any(|pt| of[pt.node as usize] != of[pt.peer_node as usize]) {
             return Err(ConfigError { field: "topology".into(), msg: "the fabric has no link between parts to split at".into() });
         }
         Ok(of)
