@@ -16,6 +16,9 @@ pub struct Routes {
     pub group: Vec<u32>,
     pub edge: Vec<u32>,
     pub edge_port: Vec<u32>,
+    /// The edge switch's port to it by its index among the switch's ports (what a part of a split run,
+    /// which numbers its ports locally, adds to the switch's first port).
+    pub edge_lp: Vec<u32>,
     /// Hop distance (switch links) from switch s to the edge switch of group g: `dist[s * groups + g]`.
     pub dist: Vec<u32>,
     pub groups: usize,
@@ -60,6 +63,7 @@ impl Routes {
             group: vec![NONE; n],
             edge: vec![NONE; n],
             edge_port: vec![NONE; n],
+            edge_lp: vec![NONE; n],
             dist: Vec::new(),
             groups: 0,
             lists: vec![SwitchLists { pick: NONE, span: NONE }; n],
@@ -88,6 +92,7 @@ impl Routes {
                 for lp in 0..nports[sw as usize] {
                     if peer_node[(b + lp) as usize] == h as u32 {
                         r.edge_port[h] = b + lp;
+                        r.edge_lp[h] = lp;
                     }
                 }
             }

@@ -10,7 +10,7 @@ use crate::packet::PacketId;
 use detailsim_engine::{Rate, Time};
 
 impl Fabric {
-    /// Link `link` goes down: both directions stop, with no pause state (the count of (port, priority)
+    /// Link `link` goes down (its ends returned by local index: in a part of a split run, those it holds): both directions stop, with no pause state (the count of (port, priority)
     /// pairs that were paused is returned with its two ports), the packets waiting in either egress are
     /// taken off it into `dropped` (port, packet; in queue order, their bytes gone from the queue; bytes still
     /// crossing the crossbar are dropped when they arrive), and routes reconverge at once (the acceptable-port
@@ -22,20 +22,20 @@ impl Fabric {
         links: &impl Links,
         wire: impl Fn(PacketId) -> u64,
         dropped: &mut Vec<(u32, PacketId)>,
-    ) -> Option<([u32; 2], u64)> {
-        let ends = self.link_ports(link);
+    ) -> Option<(Vec<u32>, u64)> {
         if !self.link_up[link as usize] {
             return None;
         }
         self.link_up[link as usize] = false;
+        // (in a part of a split run, the end another part holds is that part's to take down)
+        let ends: Vec<u32> = self.link_ports(link).into_iter().filter_map(|g| self.lid(g)).collect();
         let mut released = 0;
         for &p in &ends {
             if let Some(st) = self.pfc.get_mut(p as usize) {
                 released += st.egress.release_all(now) as u64;
                 st.ingress.sent = 0;
             }
-            // (in a part of a split run, the end another part holds is that part's to take down)
-            let Some(pt) = self.ports.get_mut(p as usize) else { continue };
+            let pt = &mut self.ports[p as usize];
             pt.up = false;
             pt.paused = 0;
             pt.eg.advance(now);
@@ -51,24 +51,24 @@ impl Fabric {
     /// The routes over the links that are up.
     pub fn recompute_routes(&mut self) {
         let is_switch: Vec<bool> = self.nodes.iter().map(|n| n.is_switch).collect();
-        let base: Vec<u32> = self.nodes.iter().map(|n| n.port_base).collect();
+        let base = &self.wiring.port_base;
         let np: Vec<u32> = self.nodes.iter().map(|n| n.nports).collect();
         let w = &self.wiring;
         let up: Vec<bool> = w.port_link.iter().map(|&l| self.link_up[l as usize]).collect();
-        self.routes = std::sync::Arc::new(crate::routing::Routes::compute(&is_switch, &base, &np, &w.peer_node, &up));
+        self.routes = std::sync::Arc::new(crate::routing::Routes::compute(&is_switch, base, &np, &w.peer_node, &up));
     }
 
     /// Link `link` runs at `rate` from now, and so does everything derived from it: crossbar times and,
     /// where the ingress runs PFC (`pfc`: the scheme's parameters), its thresholds, reaction window and
     /// grace (checked lossless when the scenario was built, `Fabric::pfc_setup`). Path BDPs read the port
     /// rates when used. The link's two ports, whose ingresses the driver checks against the new thresholds.
-    pub fn degrade(&mut self, link: u32, rate: Rate, pfc: &PfcParams) -> [u32; 2] {
-        let ends = self.link_ports(link);
+    pub fn degrade(&mut self, link: u32, rate: Rate, pfc: &PfcParams) -> Vec<u32> {
         self.link_rate[link as usize] = rate;
-        for p in ends {
+        // (in a part of a split run, the ends it holds)
+        let ends: Vec<u32> = self.link_ports(link).into_iter().filter_map(|g| self.lid(g)).collect();
+        for &p in &ends {
             let speedup = self.topo.speedup;
-            let Some(pt) = self.ports.get_mut(p as usize) else { continue };
-            pt.set_rate(rate, speedup);
+            self.ports[p as usize].set_rate(rate, speedup);
             if self.pfc.get(p as usize).is_some_and(|st| st.ingress.enabled) {
                 let d = self.pfc_derive(pfc, p, rate).expect("checked when the scenario was built");
                 self.pfc[p as usize].ingress.install(pfc.priorities, d);
@@ -77,9 +77,9 @@ impl Fabric {
         ends
     }
 
-    /// The transmitter of `egress` ignores PFC pauses from now (the driver lifts any pause in force).
+    /// The transmitter of `egress` (global index) ignores PFC pauses from now (the driver lifts any pause in force).
     pub fn ignore_pause(&mut self, egress: u32) {
-        if let Some(st) = self.pfc.get_mut(egress as usize) {
+        if let Some(st) = self.lid(egress).and_then(|l| self.pfc.get_mut(l as usize)) {
             st.egress.ignores_pause = true;
         }
         if !self.ignoring_pause.contains(&egress) {

@@ -5,9 +5,12 @@
 //! (`live`) builds its own from the same scenario.
 
 mod faults;
+mod local;
 mod pipeline;
 mod shared;
 pub mod switch;
+
+pub use local::{JoinedPorts, PortIds, REMOTE};
 
 use crate::config::{ConfigError, Scenario, Scheme};
 use crate::mechanisms::crossbar::{Crossbar, Waiters};
@@ -198,7 +201,7 @@ impl Fault {
                 "link_down" => FaultKind::LinkDown,
                 "degrade" => FaultKind::Degrade(c.rate.unwrap().0),
                 _ => {
-                    let egress = (net.nodes[a].port_base..net.nodes[a].port_base + net.nodes[a].nports)
+                    let egress = (net.wiring.port_base[a]..net.wiring.port_base[a] + net.nodes[a].nports)
                         .find(|&p| net.wiring.port_link[p as usize] == link as u32)
                         .unwrap();
                     FaultKind::IgnorePause(egress)
@@ -238,7 +241,7 @@ impl Node {
         scratch: &mut Vec<u32>,
     ) -> Option<u32> {
         if routes.edge[dst as usize] == me {
-            let ep = routes.edge_port[dst as usize];
+            let ep = self.port_base + routes.edge_lp[dst as usize];
             return up(ep).then_some(ep);
         }
         let base = self.port_base;
@@ -254,6 +257,8 @@ impl Node {
 pub struct Wiring {
     /// Per link, its two ports (its first node's, then its second's).
     pub link_ports: Vec<[u32; 2]>,
+    /// Per node, its first port (global index).
+    pub port_base: Vec<u32>,
     /// Per port, its link, its node and the node at its other end.
     pub port_link: Vec<u32>,
     pub port_node: Vec<u32>,
@@ -266,6 +271,9 @@ pub struct Shared {
     pub topo: Arc<Topology>,
     pub wiring: Arc<Wiring>,
     pub routes: Arc<Routes>,
+    /// A part of a split run: the ports it holds (by global index; it builds only their state, numbered
+    /// locally).
+    pub held: Option<Vec<bool>>,
 }
 
 /// A scenario's network (see the module's documentation).
@@ -274,7 +282,10 @@ pub struct Fabric {
     pub topo: Arc<Topology>,
     pub framing: Framing,
     pub nodes: Vec<Node>,
+    /// Per port, its queues, crossbar sides and transmitter (a part of a split run: its own, numbered
+    /// locally, `ids`).
     pub ports: Vec<Port>,
+    pub ids: PortIds,
     /// What routes and faults read of every port, also in a part that holds only its own (shared by the
     /// parts), and per link whether it is up.
     pub wiring: Arc<Wiring>,
@@ -319,14 +330,14 @@ impl Fabric {
     /// wiring and the routes over it (the parts of a split run share them instead of each computing and
     /// keeping its own).
     pub fn shareable(&self) -> Shared {
-        Shared { topo: self.topo.clone(), wiring: self.wiring.clone(), routes: self.routes.clone() }
+        Shared { topo: self.topo.clone(), wiring: self.wiring.clone(), routes: self.routes.clone(), held: None }
     }
 
     /// `build`, with what another build of the same scenario shares (`shareable`).
     pub fn build_sharing(sc: &Scenario, scheme: &Scheme, rng: &RngStreams, shared: Option<Shared>) -> Result<Fabric, ConfigError> {
-        let (topo, routes, shared_wiring) = match shared {
-            Some(s) => (s.topo, Some(s.routes), Some(s.wiring)),
-            None => (Arc::new(topology::build(&sc.topology)?), None, None),
+        let (topo, routes, shared_wiring, held) = match shared {
+            Some(s) => (s.topo, Some(s.routes), Some(s.wiring), s.held),
+            None => (Arc::new(topology::build(&sc.topology)?), None, None, None),
         };
         let n = topo.nodes.len();
         // ports grouped by node
@@ -355,14 +366,18 @@ impl Fabric {
             Some(_) => (1, 1),
             None => (scheme.egress_sharing.parts(in_use), scheme.ingress_sharing.parts(in_use)),
         };
-        let mut ports = Vec::with_capacity(plist.len());
+        // (a part of a split run builds only the ports it holds)
+        let mut ports = Vec::with_capacity(held.as_ref().map_or(plist.len(), |h| h.iter().filter(|&&x| x).count()));
         let (mut port_link, mut port_node, mut port_peer) = (Vec::new(), Vec::new(), Vec::new());
-        for &(node, li, is_a) in &plist {
+        for (pi, &(node, li, is_a)) in plist.iter().enumerate() {
             let l = &topo.links[li];
             if shared_wiring.is_none() {
                 port_link.push(li as u32);
                 port_node.push(node as u32);
                 port_peer.push(if is_a { l.b } else { l.a } as u32);
+            }
+            if held.as_ref().is_some_and(|h| !h[pi]) {
+                continue;
             }
             let peer = port_of[li][if is_a { 1 } else { 0 }];
             let peer_node = if is_a { l.b } else { l.a };
@@ -404,7 +419,8 @@ impl Fabric {
                 rng: rng.stream(i as u64, crate::purpose::SCATTER),
             })
             .collect();
-        let wiring = shared_wiring.unwrap_or_else(|| Arc::new(Wiring { link_ports: port_of, port_link, port_node, peer_node: port_peer }));
+        let wiring =
+            shared_wiring.unwrap_or_else(|| Arc::new(Wiring { link_ports: port_of, port_base: port_base.clone(), port_link, port_node, peer_node: port_peer }));
         let link_up = vec![true; topo.links.len()];
         let link_rate = topo.links.iter().map(|l| l.rate).collect();
         let routes = routes.unwrap_or_else(|| {
@@ -431,11 +447,12 @@ impl Fabric {
         } else {
             Vec::new()
         };
-        Ok(Fabric {
+        let mut fab = Fabric {
             framing: topo.framing,
             topo,
             nodes,
             ports,
+            ids: PortIds::default(),
             wiring,
             link_up,
             link_rate,
@@ -451,7 +468,11 @@ impl Fabric {
             round: Vec::new(),
             round_of: None,
             mmu: Vec::new(),
-        })
+        };
+        if let Some(h) = held {
+            fab.localize(&h);
+        }
+        Ok(fab)
     }
 
     /// The network a run starts with, and its faults: `build`, then the checks of the framing against the
@@ -522,6 +543,11 @@ impl Fabric {
                 mmu.push(None);
                 continue;
             }
+            if nd.port_base == u32::MAX {
+                // a switch another part of a split run holds (its MMU is that part's)
+                mmu.push(None);
+                continue;
+            }
             let ports = nd.port_base..nd.port_base + nd.nports;
             let hr: Vec<u64> = ports
                 .clone()
@@ -570,8 +596,9 @@ impl Fabric {
             self.pfc[i as usize].ingress.install(scheme.pfc.priorities, d);
         }
         for &(fi, link, rate) in degrades {
-            for p in self.link_ports(link) {
-                if self.ports.get(p as usize).is_some() && self.nodes[self.wiring.port_node[p as usize] as usize].is_switch {
+            // (a part of a split run checks the ends it holds; the first part, built whole, checked all)
+            for p in self.link_ports(link).into_iter().filter_map(|g| self.lid(g)) {
+                if self.nodes[self.ports[p as usize].node as usize].is_switch {
                     self.pfc_derive(&scheme.pfc, p, rate)
                         .map_err(|e| ConfigError { field: format!("fault[{fi}].rate"), msg: format!("at {} bit/s: {}", rate.0, e.msg) })?;
                 }
@@ -605,7 +632,7 @@ impl Fabric {
         }
     }
 
-    /// The two ports of link `link` (its first node's, then its second's).
+    /// The two ports of link `link` (global indices; its first node's, then its second's).
     pub fn link_ports(&self, link: u32) -> [u32; 2] {
         self.wiring.link_ports[link as usize]
     }
@@ -614,7 +641,8 @@ impl Fabric {
     /// sender's NIC, then each switch's first acceptable port. Empty when there is no path.
     pub fn path_ports(&self, src: u32, dst: u32, out: &mut Vec<u32>) {
         out.clear();
-        let mut port = self.nodes[src as usize].port_base;
+        // (global indices, from the wiring every part keeps)
+        let mut port = self.wiring.port_base[src as usize];
         for _ in 0..=self.nodes.len() {
             out.push(port);
             let node = self.wiring.peer_node[port as usize];
@@ -632,7 +660,7 @@ impl Fabric {
                 if crate::routing::count(row) == 0 {
                     break;
                 }
-                nd.port_base + crate::routing::nth(row, 0)
+                self.wiring.port_base[node as usize] + crate::routing::nth(row, 0)
             };
         }
         out.clear();
@@ -747,7 +775,7 @@ impl Fabric {
         for &h in &self.hosts {
             groups.entry(self.routes.edge[h as usize]).or_default().push(h);
         }
-        let own = |h: u32| on_tier(self.nodes[h as usize].port_base) as u64;
+        let own = |h: u32| on_tier(self.wiring.port_base[h as usize]) as u64;
         let nh = self.hosts.len() as u64;
         let mut crossed: u64 = self.hosts.iter().map(|&h| 2 * (nh - 1) * own(h)).sum();
         let pairs = nh * (nh - 1);

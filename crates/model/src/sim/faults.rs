@@ -26,18 +26,20 @@ impl Sim {
             FaultKind::IgnorePause(egress) => {
                 self.fab.ignore_pause(egress);
                 // it forgets any pause in force
-                if self.act_at(egress) {
-                    self.pfc_apply(egress, 0, 0xff);
+                if let Some(e) = self.fab.lid(egress) {
+                    if self.act_at(e) {
+                        self.pfc_apply(e, 0, 0xff);
+                    }
                 }
             }
         }
     }
 
-    /// Whether a fault acts at port `p` here (always, but in a part of a split run the ports of the other
-    /// half are the other part's: there the fault only changes what both keep, rates, flags and routes);
+    /// Whether a fault acts at port `p` (local index) here (always, but in a part of a split run the nodes of
+    /// the other parts are theirs: there the fault only changes what all keep, rates, flags and routes);
     /// with the node order the events it schedules there come from the port's node.
     fn act_at(&mut self, p: u32) -> bool {
-        let node = self.fab.wiring.port_node[p as usize];
+        let node = self.fab.ports[p as usize].node;
         if !self.owns(node) {
             return false;
         }
@@ -62,8 +64,7 @@ impl Sim {
         }
         // blocked ingress heads may point at the dead port: let every switch ingress retry (and reroute)
         for &p in &ends {
-            let Some(pt) = self.fab.ports.get_mut(p as usize) else { continue };
-            let ws = pt.drain_waiters();
+            let ws = self.fab.ports[p as usize].drain_waiters();
             for (_, w) in ws {
                 if self.act_at(w) {
                     self.xbar_try(w);

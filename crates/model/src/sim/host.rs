@@ -142,7 +142,7 @@ impl Sim {
         if rate_based {
             // a rate-based controller starts at the sender's NIC rate (HPCC: its window the path's BDP at
             // that rate, T its base RTT)
-            let nic = self.fab.port_rate(self.fab.nodes[src as usize].port_base).0 as f64;
+            let nic = self.fab.port_rate(self.fab.wiring.port_base[src as usize]).0 as f64;
             let rtt = if needs_rtt { self.path_bdp(src, dst).map(|(rtt, _)| rtt) } else { None };
             let p = self.hosts.tcp.clone();
             self.hosts.transfers.get_mut(tr).snd.start_rate(&p, rtt, nic);

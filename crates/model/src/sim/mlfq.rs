@@ -109,7 +109,7 @@ impl Sim {
             );
         }
         let bytes_per_s: f64 = parts.iter().map(|(r, d)| r * d.mean()).sum();
-        let capacity: f64 = self.fab.hosts.iter().map(|&h| self.fab.port_rate(self.fab.nodes[h as usize].port_base).0 as f64).sum();
+        let capacity: f64 = self.fab.hosts.iter().map(|&h| self.fab.port_rate(self.fab.wiring.port_base[h as usize]).0 as f64).sum();
         let offered = 8.0 * bytes_per_s / capacity.max(1.0);
         let load = offered.clamp(1e-6, 0.99);
         let sol = pias::solve(&points, "", load, queues, &method).map_err(|e| ConfigError { field: "scheme.pias.thresholds".into(), msg: e })?;

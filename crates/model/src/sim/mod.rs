@@ -207,7 +207,10 @@ impl Sim {
         shared: Option<(crate::fabric::Shared, std::sync::Arc<parts::Layout>)>,
     ) -> Result<Sim, ConfigError> {
         let (shared, layout) = match (shared, part) {
-            (Some((s, layout)), Some(_)) => (Some(s), Some(layout)),
+            (Some((mut s, layout)), Some((me, _))) => {
+                s.held = Some(s.wiring.port_node.iter().map(|&n| layout.of[n as usize] == me).collect());
+                (Some(s), Some(layout))
+            }
             (s, _) => (s.map(|s| s.0), None),
         };
         // resolved once, by `parse_scenario`
@@ -314,7 +317,7 @@ impl Sim {
         };
         sim.q = EventQueue::with_wheel(shift, bits);
         sim.clock.wheel = (shift, bits);
-        sim.clock.deep_prefetch = sim.fab.ports.len() >= DEEP_PREFETCH_PORTS;
+        sim.clock.deep_prefetch = sim.fab.wiring.port_node.len() >= DEEP_PREFETCH_PORTS;
         sim.clock.grid = layout.as_ref().map_or_else(|| sim.fabric_grid(), |l| l.grid);
         sim.clock.next_peak = sim.clock.grid;
         sim.clock.end_limit = sim.grid_end(sim.clock.end_limit);
@@ -631,7 +634,7 @@ impl Sim {
             | Ev::XbarDone { port, .. }
             | Ev::XbarOutFree { port }
             | Ev::DetourDone { port, .. }
-            | Ev::PfcFrame { port, .. } => self.fab.wiring.port_node[port as usize],
+            | Ev::PfcFrame { port, .. } => self.fab.node_of_port(port),
             // a stale timer (its transfer ended, the slot maybe reused) does nothing
             Ev::RtxTimer { tr, .. } => self.hosts.transfers.get(tr).src,
             Ev::DelAckTimer { tr, .. } | Ev::Fin { tr, .. } => self.hosts.transfers.get(tr).dst,
@@ -668,7 +671,7 @@ impl Sim {
                     prefetch(nd);
                     let dst = p.dst as usize;
                     if self.fab.routes.edge.get(dst) == Some(&(node as u32)) {
-                        if let Some(ep) = self.fab.routes.edge_port.get(dst).and_then(|&e| self.fab.ports.get(e as usize)) {
+                        if let Some(ep) = self.fab.routes.edge_lp.get(dst).and_then(|&lp| self.fab.ports.get((nd.port_base + lp) as usize)) {
                             prefetch(ep);
                         }
                     } else if self.scheme.load_balancing == crate::config::LoadBalancing::Adaptive {

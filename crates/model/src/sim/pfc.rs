@@ -93,13 +93,16 @@ impl Sim {
         }
     }
 
+    /// The link out of egress `egress` (global index; the port may be another part's: its ends from the
+    /// wiring every part keeps).
     fn link_name(&self, egress: u32) -> String {
-        // (the port may be another part's: its ends from the wiring every part keeps)
         let w = &self.fab.wiring;
         format!("{}->{}", self.node_name(w.port_node[egress as usize]), self.node_name(w.peer_node[egress as usize]))
     }
 
+    /// (`egress`: a local index, or another part's port tagged `REMOTE`.)
     pub(crate) fn watchdog_act(&mut self, kind: &'static str, egress: u32, prio: u8) {
+        let egress = self.fab.gid(egress);
         let action = self.scheme.pfc.watchdog_action;
         self.rec.pfc_events.push(PfcEvent {
             time_s: self.now.as_secs_f64(),
@@ -150,7 +153,7 @@ impl Sim {
     pub(crate) fn lossless_drop(&mut self, port: u32) {
         let pt = &self.fab.ports[port as usize];
         // the upstream of an ingress is its peer's egress; of an egress, the node's own ingresses feed it
-        let exempt = self.fab.ignoring_pause.contains(&pt.peer);
+        let exempt = self.fab.ignoring_pause.contains(&self.fab.gid(pt.peer));
         if exempt {
             self.rec.counters.lossless_exempt_drops += 1;
         } else {
@@ -180,7 +183,7 @@ impl Sim {
     /// a head packet bound for E', and E' is paused for that packet's priority.
     pub fn find_pause_cycle(&self) -> Option<Vec<u32>> {
         let g = self.pause_graph(|_| true);
-        pause_cycle(self.fab.ports.len(), &g)
+        pause_cycle(self.fab.wiring.port_node.len(), &g)
     }
 
     /// The pause graph's pieces at the ports `mine` picks: the paused egresses (up, some priority paused),
@@ -188,8 +191,9 @@ impl Sim {
     /// for E', paused for p), in priority order. A part of a split run has each piece of its own ports.
     pub(crate) fn pause_graph(&self, mine: impl Fn(u32) -> bool) -> PauseGraph {
         let mut g = PauseGraph::default();
-        for (i, pt) in self.fab.ports.iter().enumerate() {
-            let i = i as u32;
+        // (by global index: a part's pieces join the others')
+        for (l, pt) in self.fab.ports.iter().enumerate() {
+            let i = self.fab.gid(l as u32);
             if !mine(i) {
                 continue;
             }
@@ -203,7 +207,7 @@ impl Sim {
                 let head = pt.ing.head(p).expect("non-empty priority");
                 let e2 = self.pkts.get(head).out_port;
                 if e2 != crate::sim::NO && self.fab.ports[e2 as usize].paused & (1 << p) != 0 {
-                    g.edges.push((i, pt.peer, e2));
+                    g.edges.push((i, self.fab.gid(pt.peer), self.fab.gid(e2)));
                 }
             }
         }

@@ -27,14 +27,12 @@ impl Sim {
     #[inline(never)]
     pub(crate) fn take_sample(&mut self) {
         let t = self.now.0;
+        // (a part of a split run: its own ports, by global index, and below the flows whose data it receives)
         for i in 0..self.fab.ports.len() {
-            // (a part of a split run: its own ports, and below the flows whose data it receives)
-            if !self.port_here(i) {
-                continue;
-            }
+            let g = self.fab.gid(i as u32);
             let (p, s) = (&self.fab.ports[i], &mut self.rec.samples);
             s.port_t.push(t);
-            s.port.push(i as u32);
+            s.port.push(g);
             s.ingress.push(p.ing.total);
             s.egress.push(p.eg.total);
         }

@@ -427,7 +427,7 @@ impl Workload {
                 let rate = match (c.load, c.rate) {
                     (Some(load), _) => match c.load_tier.as_deref() {
                         None | Some("host") => {
-                            let hr = sim.fab.port_rate(sim.fab.nodes[sim.fab.hosts[0] as usize].port_base).0 as f64;
+                            let hr = sim.fab.port_rate(sim.fab.wiring.port_base[sim.fab.hosts[0] as usize]).0 as f64;
                             load * hr / (8.0 * mean.max(1.0))
                         }
                         Some(tier) => {

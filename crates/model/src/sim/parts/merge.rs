@@ -71,26 +71,17 @@ pub(super) fn merge(a: &mut Sim, mut others: Vec<Sim>, now: Time) {
         a.rec.active_measured += o.rec.active_measured;
     }
     a.rec.counters.max_packets_in_flight = top;
-    // each port's state from its node's part
-    for p in 0..a.fab.ports.len() {
-        let k = of[a.fab.ports[p].node as usize] as usize;
-        if k != 0 {
-            let b = &mut others[k - 1].fab;
-            a.fab.ports[p] = b.ports[p].clone();
-            a.fab.tx_count[p] = b.tx_count[p];
-            a.fab.port_ctr[p] = b.port_ctr[p];
-            if let Some(f) = b.pfc.get(p) {
-                a.fab.pfc[p] = f.clone();
-            }
-            if let Some(m) = b.markers.get(p) {
-                a.fab.markers[p] = m.clone();
-            }
-        }
+    // each port's state from its node's part, numbered globally again
+    let fabs: Vec<&crate::fabric::Fabric> = std::iter::once(&a.fab).chain(others.iter().map(|o| &o.fab)).collect();
+    let joined = crate::fabric::Fabric::joined_ports(&fabs, &of);
+    a.fab.set_whole(joined);
+    for o in others.iter_mut() {
+        o.fab.ports = Vec::new();
     }
     // a shared-buffer switch's MMU from the part that holds the switch (its books match that part's queues)
     for (n, m) in a.fab.mmu.iter_mut().enumerate() {
         let k = of[n] as usize;
-        if k != 0 && m.is_some() {
+        if k != 0 {
             *m = others[k - 1].fab.mmu[n].clone();
         }
     }

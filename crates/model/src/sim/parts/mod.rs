@@ -238,12 +238,6 @@ impl Sim {
         self.split.part.as_mut().map(|p| *p.hold.get_or_insert(at))
     }
 
-    /// Whether port `i`'s node is in this part (always, in an ordinary run).
-    #[inline]
-    pub(crate) fn port_here(&self, i: usize) -> bool {
-        self.split.part.as_ref().is_none_or(|p| p.port_here[i])
-    }
-
     /// Whether this part samples flow `a` (slot `i`): the part that receives its data, but a flow the other
     /// part opened less than a lookahead ago may have no copy here yet, so the part that opened it samples
     /// it (none of its data can have arrived). Always, in an ordinary run.
@@ -337,7 +331,8 @@ impl Sim {
         let here = match ev {
             // a port's own events (and timers, which go through the general path)
             Ev::TxDone { .. } | Ev::XbarDone { .. } | Ev::XbarOutFree { .. } | Ev::DetourDone { .. } => true,
-            Ev::Arrive { port, .. } | Ev::PfcFrame { port, .. } => self.split.part.as_ref().expect("a part").port_here[port as usize],
+            // (another part's port: tagged, `fabric::REMOTE`)
+            Ev::Arrive { port, .. } | Ev::PfcFrame { port, .. } => port & crate::fabric::REMOTE == 0,
             _ => return self.part_push_other(at, ev, timer),
         };
         if here && !timer {
@@ -390,6 +385,17 @@ impl Sim {
         for m in msgs {
             match m {
                 Msg::Event { key, mut ev, timer, pkt, sent, int } => {
+                    // the sender named the port by its global index (tagged): here it is a local one
+                    if let Ev::Arrive { port, .. }
+                    | Ev::TxDone { port, .. }
+                    | Ev::XbarDone { port, .. }
+                    | Ev::XbarOutFree { port }
+                    | Ev::DetourDone { port, .. }
+                    | Ev::PfcFrame { port, .. } = &mut ev
+                    {
+                        let g = self.fab.gid(*port);
+                        *port = self.fab.lid(g).expect("an event at a port of this part");
+                    }
                     if let (Ev::Arrive { pkt: id, .. }, Some(p)) = (&mut ev, pkt) {
                         *id = self.pkts.alloc(p);
                         if let Some(int) = int {
@@ -494,8 +500,12 @@ impl Sim {
         let port_here: Vec<bool> = w.port_node.iter().map(|&n| of[n as usize] == me).collect();
         let fail_for_test = std::env::var("DETAILSIM_TEST_PANIC_PART").is_ok_and(|v| v == me.to_string());
         let out = (0..n).map(|_| Vec::new()).collect();
-        // from here on the part holds only its own transfers and flows (the indices of its stripe,
-        // `i % n == me`) and copies of others' whose other end is here
+        // from here on the part holds only its own ports, numbered locally (a later part was built so), and
+        // its own transfers and flows (the indices of its stripe, `i % n == me`) with copies of others' whose
+        // other end is here
+        if !self.fab.is_local() {
+            self.fab.localize(&port_here);
+        }
         self.hosts.transfers.stripe(n as u32, me as u32);
         self.hosts.apps.stripe(n as u32, me as u32);
         self.split.part = Some(Box::new(Part {

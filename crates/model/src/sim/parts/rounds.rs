@@ -312,7 +312,7 @@ fn plan(sim: &Sim, n: usize) -> Plan {
     Plan {
         sweep_every: sim.pfc_on().then(|| sim.pfc_sweep_interval()),
         deadlock_check: sim.scheme.pfc.deadlock_check > Time::ZERO,
-        ports: sim.fab.ports.len(),
+        ports: sim.fab.wiring.port_node.len(),
         ran: vec![Time::ZERO; n],
         last: vec![None; n],
         held: true,
