@@ -123,6 +123,11 @@ impl<T> StripedArena<T> {
         StripedArena { whole: Vec::new(), packed: Vec::new(), at: None, free: Vec::new(), live: 0 }
     }
 
+    /// A whole run's arena of these records (by index; none of them live: a joined run's).
+    pub fn from_slots(whole: Vec<T>) -> Self {
+        StripedArena { whole, packed: Vec::new(), at: None, free: Vec::new(), live: 0 }
+    }
+
     /// From now on, allocate the indices of stripe `me` of `n` (before any record is allocated).
     pub fn stripe(&mut self, n: u32, me: u32) {
         assert!(self.whole.is_empty() && me < n, "striped before any record, me < n");

@@ -261,6 +261,27 @@ fn faults_during_the_run_and_the_measurement_window_end_as_one_thread_does() {
 }
 
 #[test]
+fn faults_from_the_start_act_in_every_part_as_one_thread_does() {
+    // links down and degraded at t = 0: the later parts share the first part's topology, routes and link
+    // states as built, before its faults, and then take the faults as the first did (sharing them after
+    // would leave a later part's end of the dead link up)
+    let faults = r#""fault": [{"kind": "link_down", "link": ["tor2_1", "agg2_1"], "at": "0s"},
+        {"kind": "link_down", "link": ["agg0_0", "core1"], "at": "0s"},
+        {"kind": "degrade", "link": ["h9", "tor2_0"], "rate": "100Mbps", "at": "0s"}],"#;
+    for scheme in [r#"{"preset": "fh"}"#, r#"{"preset": "detail"}"#] {
+        let json = scenario(scheme, MIXED, "").replace(r#""workload""#, &format!(r#"{faults} "workload""#));
+        let a = ordinary(&json);
+        for threads in DRIVES {
+            let b = run_in_parts(&json, threads.0, threads.1).unwrap();
+            assert_eq!(a.outcome_digest(), b.outcome_digest(), "{scheme}, {threads:?}");
+            same_table(&a, &b, scheme);
+            let down = |s: &Sim| s.fab.ports.iter().filter(|p| !p.up).count();
+            assert_eq!((down(&a), down(&b)), (4, 4), "{scheme}, {threads:?}: both ends of both links down");
+        }
+    }
+}
+
+#[test]
 fn samples_are_the_one_thread_run_s() {
     // every 50 us: each port's bytes and each measured flow's delivered bytes, also flows a moment old
     // whose copy has not reached the receiver's part yet

@@ -8,6 +8,7 @@ use crate::mechanisms::pfc::PfcParams;
 use crate::mechanisms::queue::Links;
 use crate::packet::PacketId;
 use detailsim_engine::{Rate, Time};
+use std::sync::Arc;
 
 impl Fabric {
     /// Link `link` goes down (its ends returned by local index: in a part of a split run, those it holds): both directions stop, with no pause state (the count of (port, priority)
@@ -26,7 +27,7 @@ impl Fabric {
         if !self.link_up[link as usize] {
             return None;
         }
-        self.link_up[link as usize] = false;
+        Arc::make_mut(&mut self.link_up)[link as usize] = false;
         // (in a part of a split run, the end another part holds is that part's to take down)
         let ends: Vec<u32> = self.link_ports(link).into_iter().filter_map(|g| self.lid(g)).collect();
         let mut released = 0;
@@ -63,7 +64,7 @@ impl Fabric {
     /// grace (checked lossless when the scenario was built, `Fabric::pfc_setup`). Path BDPs read the port
     /// rates when used. The link's two ports, whose ingresses the driver checks against the new thresholds.
     pub fn degrade(&mut self, link: u32, rate: Rate, pfc: &PfcParams) -> Vec<u32> {
-        self.link_rate[link as usize] = rate;
+        Arc::make_mut(&mut self.link_rate)[link as usize] = rate;
         // (in a part of a split run, the ends it holds)
         let ends: Vec<u32> = self.link_ports(link).into_iter().filter_map(|g| self.lid(g)).collect();
         for &p in &ends {

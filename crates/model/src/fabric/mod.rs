@@ -271,6 +271,8 @@ pub struct Shared {
     pub topo: Arc<Topology>,
     pub wiring: Arc<Wiring>,
     pub routes: Arc<Routes>,
+    /// Each link's state (up, rate) as built.
+    pub links: (Arc<Vec<bool>>, Arc<Vec<Rate>>),
     /// A part of a split run: the ports it holds (by global index; it builds only their state, numbered
     /// locally).
     pub held: Option<Vec<bool>>,
@@ -289,8 +291,9 @@ pub struct Fabric {
     /// What routes and faults read of every port, also in a part that holds only its own (shared by the
     /// parts), and per link whether it is up.
     pub wiring: Arc<Wiring>,
-    pub link_up: Vec<bool>,
-    pub link_rate: Vec<Rate>,
+    /// (shared by the parts of a split run until a fault changes them: `Arc::make_mut`)
+    pub link_up: Arc<Vec<bool>>,
+    pub link_rate: Arc<Vec<Rate>>,
     /// The egress ports whose transmitters ignore PAUSE (`ignore_pause` faults in force; every part keeps
     /// the list, as a drop downstream of another part's port reads it).
     pub ignoring_pause: Vec<u32>,
@@ -330,14 +333,20 @@ impl Fabric {
     /// wiring and the routes over it (the parts of a split run share them instead of each computing and
     /// keeping its own).
     pub fn shareable(&self) -> Shared {
-        Shared { topo: self.topo.clone(), wiring: self.wiring.clone(), routes: self.routes.clone(), held: None }
+        Shared {
+            topo: self.topo.clone(),
+            wiring: self.wiring.clone(),
+            routes: self.routes.clone(),
+            links: (self.link_up.clone(), self.link_rate.clone()),
+            held: None,
+        }
     }
 
     /// `build`, with what another build of the same scenario shares (`shareable`).
     pub fn build_sharing(sc: &Scenario, scheme: &Scheme, rng: &RngStreams, shared: Option<Shared>) -> Result<Fabric, ConfigError> {
-        let (topo, routes, shared_wiring, held) = match shared {
-            Some(s) => (s.topo, Some(s.routes), Some(s.wiring), s.held),
-            None => (Arc::new(topology::build(&sc.topology)?), None, None, None),
+        let (topo, routes, shared_wiring, held, shared_links) = match shared {
+            Some(s) => (s.topo, Some(s.routes), Some(s.wiring), s.held, Some(s.links)),
+            None => (Arc::new(topology::build(&sc.topology)?), None, None, None, None),
         };
         let n = topo.nodes.len();
         // ports grouped by node
@@ -421,8 +430,10 @@ impl Fabric {
             .collect();
         let wiring =
             shared_wiring.unwrap_or_else(|| Arc::new(Wiring { link_ports: port_of, port_base: port_base.clone(), port_link, port_node, peer_node: port_peer }));
-        let link_up = vec![true; topo.links.len()];
-        let link_rate = topo.links.iter().map(|l| l.rate).collect();
+        let (link_up, link_rate) = match &shared_links {
+            Some(l) => l.clone(),
+            None => (Arc::new(vec![true; topo.links.len()]), Arc::new(topo.links.iter().map(|l| l.rate).collect())),
+        };
         let routes = routes.unwrap_or_else(|| {
             let up: Vec<bool> = ports.iter().map(|p| p.up).collect();
             Arc::new(Routes::compute(&is_switch, &port_base, &nports, &wiring.peer_node, &up))

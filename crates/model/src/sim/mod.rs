@@ -335,6 +335,10 @@ impl Sim {
         sim.derive_mlfq(sc)?;
         if let Some((me, n)) = part {
             sim.make_part(sc, me, n, layout.as_deref())?;
+            if me == 0 {
+                // what the later parts share, as built (before any fault at time zero changes links and routes)
+                sim.split.shared = Some(Box::new(sim.fab.shareable()));
+            }
         }
         for i in 0..sim.faults.len() {
             let at = sim.faults[i].at;

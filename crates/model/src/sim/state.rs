@@ -85,6 +85,8 @@ pub struct Split {
     pub(crate) divert: bool,
     /// Packets in flight in the other parts (for the conservation check at the end).
     pub(crate) in_flight_elsewhere: u64,
+    /// The first part of a split run, until the others are built: what they share of its fabric as built.
+    pub(crate) shared: Option<Box<crate::fabric::Shared>>,
     /// A part is running a window (`run_until` stops when the window's events are done).
     pub(crate) in_window: bool,
 }

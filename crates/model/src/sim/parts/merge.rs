@@ -1,7 +1,7 @@
 //! The end of a split run: the first part takes the others' results (`merge`), as the ordinary run would
 //! have them.
 
-use super::{put_copy, Part, Striped};
+use super::{Part, Striped};
 use crate::sim::{App, Sim, Transfer, NO};
 use detailsim_engine::StripedArena;
 use detailsim_engine::Time;
@@ -57,6 +57,13 @@ pub(super) fn merge(a: &mut Sim, mut others: Vec<Sim>, now: Time) {
     let counted: Vec<Counted> = parts.iter().map(|p| (&p.peaks[..], &p.moves[..])).collect();
     let top = peak(&counted, &last);
     let of = std::mem::take(&mut parts[0].of);
+    // what is left of the others once joined goes as soon as it is (the join's peak is the whole fabric's
+    // tables beside the parts')
+    a.split.in_flight_elsewhere = others.iter().map(|o| o.pkts.live() as u64).sum();
+    for o in others.iter_mut() {
+        o.pkts = Default::default();
+        o.q = Default::default();
+    }
     canonical_ids(a, &mut others);
     // the rows of part k's table follow those of the parts before it
     let mut base = vec![0u32; n];
@@ -76,7 +83,8 @@ pub(super) fn merge(a: &mut Sim, mut others: Vec<Sim>, now: Time) {
     let joined = crate::fabric::Fabric::joined_ports(&fabs, &of);
     a.fab.set_whole(joined);
     for o in others.iter_mut() {
-        o.fab.ports = Vec::new();
+        let f = &mut o.fab;
+        (f.ports, f.pfc, f.markers, f.port_ctr, f.tx_count) = Default::default();
     }
     // a shared-buffer switch's MMU from the part that holds the switch (its books match that part's queues)
     for (n, m) in a.fab.mmu.iter_mut().enumerate() {
@@ -107,6 +115,9 @@ pub(super) fn merge(a: &mut Sim, mut others: Vec<Sim>, now: Time) {
         }
     });
     a.hosts.transfers = whole(transfers);
+    for o in others.iter_mut() {
+        o.hosts.transfers = Default::default();
+    }
     // flows: the owner's record, with the measurement window's snapshots from the part that receives its
     // data
     let arenas: Vec<&StripedArena<App>> = std::iter::once(&a.hosts.apps).chain(others.iter().map(|o| &o.hosts.apps)).collect();
@@ -116,12 +127,14 @@ pub(super) fn merge(a: &mut Sim, mut others: Vec<Sim>, now: Time) {
         }
     });
     a.hosts.apps = whole(apps);
+    for o in others.iter_mut() {
+        o.hosts.apps = Default::default();
+    }
     for o in &others {
         for f in o.hosts.workflows.slots().iter().filter(|f| f.alive && f.measured) {
             a.hosts.workflows.alloc(f.clone());
         }
     }
-    a.split.in_flight_elsewhere = others.iter().map(|o| o.pkts.live() as u64).sum();
     a.now = now;
     a.clock.finished = true;
     a.finalize();
@@ -149,13 +162,8 @@ fn join_striped<T: Striped>(arenas: &[&StripedArena<T>], of: &[u8], mut fix: imp
 
 /// The arena of a whole run from the joined records (by index; an index no part allocated: a dead record).
 fn whole<T: Striped>(joined: Vec<Option<T>>) -> StripedArena<T> {
-    let mut arena = StripedArena::new();
-    for (i, t) in joined.into_iter().enumerate() {
-        if let Some(t) = t {
-            put_copy(&mut arena, i as u32, t);
-        }
-    }
-    arena
+    let Some(dead) = joined.iter().flatten().next().map(|t| t.dead()) else { return StripedArena::new() };
+    StripedArena::from_slots(joined.into_iter().map(|t| t.unwrap_or_else(|| dead.clone())).collect())
 }
 
 /// Flow ids as the ordinary run with the node order gives them at its end (`Sim::canonical_flows`): each

@@ -88,8 +88,6 @@ pub(crate) struct Part {
     /// This part, and how many there are.
     pub me: u8,
     pub n: u8,
-    /// Per port, whether its node is in this part (read by every push of a packet event).
-    pub port_here: Vec<bool>,
     /// Messages for each part (this one's stays empty), sent at the next barrier.
     pub out: Vec<Vec<Msg>>,
     /// The end (exclusive) of the window being run: nothing sent to another part may be due before.
@@ -512,7 +510,6 @@ impl Sim {
             of,
             me,
             n,
-            port_here,
             out,
             // (the set-up's messages are delivered before the first window: `rounds::split`)
             window_end: Time::ZERO,

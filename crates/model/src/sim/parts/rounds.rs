@@ -27,7 +27,7 @@ impl Report {
         let p = sim.split.part.as_ref().expect("a part");
         let next = sim.q.peek_time();
         let graph = (sim.pfc_on() && next == Some(p.next_sweep)).then(|| {
-            let g = if sim.pfc_paused > 0 { sim.pause_graph(|i| p.port_here[i as usize]) } else { Default::default() };
+            let g = if sim.pfc_paused > 0 { sim.pause_graph(|_| true) } else { Default::default() };
             (p.next_sweep, sim.pfc_paused, g)
         });
         Report { next, hold: p.hold, now: sim.now, graph }
@@ -102,7 +102,7 @@ enum Ended {
 pub(crate) fn split(sc: &Scenario, n: u8, drive: Drive) -> Result<Sim, ConfigError> {
     let mut a = Sim::build(sc, Some((0, n)))?;
     // the topology, its wiring and the routes are the same for every part: built once, shared
-    let shared = a.fab.shareable();
+    let shared = *a.split.shared.take().expect("the first part keeps what the others share");
     let p = a.split.part.as_ref().expect("a part");
     let layout = std::sync::Arc::new(super::Layout { of: p.of.clone(), lookahead: p.lookahead, grid: a.clock.grid, wheel: a.clock.wheel });
     let mut others = (1..n).map(|k| Sim::build_sharing(sc, Some((k, n)), Some((shared.clone(), layout.clone())))).collect::<Result<Vec<_>, _>>()?;
