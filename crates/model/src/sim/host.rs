@@ -271,7 +271,9 @@ impl Sim {
     /// sender's retransmission deadline, or the receiver's delayed-ACK deadline). Events are lazily
     /// cancelled: one that finds a later deadline reschedules itself, a stale token is ignored.
     fn sync_timer(&mut self, tr: u32, k: Timer) {
-        let t = self.hosts.transfers.get(tr);
+        // (one lookup of the transfer: `next_token`'s step taken on the field beside it)
+        let hosts = &mut self.hosts;
+        let t = hosts.transfers.get_mut(tr);
         let (deadline, pending) = match k {
             // the retransmission deadline, or (DCQCN) the end of a wait for the rate
             Timer::Rtx => (t.snd.wake_at(), t.rtx_event_at),
@@ -281,8 +283,8 @@ impl Sim {
         if pending.is_some_and(|e| e <= d) {
             return;
         }
-        let token = self.next_token();
-        let t = self.hosts.transfers.get_mut(tr);
+        hosts.token = hosts.token.wrapping_add(1);
+        let token = hosts.token;
         let ev = match k {
             Timer::Rtx => {
                 (t.rtx_token, t.rtx_event_at) = (token, Some(d));

@@ -402,10 +402,6 @@ impl Sim {
         *c = c.wrapping_add(1);
         c.wrapping_shl(bits) | src
     }
-    pub(crate) fn next_token(&mut self) -> u32 {
-        self.hosts.token = self.hosts.token.wrapping_add(1);
-        self.hosts.token
-    }
     pub(crate) fn next_app_id(&mut self) -> u64 {
         let k = self.node_count(0);
         self.order.open_keys.push(k);
