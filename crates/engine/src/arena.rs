@@ -28,33 +28,7 @@ impl<T> Arena<T> {
             (self.slots.len() - 1) as u32
         }
     }
-    /// Allocate a slot whose index is `offset` modulo `stride`: a released one (only slots of that stripe are
-    /// ever released here) or a new one, the slots skipped on the way filled with `fill()` (they belong to
-    /// another stripe: `put` fills them). Two arenas allocating from different stripes never hand out the
-    /// same index, so each can hold copies of the other's records at their own indices.
-    pub fn alloc_in(&mut self, v: T, stride: u32, offset: u32, mut fill: impl FnMut() -> T) -> u32 {
-        debug_assert!(offset < stride);
-        if let Some(i) = self.free.pop() {
-            debug_assert_eq!(i % stride, offset, "a slot of another stripe was released");
-            self.live += 1;
-            self.slots[i as usize] = v;
-            return i;
-        }
-        while self.slots.len() as u32 % stride != offset {
-            self.slots.push(fill());
-        }
-        self.live += 1;
-        self.slots.push(v);
-        (self.slots.len() - 1) as u32
-    }
-    /// Store `v` at slot `i`, a slot of another stripe (see `alloc_in`): not counted live, never released.
-    pub fn put(&mut self, i: u32, v: T, mut fill: impl FnMut() -> T) {
-        while self.slots.len() <= i as usize {
-            self.slots.push(fill());
-        }
-        self.slots[i as usize] = v;
-    }
-    /// Every slot ever allocated or put, mutable.
+    /// Every slot ever allocated, mutable.
     pub fn slots_mut(&mut self) -> &mut [T] {
         &mut self.slots
     }
@@ -91,8 +65,8 @@ impl<T> Arena<T> {
 /// `Arena`; in part `me` of `n` (`stripe`), the part allocates the indices `i` with `i % n == me` and holds
 /// copies of other parts' records at their indices (`put`), each stored packed, with a map from index to
 /// place, so that a part holds only its own records and its copies, not a slot for every index of the run.
-/// Indices are handed out as `Arena::alloc_in` does (a released one of the stripe first, else the stripe's
-/// first index past every index seen).
+/// A part's indices: a released one of its stripe first, else the stripe's first index past every index
+/// allocated or put (so a copy's index is never handed out).
 pub struct StripedArena<T> {
     /// A whole run's records, at their indices (a part: none).
     whole: Vec<T>,
@@ -316,46 +290,34 @@ mod tests {
         assert_eq!(a.live(), 2);
     }
     #[test]
-    fn stripes_never_share_an_index() {
-        let (mut even, mut odd) = (Arena::new(), Arena::new());
-        let e: Vec<u32> = (0..3).map(|v| even.alloc_in(v, 2, 0, || -1)).collect();
-        let o: Vec<u32> = (0..3).map(|v| odd.alloc_in(v, 2, 1, || -1)).collect();
-        assert_eq!((e, o.clone()), (vec![0, 2, 4], vec![1, 3, 5]));
-        // a copy of the odd arena's record in the even one, at its index
-        even.put(o[2], 10, || -1);
-        assert_eq!((*even.get(5), *even.get(3), even.live()), (10, -1, 3));
-        even.release(2);
-        assert_eq!(even.alloc_in(7, 2, 0, || -1), 2);
-        assert_eq!(even.alloc_in(8, 2, 0, || -1), 6, "the slot put at 5 is not handed out");
-    }
-    #[test]
-    fn a_striped_arena_hands_out_the_indices_alloc_in_does_and_holds_only_its_records() {
-        // the same steps on a plain arena's stripe and on a striped arena
-        let (mut plain, mut packed) = (Arena::new(), StripedArena::new());
-        packed.stripe(4, 1);
+    fn a_striped_arena_hands_out_its_stripe_and_holds_only_its_records() {
+        // part 1 of 4: indices 1, 5, 9, ...; a copy put at 10 pushes the next new index past it (13); a
+        // released index is handed out again first (5); a copy at 20 then puts the next at 21
+        let mut a = StripedArena::new();
+        a.stripe(4, 1);
         let mut got = Vec::new();
         for (k, step) in [0, 0, 10, 0, 3, 0, 20, 0].into_iter().enumerate() {
             match step {
-                0 => got.push((plain.alloc_in(k as i32, 4, 1, || -1), packed.alloc(k as i32))),
-                3 => {
-                    plain.release(got[1].0);
-                    packed.release(got[1].1);
-                }
-                i => {
-                    plain.put(i, 100 + k as i32, || -1);
-                    packed.put(i, 100 + k as i32, || -1);
-                }
+                0 => got.push(a.alloc(k as i32)),
+                3 => a.release(got[1]),
+                i => a.put(i, 100 + k as i32, || -1),
             }
         }
-        assert!(got.iter().all(|(a, b)| a == b), "{got:?}");
-        assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), vec![1, 5, 13, 5, 21]);
-        assert_eq!((packed.len(), plain.capacity_used(), packed.capacity_used()), (22, 22, 6));
-        for (i, v) in packed.held() {
-            assert_eq!(v, plain.get(i));
+        assert_eq!(got, vec![1, 5, 13, 5, 21]);
+        assert_eq!((a.len(), a.capacity_used(), a.live()), (22, 6, 4), "22 indices, 6 records stored");
+        let held: Vec<(u32, i32)> = a.held().map(|(i, &v)| (i, v)).collect();
+        assert_eq!(held, vec![(1, 0), (5, 5), (10, 102), (13, 3), (20, 106), (21, 7)]);
+        assert_eq!((a.try_get(2), *a.get(10)), (None, 102));
+        assert_eq!(a.own_mut().map(|v| *v).collect::<Vec<_>>(), vec![0, 5, 3, 7], "its stripe's records, not the copies");
+        // the whole run's arena: every index, the ones no part held filled
+        let whole = a.into_whole(|| -1);
+        let mut want = [-1; 22];
+        for (i, v) in held {
+            want[i as usize] = v;
         }
-        assert_eq!(packed.try_get(2), None);
-        assert_eq!(packed.own_mut().map(|v| *v).collect::<Vec<_>>(), vec![0, 5, 3, 7]);
-        let whole = packed.into_whole(|| -1);
-        assert_eq!(whole.slots(), plain.slots());
+        assert_eq!(whole.slots(), &want[..]);
+        // a whole run's arena is a plain one
+        let mut w = StripedArena::new();
+        assert_eq!((w.alloc(7), w.alloc(8), *w.get(1)), (0, 1, 8));
     }
 }

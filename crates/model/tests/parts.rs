@@ -238,16 +238,24 @@ fn run_threads_is_checked() {
     assert_eq!(f, "run.max_events");
 }
 
+/// `scenario` with three faults at the times `at`: a link down inside a part (routes change in every part,
+/// packets queued on it dropped in its part), a link across the cut down (its ends in different parts; the
+/// cores alternate between the parts), an edge link degraded to 100 Mbps (PFC thresholds re-derived).
+fn with_faults(scheme: &str, extra_run: &str, at: [&str; 3]) -> String {
+    let faults = format!(
+        r#""fault": [{{"kind": "link_down", "link": ["tor2_1", "agg2_1"], "at": "{}"}},
+            {{"kind": "link_down", "link": ["agg0_0", "core1"], "at": "{}"}},
+            {{"kind": "degrade", "link": ["h9", "tor2_0"], "rate": "100Mbps", "at": "{}"}}],"#,
+        at[0], at[1], at[2]
+    );
+    scenario(scheme, MIXED, extra_run).replace(r#""workload""#, &format!(r#"{faults} "workload""#))
+}
+
 #[test]
 fn faults_during_the_run_and_the_measurement_window_end_as_one_thread_does() {
-    // a link down 5 ms in (routes change in both parts, packets queued on it dropped in its part), a link
-    // across the cut down 6 ms in (its ends in different parts; the cores alternate between the halves), an
-    // edge link degraded to 100 Mbps 8 ms in (PFC thresholds re-derived), a measurement window across all
-    let faults = r#""fault": [{"kind": "link_down", "link": ["tor2_1", "agg2_1"], "at": "5ms"},
-        {"kind": "link_down", "link": ["agg0_0", "core1"], "at": "6ms"},
-        {"kind": "degrade", "link": ["h9", "tor2_0"], "rate": "100Mbps", "at": "8ms"}],"#;
+    // the faults 5, 6 and 8 ms in, a measurement window across all
     for scheme in [r#"{"preset": "fh"}"#, r#"{"preset": "detail"}"#] {
-        let json = scenario(scheme, MIXED, r#", "measure_from": "3ms", "measure_to": "12ms""#).replace(r#""workload""#, &format!(r#"{faults} "workload""#));
+        let json = with_faults(scheme, r#", "measure_from": "3ms", "measure_to": "12ms""#, ["5ms", "6ms", "8ms"]);
         let a = ordinary(&json);
         assert!(a.rec.counters.drops[detailsim_model::stats::DropCause::LinkDown as usize] > 0, "{scheme}: the fault dropped packets");
         assert!(a.rec.flows.window_bytes.iter().any(|&b| b > 0), "{scheme}: window goodput");
@@ -265,11 +273,8 @@ fn faults_from_the_start_act_in_every_part_as_one_thread_does() {
     // links down and degraded at t = 0: the later parts share the first part's topology, routes and link
     // states as built, before its faults, and then take the faults as the first did (sharing them after
     // would leave a later part's end of the dead link up)
-    let faults = r#""fault": [{"kind": "link_down", "link": ["tor2_1", "agg2_1"], "at": "0s"},
-        {"kind": "link_down", "link": ["agg0_0", "core1"], "at": "0s"},
-        {"kind": "degrade", "link": ["h9", "tor2_0"], "rate": "100Mbps", "at": "0s"}],"#;
     for scheme in [r#"{"preset": "fh"}"#, r#"{"preset": "detail"}"#] {
-        let json = scenario(scheme, MIXED, "").replace(r#""workload""#, &format!(r#"{faults} "workload""#));
+        let json = with_faults(scheme, "", ["0s", "0s", "0s"]);
         let a = ordinary(&json);
         for threads in DRIVES {
             let b = run_in_parts(&json, threads.0, threads.1).unwrap();

@@ -11,8 +11,9 @@ use detailsim_engine::{Rate, Time};
 use std::sync::Arc;
 
 impl Fabric {
-    /// Link `link` goes down (its ends returned by local index: in a part of a split run, those it holds): both directions stop, with no pause state (the count of (port, priority)
-    /// pairs that were paused is returned with its two ports), the packets waiting in either egress are
+    /// Link `link` goes down: both directions stop, with no pause state (the count of (port, priority)
+    /// pairs that were paused is returned with its ends, by local index: in a part of a split run, those
+    /// it holds), the packets waiting in either egress are
     /// taken off it into `dropped` (port, packet; in queue order, their bytes gone from the queue; bytes still
     /// crossing the crossbar are dropped when they arrive), and routes reconverge at once (the acceptable-port
     /// sets exclude it). None: it was down already.
@@ -78,7 +79,8 @@ impl Fabric {
         ends
     }
 
-    /// The transmitter of `egress` (global index) ignores PFC pauses from now (the driver lifts any pause in force).
+    /// The transmitter of `egress` (global index) ignores PFC pauses from now (the driver lifts any pause
+    /// in force).
     pub fn ignore_pause(&mut self, egress: u32) {
         if let Some(st) = self.lid(egress).and_then(|l| self.pfc.get_mut(l as usize)) {
             st.egress.ignores_pause = true;

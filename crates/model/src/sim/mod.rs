@@ -199,8 +199,8 @@ impl Sim {
         Sim::build_sharing(sc, part, None)
     }
 
-    /// `build` with what another part of the same run shares (`Fabric::build_sharing`).
-    /// A part after the first (`shared`): what the first part built and worked out for all.
+    /// `build` for a part after the first of a split run (`shared`: what the first part built and worked
+    /// out for all; `Fabric::build_sharing`).
     pub(crate) fn build_sharing(
         sc: &Scenario,
         part: Option<(u8, u8)>,

@@ -182,21 +182,17 @@ impl Sim {
     /// Egress ports in a cycle of pauses, if any: an edge E → E' when E is paused, its peer's ingress holds
     /// a head packet bound for E', and E' is paused for that packet's priority.
     pub fn find_pause_cycle(&self) -> Option<Vec<u32>> {
-        let g = self.pause_graph(|_| true);
+        let g = self.pause_graph();
         pause_cycle(self.fab.wiring.port_node.len(), &g)
     }
 
-    /// The pause graph's pieces at the ports `mine` picks: the paused egresses (up, some priority paused),
-    /// and for each ingress its candidate edges (E → E', E its peer egress: its head of priority p is bound
-    /// for E', paused for p), in priority order. A part of a split run has each piece of its own ports.
-    pub(crate) fn pause_graph(&self, mine: impl Fn(u32) -> bool) -> PauseGraph {
+    /// The pause graph's pieces at this fabric's ports (a part of a split run: its own), by global index:
+    /// the paused egresses (up, some priority paused), and for each ingress its candidate edges (E → E', E
+    /// its peer egress: its head of priority p is bound for E', paused for p), in priority order.
+    pub(crate) fn pause_graph(&self) -> PauseGraph {
         let mut g = PauseGraph::default();
-        // (by global index: a part's pieces join the others')
         for (l, pt) in self.fab.ports.iter().enumerate() {
             let i = self.fab.gid(l as u32);
-            if !mine(i) {
-                continue;
-            }
             if pt.paused != 0 && pt.up {
                 g.paused.push(i);
             }

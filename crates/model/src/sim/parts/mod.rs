@@ -20,8 +20,8 @@
 //! Windows are no longer than the lookahead (the shortest delay across any cut) and end at PFC sweeps, so
 //! nothing a part sends is due before the barrier that delivers it (a push that would be is a bug, and
 //! panics naming it). Records that two ends share are striped: part `me` of N allocates the transfer and
-//! flow slots `i` with `i % N == me` (`Arena::alloc_in`) and holds copies of other parts' at the same
-//! indices (`Arena::put`); the sender's copy of a transfer is the one its sender fields live in, the
+//! flow slots `i` with `i % N == me` and holds copies of other parts' at the same indices, storing only
+//! those (`StripedArena`); the sender's copy of a transfer is the one its sender fields live in, the
 //! receiver's copy the one its receiver fields live in. A copy's release goes back to its owner as a
 //! message. At a sweep's barrier each part hands over its pieces of the pause graph, and all find the same
 //! cycle (the watchdog judges each part's own ports). A flow's active count is kept by the part it

@@ -27,7 +27,7 @@ impl Report {
         let p = sim.split.part.as_ref().expect("a part");
         let next = sim.q.peek_time();
         let graph = (sim.pfc_on() && next == Some(p.next_sweep)).then(|| {
-            let g = if sim.pfc_paused > 0 { sim.pause_graph(|_| true) } else { Default::default() };
+            let g = if sim.pfc_paused > 0 { sim.pause_graph() } else { Default::default() };
             (p.next_sweep, sim.pfc_paused, g)
         });
         Report { next, hold: p.hold, now: sim.now, graph }
