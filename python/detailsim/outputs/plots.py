@@ -498,7 +498,8 @@ def plot_percentile_vs(stats: pl.DataFrame, x: str, keys: list[str], metric: str
                 st = {**styles.of(vals), "linestyle": "-"}
                 ys = s[f"{metric}_ms"].to_list()
                 err = error_bars(ys, [ivs.get((*(r[k] for k in keys), cls)) for r in s.iter_rows(named=True)]) if per_seed is not None else None
-                ax.errorbar(s[x].to_list(), ys, yerr=err, capsize=3, label=label, color=st["color"], marker=st["marker"], linestyle="-")
+                # a point with no value (no flow of the class finished there) is a gap in the line
+                ax.errorbar(s[x].to_list(), [np.nan if y is None else y for y in ys], yerr=err, capsize=3, label=label, color=st["color"], marker=st["marker"], linestyle="-")
                 if label not in labels:
                     labels.append(label)
                     values.append(vals)
