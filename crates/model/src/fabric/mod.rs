@@ -70,6 +70,10 @@ pub struct Port {
     /// Something beyond the queue sees each frame this port sends: a shared-buffer switch's MMU, HPCC's
     /// telemetry (`Sim::tx_hooks`).
     pub tx_hooks: bool,
+    /// Priorities whose transfers into this egress may start their frame as they start when it is idle
+    /// (`sim/fold.rs`: bit p; none unless the run folds): every priority towards a host, else those no
+    /// PAUSE can hold when no forwarding choice reads the egress's bytes.
+    pub fold_idle: u8,
     /// Time the transmitter has spent serializing frames (each at the rate it was sent at), the frame
     /// still on the wire included; `port_stats` takes off what lies beyond `now`. In the first cache line,
     /// which every transmission writes anyway.
@@ -95,6 +99,7 @@ const _: () = assert!(
         && std::mem::offset_of!(Port, node) < 64
         && std::mem::offset_of!(Port, waiting) < 64
         && std::mem::offset_of!(Port, tx_hooks) < 64
+        && std::mem::offset_of!(Port, fold_idle) < 64
 );
 
 impl Port {
@@ -412,6 +417,7 @@ impl Fabric {
                 waiters: Waiters::default(),
                 nic_blocked: false,
                 tx_hooks: false,
+                fold_idle: 0,
                 paused: 0,
                 up: true,
                 tx_busy_ps: 0,

@@ -60,6 +60,7 @@ impl Fabric {
         let e = &mut self.ports[out as usize];
         e.eg.advance(now);
         e.eg.reserve(prio, wire);
+        e.eg.crossing += 1;
         let out_time = e.xbar_time(wire);
         e.xbar.start_out(now, out_time);
         let ip = &mut self.ports[inp as usize];

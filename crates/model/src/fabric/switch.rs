@@ -178,6 +178,7 @@ pub trait Switch {
         let (out, prio, wire) = self.crossed(pid);
         self.fab().xbar_end(inp, prio, wire);
         self.pfc_check(inp);
+        self.fab().ports[out as usize].eg.crossing -= 1;
         self.enter_egress(out, pid, prio, wire);
         self.transfer_ended(inp, out);
     }

@@ -30,11 +30,16 @@ pub struct Crossbar {
     /// Egress side: it frees exactly when the last transfer into it ends on its ingress side, whose end
     /// lets the waiters retry (no wake-up needed).
     pub out_frees_with_done: bool,
+    /// Ingress side: the transfer under way is folded (`sim/fold.rs`: its packet is on its way to the
+    /// next hop, `in_pkt` is `PacketId::MAX`) and no event ends it: the next arrival at this ingress does.
+    pub in_lazy: bool,
 }
+
+const _: () = assert!(std::mem::size_of::<Crossbar>() == 16);
 
 impl Default for Crossbar {
     fn default() -> Self {
-        Crossbar { out_free_at: Time::ZERO, in_pkt: PacketId::MAX, in_busy: false, out_wake_pending: false, out_frees_with_done: true }
+        Crossbar { out_free_at: Time::ZERO, in_pkt: PacketId::MAX, in_busy: false, out_wake_pending: false, out_frees_with_done: true, in_lazy: false }
     }
 }
 

@@ -337,6 +337,9 @@ pub struct PrioQueue<O = Discipline> {
     /// How the priorities share `cap` (`BufferSharing::parts`): 1, all of them share it; 0, each priority
     /// has `cap` bytes of its own; n >= 2, each priority at most `cap / n` bytes and all together `cap`.
     pub parts: u8,
+    /// Transfers across the crossbar into this egress under way (reserved here, not yet queued): counted
+    /// by `Fabric::xbar_start` and `Switch::xbar_done` (and a folded transfer's start, `sim/fold.rs`).
+    pub crossing: u16,
     order: O,
     per: PerPrio,
 }
@@ -373,7 +376,7 @@ impl<O: Order> PrioQueue<O> {
     /// validation refuses the bounds between).
     pub fn with_order(cap: u64, order: O) -> Self {
         assert!(cap <= MAX_CAP || cap == u64::MAX, "queue bound {cap} B above the largest supported ({MAX_CAP} B)");
-        PrioQueue { per: PerPrio::default(), total: 0, pkts: 0, cap, max_total: 0, nonempty: 0, parts: 1, area: 0, last_ps: 0, order }
+        PrioQueue { per: PerPrio::default(), total: 0, pkts: 0, cap, max_total: 0, nonempty: 0, parts: 1, crossing: 0, area: 0, last_ps: 0, order }
     }
     /// How the priorities share the bound: `parts` as `BufferSharing::parts` gives it.
     pub fn sharing(mut self, parts: u8) -> Self {
@@ -473,6 +476,15 @@ impl<O: Order> PrioQueue<O> {
             // (bytes + wire) <= floor(cap / n)  <=>  (bytes + wire) * n <= cap, in integers
             n => self.total + wire <= self.cap && (self.prio_bytes(prio) + wire) * n as u64 <= self.cap,
         }
+    }
+    /// `wire` bytes of `prio`, counted (reserved), leave at `at`, and nothing else changes the queue from
+    /// `now` until then (a folded transfer's frame, `sim/fold.rs`): the time-averaged occupancy counts them
+    /// to `at`, the counts drop now.
+    #[inline]
+    pub fn release_at(&mut self, now: Time, at: Time, prio: u8, wire: u64) {
+        self.advance(now);
+        self.area += wire as u128 * (at.0 - now.0) as u128;
+        self.release(prio, wire);
     }
     #[inline]
     pub fn release(&mut self, prio: u8, wire: u64) {

@@ -15,6 +15,7 @@
 
 pub(crate) mod barrier;
 pub mod faults;
+pub(crate) mod fold;
 pub mod host;
 pub mod hosts;
 mod mlfq;
@@ -52,6 +53,11 @@ pub enum Ev {
     TxDone {
         port: u32,
         pkt: PacketId,
+    },
+    /// A folded transfer out of ingress `port` ended (`sim/fold.rs`): its bytes leave the ingress (its
+    /// packet went on when it started).
+    XbarEnd {
+        port: u32,
     },
     /// Ingress `port` finished moving its packet across the crossbar.
     /// (`pkt`, the packet crossing, is there for prefetching; the port knows it.)
@@ -111,18 +117,21 @@ pub enum Ev {
 
 /// The event wheel's shape for this fabric (log2 of the bucket width in ps, log2 of the bucket count).
 /// The horizon reaches a quarter beyond the longest a packet event is scheduled ahead (a full frame's
-/// serialization plus the link and forwarding delay) with at most 1,024 buckets (each occupied bucket
+/// crossing of the crossbar, for a folded transfer, `sim/fold.rs`, then its serialization plus the link and
+/// forwarding delay) with at most 1,024 buckets (each occupied bucket
 /// holds a partly filled chunk: more buckets, more memory); buckets are no narrower than about 16 events
 /// when every link sends full frames back to back (2.5 events per frame; fewer per bucket and the
 /// per-bucket work dominates). Measured on paper/steady (1 Gbps: 131 ns x 256) and the k = 8 and 16 fat
 /// trees (10 Gbps: 16.4 ns x 1,024), docs/benchmarks.md. The shape changes the cost, never the order.
 fn wheel_shape(ports: &[Port], full_frame: u64) -> (u32, u32) {
-    let (mut longest, mut frames_per_ps) = (0u64, 0f64);
+    let (mut longest, mut crossing, mut frames_per_ps) = (0u64, 0u64, 0f64);
     for p in ports {
         let ser = p.ser(full_frame).0.max(1);
         longest = longest.max(ser + p.arrive_after.0);
+        crossing = crossing.max(p.xbar_time(full_frame).0);
         frames_per_ps += 1.0 / ser as f64;
     }
+    let longest = longest + crossing;
     let horizon = (longest + longest / 4).max(1);
     let by_load = (16.0 / (2.5 * frames_per_ps).max(1e-15)).clamp(1.0, (1u64 << 30) as f64).log2().floor() as u32;
     let by_horizon = horizon.div_ceil(1024).next_power_of_two().trailing_zeros();
@@ -168,6 +177,8 @@ pub struct Sim {
     pub(crate) int_on: bool,
     pub(crate) int_stacks: Vec<crate::transport::cc::hpcc::IntStack>,
     pub(crate) int_echo: crate::transport::cc::hpcc::IntStack,
+    /// Folded crossbar transfers (`sim/fold.rs`).
+    pub(crate) fold: fold::Fold,
     /// What the run records for its report (`Records`).
     pub rec: Records,
 }
@@ -293,6 +304,7 @@ impl Sim {
             int_on,
             int_stacks: Vec::new(),
             int_echo: Default::default(),
+            fold: Default::default(),
             rec: Records::default(),
         };
         let frame = sim.fab.framing.full_frame() as u64;
@@ -376,6 +388,8 @@ impl Sim {
             sim.rec.sample_every = Some(d.0);
             sim.schedule_timer(Time::ZERO, Ev::Sample);
         }
+        sim.fold.on = sim.fold_allowed();
+        sim.fold.to_switches = sim.scheme.load_balancing != crate::config::LoadBalancing::Adaptive;
         Ok(sim)
     }
 
@@ -447,7 +461,7 @@ impl Sim {
     /// `workflows_from` of them flows). A run split in two parts ends with the same table as one that is not.
     pub(crate) fn canonical_flows(&mut self, rank: &[u64], first_unfinished: usize, workflows_from: usize) {
         if let Some(t) = self.rec.trace.as_mut() {
-            t.keep_flows(rank);
+            t.keep_flows(rank, self.now);
         }
         for id in self.rec.samples.flow.iter_mut() {
             *id = rank[*id as usize];
@@ -493,6 +507,9 @@ impl Sim {
         if self.drives_parts() {
             return self.run_parts_until(limit);
         }
+        if self.fold.on && self.fold.ins.len() != self.fab.ports.len() {
+            self.fold_ready();
+        }
         while !self.clock.finished {
             if self.rec.counters.events >= self.guard.next_guard && self.guard_hit() {
                 self.stop_incomplete();
@@ -528,6 +545,7 @@ impl Sim {
                     self.tx_try(port);
                 }
                 Ev::XbarDone { port, .. } => self.xbar_done(port),
+                Ev::XbarEnd { port } => self.xbar_end_folded(port),
                 Ev::DetourDone { port, pkt } => self.detour_done(port, pkt),
                 Ev::XbarOutFree { port } => {
                     self.fab.ports[port as usize].xbar.woken();
@@ -563,8 +581,12 @@ impl Sim {
                 Ev::Fin { tr, uid } => self.receiver_close(tr, uid),
             }
         }
-        if self.clock.finished && !self.in_window() {
-            self.finalize();
+        if !self.in_window() {
+            // (the state may be read from outside now)
+            self.settle_all_in(false);
+            if self.clock.finished {
+                self.finalize();
+            }
         }
         self.clock.finished
     }
@@ -613,7 +635,7 @@ impl Sim {
     fn set_source(&mut self, ev: Ev) {
         // packet events (nearly all) read the port's node, which their handler reads next anyway
         let s = match ev {
-            Ev::Arrive { port, .. } | Ev::TxDone { port, .. } | Ev::XbarDone { port, .. } => self.fab.ports[port as usize].node + 1,
+            Ev::Arrive { port, .. } | Ev::TxDone { port, .. } | Ev::XbarDone { port, .. } | Ev::XbarEnd { port } => self.fab.ports[port as usize].node + 1,
             _ => self.event_source(ev),
         };
         self.q.set_source(s);
@@ -632,6 +654,7 @@ impl Sim {
             Ev::Arrive { port, .. }
             | Ev::TxDone { port, .. }
             | Ev::XbarDone { port, .. }
+            | Ev::XbarEnd { port }
             | Ev::XbarOutFree { port }
             | Ev::DetourDone { port, .. }
             | Ev::PfcFrame { port, .. } => self.fab.node_of_port(port),

@@ -27,14 +27,16 @@ impl Sim {
     #[inline(never)]
     pub(crate) fn take_sample(&mut self) {
         let t = self.now.0;
+        self.settle_all_in(true);
         // (a part of a split run: its own ports, by global index, and below the flows whose data it receives)
         for i in 0..self.fab.ports.len() {
             let g = self.fab.gid(i as u32);
+            let egress = self.sampled_egress(i);
             let (p, s) = (&self.fab.ports[i], &mut self.rec.samples);
             s.port_t.push(t);
             s.port.push(g);
             s.ingress.push(p.ing.total);
-            s.egress.push(p.eg.total);
+            s.egress.push(egress);
         }
         // (a part of a split run: the flows it samples, `samples_flow`)
         let rows: Vec<(u64, u64)> = self
@@ -62,6 +64,7 @@ impl Sim {
             return;
         }
         self.clock.finalized = true;
+        self.fold_finish();
         // completed flows whose senders have not closed: their counts so far
         for t in self.hosts.transfers.slots() {
             if t.alive && t.row != NO && !t.snd_done {

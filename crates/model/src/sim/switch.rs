@@ -84,6 +84,9 @@ impl Switch for Sim {
     }
     #[inline(always)]
     fn crossing(&mut self, inp: u32, pid: PacketId, done: Time) {
+        if self.fold.on && self.try_fold(inp, pid, done) {
+            return;
+        }
         self.schedule(done, Ev::XbarDone { port: inp, pkt: pid });
     }
     #[inline]
@@ -228,7 +231,7 @@ impl Sim {
     /// queue, marked as the egress's marker says, and the transmitter may start it; dropped if the marker
     /// drops it or the link went down while it crossed.
     #[inline(always)]
-    fn enter_egress_at(&mut self, out: u32, pid: PacketId, prio: u8, wire: u64) {
+    pub(crate) fn enter_egress_at(&mut self, out: u32, pid: PacketId, prio: u8, wire: u64) {
         if !self.fab.ports[out as usize].up {
             self.discard(out, true, prio, pid, DropCause::LinkDown, out);
         } else if self.mark_ecn(out, pid, wire) {
@@ -254,6 +257,9 @@ impl Sim {
 
     /// A packet has arrived at switch port `port` and passed the forwarding engine.
     pub(crate) fn switch_arrive(&mut self, port: u32, pid: PacketId) {
+        if self.fab.ports[port as usize].xbar.in_lazy {
+            self.settle_in(port);
+        }
         let node = self.fab.ports[port as usize].node;
         let (prio, wire) = {
             let p = self.pkts.get(pid);
@@ -282,16 +288,11 @@ impl Sim {
     /// `prio`, `wire` bytes, by dropping lower-priority packets, if that makes enough room (a packet crossing
     /// the crossbar cannot be evicted).
     fn evict_for(&mut self, port: u32, prio: u8, wire: u64) {
-        let pt = &self.fab.ports[port as usize];
-        let transit = match pt.xbar.in_busy {
-            true => {
-                let x = self.pkts.get(pt.xbar.in_pkt);
-                if x.prio > prio {
-                    x.wire as u64
-                } else {
-                    0
-                }
-            }
+        let transit = match self.fab.ports[port as usize].xbar.in_busy {
+            true => match self.in_transit(port) {
+                (p, wire) if p > prio => wire,
+                _ => 0,
+            },
             false => 0,
         };
         let mut victims = std::mem::take(&mut self.victims);

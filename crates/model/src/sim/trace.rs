@@ -87,6 +87,12 @@ impl Sim {
 
     /// The tap on the transmitter of `port` (`tx_try`): frame `pid` starts on the wire.
     pub(crate) fn trace_packet(&mut self, port: u32, pid: PacketId) {
+        self.trace_packet_at(port, pid, self.now);
+    }
+
+    /// Frame `pid` starts on the wire at `port` at `at` (a folded transfer's frame, `sim/fold.rs`, is
+    /// recorded when its transfer starts: the trace is put in time order at the end, `Trace::keep_flows`).
+    pub(crate) fn trace_packet_at(&mut self, port: u32, pid: PacketId, at: Time) {
         let pkt = self.pkts.get(pid);
         let tr = self.rec.trace.as_ref().expect("tracing");
         let app = if tr.flows.is_empty() {
@@ -101,7 +107,7 @@ impl Sim {
         };
         let p = &self.fab.ports[port as usize];
         let hosts = (self.host_index(pkt.src), self.host_index(pkt.dst));
-        self.rec.trace.as_mut().expect("tracing").packet(self.now, port, (p.node, p.peer_node), hosts, pkt, app);
+        self.rec.trace.as_mut().expect("tracing").packet(at, port, (p.node, p.peer_node), hosts, pkt, app);
     }
 
     /// The tap on switch port `port`'s PFC frames (`pfc_emit`), sent to the upstream neighbour.
@@ -172,32 +178,33 @@ impl Trace {
     }
 
     /// At the end of the run, with flow ids known (`rank`: a flow's id by the order it was opened in):
-    /// keep the frames captured for their port and those of the flows asked for.
-    pub(crate) fn keep_flows(&mut self, rank: &[u64]) {
-        if self.flows.is_empty() {
-            return;
+    /// keep the frames captured for their port and those of the flows asked for, in time order, up to the
+    /// run's `end` (a folded transfer's frame was recorded when the transfer started, ahead of its time,
+    /// perhaps beyond the end; ties keep the order they were recorded in).
+    pub(crate) fn keep_flows(&mut self, rank: &[u64], end: Time) {
+        let keep: Vec<bool> =
+            self.app.iter().map(|&a| self.flows.is_empty() || a == u64::MAX || rank.get(a as usize).is_some_and(|id| self.flows.contains(id))).collect();
+        let mut order: Vec<usize> = (0..self.t_ps.len()).filter(|&i| keep[i] && self.t_ps[i] <= end.0).collect();
+        order.sort_by_key(|&i| self.t_ps[i]);
+        fn take<T: Copy>(v: &mut Vec<T>, order: &[usize]) {
+            *v = order.iter().map(|&i| v[i]).collect();
         }
-        let keep: Vec<bool> = self.app.iter().map(|&a| a == u64::MAX || rank.get(a as usize).is_some_and(|id| self.flows.contains(id))).collect();
-        fn retain<T: Copy>(v: &mut Vec<T>, keep: &[bool]) {
-            let mut k = keep.iter();
-            v.retain(|_| *k.next().unwrap());
-        }
-        retain(&mut self.app, &keep);
-        retain(&mut self.t_ps, &keep);
-        retain(&mut self.port, &keep);
-        retain(&mut self.from, &keep);
-        retain(&mut self.to, &keep);
-        retain(&mut self.kind, &keep);
-        retain(&mut self.src, &keep);
-        retain(&mut self.dst, &keep);
-        retain(&mut self.sport, &keep);
-        retain(&mut self.dport, &keep);
-        retain(&mut self.seq, &keep);
-        retain(&mut self.len, &keep);
-        retain(&mut self.flags, &keep);
-        retain(&mut self.ecn, &keep);
-        retain(&mut self.prio, &keep);
-        retain(&mut self.pause, &keep);
-        retain(&mut self.unpause, &keep);
+        take(&mut self.app, &order);
+        take(&mut self.t_ps, &order);
+        take(&mut self.port, &order);
+        take(&mut self.from, &order);
+        take(&mut self.to, &order);
+        take(&mut self.kind, &order);
+        take(&mut self.src, &order);
+        take(&mut self.dst, &order);
+        take(&mut self.sport, &order);
+        take(&mut self.dport, &order);
+        take(&mut self.seq, &order);
+        take(&mut self.len, &order);
+        take(&mut self.flags, &order);
+        take(&mut self.ecn, &order);
+        take(&mut self.prio, &order);
+        take(&mut self.pause, &order);
+        take(&mut self.unpause, &order);
     }
 }

@@ -49,6 +49,11 @@ pub(super) fn peak(parts: &[Counted], last: &[u64]) -> u64 {
 /// `canonical_ids`), the unfinished workflows and the PFC reports; then the end of the run (rows of
 /// unfinished flows, packet conservation over all parts, the table's canonical order).
 pub(super) fn merge(a: &mut Sim, mut others: Vec<Sim>, now: Time) {
+    // folded transfers settle (`Sim::fold_finish`) before the ports are joined
+    for s in std::iter::once(&mut *a).chain(others.iter_mut()) {
+        s.now = now;
+        s.fold_finish();
+    }
     let mut parts: Vec<Box<Part>> = vec![a.split.part.take().expect("a part")];
     parts.extend(others.iter_mut().map(|o| o.split.part.take().expect("a part")));
     let n = parts.len();

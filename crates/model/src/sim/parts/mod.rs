@@ -328,7 +328,7 @@ impl Sim {
     pub(crate) fn part_push(&mut self, at: Time, ev: Ev, timer: bool) {
         let here = match ev {
             // a port's own events (and timers, which go through the general path)
-            Ev::TxDone { .. } | Ev::XbarDone { .. } | Ev::XbarOutFree { .. } | Ev::DetourDone { .. } => true,
+            Ev::TxDone { .. } | Ev::XbarDone { .. } | Ev::XbarEnd { .. } | Ev::XbarOutFree { .. } | Ev::DetourDone { .. } => true,
             // (another part's port: tagged, `fabric::REMOTE`)
             Ev::Arrive { port, .. } | Ev::PfcFrame { port, .. } => port & crate::fabric::REMOTE == 0,
             _ => return self.part_push_other(at, ev, timer),
@@ -387,6 +387,7 @@ impl Sim {
                     if let Ev::Arrive { port, .. }
                     | Ev::TxDone { port, .. }
                     | Ev::XbarDone { port, .. }
+                    | Ev::XbarEnd { port }
                     | Ev::XbarOutFree { port }
                     | Ev::DetourDone { port, .. }
                     | Ev::PfcFrame { port, .. } = &mut ev
