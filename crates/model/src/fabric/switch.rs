@@ -176,11 +176,19 @@ pub trait Switch {
     fn xbar_done(&mut self, inp: u32) {
         let pid = self.fab().ports[inp as usize].xbar.in_pkt;
         let (out, prio, wire) = self.crossed(pid);
-        self.fab().xbar_end(inp, prio, wire);
-        self.pfc_check(inp);
+        self.ingress_end(inp, prio, wire);
         self.fab().ports[out as usize].eg.crossing -= 1;
         self.enter_egress(out, pid, prio, wire);
         self.transfer_ended(inp, out);
+    }
+
+    /// The transfer out of ingress `inp` (a packet of `prio`, `wire` bytes) ended on its ingress side: its
+    /// bytes leave the ingress, and PFC may resume its sender. (Its packet's side is the driver's: the
+    /// simulator's folded transfers, `sim/fold.rs`, end here alone.)
+    #[inline(always)]
+    fn ingress_end(&mut self, inp: u32, prio: u8, wire: u64) {
+        self.fab().xbar_end(inp, prio, wire);
+        self.pfc_check(inp);
     }
 
     /// Start moving the highest-priority movable head of ingress `inp` across the crossbar. About half the

@@ -215,8 +215,7 @@ impl Sim {
                 let f = self.fold.ins[p];
                 if f.end < self.now || (!before && f.end == self.now) {
                     self.fab.ports[p].xbar.in_lazy = false;
-                    self.fab.xbar_end(p as u32, f.prio, f.wire as u64);
-                    self.pfc_check(p as u32);
+                    self.ingress_end(p as u32, f.prio, f.wire as u64);
                 }
             }
         }
@@ -259,8 +258,7 @@ impl Sim {
     pub(crate) fn xbar_end_folded(&mut self, inp: u32) {
         let f = self.fold.ins[inp as usize];
         self.fab.ports[inp as usize].xbar.in_lazy = false;
-        self.fab.xbar_end(inp, f.prio, f.wire as u64);
-        self.pfc_check(inp);
+        self.ingress_end(inp, f.prio, f.wire as u64);
         // as the frame's start then would have: the egress's waiters go before this ingress competes
         if f.started && self.fab.ports[f.out as usize].waiting {
             self.wake_waiters(f.out);
