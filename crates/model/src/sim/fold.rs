@@ -46,6 +46,9 @@ pub(crate) struct Folded {
     pub prio: u8,
     /// Its frame started on the wire at `end` (into an idle egress; else it joined a busy egress's queue).
     pub started: bool,
+    /// Its bytes have left the ingress (`settle_all_in`: a sample or a pause of the run came after its
+    /// end); what else its end does waits for the next arrival at the ingress all the same.
+    pub bytes_gone: bool,
 }
 
 /// The run's folding: whether it folds, towards which egresses, and the folded transfers' records.
@@ -119,8 +122,9 @@ impl Sim {
         }
         let e = &self.fab.ports[out as usize];
         // no other transfer into the egress is under way, none can start before `done` (its crossbar side
-        // is taken until then), and nobody waits for it
-        if e.eg.crossing != 1 || e.xbar.out_free_at < done || e.waiting || !e.up || e.tx_hooks {
+        // is taken until then), and nobody waits for it (nor is a round of its waiters under way: they are
+        // out of its list meanwhile, `Switch::wake_waiters`)
+        if e.eg.crossing != 1 || e.xbar.out_free_at < done || e.waiting || !e.up || e.tx_hooks || self.fab.round_of == Some(out) {
             return false;
         }
         let (e_idle, prev_busy) = (e.tx_busy_until <= done, e.tx_busy_until);
@@ -181,7 +185,7 @@ impl Sim {
     #[inline]
     #[allow(clippy::too_many_arguments)] // the transfer's fields, which the caller has read anyway
     fn fold_ingress(&mut self, inp: u32, out: u32, prio: u8, wire: u64, done: Time, started: bool, prev_busy: Time) {
-        self.fold.ins[inp as usize] = Folded { end: done, prev_busy, out, wire: wire as u16, prio, started };
+        self.fold.ins[inp as usize] = Folded { end: done, prev_busy, out, wire: wire as u16, prio, started, bytes_gone: false };
         let ip = &mut self.fab.ports[inp as usize];
         ip.xbar.in_pkt = PacketId::MAX;
         ip.xbar.in_lazy = true;
@@ -203,8 +207,9 @@ impl Sim {
     }
 
     /// Every ingress whose lazy transfer has ended by now (`before`: before now) lets its bytes go: before a
-    /// sample, at the end of the run, and when the run pauses (its state may be read from outside). (What
-    /// else its end does, its egress's waiters' turn, came with that egress's wake-up: `try_fold`.)
+    /// sample, at the end of the run, and when the run pauses (its state may be read from outside). The
+    /// rest of its end (its egress's waiters' turn before the next arrival's head) still comes with that
+    /// arrival (`settle_in`), so a run that pauses or samples goes on as one that does not.
     #[cold]
     pub(crate) fn settle_all_in(&mut self, before: bool) {
         if self.fold.ins.is_empty() {
@@ -213,8 +218,8 @@ impl Sim {
         for p in 0..self.fab.ports.len() {
             if self.fab.ports[p].xbar.in_lazy {
                 let f = self.fold.ins[p];
-                if f.end < self.now || (!before && f.end == self.now) {
-                    self.fab.ports[p].xbar.in_lazy = false;
+                if !f.bytes_gone && (f.end < self.now || (!before && f.end == self.now)) {
+                    self.fold.ins[p].bytes_gone = true;
                     self.ingress_end(p as u32, f.prio, f.wire as u64);
                 }
             }
@@ -258,7 +263,9 @@ impl Sim {
     pub(crate) fn xbar_end_folded(&mut self, inp: u32) {
         let f = self.fold.ins[inp as usize];
         self.fab.ports[inp as usize].xbar.in_lazy = false;
-        self.ingress_end(inp, f.prio, f.wire as u64);
+        if !f.bytes_gone {
+            self.ingress_end(inp, f.prio, f.wire as u64);
+        }
         // as the frame's start then would have: the egress's waiters go before this ingress competes
         if f.started && self.fab.ports[f.out as usize].waiting {
             self.wake_waiters(f.out);
