@@ -12,8 +12,9 @@
 //!
 //! A transfer folds when nothing can enter, leave or hold its egress before it ends and nothing waits
 //! behind it: no other transfer into the egress is under way and none can start before `done` (its
-//! crossbar side stays taken until then), no ingress waits for the egress, the ingress holds nothing else
-//! and has no PAUSE out. Into an idle egress (its transmitter free by `done`, nothing queued) no PAUSE may
+//! crossbar side stays taken until then), no ingress waits for the egress and no round of its waiters'
+//! retries is under way (they are out of its list for the round), the ingress holds nothing else and has
+//! no PAUSE out. Into an idle egress (its transmitter free by `done`, nothing queued) no PAUSE may
 //! be able to hold the frame and no forwarding choice read the egress's bytes meanwhile (`Port::fold_idle`:
 //! every priority towards a host, which sends no PAUSE and is reached by one port; towards a switch the
 //! lossy priorities, and none under ALB, which reads drain bytes); into a busy one (its frame on the wire
