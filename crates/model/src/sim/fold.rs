@@ -57,8 +57,6 @@ pub(crate) struct Folded {
 pub(crate) struct Fold {
     /// The scheme allows folding (`Sim::fold_allowed`).
     pub on: bool,
-    /// Egresses towards a switch may fold too (no adaptive load balancing reads their bytes).
-    pub to_switches: bool,
     /// Per (local) port: the folded transfer out of its ingress, valid while its crossbar side is busy
     /// with `in_pkt == PacketId::MAX`.
     pub ins: Vec<Folded>,
@@ -93,9 +91,11 @@ impl Sim {
     pub(crate) fn fold_ready(&mut self) {
         let n = self.fab.ports.len();
         let lossless = if self.pfc_on() { self.scheme.pfc.priorities } else { 0 };
+        // towards a switch only when no adaptive load balancing reads the egress's bytes
+        let to_switches = self.scheme.load_balancing != crate::config::LoadBalancing::Adaptive;
         for i in 0..n {
             let to_host = !self.fab.nodes[self.fab.ports[i].peer_node as usize].is_switch;
-            self.fab.ports[i].fold_idle = match (to_host, self.fold.to_switches) {
+            self.fab.ports[i].fold_idle = match (to_host, to_switches) {
                 (true, _) => u8::MAX,
                 (false, true) => !lossless,
                 (false, false) => 0,
@@ -111,11 +111,11 @@ impl Sim {
     /// until then (see the module). True: folded (no `XbarDone`).
     #[inline]
     pub(crate) fn try_fold(&mut self, inp: u32, pid: PacketId, done: Time) -> bool {
-        if wire_too_long(self.pkts.get(pid).wire) {
-            return false;
-        }
         let p = self.pkts.get(pid);
         let (out, prio, wire) = (p.out_port, p.prio, p.wire as u64);
+        if wire_too_long(p.wire) {
+            return false;
+        }
         // the ingress end needs no event: nothing waits behind the transfer, and no PAUSE of this
         // ingress waits for its bytes to go (else the fold would only trade one event for another)
         if self.fab.ports[inp as usize].ing.nonempty != 0 || (self.pfc_on() && self.fab.pfc[inp as usize].ingress.sent != 0) {

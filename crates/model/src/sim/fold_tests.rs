@@ -29,10 +29,14 @@ fn scenario_with(preset: &str, buffer: &str) -> String {
     )
 }
 
-fn run(json: &str, fold: bool, pause_every: Option<Time>) -> Sim {
+/// The run of `json`, folding or not, to its end in one go or (`pause_every`) in steps, as the Python API
+/// runs it (the state readable between them); `traced`: the frames of aggregation switch agg0_0.
+fn run_to_end(json: &str, fold: bool, pause_every: Option<Time>, traced: bool) -> Sim {
     let mut sim = Sim::from_json(json).unwrap();
     sim.fold.on &= fold;
-    sim.set_trace(&TraceSpec { nodes: vec!["agg0_0".into()], ..Default::default() }).unwrap();
+    if traced {
+        sim.set_trace(&TraceSpec { nodes: vec!["agg0_0".into()], ..Default::default() }).unwrap();
+    }
     match pause_every {
         None => sim.run(),
         Some(dt) => {
@@ -81,7 +85,7 @@ fn outcome(s: &Sim) -> Outcome {
 fn a_folded_run_does_what_an_unfolded_one_does_with_fewer_events() {
     for (preset, buffer) in [("fh", "128KB"), ("detail", "128KB"), ("dctcp", "128KB"), ("detail", "24KB"), ("fh", "24KB")] {
         let json = scenario_with(preset, buffer);
-        let (folded, plain) = (run(&json, true, None), run(&json, false, None));
+        let (folded, plain) = (run_to_end(&json, true, None, true), run_to_end(&json, false, None, true));
         assert_eq!(plain.rec.counters.flows_completed, 6, "{preset}");
         // the small buffers pause (DeTail's PFC) or drop (FH)
         let c = &plain.rec.counters;
@@ -97,7 +101,7 @@ fn a_folded_run_does_what_an_unfolded_one_does_with_fewer_events() {
         let (a, b, n) = (folded.rec.counters.events, plain.rec.counters.events, folded.fold.folded.iter().sum::<u64>());
         assert!(a < b && a + n >= b && b - a > n / 2, "{preset}: {a} events folding {n} transfers, {b} not folding");
         // the lazy ingress ends settle the same whenever the run pauses
-        let paused = run(&json, true, Some(Time(7_300_000)));
+        let paused = run_to_end(&json, true, Some(Time(7_300_000)), true);
         assert_eq!(differ(&outcome(&paused), &outcome(&folded)), None, "{preset}");
     }
 }
@@ -110,7 +114,7 @@ fn red_pfabric_dibs_telemetry_and_faults_fold_nothing() {
         if fault {
             sc["fault"] = serde_json::json!([{"kind": "degrade", "link": "agg_core#0", "rate": "100Mbps", "at": "1ms"}]);
         }
-        let s = run(&sc.to_string(), true, None);
+        let s = run_to_end(&sc.to_string(), true, None, true);
         assert!(!s.fold.on && s.fold.folded == [0, 0], "{preset}");
     }
 }
@@ -131,21 +135,7 @@ fn a_loaded_fat_tree_keeps_its_flow_table_with_fewer_events() {
                 "workload": [{{"kind": "retrieval", "rate": 2000, "sizes": ["2KB", "8KB", "32KB"], "priority": 0, "request_size": "10B"}},
                              {{"kind": "background", "rate": 10, "size": "1MB", "priority": 1}}]}}"#
         );
-        let go = |fold: bool, pause: Option<Time>| {
-            let mut sim = Sim::from_json(&json).unwrap();
-            sim.fold.on &= fold;
-            match pause {
-                None => sim.run(),
-                // (as the Python API runs it: in steps, the state readable between them)
-                Some(dt) => {
-                    let mut t = Time::ZERO;
-                    while !sim.run_until(t) {
-                        t += dt;
-                    }
-                }
-            }
-            sim
-        };
+        let go = |fold: bool, pause: Option<Time>| run_to_end(&json, fold, pause, false);
         let (folded, plain, paused) = (go(true, None), go(false, None), go(true, Some(Time(37_000_000))));
         let f = |s: &Sim| (s.rec.flows.start_ps.clone(), s.rec.flows.end_ps.clone(), s.rec.counters.link_traversals, s.now);
         assert!(plain.rec.counters.flows_completed > 1000 && plain.rec.counters.link_traversals > 200_000, "{preset}");
@@ -184,12 +174,7 @@ fn poisson_arrivals_into_one_egress_keep_every_completion_time() {
         senders + 1,
         rows.join(",")
     );
-    let go = |fold: bool| {
-        let mut sim = Sim::from_json(&json).unwrap();
-        sim.fold.on &= fold;
-        sim.run();
-        sim
-    };
+    let go = |fold: bool| run_to_end(&json, fold, None, false);
     let (folded, plain) = (go(true), go(false));
     let f = |s: &Sim| (s.rec.flows.start_ps.clone(), s.rec.flows.end_ps.clone());
     assert_eq!(plain.rec.counters.flows_completed, n as u64);

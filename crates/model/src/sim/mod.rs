@@ -389,7 +389,6 @@ impl Sim {
             sim.schedule_timer(Time::ZERO, Ev::Sample);
         }
         sim.fold.on = sim.fold_allowed();
-        sim.fold.to_switches = sim.scheme.load_balancing != crate::config::LoadBalancing::Adaptive;
         Ok(sim)
     }
 
