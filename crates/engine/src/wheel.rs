@@ -14,7 +14,7 @@
 //! occupied bucket (a bitmap scan) and that bucket is sorted into `run`; events of `far` move into the
 //! wheel as the cursor comes within reach of them. A push appends to its bucket's last chunk, a pop reads
 //! the next entry of a sorted array, and a bucket is read once, a chunk at a time, when the cursor reaches
-//! it and sorted in L1: a bucket of up to 32 events by rank (each event's place counted over 8, 16 or 32
+//! it and sorted in L1: a bucket of a few events in one chunk by insertion where it lands, one of up to 32 events by rank (each event's place counted over 8, 16 or 32
 //! slots without a branch on the data; a bucket's chunks hold its events in push order, so ties in time
 //! fall back on position), a larger one by an insertion sort after a counting sort on its times has spread
 //! it into small groups, so sorting stays linear in the events however busy the fabric. Chunks are reused last-freed first, so the chunks being filled are the ones just read:
@@ -279,6 +279,8 @@ impl<E: Copy> Wheel<E> {
         // the bucket's entries in push order (whole chunks: the last one's tail is stale), then `n` of them
         self.spare.clear();
         let mut n = 0;
+        // a bucket of a few events in one chunk goes into `run` as it is and is insertion-sorted there
+        let mut direct = false;
         if self.on_wheel > 0 {
             let b = self.next_occupied();
             self.cur = b;
@@ -286,6 +288,16 @@ impl<E: Copy> Wheel<E> {
             self.occupied[slot / 64] &= !(1 << (slot % 64));
             let mut i = std::mem::replace(&mut self.first[slot], NIL);
             self.last[slot] = NIL;
+            let fill = self.fill[slot] as usize;
+            let c = &mut self.chunks[i as usize];
+            if c.next == NIL && fill <= DIRECT_MAX {
+                self.run.extend_from_slice(&c.entries[..fill]);
+                c.next = self.free;
+                self.free = i;
+                self.on_wheel -= fill;
+                direct = true;
+                i = NIL;
+            }
             while i != NIL {
                 let c = &mut self.chunks[i as usize];
                 let next = c.next;
@@ -294,8 +306,10 @@ impl<E: Copy> Wheel<E> {
                 self.free = i;
                 i = next;
             }
-            n = self.spare.len() - CHUNK + self.fill[slot] as usize;
-            self.on_wheel -= n;
+            if !direct {
+                n = self.spare.len() - CHUNK + fill;
+                self.on_wheel -= n;
+            }
         } else if let Some(f) = self.far.peek() {
             self.cur = self.bucket(f.key);
         } else {
@@ -310,13 +324,19 @@ impl<E: Copy> Wheel<E> {
                 break;
             }
             let e = self.far.pop().expect("peeked");
-            if b <= self.cur {
+            if b <= self.cur && direct {
+                self.run.push(e);
+            } else if b <= self.cur {
                 self.spare.truncate(n);
                 self.spare.push(e);
                 n += 1;
             } else {
                 self.put_on_wheel(b, e);
             }
+        }
+        if direct {
+            insertion_sort(&mut self.run);
+            return;
         }
         if self.shift <= RANK_SHIFT_MAX && (from_wheel == 0 || from_wheel == n) {
             let base = self.cur << self.shift;
@@ -431,6 +451,13 @@ fn sort_bucket<E: Copy>(v: &mut Vec<Entry<E>>, tmp: &mut Vec<Entry<E>>, counts: 
 /// Buckets up to this size are insertion-sorted directly (measured: 8 against 32 and n / 4 groups, paper/steady
 /// FH 0.2 s -6% time, -6% branch mispredictions, docs/benchmarks.md).
 const SMALL_BUCKET: usize = 8;
+
+/// `refill` copies a bucket of up to this many events in one chunk into `run` as it is and insertion-sorts
+/// it there on the events' keys, without the general path's fixed work (the chunk copied whole, a rank
+/// counted over eight slots per event). Most buckets of a lightly loaded fabric hold one or two events
+/// (k = 8 FH, 5 ms: 1.5 on average); under callgrind there 4 and 8 do alike, 2 a little worse, and the
+/// run's instructions fall 11% (docs/benchmarks.md).
+const DIRECT_MAX: usize = 4;
 
 /// Buckets up to this size are sorted by rank (`rank_sort`), when a time within a bucket fits the rank
 /// key's 32 bits beside a position below `RANK_MAX` (27 bits).
