@@ -242,6 +242,19 @@ impl<E: Copy> Wheel<E> {
             self.fill[slot] += 1;
             return;
         }
+        if l == NIL && self.free != NIL {
+            // the bucket's first event into a free chunk: the common case where buckets hold an event or two
+            let i = self.free;
+            let c = &mut self.chunks[i as usize];
+            self.free = c.next;
+            c.next = NIL;
+            c.entries[0] = entry;
+            self.fill[slot] = 1;
+            self.first[slot] = i;
+            self.last[slot] = i;
+            self.occupied[slot / 64] |= 1 << (slot % 64);
+            return;
+        }
         self.put_in_new_chunk(slot, l, entry);
     }
 
