@@ -728,33 +728,41 @@ impl Fabric {
         let n = size.div_ceil(mss).max(1);
         let full = self.framing.wire(mss.min(size) as u32 + hdr) as u64;
         let last = self.framing.wire((size - mss * (n - 1)) as u32 + hdr) as u64;
-        let speedup = self.topo.speedup;
-        let nominal = |p: u32| self.topo.links[self.link_of(p)].rate;
-        // serialization at hop i, at the link's configured rate
-        let tx = |i: usize, w: u64| -> u64 { nominal(path[i]).tx_time(w).0 };
-        // the pure delays after hop i until the next hop's transmitter may take the frame
-        let after = |i: usize, w: u64| -> u64 {
-            let delay = self.topo.links[self.link_of(path[i])].delay.0;
-            if i + 1 == m {
-                return delay;
-            }
-            let xbar = if self.topo.shared_buffer.is_some() { 0 } else { topology::xbar_rate(nominal(self.peer_port(path[i])), speedup).tx_time(w).0 };
-            delay + self.topo.forwarding_delay.0 + xbar
-        };
-        let one_way = |w: u64| -> u64 { (0..m).map(|i| tx(i, w) + after(i, w)).sum() };
+        let cioq = self.topo.shared_buffer.is_none();
+        // per hop, for a full frame and the last one: serialization at the link's configured rate, and the
+        // pure delays after it until the next hop's transmitter may take the frame (the link's; before
+        // another hop the forwarding delay and, on a CIOQ switch, the crossbar's crossing at the speedup
+        // times the link's rate)
+        let hops: Vec<[u64; 4]> = path
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| {
+                let link = &self.topo.links[self.link_of(p)];
+                let mut after = [link.delay.0; 2];
+                if i + 1 < m {
+                    let xbar = topology::xbar_rate(link.rate, self.topo.speedup);
+                    for (a, w) in after.iter_mut().zip([full, last]) {
+                        *a += self.topo.forwarding_delay.0 + if cioq { xbar.tx_time(w).0 } else { 0 };
+                    }
+                }
+                [link.rate.tx_time(full).0, after[0], link.rate.tx_time(last).0, after[1]]
+            })
+            .collect();
+        let one_way_full: u64 = hops.iter().map(|h| h[0] + h[1]).sum();
+        let one_way_last: u64 = hops.iter().map(|h| h[2] + h[3]).sum();
         if n == 1 {
-            return Some(one_way(last));
+            return Some(one_way_last);
         }
         if multipath {
-            let t1 = tx(0, full);
-            return Some(((n - 2) * t1 + one_way(full)).max((n - 1) * t1 + one_way(last)));
+            let t1 = hops[0][0];
+            return Some(((n - 2) * t1 + one_way_full).max((n - 1) * t1 + one_way_last));
         }
-        let (mut best, mut prefix, mut slowest) = (0u64, 0u64, 0u64);
-        for b in 0..m {
-            slowest = slowest.max(tx(b, full));
-            let tail: u64 = (b..m).map(|j| tx(j, last) + after(j, last)).sum();
-            best = best.max(prefix + tx(b, full) + (n - 2) * slowest + tail);
-            prefix += tx(b, full) + after(b, full);
+        let (mut best, mut prefix, mut slowest, mut tail) = (0u64, 0u64, 0u64, one_way_last);
+        for h in &hops {
+            slowest = slowest.max(h[0]);
+            best = best.max(prefix + h[0] + (n - 2) * slowest + tail);
+            prefix += h[0] + h[1];
+            tail -= h[2] + h[3];
         }
         Some(best)
     }
