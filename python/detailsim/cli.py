@@ -618,7 +618,7 @@ def report_cmd(store: str, output: str, baseline: str, metric: str) -> None:
 @click.option("--regrade", is_flag=True, help="Run nothing: grade the claims again from the runs OUT already holds (no plots).")
 @click.option("--reading", "readings", multiple=True, metavar="NAME|KEY=VALUE",
               help="Run the DeTail paper scenarios under another reading of an open choice (docs/model.md): a declared one "
-                   "by name (rto_linux, fh_ingress_shared, egress_eighths, frontends_first; with `all`, only the reproductions "
+                   "by name (rto_linux, fh_ingress_shared, rto_linux_fh_ingress_shared, egress_eighths, frontends_first; with `all`, only the reproductions "
                    "it applies to; with --update-docs, the claims of the reproductions run replace theirs in "
                    "docs/reproduction/readings/NAME.json), or KEY=VALUE, "
                    "e.g. scheme.egress_sharing=eighths (repeatable; into its own OUT).")
