@@ -1,17 +1,18 @@
 #!/bin/bash
 # Paired timing of two builds of the core: OLD and NEW `examples/run_json` binaries alternated N times on
-# the same scenario files; prints "case old|new user_seconds" lines.
+# the same scenario files (old first in odd rounds, new first in even ones); prints "case old|new
+# user_seconds" lines, user time to the millisecond (bash's `time`, from the child's rusage).
 #   OLD=/path/old/target/release/examples/run_json NEW=target/release/examples/run_json N=5 benches/pair.sh S1.json S2.json
 set -euo pipefail
 : "${OLD:?set OLD to the old run_json binary}" "${NEW:=target/release/examples/run_json}" "${N:=5}"
-t=$(mktemp)
-trap 'rm -f "$t"' EXIT
+TIMEFORMAT=%3U
 for f in "$@"; do
-  for _ in $(seq "$N"); do
-    for b in old new; do
+  for i in $(seq "$N"); do
+    order="old new"; [ $((i % 2)) -eq 0 ] && order="new old"
+    for b in $order; do
       bin=$OLD; [ "$b" = new ] && bin=$NEW
-      /usr/bin/time -f "%U" -o "$t" "$bin" "$f" > /dev/null 2>&1
-      echo "$(basename "$f" .json) $b $(tail -1 "$t")"
+      u=$( { time "$bin" "$f" > /dev/null 2>&1; } 2>&1 )
+      echo "$(basename "$f" .json) $b $u"
     done
   done
 done

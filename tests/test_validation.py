@@ -206,7 +206,7 @@ def test_a_retrieval_is_one_connection(workload):
     assert np.abs(extra - syn_rtt).max() < 1e-9, f"handshake adds {extra.min() * 1e6:.3f}-{extra.max() * 1e6:.3f} us"
 
 
-@pytest.mark.parametrize("name", ["issue35_event_order", "issue35_calibration"])
+@pytest.mark.parametrize("name", ["issue35_event_order", "issue35_calibration", "issue51_tie_order"])
 def test_issue35_before_after_tables_are_generated_from_their_snapshots(name):
     """docs/validation.md's before/after tables of every graded claim (across the switch to the node order;
     across the re-calibration on the node-order model) are what `benches/compare_models.py claims-table`

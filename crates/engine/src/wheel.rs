@@ -14,8 +14,8 @@
 //! occupied bucket (a bitmap scan) and that bucket is sorted into `run`; events of `far` move into the
 //! wheel as the cursor comes within reach of them. A push appends to its bucket's last chunk, a pop reads
 //! the next entry of a sorted array, and a bucket is read once, a chunk at a time, when the cursor reaches
-//! it and sorted in L1: a bucket of a few events in one chunk by insertion where it lands, one of up to 32 events by rank (each event's place counted over 8, 16 or 32
-//! slots without a branch on the data; a bucket's chunks hold its events in push order, so ties in time
+//! it and sorted in L1: a bucket of a few events in one chunk by insertion where it lands, one of up to 32
+//! events by rank (each event's place counted over 8, 16 or 32 slots without a branch on the data; a bucket's chunks hold its events in push order, so ties in time
 //! fall back on position), a larger one by an insertion sort after a counting sort on its times has spread
 //! it into small groups, so sorting stays linear in the events however busy the fabric. Chunks are reused last-freed first, so the chunks being filled are the ones just read:
 //! the wheel's memory is the events pending, not buckets x the most a bucket ever held; a single heap's depth and
