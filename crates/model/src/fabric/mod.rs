@@ -658,29 +658,33 @@ impl Fabric {
     /// sender's NIC, then each switch's first acceptable port. Empty when there is no path.
     pub fn path_ports(&self, src: u32, dst: u32, out: &mut Vec<u32>) {
         out.clear();
+        if !self.walk_path(src, dst, |p| out.push(p)) {
+            out.clear();
+        }
+    }
+
+    /// `path_ports` without a list: each egress port of the path in order to `hop`; false when there is no
+    /// path (after some calls of `hop`, which the caller then discards).
+    #[inline]
+    fn walk_path(&self, src: u32, dst: u32, mut hop: impl FnMut(u32)) -> bool {
         // (global indices, from the wiring every part keeps)
         let mut port = self.wiring.port_base[src as usize];
         for _ in 0..=self.nodes.len() {
-            out.push(port);
+            hop(port);
             let node = self.wiring.peer_node[port as usize];
-            let nd = &self.nodes[node as usize];
-            if !nd.is_switch {
-                if node != dst {
-                    out.clear();
-                }
-                return;
+            if !self.nodes[node as usize].is_switch {
+                return node == dst;
             }
             port = if self.routes.edge[dst as usize] == node {
                 self.routes.edge_port[dst as usize]
             } else {
+                // the first acceptable port: the row's first set bit
                 let row = self.routes.row(node, dst);
-                if crate::routing::count(row) == 0 {
-                    break;
-                }
-                self.wiring.port_base[node as usize] + crate::routing::nth(row, 0)
+                let Some((i, w)) = row.iter().enumerate().find(|(_, w)| **w != 0) else { return false };
+                self.wiring.port_base[node as usize] + i as u32 * 64 + w.trailing_zeros()
             };
         }
-        out.clear();
+        false
     }
 
     /// Store-and-forward latency of one frame carrying `bytes` of payload along a shortest path from host
@@ -688,23 +692,23 @@ impl Fabric {
     /// delay and, on a CIOQ switch, its crossbar time), and the path's bottleneck rate; None when there is no path.
     pub fn one_way(&self, src: u32, dst: u32, bytes: u64) -> Option<(u64, detailsim_engine::Rate)> {
         let w = self.framing.wire(bytes as u32 + crate::packet::HEADERS) as u64;
-        let mut path = Vec::with_capacity(8);
-        self.path_ports(src, dst, &mut path);
+        let cioq = self.topo.shared_buffer.is_none();
         let (mut t, mut bottleneck) = (0u64, u64::MAX);
+        // the rate of the link before this hop: the switch's crossbar crossing runs at the speedup times the
+        // rate of the link the frame came in on (a shared-buffer switch is output-queued: the frame enters
+        // its egress queue at once)
+        let mut came_in: Option<detailsim_engine::Rate> = None;
         // (from what every part of a split run keeps of every link: its rate now, its delay)
-        for (i, &port) in path.iter().enumerate() {
+        let found = self.walk_path(src, dst, |port| {
             let rate = self.port_rate(port);
             t += rate.tx_time(w).0 + self.topo.links[self.link_of(port)].delay.0;
             bottleneck = bottleneck.min(rate.0);
-            if i > 0 {
-                let inp = self.peer_port(path[i - 1]);
-                // the forwarding engine's delay, then the crossbar's crossing (a CIOQ switch; a shared-buffer
-                // switch is output-queued: the frame enters its egress queue at once)
-                t += self.topo.forwarding_delay.0
-                    + if self.topo.shared_buffer.is_some() { 0 } else { topology::xbar_rate(self.port_rate(inp), self.topo.speedup).tx_time(w).0 };
+            if let Some(inr) = came_in {
+                t += self.topo.forwarding_delay.0 + if cioq { topology::xbar_rate(inr, self.topo.speedup).tx_time(w).0 } else { 0 };
             }
-        }
-        (!path.is_empty()).then_some((t, detailsim_engine::Rate(bottleneck)))
+            came_in = Some(rate);
+        });
+        (found && came_in.is_some()).then_some((t, detailsim_engine::Rate(bottleneck)))
     }
 
     /// The completion time, in picoseconds, of `size` bytes from host `src` to host `dst` alone in the healthy
@@ -718,53 +722,61 @@ impl Fabric {
     /// different equal-length paths, sharing only the sender's link: the later of the last full frame's and
     /// the last frame's own arrivals. None when there is no path.
     pub fn ideal_transfer(&self, src: u32, dst: u32, mss: u64, size: u64, multipath: bool) -> Option<u64> {
-        let mut path = Vec::with_capacity(8);
-        self.path_ports(src, dst, &mut path);
-        if path.is_empty() {
-            return None;
-        }
-        let m = path.len();
         let hdr = crate::packet::HEADERS;
         let n = size.div_ceil(mss).max(1);
         let full = self.framing.wire(mss.min(size) as u32 + hdr) as u64;
         let last = self.framing.wire((size - mss * (n - 1)) as u32 + hdr) as u64;
         let cioq = self.topo.shared_buffer.is_none();
-        // per hop, for a full frame and the last one: serialization at the link's configured rate, and the
-        // pure delays after it until the next hop's transmitter may take the frame (the link's; before
-        // another hop the forwarding delay and, on a CIOQ switch, the crossbar's crossing at the speedup
-        // times the link's rate)
-        let hops: Vec<[u64; 4]> = path
-            .iter()
-            .enumerate()
-            .map(|(i, &p)| {
-                let link = &self.topo.links[self.link_of(p)];
-                let mut after = [link.delay.0; 2];
-                if i + 1 < m {
-                    let xbar = topology::xbar_rate(link.rate, self.topo.speedup);
-                    for (a, w) in after.iter_mut().zip([full, last]) {
-                        *a += self.topo.forwarding_delay.0 + if cioq { xbar.tx_time(w).0 } else { 0 };
-                    }
+        // One pass over the hops. Per hop, for a full frame and the last one: serialization at the link's
+        // configured rate, and the pure delays after it until the next hop's transmitter may take the frame
+        // (the link's; before another hop the forwarding delay and, on a CIOQ switch, the crossbar's crossing
+        // at the speedup times the link's rate): known once the next hop is. At hop b the candidate is
+        // prefix_full(b) + full(b) + (n - 2) x slowest(..=b) + (one_way_last - prefix_last(b)); the last
+        // frame's whole one-way time is known at the end, so the pass keeps the candidate without it
+        // (prefix_full >= prefix_last: a full frame takes no less than the last at every hop).
+        struct Hop {
+            full: u64,
+            last: u64,
+            after: [u64; 2],
+            rate: Rate,
+        }
+        let (mut prefix_full, mut prefix_last, mut slowest, mut best) = (0u64, 0u64, 0u64, 0u64);
+        let mut first_full = 0u64;
+        let mut prev: Option<Hop> = None;
+        let close = |h: Hop, next: bool, prefix_full: &mut u64, prefix_last: &mut u64| {
+            let mut after = h.after;
+            if next {
+                let xbar = topology::xbar_rate(h.rate, self.topo.speedup);
+                for (a, w) in after.iter_mut().zip([full, last]) {
+                    *a += self.topo.forwarding_delay.0 + if cioq { xbar.tx_time(w).0 } else { 0 };
                 }
-                [link.rate.tx_time(full).0, after[0], link.rate.tx_time(last).0, after[1]]
-            })
-            .collect();
-        let one_way_full: u64 = hops.iter().map(|h| h[0] + h[1]).sum();
-        let one_way_last: u64 = hops.iter().map(|h| h[2] + h[3]).sum();
+            }
+            *prefix_full += h.full + after[0];
+            *prefix_last += h.last + after[1];
+        };
+        let found = self.walk_path(src, dst, |p| {
+            let link = &self.topo.links[self.link_of(p)];
+            let h = Hop { full: link.rate.tx_time(full).0, last: link.rate.tx_time(last).0, after: [link.delay.0; 2], rate: link.rate };
+            if let Some(q) = prev.take() {
+                close(q, true, &mut prefix_full, &mut prefix_last);
+            } else {
+                first_full = h.full;
+            }
+            slowest = slowest.max(h.full);
+            best = best.max(prefix_full - prefix_last + h.full + n.saturating_sub(2) * slowest);
+            prev = Some(h);
+        });
+        let Some(q) = prev.filter(|_| found) else { return None };
+        close(q, false, &mut prefix_full, &mut prefix_last);
+        let (one_way_full, one_way_last) = (prefix_full, prefix_last);
         if n == 1 {
             return Some(one_way_last);
         }
         if multipath {
-            let t1 = hops[0][0];
+            let t1 = first_full;
             return Some(((n - 2) * t1 + one_way_full).max((n - 1) * t1 + one_way_last));
         }
-        let (mut best, mut prefix, mut slowest, mut tail) = (0u64, 0u64, 0u64, one_way_last);
-        for h in &hops {
-            slowest = slowest.max(h[0]);
-            best = best.max(prefix + h[0] + (n - 2) * slowest + tail);
-            prefix += h[0] + h[1];
-            tail -= h[2] + h[3];
-        }
-        Some(best)
+        Some(best + one_way_last)
     }
 
     /// Base RTT between two hosts (a full segment there and a bare ACK back, in an idle fabric) and the
