@@ -393,6 +393,26 @@ def test_why_each_claim_does_not_reproduce_is_generated_from_the_stores():
     assert len({i for e in ENTRIES for i in e.claims}) == sum(len(e.claims) for e in ENTRIES)  # each claim under one entry
 
 
+def test_the_las_entry_reads_the_overall_mean_from_its_demonstration():
+    """`pias_leafspine.beats_las_overall`'s entry: the overall mean of each variant is its classes' means weighted by
+    their finished counts, the unfinished are counted and said to make the cut a bound; without the stored
+    demonstration the entry names the command that would run it."""
+    from detailsim.repro.reproduce import REPROS
+    from detailsim.repro.why import Ctx, _pias_las
+
+    claims, bases = _claims(), {n: r.base for n, r in REPROS.items()}
+    rec = {"command": "detailsim demonstrate las_arrivals_on", "seeds": 3, "measured": {
+        "las": {"small": {"count": 90, "unfinished": 0, "mean_ms": 1.0}, "large": {"count": 10, "unfinished": 5, "mean_ms": 100.0}},
+        "pias": {"small": {"count": 90, "unfinished": 0, "mean_ms": 0.5}, "large": {"count": 15, "unfinished": 0, "mean_ms": 60.0}}}}
+    text = _pias_las(Ctx(claims, {}, {"las_arrivals_on": rec}, bases))
+    # LAS (90 x 1 + 10 x 100) / 100 = 10.9 ms, PIAS (90 x 0.5 + 15 x 60) / 105 = 9.0 ms: a cut of 17.4%
+    assert "PIAS's mean FCT over all flows is 9.00 ms against LAS's 10.90 ms, a cut of 17.4%" in text
+    assert "5 of LAS's 105 flows and 0 of PIAS's 105 are unfinished" in text and "lower bounds" in text
+    assert ("*Demonstrated* in part" in text) == (17.4 > next(c for c in claims if c["id"] == "pias_leafspine.beats_las_overall")["measured"]["value"])
+    bare = _pias_las(Ctx(claims, {}, {}, bases))
+    assert "*Not demonstrated* yet: `detailsim demonstrate las_arrivals_on`" in bare
+
+
 def test_the_readings_within_the_declared_distance_of_the_best_are_the_declared_ones():
     """docs/reproduction.md, "Across the readings": the calibration's points within 0.1 of the best are graded
     as readings; each differs from the adopted point in exactly the grid keys of one declared reading."""

@@ -74,6 +74,15 @@ DEMOS: dict[str, Demo] = {d.id: d for d in [
           for s in ("fh", "pfc_only", "detail")},
          seeds=4, set={"run.duration": "0.3s", "run.drain": "10s", "workload.0.sizes": ["2KB", "4KB", "8KB", "16KB", "32KB"], **NO_ECN},
          classes=("workflow/sequential", "retrieval/2KB", "retrieval/32KB")),
+    # pias_websearch's runs at load 0.8 (its window, its seeds) with arrivals kept on while the measured flows
+    # finish: LAS starves long flows only while short ones keep coming, which a drained run stops
+    Demo("las_arrivals_on", ("pias_leafspine.beats_las_overall",),
+         "Section 5.3's web search at load 0.8 on the leaf-spine (pias_websearch's window and seeds), arrivals kept on "
+         "(`run.keep_load`) while the measured flows finish, LAS against PIAS",
+         "paper/pias_websearch",
+         {"las": {"scheme": "las"}, "pias": {"scheme": "pias"}},
+         seeds=3, set={"run.duration": "0.1s", "workload.load": 0.8, "run.keep_load": True, "run.drain": "0.5s"},
+         classes=("small", "medium", "large")),
 ]}
 
 
