@@ -46,6 +46,8 @@ def test_a_demonstration_measures_its_variants_from_its_own_runs(tmp_path):
         assert s["count"] + s["unfinished"] == g.height > 0
         assert s["p999_ci"] is not None and s["p999_ms"] >= s["p50_ms"] > 0
         assert s["timeouts_pct"] == pytest.approx(float((g["timeouts"] > 0).mean()) * 100)
+        # every measured flow in the mean, an unfinished one at its age (a lower bound of the mean)
+        assert s["mean_all_lb_ms"] == pytest.approx(float(g.select(pl.coalesce("fct", "fct_lower").mean()).item()) * 1e3)
         ranked = sorted(g["timeouts"].to_list())
         assert s["timeouts_p999"] == ranked[-(-len(ranked) * 999 // 1000) - 1]  # nearest rank
     # resumed: nothing runs again and the measurement is the same

@@ -88,7 +88,8 @@ DEMOS: dict[str, Demo] = {d.id: d for d in [
 
 def measure(d: Path) -> dict[str, Any]:
     """What a demonstration's store measured: per variant and class the pooled statistics (ms), their 95%
-    interval over seeds (`<metric>_ci`) and the share of measured flows with a timeout (%)."""
+    interval over seeds (`<metric>_ci`), the share of measured flows with a timeout (%) and the mean over every
+    measured flow with the unfinished at their age (`mean_all_lb_ms`, a lower bound of the mean)."""
     from ..outputs.plots import pooled_percentiles, seed_ci
     from ..core.sweep import read_store
 
@@ -97,8 +98,11 @@ def measure(d: Path) -> dict[str, Any]:
     ci = seed_ci(f, ["variant"])
     # the share of flows with a timeout (%), and how many timeouts the flow at the 99.9th percentile of the
     # timeout count had (nearest rank)
+    # and the mean over every measured flow with the unfinished ones at their age when the run ended (a lower
+    # bound of the mean: an unfinished flow takes at least that long), ms
     to = f.group_by(["variant", "class"]).agg((pl.col("timeouts") > 0).mean().alias("timeouts_pct") * 100,
-                                              pl.col("timeouts").sort().gather((pl.len() * 0.999).ceil().cast(pl.Int64) - 1).first().alias("timeouts_p999"))
+                                              pl.col("timeouts").sort().gather((pl.len() * 0.999).ceil().cast(pl.Int64) - 1).first().alias("timeouts_p999"),
+                                              (pl.coalesce("fct", "fct_lower").mean() * 1e3).alias("mean_all_lb_ms"))
     out: dict[str, Any] = {}
     for row in stats.join(to, on=["variant", "class"], how="left").iter_rows(named=True):
         c = {k: v for k, v in row.items() if k not in ("variant", "class")}
