@@ -766,7 +766,7 @@ impl Fabric {
             best = best.max(prefix_full - prefix_last + h.full + n.saturating_sub(2) * slowest);
             prev = Some(h);
         });
-        let Some(q) = prev.filter(|_| found) else { return None };
+        let q = prev.filter(|_| found)?;
         close(q, false, &mut prefix_full, &mut prefix_last);
         let (one_way_full, one_way_last) = (prefix_full, prefix_last);
         if n == 1 {
