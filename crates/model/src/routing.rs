@@ -19,7 +19,8 @@ pub struct Routes {
     /// The edge switch's port to it by its index among the switch's ports (what a part of a split run,
     /// which numbers its ports locally, adds to the switch's first port).
     pub edge_lp: Vec<u32>,
-    /// Hop distance (switch links) from switch s to the edge switch of group g: `dist[s * groups + g]`.
+    /// Hop distance (switch links) between the edge switches of groups a and b: `dist[a * groups + b]` (only
+    /// edge switches: a host's path is its edge switch's; k = 32: 1 MB, where a row per node was 19 MB).
     pub dist: Vec<u32>,
     pub groups: usize,
     /// The same acceptable ports as lists (local indices, ascending), a switch's equal lists stored once
@@ -108,8 +109,22 @@ impl Routes {
         }
         r.bits = vec![0; total];
         r.groups = groups;
-        r.dist = vec![u32::MAX; n * groups];
+        r.dist = vec![u32::MAX; groups * groups];
         let mut dist = vec![u32::MAX; n];
+        // per switch, its usable links to other switches: (local port, neighbour), in port order (the only
+        // ports either pass reads: a host's port never leads on, a down link never counts)
+        let switches: Vec<usize> = (0..n).filter(|&s| is_switch[s]).collect();
+        let mut nbr_start = vec![0u32; n + 1];
+        let mut nbrs: Vec<(u32, u32)> = Vec::new();
+        for s in 0..n {
+            nbr_start[s] = nbrs.len() as u32;
+            if is_switch[s] {
+                let b = port_base[s];
+                nbrs.extend((0..nports[s]).map(|lp| (lp, peer_node[(b + lp) as usize])).filter(|&(lp, v)| up[(b + lp) as usize] && is_switch[v as usize]));
+            }
+        }
+        nbr_start[n] = nbrs.len() as u32;
+        let of = |s: usize| &nbrs[nbr_start[s] as usize..nbr_start[s + 1] as usize];
         let mut queue = std::collections::VecDeque::new();
         for (g, &dsw) in group_switch.iter().enumerate() {
             dist.iter_mut().for_each(|d| *d = u32::MAX);
@@ -117,29 +132,26 @@ impl Routes {
             queue.clear();
             queue.push_back(dsw);
             while let Some(u) = queue.pop_front() {
-                let b = port_base[u as usize];
-                for lp in 0..nports[u as usize] {
-                    let p = (b + lp) as usize;
-                    let v = peer_node[p] as usize;
-                    if up[p] && is_switch[v] && dist[v] == u32::MAX {
-                        dist[v] = dist[u as usize] + 1;
-                        queue.push_back(v as u32);
+                let d = dist[u as usize] + 1;
+                for &(_, v) in of(u as usize) {
+                    if dist[v as usize] == u32::MAX {
+                        dist[v as usize] = d;
+                        queue.push_back(v);
                     }
                 }
             }
-            for (s, &d) in dist.iter().enumerate() {
-                r.dist[s * groups + g] = d;
+            for (a, &esw) in group_switch.iter().enumerate() {
+                r.dist[a * groups + g] = dist[esw as usize];
             }
-            for s in 0..n {
-                if !is_switch[s] || s == dsw as usize || dist[s] == u32::MAX {
+            for &s in &switches {
+                let ds = dist[s];
+                if s == dsw as usize || ds == u32::MAX {
                     continue;
                 }
-                let b = port_base[s];
+                // (ds >= 1 here, so an unreached neighbour, u32::MAX, never matches ds - 1)
                 let row = r.off[s] + g * r.words[s] as usize;
-                for lp in 0..nports[s] {
-                    let p = (b + lp) as usize;
-                    let v = peer_node[p] as usize;
-                    if up[p] && is_switch[v] && dist[v] != u32::MAX && dist[v] + 1 == dist[s] {
+                for &(lp, v) in of(s) {
+                    if dist[v as usize] == ds - 1 {
                         r.bits[row + (lp / 64) as usize] |= 1u64 << (lp % 64);
                     }
                 }
@@ -177,11 +189,12 @@ impl Routes {
 
     /// Links on a shortest path between two hosts (None if unreachable).
     pub fn host_links(&self, src: u32, dst: u32) -> Option<u32> {
-        let (es, g) = (self.edge[src as usize], self.group[dst as usize]);
-        if es == NONE || g == NONE {
+        // (a host's group is its edge switch's; a host not behind a switch has none)
+        let (gs, g) = (self.group[src as usize], self.group[dst as usize]);
+        if gs == NONE || g == NONE {
             return None;
         }
-        let d = self.dist[es as usize * self.groups + g as usize];
+        let d = self.dist[gs as usize * self.groups + g as usize];
         (d != u32::MAX).then_some(d + 2)
     }
 
@@ -247,6 +260,11 @@ mod tests {
     /// A core switch (node 0) with `n` edge switches, each with one host: the core reaches each host's
     /// group by its own port, so it has `n` distinct port lists.
     fn star(n: u32) -> Routes {
+        star_with(n, |_, _| true)
+    }
+
+    /// `star(n)` with the ports for which `up(port, port_base)` is false down.
+    fn star_with(n: u32, up: impl Fn(usize, &[u32]) -> bool) -> Routes {
         // nodes: 0 core, 1..=n edges, n+1..=2n hosts; ports: core's n, each edge's 2 (core, host), each host's 1
         let nodes = (1 + 2 * n) as usize;
         let mut is_switch = vec![false; nodes];
@@ -265,8 +283,23 @@ mod tests {
             nports[h as usize] = 1;
             peer.push(h - n);
         }
-        let up = vec![true; peer.len()];
+        let up: Vec<bool> = (0..peer.len()).map(|p| up(p, &port_base)).collect();
         Routes::compute(&is_switch, &port_base, &nports, &peer, &up)
+    }
+
+    #[test]
+    fn host_links_counts_the_links_between_two_hosts_edge_to_edge() {
+        let n = 8u32;
+        let r = star(n);
+        // host, edge, core, edge, host: four links; behind the same edge switch: two
+        assert_eq!(r.host_links(n + 1, n + 2), Some(4));
+        assert_eq!(r.host_links(n + 1, n + 1), Some(2));
+        // a switch is no host: no group
+        assert_eq!(r.host_links(0, n + 1), None);
+        // edge 1's uplink down (the core's port 0 and edge 1's port 0): its host reaches no other
+        let r = star_with(n, |p, base| p != 0 && p != base[1] as usize);
+        assert_eq!(r.host_links(n + 1, n + 2), None);
+        assert_eq!(r.host_links(n + 2, n + 3), Some(4));
     }
 
     #[test]
