@@ -220,6 +220,22 @@ def test_slowdown_percentiles_per_size_bin_are_nearest_rank_and_flag_unfinished_
             parse_size_bins(bad)
 
 
+def test_slowdown_by_size_bins_only_flows_with_an_ideal_fct(tmp_path):
+    """A workflow row (no ideal FCT) of size 0, as one cut off before its first byte is, stays out of the
+    size bins (the frontends_first reading of page_creation failed on it: a log-spaced bin from 0)."""
+    import polars as pl
+
+    from detailsim.outputs.plots import make_styles, plot_slowdown_by_size
+
+    rows = [{"scheme": "fh", "class": "retrieval/2KB", "size": 2048 * (1 + i % 4), "fct": 1e-3 * (1 + i % 7), "fct_lower": 1e-3 * (1 + i % 7),
+             "ideal": 2e-4} for i in range(40)]
+    rows += [{"scheme": "fh", "class": "workflow/sequential", "size": 0, "fct": None, "fct_lower": 5e-3, "ideal": None}]
+    f = pl.DataFrame(rows).with_columns((pl.col("fct") / pl.col("ideal")).alias("slowdown"))
+    drawn = plot_slowdown_by_size(f, ["scheme"], tmp_path, make_styles(["scheme"], {"scheme": ["fh"]}))
+    assert [d.name for d in drawn] == ["slowdown_by_size"] and drawn[0].files and all(p.exists() for p in drawn[0].files)
+    assert drawn[0].series and not drawn[0].note
+
+
 def test_the_pooled_table_comes_as_markdown_csv_and_a_polars_frame(store, tmp_path):
     import io
 

@@ -435,7 +435,12 @@ def plot_slowdown_by_size(flows: pl.DataFrame, keys: list[str], d: Path, styles:
     (`pooled.seed_interval`); an open marker where the value is only a lower bound."""
     if "ideal" not in flows.columns or flows["ideal"].drop_nulls().len() == 0:
         return [Drawn("slowdown_by_size", [], note="slowdown by size: no flow has an ideal FCT")]
-    edges = size_edges(flows["size"].to_numpy(), bins)
+    # the edges from the flows that have a slowdown: a workflow (no ideal FCT) cut off before any of its
+    # retrievals has delivered a byte has size 0, which a log-spaced bin cannot start from
+    sized = flows.filter(pl.col("ideal").is_not_null() & (pl.col("ideal") > 0))
+    if sized.height == 0:
+        return [Drawn("slowdown_by_size", [], note="slowdown by size: no flow has an ideal FCT")]
+    edges = size_edges(sized["size"].to_numpy(), bins)
     pooled = binned_slowdown(flows, keys, edges)
     per_seed = binned_slowdown(flows, [*keys, "seed"], edges) if "seed" in flows.columns and flows["seed"].n_unique() > 1 else None
     intervals = {q: intervals_by(per_seed, [*keys, "bin"], q) for q in SIZE_QUANTILES}
