@@ -417,6 +417,25 @@ def test_the_las_entry_reads_the_overall_mean_from_its_demonstration():
     assert "*Not demonstrated* yet: `detailsim demonstrate las_arrivals_on`" in bare
 
 
+def test_the_large_dm_entry_reads_the_large_flows_from_its_demonstration():
+    """`pias_leafspine.large_dm`'s entry quotes the large flows' means (finished, and with the unfinished at their
+    age) and the cuts they give, from the stored demonstration; without it, the command that would run it."""
+    from detailsim.repro.reproduce import REPROS
+    from detailsim.repro.why import Ctx, _pias_large_dm
+
+    claims, bases = _claims(), {n: r.base for n, r in REPROS.items()}
+    def large(mean: float, lb: float, left: int, n: int) -> dict:
+        return {"large": {"mean_ms": mean, "mean_all_lb_ms": lb, "unfinished": left, "measured": n}}
+
+    rec = {"command": "detailsim demonstrate dm_arrivals_on", "seeds": 3,
+           "measured": {"dctcp": large(200.0, 400.0, 3, 30), "pias": large(150.0, 200.0, 1, 30)}}
+    text = _pias_large_dm(Ctx(claims, {}, {"dm_arrivals_on": rec}, bases))
+    assert "large flows over those that finished is 150.0 ms against DCTCP's 200.0 ms, a cut of 25.0%" in text
+    assert "3 of DCTCP's 30 large flows and 1 of PIAS's 30 are still unfinished" in text
+    assert "the means are at least 200.0 and 400.0 ms, a cut of 50.0%" in text and "*Demonstrated* in part" in text
+    assert "*Not demonstrated* yet: `detailsim demonstrate dm_arrivals_on`" in _pias_large_dm(Ctx(claims, {}, {}, bases))
+
+
 def test_the_readings_within_the_declared_distance_of_the_best_are_the_declared_ones():
     """docs/reproduction.md, "Across the readings": the calibration's points within 0.1 of the best are graded
     as readings; each differs from the adopted point in exactly the grid keys of one declared reading."""

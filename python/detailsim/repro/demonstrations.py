@@ -83,6 +83,14 @@ DEMOS: dict[str, Demo] = {d.id: d for d in [
          {"las": {"scheme": "las"}, "pias": {"scheme": "pias"}},
          seeds=3, set={"run.duration": "0.1s", "workload.load": 0.8, "run.keep_load": True, "run.drain": "0.5s"},
          classes=("small", "medium", "large")),
+    # the same for data mining's large flows against DCTCP (pias_datamining's window and seeds at 0.8)
+    Demo("dm_arrivals_on", ("pias_leafspine.large_dm",),
+         "Section 5.3's data mining at load 0.8 on the leaf-spine (pias_datamining's window and seeds), arrivals kept "
+         "on (`run.keep_load`) while the measured flows finish, DCTCP against PIAS",
+         "paper/pias_datamining",
+         {"dctcp": {"scheme": "dctcp"}, "pias": {"scheme": "pias"}},
+         seeds=3, set={"run.duration": "0.15s", "workload.load": 0.8, "run.keep_load": True, "run.drain": "1s"},
+         classes=("small", "medium", "large")),
 ]}
 
 
