@@ -195,7 +195,7 @@ impl Routes {
             return None;
         }
         let d = self.dist[gs as usize * self.groups + g as usize];
-        (d != u32::MAX).then_some(d + 2)
+        (d != u32::MAX).then(|| d + 2)
     }
 
     /// Acceptable local ports at switch `s` towards host `dst` (not the edge switch of `dst`), ascending: the
