@@ -281,8 +281,8 @@ def _pias_large_dm(x: Ctx) -> str:
         f"a cut of {cut_b:.1f}%. "
         + ("With arrivals on the cut moves the paper's way; how far, with every large flow finished, a drain long enough "
            "for them to finish under load would show." if moved else
-           "Keeping arrivals on does not move the cut the paper's way, so the drain is not the cause; a run with every large "
-           "flow finished under load would show whether the unfinished ones hide it."))
+           "Keeping arrivals on does not move the cut the paper's way, so the drain alone does not explain the gap; a run "
+           "long enough for every large flow to finish under load would show whether the unfinished ones hide a cut."))
 
 
 def _pias_inconclusive(x: Ctx) -> str:
