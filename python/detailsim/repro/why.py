@@ -261,7 +261,7 @@ def _pias_las(x: Ctx) -> str:
 
 
 def _pias_large_dm(x: Ctx) -> str:
-    head = ("The likely cause is the drain, as for LAS: the data-mining runs stop arrivals and every large flow then finishes "
+    head = ("A candidate cause is the drain, as for LAS: the data-mining runs stop arrivals and every large flow then finishes "
             "on a fabric with no short flows left, where the schemes behave alike. ")
     dm = "dm_arrivals_on"
     if not x.has(dm):
