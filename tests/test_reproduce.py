@@ -145,6 +145,12 @@ def test_each_run_records_its_wall_time_and_the_docs_sum_the_stored_ones(tmp_pat
     rp.reproduce("steady", tmp_path, progress=False)
     t = json.loads((tmp_path / "steady" / "timing.json").read_text())
     assert t["complete"] and t["reading"] is None and t["workers"] >= 1 and t["wall_s"] > 0
+    # which build of the core ran: the digest of the native module this process loaded
+    import hashlib
+
+    from detailsim import _core
+
+    assert t["module"] == hashlib.sha256(Path(_core.__file__).read_bytes()).hexdigest()[:12]
     old = {"steady": {**t, "wall_s": 99.0}, "incast": {**t, "experiment": "incast", "wall_s": 7.0}}
     merged = rp.merge_timings(old, tmp_path)
     assert merged["steady"]["wall_s"] == t["wall_s"] and merged["incast"]["wall_s"] == 7.0

@@ -662,14 +662,24 @@ def _commit() -> str | None:
     return r.stdout.strip() or None
 
 
+def _module_digest() -> str:
+    """The first 12 hex digits of the SHA-256 of the native module this process loaded: which build of the core
+    ran, where the commit of the checkout (`_commit`) may be newer than the module's build."""
+    import hashlib
+
+    from .. import _core
+
+    return hashlib.sha256(Path(_core.__file__).read_bytes()).hexdigest()[:12]
+
+
 def timing_record(name: str, wall_s: float, workers: int | None, quick: bool, reading: dict[str, Any] | None,
                   counts: dict[str, int] | None) -> dict[str, Any]:
     """What one reproduction's run took: its wall time (the runs, the convergence check, grading, plots),
-    the workers, the commit and date; `complete` is false when the store resumed runs done before (its time
-    is then only the rest's)."""
+    the workers, the commit, the native module's digest (`_module_digest`) and date; `complete` is false when the
+    store resumed runs done before (its time is then only the rest's)."""
     return {"experiment": name, "wall_s": round(wall_s, 1), "workers": workers or os.cpu_count() or 1, "quick": quick,
             "reading": (reading or {}).get("name"), "complete": not (counts or {}).get("skipped"),
-            "commit": _commit(), "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")}
+            "commit": _commit(), "module": _module_digest(), "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")}
 
 # DeTail's evaluations first, then DIBS and PIAS
 ORDER = ["calibrate", "scatter", "incast", "verification", "steady", "steady_closed_background", "pfc_alone", "bursty", "long_flows", "disconnected",
