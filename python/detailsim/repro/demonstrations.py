@@ -47,6 +47,18 @@ class Demo:
 
 BURST_80 = {"workload.burst_length": "80ms", "run.duration": "0.3s", **NO_ECN}
 
+def _arrivals_on(id: str, claim: str, workload: str, runs: str, baseline: str, window: str, drain: str) -> Demo:
+    """A leaf-spine reproduction's runs (`runs`: its scenario, window and seeds) at load 0.8 with arrivals kept on
+    while the measured flows finish, `baseline` against PIAS: a drained run stops the short flows that make
+    the schemes differ on the long ones (LAS starves them only while short ones keep coming)."""
+    return Demo(id, (claim,),
+                f"Section 5.3's {workload} at load 0.8 on the leaf-spine ({runs}'s window and seeds), arrivals kept on "
+                f"(`run.keep_load`) while the measured flows finish, {baseline.upper()} against PIAS",
+                f"paper/{runs}", {baseline: {"scheme": baseline}, "pias": {"scheme": "pias"}},
+                seeds=3, set={"run.duration": window, "workload.load": 0.8, "run.keep_load": True, "run.drain": drain},
+                classes=("small", "medium", "large"))
+
+
 DEMOS: dict[str, Demo] = {d.id: d for d in [
     Demo("scatter_fh_around_link", ("scatter.degraded_worse",),
          "Figure 4 degraded: FH's flows hashed over the 100 Mbps link (as the reproduction) and routed around it "
@@ -74,23 +86,8 @@ DEMOS: dict[str, Demo] = {d.id: d for d in [
           for s in ("fh", "pfc_only", "detail")},
          seeds=4, set={"run.duration": "0.3s", "run.drain": "10s", "workload.0.sizes": ["2KB", "4KB", "8KB", "16KB", "32KB"], **NO_ECN},
          classes=("workflow/sequential", "retrieval/2KB", "retrieval/32KB")),
-    # pias_websearch's runs at load 0.8 (its window, its seeds) with arrivals kept on while the measured flows
-    # finish: LAS starves long flows only while short ones keep coming, which a drained run stops
-    Demo("las_arrivals_on", ("pias_leafspine.beats_las_overall",),
-         "Section 5.3's web search at load 0.8 on the leaf-spine (pias_websearch's window and seeds), arrivals kept on "
-         "(`run.keep_load`) while the measured flows finish, LAS against PIAS",
-         "paper/pias_websearch",
-         {"las": {"scheme": "las"}, "pias": {"scheme": "pias"}},
-         seeds=3, set={"run.duration": "0.1s", "workload.load": 0.8, "run.keep_load": True, "run.drain": "0.5s"},
-         classes=("small", "medium", "large")),
-    # the same for data mining's large flows against DCTCP (pias_datamining's window and seeds at 0.8)
-    Demo("dm_arrivals_on", ("pias_leafspine.large_dm",),
-         "Section 5.3's data mining at load 0.8 on the leaf-spine (pias_datamining's window and seeds), arrivals kept "
-         "on (`run.keep_load`) while the measured flows finish, DCTCP against PIAS",
-         "paper/pias_datamining",
-         {"dctcp": {"scheme": "dctcp"}, "pias": {"scheme": "pias"}},
-         seeds=3, set={"run.duration": "0.15s", "workload.load": 0.8, "run.keep_load": True, "run.drain": "1s"},
-         classes=("small", "medium", "large")),
+    _arrivals_on("las_arrivals_on", "pias_leafspine.beats_las_overall", "web search", "pias_websearch", "las", "0.1s", "0.5s"),
+    _arrivals_on("dm_arrivals_on", "pias_leafspine.large_dm", "data mining", "pias_datamining", "dctcp", "0.15s", "1s"),
 ]}
 
 

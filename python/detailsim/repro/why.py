@@ -225,16 +225,37 @@ def _pias_endhost(x: Ctx) -> str:
             "run: `detailsim reproduce pias_endhost` would show the host-queue variant's wait.")
 
 
-def _overall(x: Ctx, demo: str, variant: str) -> tuple[float, float, int, int]:
-    """A demonstration variant's mean FCT over all its finished flows and over all its measured flows with the
-    unfinished at their age (a lower bound of the mean), ms (the classes' means weighted by their counts), and
-    how many flows finished and how many did not."""
-    m = x.demos[demo]["measured"][variant]
-    done = sum(int(c["count"]) for c in m.values())
-    left = sum(int(c["unfinished"]) for c in m.values())
-    fin = sum(float(c["mean_ms"] or 0.0) * int(c["count"]) for c in m.values()) / max(done, 1)
-    allb = sum(float(c["mean_all_lb_ms"]) * (int(c["count"]) + int(c["unfinished"])) for c in m.values()) / max(done + left, 1)
+def _overall(x: Ctx, demo: str, variant: str, classes: tuple[str, ...] | None = None) -> tuple[float, float, int, int]:
+    """A demonstration variant's mean FCT over its finished flows of `classes` (all: None) and over all its measured
+    flows with the unfinished at their age (a lower bound of the mean), ms (the classes' means weighted by their
+    counts), and how many flows finished and how many did not."""
+    m = [c for k, c in x.demos[demo]["measured"][variant].items() if classes is None or k in classes]
+    done = sum(int(c["count"]) for c in m)
+    left = sum(int(c["unfinished"]) for c in m)
+    fin = sum(float(c["mean_ms"] or 0.0) * int(c["count"]) for c in m) / max(done, 1)
+    allb = sum(float(c["mean_all_lb_ms"]) * (int(c["count"]) + int(c["unfinished"])) for c in m) / max(done + left, 1)
     return fin, allb, done, left
+
+
+def _arrivals_on(x: Ctx, dm: str, cid: str, runs: str, base: str, flows: str, classes: tuple[str, ...] | None, nd: int) -> str:
+    """What an arrivals-kept-on demonstration (`Demo` of `_arrivals_on` in demonstrations.py) shows of claim `cid`:
+    PIAS against variant `base`, the mean FCT of `flows` (`classes`) over those that finished and with the
+    unfinished at their age, and whether keeping arrivals on moves the cut the paper's way."""
+    label = base.upper()
+    (b, b_lb, b_n, b_u), (p, p_lb, p_n, p_u) = _overall(x, dm, base, classes), _overall(x, dm, "pias", classes)
+    cut, cut_b = (b - p) / b * 100, (b_lb - p_lb) / b_lb * 100
+    moved = cut > x.v(cid)
+    return (
+        f"{'*Demonstrated* in part' if moved else '*Not demonstrated*'}, `{cid}` (`{x.demos[dm]['command']}`, {x.seeds(dm)} "
+        f"seeds: {runs}'s window at load 0.8 with arrivals kept on while the measured flows finish): PIAS's mean FCT over the "
+        f"{flows} that finished is {p:.{nd}f} ms against {label}'s {b:.{nd}f} ms, a cut of {cut:.1f}% (drained: {x.m(cid)}); "
+        f"{b_u} of {label}'s {b_n + b_u} {flows} and {p_u} of PIAS's {p_n + p_u} are still unfinished when the run ends. "
+        f"Counting each unfinished flow at its age then (the least it can take), the means are at least {p_lb:.{nd}f} and "
+        f"{b_lb:.{nd}f} ms, a cut of {cut_b:.1f}%. "
+        + ("With arrivals on the cut moves the paper's way; how far, with every flow finished, a run long enough for "
+           "them to finish under load would show." if moved else
+           "Keeping arrivals on does not move the cut the paper's way, so the drain alone does not explain the gap; a run "
+           "long enough for every flow to finish under load would show whether the unfinished ones hide a cut."))
 
 
 def _pias_las(x: Ctx) -> str:
@@ -242,47 +263,19 @@ def _pias_las(x: Ctx) -> str:
             "window and drain, so LAS's starved flows finish on an idle fabric. `pias_las` keeps arrivals on "
             "(`run.keep_load`). *Inconclusive*, `pias_las.long_flows`: its mean is over the long flows that finished, a lower "
             "bound while some are still unfinished; a longer drain would decide it. ")
-    dm = "las_arrivals_on"
+    cid, dm = "pias_leafspine.beats_las_overall", "las_arrivals_on"
     if not x.has(dm):
-        return head + _not_run(dm, "`pias_leafspine.beats_las_overall` on pias_websearch's runs with arrivals kept on")
-    (las, las_b, las_n, las_u), (pias, pias_b, pias_n, pias_u) = _overall(x, dm, "las"), _overall(x, dm, "pias")
-    cut, cut_b = (las - pias) / las * 100, (las_b - pias_b) / las_b * 100
-    moved = cut > x.v("pias_leafspine.beats_las_overall")
-    return head + (
-        f"{'*Demonstrated* in part' if moved else '*Not demonstrated*'}, `pias_leafspine.beats_las_overall` "
-        f"(`{x.demos[dm]['command']}`, {x.seeds(dm)} seeds: pias_websearch's window at load 0.8 with arrivals kept on while "
-        f"the measured flows finish): PIAS's mean FCT over its finished flows is {pias:.2f} ms against LAS's {las:.2f} ms, a cut "
-        f"of {cut:.1f}% (drained: {x.m('pias_leafspine.beats_las_overall')}); {las_u} of LAS's {las_n + las_u} flows and {pias_u} "
-        f"of PIAS's {pias_n + pias_u} are still unfinished when the run ends. Counting each unfinished flow at its age then (the "
-        f"least it can take), the means are at least {pias_b:.2f} and {las_b:.2f} ms, a cut of {cut_b:.1f}%. "
-        + ("With arrivals on the gap opens the paper's way; how far, with LAS's starved flows finished, a drain long "
-           "enough for them to finish under load would show." if moved else
-           "Keeping arrivals on does not move the cut the paper's way, so the drain is not the cause; what is, is open."))
+        return head + _not_run(dm, f"`{cid}` on pias_websearch's runs with arrivals kept on")
+    return head + _arrivals_on(x, dm, cid, "pias_websearch", "las", "flows", None, 2)
 
 
 def _pias_large_dm(x: Ctx) -> str:
     head = ("A candidate cause is the drain, as for LAS: the data-mining runs stop arrivals and every large flow then finishes "
             "on a fabric with no short flows left, where the schemes behave alike. ")
-    dm = "dm_arrivals_on"
+    cid, dm = "pias_leafspine.large_dm", "dm_arrivals_on"
     if not x.has(dm):
-        return head + _not_run(dm, "`pias_leafspine.large_dm` on pias_datamining's runs with arrivals kept on")
-    m = x.demos[dm]["measured"]
-    (dc, pi) = (m["dctcp"]["large"], m["pias"]["large"])
-    cut = (dc["mean_ms"] - pi["mean_ms"]) / dc["mean_ms"] * 100
-    cut_b = (dc["mean_all_lb_ms"] - pi["mean_all_lb_ms"]) / dc["mean_all_lb_ms"] * 100
-    moved = cut > x.v("pias_leafspine.large_dm")
-    return head + (
-        f"{'*Demonstrated* in part' if moved else '*Not demonstrated*'} (`{x.demos[dm]['command']}`, {x.seeds(dm)} seeds: "
-        f"pias_datamining's window at load 0.8 with arrivals kept on while the measured flows finish): PIAS's mean FCT of "
-        f"large flows over those that finished is {pi['mean_ms']:.1f} ms against DCTCP's {dc['mean_ms']:.1f} ms, a cut of "
-        f"{cut:.1f}% (drained: {x.m('pias_leafspine.large_dm')}); {dc['unfinished']} of DCTCP's {dc['measured']} large flows and "
-        f"{pi['unfinished']} of PIAS's {pi['measured']} are still unfinished when the run ends. Counting each unfinished flow at "
-        f"its age then (the least it can take), the means are at least {pi['mean_all_lb_ms']:.1f} and {dc['mean_all_lb_ms']:.1f} ms, "
-        f"a cut of {cut_b:.1f}%. "
-        + ("With arrivals on the cut moves the paper's way; how far, with every large flow finished, a drain long enough "
-           "for them to finish under load would show." if moved else
-           "Keeping arrivals on does not move the cut the paper's way, so the drain alone does not explain the gap; a run "
-           "long enough for every large flow to finish under load would show whether the unfinished ones hide a cut."))
+        return head + _not_run(dm, f"`{cid}` on pias_datamining's runs with arrivals kept on")
+    return head + _arrivals_on(x, dm, cid, "pias_datamining", "dctcp", "large flows", ("large",), 1)
 
 
 def _pias_inconclusive(x: Ctx) -> str:
