@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from detailsim import live
 
@@ -129,6 +130,18 @@ def test_schemes_live_mode_does_not_model_are_refused_before_anything_is_created
     r = subprocess.run([DS, "live", INCAST, "--scheme", "dctcp", "--out", str(tmp_path / "y")], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "scheme.tcp.congestion_control" in r.stderr and "DCTCP" in r.stderr, r.stderr
     assert not (tmp_path / "y").exists() and _ours() == []
+
+
+def test_a_modelled_server_time_is_refused_live():
+    """Live hosts answer a request as it arrives: a scenario with `server_time` is refused, naming the field."""
+    from detailsim import _core
+
+    sc = {"topology": {"kind": "single_switch", "hosts": 4, "link_rate": "100Mbps"}, "scheme": {"preset": "fh"},
+          "workload": [{"kind": "retrieval", "rate": 10, "sizes": ["2KB"], "server_time": "100us"}]}
+    with pytest.raises(_core.ScenarioError, match=r"workload\[0\]\.server_time: live mode"):
+        _core.live_layout(json.dumps(sc))
+    sc["workload"][0]["server_time"] = "0s"
+    assert json.loads(_core.live_layout(json.dumps(sc)))["hosts"]
 
 
 def test_hosts_kernel_tcp_follows_the_schemes_tcp():

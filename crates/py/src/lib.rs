@@ -292,6 +292,12 @@ fn pias_fractions_of(points: Vec<[f64; 2]>, alphas: Vec<u64>) -> Vec<f64> {
 fn network(scenario_json: &str) -> PyResult<(detailsim_model::fabric::Fabric, detailsim_model::config::Scheme)> {
     let err = |e: detailsim_model::ConfigError| ScenarioError::new_err(e.to_string());
     let sc = detailsim_model::parse_scenario(scenario_json).map_err(err)?;
+    // the live hosts' agents answer a request as it arrives: a modelled server time has no counterpart there
+    if let Some(i) = sc.workload.iter().position(|w| w.server_time() > detailsim_engine::Time::ZERO) {
+        return Err(ScenarioError::new_err(format!(
+            "workload[{i}].server_time: live mode's hosts answer each request as it arrives (their own time is real); remove server_time to run this scenario live"
+        )));
+    }
     let scheme = sc.scheme.resolve().map_err(err)?;
     let (net, faults) = detailsim_model::fabric::Fabric::for_run(&sc, &scheme, &detailsim_engine::RngStreams::new(sc.run.seed)).map_err(err)?;
     if let Some(why) = detailsim_model::live::Fabric::unsupported(&scheme, net.model(), &faults) {

@@ -59,6 +59,24 @@ def _arrivals_on(id: str, claim: str, workload: str, runs: str, baseline: str, w
                 classes=("small", "medium", "large"))
 
 
+# The memcached servers' time per request (`server_time`): the paper's base query, "around 650us in our testbed"
+# (PIAS 003:285), less the base query the network model gives without it (0.2497 ms: claims.json,
+# pias_memcached.base, at 2026-11-27), rounded to the microsecond.
+MEMCACHED_SERVER_TIME = "400us"
+MEMCACHED_LOADS = ("none", 0.5, 0.6, 0.7, 0.8)
+
+
+def _memcached_variants() -> dict[str, dict[str, Any]]:
+    """DCTCP at every background load and PIAS at 0.8, at 20 and 40 queries/s (the claims' points)."""
+    out: dict[str, dict[str, Any]] = {}
+    for qps in (20, 40):
+        for scheme, loads in (("dctcp", MEMCACHED_LOADS), ("pias", (0.8,))):
+            for load in loads:
+                out[f"{scheme}_{qps}qps_{load}"] = {"scheme": scheme, "workload.0.rate": qps,
+                                                    "workload.1.load": 1e-9 if load == "none" else load}
+    return out
+
+
 DEMOS: dict[str, Demo] = {d.id: d for d in [
     Demo("scatter_fh_around_link", ("scatter.degraded_worse",),
          "Figure 4 degraded: FH's flows hashed over the 100 Mbps link (as the reproduction) and routed around it "
@@ -86,6 +104,12 @@ DEMOS: dict[str, Demo] = {d.id: d for d in [
           for s in ("fh", "pfc_only", "detail")},
          seeds=4, set={"run.duration": "0.3s", "run.drain": "10s", "workload.0.sizes": ["2KB", "4KB", "8KB", "16KB", "32KB"], **NO_ECN},
          classes=("workflow/sequential", "retrieval/2KB", "retrieval/32KB")),
+    Demo("memcached_server_time", ("pias_memcached.base", "pias_memcached.dctcp_mean_40qps", "pias_memcached.dctcp_mean_20qps",
+                                   "pias_memcached.mean_cut", "pias_memcached.p99_cut"),
+         f"the memcached-like queries of pias_memcached with every server taking {MEMCACHED_SERVER_TIME} on each request "
+         "(the paper's 650 us base query less the network's), DCTCP at every background load and PIAS at 0.8",
+         "paper/pias_memcached", _memcached_variants(), seeds=4,
+         set={"run.duration": "30s", "workload.0.server_time": MEMCACHED_SERVER_TIME}, classes=("workflow/partition-aggregate/15",)),
     _arrivals_on("las_arrivals_on", "pias_leafspine.beats_las_overall", "web search", "pias_websearch", "las", "0.1s", "0.5s"),
     _arrivals_on("dm_arrivals_on", "pias_leafspine.large_dm", "data mining", "pias_datamining", "dctcp", "0.15s", "1s"),
 ]}

@@ -45,7 +45,8 @@ _FRONTENDS = [
     ("frontends", "integer", "half the servers", "how many servers are front-ends (front_to_back)"),
     ("frontend_layout", "spread, first", "spread", "where the front-ends sit in the server list"),
 ]
-_REQUEST = [("request_size", "size", '"10B"', "the request a response answers")]
+_REQUEST = [("request_size", "size", '"10B"', "the request a response answers"),
+            ("server_time", "duration", '"0s"', "the responder's time from a request's arrival to its response")]
 
 KEYS.update({
     "workload.retrieval": [("sizes", "list of sizes", "required", "response sizes"),
@@ -100,6 +101,7 @@ KEYS.update({
         ("rate", "per second", "none", "flows per second per host instead of load"),
         ("client", "host index", "none", "client/server: requests from this host, responses drawn from the CDF"),
         ("request_size", "size", "10 (bytes)", "the request's size (with client)"),
+        ("server_time", "duration", "none", "the server's time from a request's arrival to its response (with client)"),
         ("priority", "0..7", "0", "priority of the flows"),
         ("start", "duration", '"0s"', "first arrivals after this time"),
         ("stop", "duration", "run.duration", "no arrivals after this time"),

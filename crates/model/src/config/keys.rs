@@ -72,7 +72,7 @@ mod tests {
         let run = &all.iter().find(|(s, _)| s == "run").unwrap().1;
         assert!(run.contains(&"duration") && run.contains(&"threads") && run.contains(&"keep_load"), "{run:?}");
         let incast = &all.iter().find(|(s, _)| s == "workload.incast").unwrap().1;
-        assert_eq!(incast, &vec!["receiver", "senders", "total", "repeats", "gap", "start", "priority", "request_size"]);
+        assert_eq!(incast, &vec!["receiver", "senders", "total", "repeats", "gap", "start", "priority", "request_size", "server_time"]);
         assert_eq!(all.len(), 3 + WORKLOAD_KINDS.len());
         assert!(all.iter().all(|(_, k)| !k.is_empty()));
     }

@@ -382,6 +382,9 @@ pub struct CdfConfig {
     pub client: Option<u32>,
     /// Request size in the client/server pattern.
     pub request_size: Option<Bytes>,
+    /// The server's time from a request's last byte to its response's first in the client/server pattern
+    /// (as the request-response workloads' `server_time`).
+    pub server_time: Option<Dur>,
     #[serde(default = "Dur::zero")]
     pub start: Dur,
     pub stop: Option<Dur>,
@@ -429,6 +432,11 @@ macro_rules! workload_table {
         workload_table!(@build [$($m)*] $name { $($body)*
             #[serde(default = "d_request")]
             pub request_size: Bytes,
+            /// The responder's time from a request's last byte to its response's first (an application's
+            /// and its host stack's processing, which the network model does not otherwise have), the
+            /// same for every request; none by default.
+            #[serde(default = "Dur::zero")]
+            pub server_time: Dur,
         } [$($rest),*]);
     };
     (@build [$($m:tt)*] $name:ident { $($body:tt)* } []) => {

@@ -209,9 +209,29 @@ pub(crate) fn check_sizes(f: &dyn Fn(&str) -> String, sizes: &[Bytes]) -> Result
     Ok(())
 }
 
+/// The longest `server_time` a scenario may give (an hour: longer is a mistake, and keeps `now + time`
+/// far from overflowing).
+const MAX_SERVER_TIME: Time = Time::from_ms(3_600_000);
+
 impl WorkloadConfig {
+    /// The responder's time between a request's arrival and its response (`server_time`; zero for the
+    /// kinds without requests, and for a `cdf` workload without `client`).
+    pub fn server_time(&self) -> Time {
+        match self {
+            WorkloadConfig::Retrieval(r) => r.server_time.0,
+            WorkloadConfig::Sequential(q) => q.server_time.0,
+            WorkloadConfig::PartitionAggregate(q) => q.server_time.0,
+            WorkloadConfig::Incast(c) => c.server_time.0,
+            WorkloadConfig::Cdf(c) => c.server_time.map_or(Time::ZERO, |d| d.0),
+            WorkloadConfig::Background(_) | WorkloadConfig::Flows(_) => Time::ZERO,
+        }
+    }
+
     pub fn validate(&self, i: usize) -> Result<(), ConfigError> {
         let f = |k: &str| format!("workload[{i}].{k}");
+        if self.server_time() > MAX_SERVER_TIME {
+            return err(f("server_time"), format!("must be at most 3600 s, got {} s", self.server_time().as_secs_f64()));
+        }
         match self {
             WorkloadConfig::Retrieval(r) => {
                 check_rate(&f, r.rate, "retrievals")?;
@@ -283,6 +303,9 @@ impl WorkloadConfig {
                 }
                 if c.client.is_none() && c.request_size.is_some() {
                     return err(f("request_size"), "only applies with client (the client/server pattern)");
+                }
+                if c.client.is_none() && c.server_time.is_some() {
+                    return err(f("server_time"), "only applies with client (the client/server pattern)");
                 }
                 if let Some(b) = c.request_size {
                     check_transfer(f("request_size"), b.0)?;

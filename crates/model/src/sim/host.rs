@@ -480,12 +480,31 @@ impl Sim {
                 Role::Request => {
                     let a = self.hosts.apps.get(app);
                     let (src, dst, size, prio) = (a.src, a.dst, a.size, a.prio);
+                    let wait = self.hosts.server_time[a.workload as usize];
+                    if wait > Time::ZERO {
+                        // the server works on the request first (`server_time`); the response then goes
+                        // back on the request's connection
+                        self.hosts.apps.get_mut(app).conn = (ports.0 as u32) << 16 | ports.1 as u32;
+                        self.schedule(self.now + wait, Ev::Respond { app, uid: app_uid });
+                        return;
+                    }
                     // the response travels back on the request's connection: no second handshake
                     self.start_transfer(app, Role::Response, src, dst, size, prio, Some(ports));
                 }
                 Role::Response | Role::OneWay => self.app_complete(app),
             }
         }
+    }
+
+    /// Retrieval `app` (incarnation `uid`): its server's time is over, and its response starts on the
+    /// request's connection (a flow that ended meanwhile, which no workload does, is left alone).
+    pub(crate) fn respond(&mut self, app: u32, uid: u32) {
+        let a = self.hosts.apps.get(app);
+        if !a.alive || a.uid != uid {
+            return;
+        }
+        let (src, dst, size, prio, conn) = (a.src, a.dst, a.size, a.prio, a.conn);
+        self.start_transfer(app, Role::Response, src, dst, size, prio, Some(((conn >> 16) as u16, conn as u16)));
     }
 
     /// `run.event_order = "node"`: transfer `tr`'s sender has its last byte acknowledged and closes. Its
@@ -539,14 +558,15 @@ impl Sim {
     /// The flow's completion time alone in the healthy, idle fabric, in picoseconds, for a sender that sends
     /// every frame at once (no handshake, no slow start, no pacing below line rate): `Fabric::ideal_transfer`
     /// (exact for a single path of FIFO hops; a bound for per-packet multipath), and, for a retrieval, its
-    /// request's one-way time first. A line-rate sender alone takes exactly this; a window that grows takes
-    /// longer; 0 when there is no path.
+    /// request's one-way time and its server's time (`server_time`) first. A line-rate sender alone takes
+    /// exactly this; a window that grows takes longer; 0 when there is no path.
     pub(crate) fn ideal_fct(&self, a: &App) -> u64 {
         let mss = self.scheme.tcp.mss as u64;
         let multipath = matches!(self.scheme.load_balancing, crate::config::LoadBalancing::PacketScatter | crate::config::LoadBalancing::Adaptive);
         let Some(mut t) = self.fab.ideal_transfer(a.src, a.dst, mss, a.size, multipath) else { return 0 };
         if a.request > 0 {
             t += self.fab.ideal_transfer(a.dst, a.src, mss, a.request, multipath).unwrap_or(0);
+            t += self.hosts.server_time[a.workload as usize].0;
         }
         t
     }
@@ -608,6 +628,7 @@ impl Sim {
             win_base: 0,
             win_end: None,
             tag: 0,
+            conn: 0,
         };
         if measured {
             // a part of a split run counts the flows that complete in it (the other end's part counts

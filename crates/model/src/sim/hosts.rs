@@ -27,6 +27,8 @@ pub struct Hosts {
     pub apps: StripedArena<App>,
     pub workflows: Arena<crate::sim::workload::Workflow>,
     pub(crate) workloads: Vec<crate::sim::Workload>,
+    /// Per workload: the responder's time between a request's arrival and its response (`server_time`).
+    pub(crate) server_time: Vec<Time>,
     /// Incarnations of transfer slots, timer tokens, flow ids.
     pub(crate) uid: u32,
     pub(crate) token: u32,
@@ -117,6 +119,9 @@ pub struct App {
     pub win_end: Option<u64>,
     /// A flow-list row's input id (`FlowRow::id`); 0 for generated flows.
     pub tag: u64,
+    /// A retrieval whose response waits for its server's time (`server_time`): the request's connection
+    /// (source and destination ports, packed), which the response travels back on.
+    pub conn: u32,
 }
 
 /// A sender the NIC stopped for lack of room: its host, priority and incarnation (`Hosts::after_sender`).

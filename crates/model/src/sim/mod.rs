@@ -113,6 +113,12 @@ pub enum Ev {
         tr: u32,
         uid: u32,
     },
+    /// Retrieval `app` (incarnation `uid`)'s server has spent its `server_time` on the request: the response
+    /// starts.
+    Respond {
+        app: u32,
+        uid: u32,
+    },
 }
 
 /// The event wheel's shape for this fabric (log2 of the bucket width in ps, log2 of the bucket count).
@@ -261,6 +267,7 @@ impl Sim {
                 apps: detailsim_engine::StripedArena::new(),
                 workflows: Arena::new(),
                 workloads: Vec::new(),
+                server_time: Vec::new(),
                 uid: 0,
                 token: 0,
                 next_app_id: 0,
@@ -343,6 +350,7 @@ impl Sim {
                 }
             }
             sim.hosts.workloads.push(wl);
+            sim.hosts.server_time.push(w.server_time());
         }
         sim.derive_mlfq(sc)?;
         if let Some((me, n)) = part {
@@ -578,6 +586,7 @@ impl Sim {
                     self.take_sample()
                 }
                 Ev::Fin { tr, uid } => self.receiver_close(tr, uid),
+                Ev::Respond { app, uid } => self.respond(app, uid),
             }
         }
         if !self.in_window() {
@@ -660,6 +669,8 @@ impl Sim {
             // a stale timer (its transfer ended, the slot maybe reused) does nothing
             Ev::RtxTimer { tr, .. } => self.hosts.transfers.get(tr).src,
             Ev::DelAckTimer { tr, .. } | Ev::Fin { tr, .. } => self.hosts.transfers.get(tr).dst,
+            // the responder (a retrieval's data sender)
+            Ev::Respond { app, .. } => self.hosts.apps.get(app).src,
             Ev::Workload { w, i } => self.hosts.workloads[w as usize].source_host(i, &self.fab.hosts),
             Ev::ArrivalsEnd | Ev::PfcSweep | Ev::Fault { .. } | Ev::Window { .. } | Ev::Sample => return None,
         })
