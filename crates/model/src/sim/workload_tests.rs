@@ -121,9 +121,11 @@ fn a_server_time_delays_each_response_by_that() {
 #[test]
 fn server_time_is_checked() {
     let run = |w: &str| {
-        Sim::from_json(&format!(r#"{{"run": {{"duration": "1ms"}}, "topology": {{"kind": "single_switch", "hosts": 4}}, "scheme": {{"preset": "dctcp"}}, "workload": [{w}]}}"#))
-            .err()
-            .map(|e| (e.field, e.msg))
+        Sim::from_json(&format!(
+            r#"{{"run": {{"duration": "1ms"}}, "topology": {{"kind": "single_switch", "hosts": 4}}, "scheme": {{"preset": "dctcp"}}, "workload": [{w}]}}"#
+        ))
+        .err()
+        .map(|e| (e.field, e.msg))
     };
     let (f, m) = run(r#"{"kind": "retrieval", "rate": 100, "sizes": ["2KB"], "server_time": "7200s"}"#).expect("refused");
     assert_eq!(f, "workload[0].server_time");
