@@ -437,6 +437,42 @@ def test_the_large_dm_entry_reads_the_large_flows_from_its_demonstration():
     assert "*Not demonstrated* yet: `detailsim demonstrate dm_arrivals_on`" in _pias_large_dm(Ctx(claims, {}, {}, bases))
 
 
+def test_the_memcached_entry_reads_the_server_time_demonstration():
+    """The memcached claims' entry: PIAS's cuts of DCTCP's mean and 99th percentile at load 0.8, and DCTCP's means
+    over the background loads, computed from the stored `memcached_server_time` record, and each set against the
+    bands the rule grades the paper's ranges in; without the record, the command that would run it."""
+    from detailsim.repro.reproduce import REPROS
+    from detailsim.repro.why import Ctx, _pias_host
+
+    claims, bases = _claims(), {n: r.base for n, r in REPROS.items()}
+    k = "workflow/partition-aggregate/15"
+    loads = ("none", 0.5, 0.6, 0.7, 0.8)
+    means = {"none": 0.65, 0.5: 0.80, 0.6: 0.85, 0.7: 0.95, 0.8: 1.00}
+    measured, variants = {}, {}
+    for q in (20, 40):
+        for load in loads:
+            measured[f"dctcp_{q}qps_{load}"] = {k: {"mean_ms": means[load] + (0.01 if q == 40 else 0.0), "p99_ms": 2.0}}
+            variants[f"dctcp_{q}qps_{load}"] = {}
+        measured[f"pias_{q}qps_0.8"] = {k: {"mean_ms": 0.71, "p99_ms": 1.5}}
+        variants[f"pias_{q}qps_0.8"] = {}
+    rec = {"command": "detailsim demonstrate memcached_server_time", "seeds": 4, "set": {"workload.0.server_time": "400us"},
+           "variants": variants, "measured": measured}
+    text = _pias_host(Ctx(claims, {}, {"memcached_server_time": rec}, bases))
+    # mean cuts (1.00 - 0.71) / 1.00 = 29.0% and (1.01 - 0.71) / 1.01 = 29.7%; p99 cut (2.0 - 1.5) / 2.0 = 25.0%
+    assert "every server taking 400 µs on each request" in text and "the base query takes 0.660 ms" in text
+    assert "PIAS cuts DCTCP's mean query time by 29.0% and 29.7% at 20 and 40 queries/s" in text
+    assert "its 99th percentile by 25.0% and 25.0%" in text
+    assert "becomes 0.810-1.010 ms at 40 queries/s and 0.800-1.000 ms at 20" in text
+    # 29.0-29.7% against 28-30% (bands 21-35 and 22.5-37.5): inside; 25% against 20-27%: inside; DCTCP's 0.81-1.01 ms
+    # against 1.016-1.189 ms (bands 0.762-1.27 and 0.892-1.486): inside
+    assert "the mean cut is inside the bands" in text and "the 99th-percentile cut inside" in text
+    assert "DCTCP's means inside at 40 queries/s" in text
+    assert "stays 15% below the paper's" in text  # 1 - 1.01 / 1.189
+    measured["pias_40qps_0.8"][k]["p99_ms"] = 0.5  # a 75% cut: outside
+    assert "the 99th-percentile cut outside" in _pias_host(Ctx(claims, {}, {"memcached_server_time": rec}, bases))
+    assert "*Not demonstrated* yet: `detailsim demonstrate memcached_server_time`" in _pias_host(Ctx(claims, {}, {}, bases))
+
+
 def test_the_readings_within_the_declared_distance_of_the_best_are_the_declared_ones():
     """docs/reproduction.md, "Across the readings": the calibration's points within 0.1 of the best are graded
     as readings; each differs from the adopted point in exactly the grid keys of one declared reading."""

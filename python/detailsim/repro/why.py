@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .grading import fmt_measured, fmt_value
+from .grading import bands, fmt_measured, fmt_value
 from .readings import READINGS, readings_rows
 
 WHY_SOURCE = ("docs/reproduction/claims.json, docs/reproduction/readings/*.json and docs/reproduction/demonstrations.json "
@@ -199,13 +199,60 @@ def _dibs(x: Ctx) -> str:
             "`drops` and `detours` by degree) would show it.")
 
 
+def _mc_range(lo: float, hi: float) -> str:
+    return f"{lo:.3f}-{hi:.3f} ms"
+
+
 def _pias_host(x: Ctx) -> str:
-    return ("The model has no server or host-stack time: the testbed's base RTT is about 100 µs (PIAS 003:239) and the "
+    head = ("The model has no server or host-stack time: the testbed's base RTT is about 100 µs (PIAS 003:239) and the "
             f"scenarios' links give that, but the paper's base query takes {x.p('pias_memcached.base')} against our "
             f"{x.m('pias_memcached.base')}; we read the difference as memcached's and the stacks' processing, which the "
-            "network model does not have, so a small flow's time is almost all queueing, which PIAS removes, and its cuts "
-            "come out larger. *Not demonstrated* with parameters the paper allows (longer links would change the RTT the paper "
-            "gives): a per-request server time in the workload, which the simulator does not model, would show it.")
+            "network model leaves out unless a workload's `server_time` gives it, so a small flow's time is almost all "
+            "queueing, which PIAS removes, and its cuts come out larger. ")
+    dm, k = "memcached_server_time", "workflow/partition-aggregate/15"
+    testbed = [c for c in ("pias_testbed.small_mean_datamining", "pias_testbed.small_p99_datamining") if c in x.by and pending(x.by[c])]
+    tail = ("" if not testbed else
+            " " + ", ".join(f"`{c}`" for c in testbed) + ": *Not demonstrated*: the testbed's client/server application has "
+            "a time of its own that the paper does not give (memcached's is not it), so no run here sets one.")
+    if not x.has(dm):
+        return head + _not_run(dm, "the memcached claims with the servers' time the paper's base query implies") + tail
+    mean = lambda v: x.d(dm, v, k, "mean_ms")  # noqa: E731
+    p99 = lambda v: x.d(dm, v, k, "p99_ms")  # noqa: E731
+    loads = [v for v in x.demos[dm]["variants"] if v.startswith("dctcp_40qps_") and not v.endswith("none")]
+    dctcp = {q: [mean(f"dctcp_{q}qps_{v.rsplit('_', 1)[1]}") for v in loads] for q in (20, 40)}
+    cut = {q: (mean(f"dctcp_{q}qps_0.8") - mean(f"pias_{q}qps_0.8")) / mean(f"dctcp_{q}qps_0.8") * 100 for q in (20, 40)}
+    cut99 = {q: (p99(f"dctcp_{q}qps_0.8") - p99(f"pias_{q}qps_0.8")) / p99(f"dctcp_{q}qps_0.8") * 100 for q in (20, 40)}
+    st = x.demos[dm]["set"]["workload.0.server_time"].replace("us", " µs")
+    paper = lambda cid: x.by[cid]["paper"]["value"]  # noqa: E731
+
+    def word(vals: Any, cid: str) -> str:
+        """Whether the point estimates (the lowest and the highest) lie in the bands the rule grades the paper's
+        range's two ends in."""
+        v = sorted(vals)
+        inside = all(b.contains(m) for b, m in zip(bands(paper(cid)), (v[0], v[-1])))
+        return "inside" if inside else "outside"
+
+    short = (1 - max(dctcp[40]) / paper("pias_memcached.dctcp_mean_40qps")[1]) * 100
+    return head + (
+        f"*Demonstrated* in part (`{x.demos[dm]['command']}`, {x.seeds(dm)} seeds, every server taking {st} on each request: "
+        f"the paper's base query less our network's, `server_time`): the base query takes {mean('dctcp_40qps_none'):.3f} ms; at "
+        f"load 0.8 PIAS cuts DCTCP's mean query time by {cut[20]:.1f}% and {cut[40]:.1f}% at 20 and 40 queries/s against "
+        f"the paper's {x.p('pias_memcached.mean_cut')} (without the server time {x.m('pias_memcached.mean_cut')}), and its 99th "
+        f"percentile by {cut99[20]:.1f}% and {cut99[40]:.1f}% against {x.p('pias_memcached.p99_cut')} (without it "
+        f"{x.m('pias_memcached.p99_cut')}); DCTCP's mean query time at background loads 0.5-0.8 becomes "
+        f"{_mc_range(min(dctcp[40]), max(dctcp[40]))} at 40 queries/s and {_mc_range(min(dctcp[20]), max(dctcp[20]))} at 20 "
+        f"against {x.p('pias_memcached.dctcp_mean_40qps')} and {x.p('pias_memcached.dctcp_mean_20qps')} (without it "
+        f"{x.m('pias_memcached.dctcp_mean_40qps')} and {x.m('pias_memcached.dctcp_mean_20qps')}). As point estimates, the "
+        f"mean cut is {word(cut.values(), 'pias_memcached.mean_cut')} the bands the rule grades the paper's range in (±25% "
+        f"of each end), the 99th-percentile cut {word(cut99.values(), 'pias_memcached.p99_cut')}, DCTCP's means "
+        f"{word(dctcp[40], 'pias_memcached.dctcp_mean_40qps')} at 40 queries/s and "
+        f"{word(dctcp[20], 'pias_memcached.dctcp_mean_20qps')} at 20, though its highest mean stays {short:.0f}% below the "
+        "paper's: DCTCP's queueing under the background is smaller here than on the testbed. *Not demonstrated*: which difference of the testbed sets DCTCP's "
+        "queueing there (its 4 MB shared buffer, modelled as 2 MB per egress; its NICs' segmentation offload, a mean of "
+        "7,220 B per segment, modelled as MTU frames); a run of the testbed with a shared buffer and large segments would "
+        "show it. The adopted model keeps no server time: the paper states the base query's time, not the servers', and "
+        "these claims were seen under one before any declaration (adopted now, they would be seen claims)."
+    ) + tail
 
 
 def _pias_tcp(x: Ctx) -> str:
