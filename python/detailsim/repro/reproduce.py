@@ -335,7 +335,7 @@ REPROS: dict[str, Repro] = {
               hide=["workload.0.fanouts"], set={"run.duration": "0.2s"}, quick_set={"run.duration": "0.05s"},
               classes=["workflow/partition-aggregate/10", "workflow/partition-aggregate/20", "workflow/partition-aggregate/40", "small", "medium"],
               claims=dibs_claims, baseline="dctcp", plot_x="incast_degree"),
-        Repro("pias_testbed", "PIAS vs DCTCP and TCP on the 16-server 1 Gbps testbed (client/server, 4 MB shared buffer modelled as 2 MB per egress), web search and data mining, loads 0.5-0.8",
+        Repro("pias_testbed", "PIAS vs DCTCP and TCP on the 16-server 1 Gbps testbed (client/server, the switch's 4 MB shared buffer under dynamic thresholds), web search and data mining, loads 0.5-0.8",
               "paper/pias_testbed", {"scheme": ["tcp", "dctcp", "pias"], "workload.load": [0.5, 0.6, 0.7, 0.8],
                                      "workload.cdf": ["websearch", "datamining"]},
               # 160 s per seed: at least 200 flows of every size bucket per point (120 s held 159 large

@@ -248,19 +248,19 @@ def _pias_host(x: Ctx) -> str:
         f"{word(dctcp[40], 'pias_memcached.dctcp_mean_40qps')} at 40 queries/s and "
         f"{word(dctcp[20], 'pias_memcached.dctcp_mean_20qps')} at 20, though its highest mean stays {short:.0f}% below the "
         "paper's: DCTCP's queueing under the background is smaller here than on the testbed. *Not demonstrated*: which difference of the testbed sets DCTCP's "
-        "queueing there (its 4 MB shared buffer, modelled as 2 MB per egress; its NICs' segmentation offload, a mean of "
-        "7,220 B per segment, modelled as MTU frames); a run of the testbed with a shared buffer and large segments would "
-        "show it. The adopted model keeps no server time: the paper states the base query's time, not the servers', and "
+        "queueing there (its NICs' segmentation offload, a mean of 7,220 B per segment, modelled as MTU frames; the shared "
+        "pool's threshold alpha, which the paper does not give); a run of the testbed with large segments would show it. The adopted model keeps no server time: the paper states the base query's time, not the servers', and "
         "these claims were seen under one before any declaration (adopted now, they would be seen claims)."
     ) + tail
 
 
 def _pias_tcp(x: Ctx) -> str:
-    drain_ms = 2 * 2**20 * 8 / 1e9 * 1e3  # the scenario's 2 MB egress at its 1 Gbps
-    return (f"Our TCP loses far more than the testbed's: it fills its 2 MB egress queue ({drain_ms:.0f} ms at 1 Gbps, above "
-            "the 10 ms RTO floor) and drops besides; our NewReno has no SACK, which the testbed's Linux had. *Not demonstrated*: the switch's "
-            "4 MB shared buffer is modelled as 2 MB per egress; a run of the testbed with a 4 MB shared-buffer switch "
-            "(`topology.shared_buffer`), the paper's own buffer, would show how much of the gap is the buffer model.")
+    drain_ms = 2 * 2**20 * 8 / 1e9 * 1e3  # half the 4 MB pool, one congested queue's share at alpha 1, at 1 Gbps
+    return (f"Our TCP loses far more than the testbed's: the client's egress queue takes up to half the switch's 4 MB pool "
+            f"({drain_ms:.0f} ms at 1 Gbps, above the 10 ms RTO floor) and then drops; our NewReno has no SACK, which the "
+            "testbed's Linux had, so it recovers from a burst of losses a segment per round trip or by a timeout. *Not "
+            "demonstrated*: the pool's threshold alpha, which the paper does not give, sets how much the queue may take, and a "
+            "TCP with SACK, which this simulator does not have, would show how much of the gap is recovery.")
 
 
 def _pias_endhost(x: Ctx) -> str:
