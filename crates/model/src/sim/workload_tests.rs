@@ -68,9 +68,10 @@ fn client_server_keys_are_checked() {
     assert_eq!(run(r#", "client": 1, "request_size": 0"#).expect("refused").field, "workload[0].request_size");
 }
 
-/// Retrievals of 8 KB between random hosts of one switch (`kind`: one per retrieval, `retrieval`; or a
-/// memcached-like query, host 0 asking the 15 others for 1 KB each, `partition_aggregate`), 50 a second, so
-/// that each is alone in the fabric, with the servers taking `server_time` on each request; `threads` parts.
+/// Request-response traffic on one switch of 16 hosts, sparse enough that each request is alone in the
+/// fabric (`kind` "retrieval": 8 KB retrievals between random hosts, 5 a second from each host for 1 s; any
+/// other: memcached-like queries, host 0 asking the 15 others for 1 KB each, 50 a second for 200 ms), with
+/// the servers taking `server_time` on each request; `threads` parts.
 fn served(kind: &str, server_time: &str, threads: u32) -> Sim {
     let dur = if kind == "retrieval" { "1s" } else { "200ms" };
     let w = match kind {
@@ -89,9 +90,10 @@ fn served(kind: &str, server_time: &str, threads: u32) -> Sim {
 #[test]
 fn a_server_time_delays_each_response_by_that() {
     let shift = Time::from_us(400).0;
-    // a retrieval alone: it ends the server's time later, less the acknowledgement of the request that the
-    // response's first frame waited behind at the server's NIC without it (a header-only frame: 576 ns at
-    // 1 Gbps), and its ideal completion time counts the server's time
+    // a retrieval alone ends the server's time later, less at most one header-only frame (576 ns at 1 Gbps):
+    // without a server time the response's first frame waits at the server's NIC behind the request's
+    // acknowledgement, with one the acknowledgement has long gone. Its ideal completion time counts the
+    // server's time
     let (a, b) = (served("retrieval", "0s", 1), served("retrieval", "400us", 1));
     let (fa, fb) = (&a.rec.flows, &b.rec.flows);
     assert!(fa.id.len() > 50, "{} flows", fa.id.len());
