@@ -252,3 +252,16 @@ def test_the_lossless_matrix_in_the_docs_is_its_stored_result_and_still_holds_at
         if r["rate"] in ("1Gbps", "10Gbps"):
             now = lossless_case(r["scenario"], r["scheme"], r["rate"], run_for=None)
             assert (now["status"], now.get("smallest_buffer_bytes")) == (r["status"], r.get("smallest_buffer_bytes")), r
+
+
+def test_a_pool_too_small_for_its_pfc_headroom_is_a_case_that_needs_a_larger_pool():
+    """The lossless matrix (detailsim.repro.matrix): a shared-buffer switch whose PFC headroom would fill its pool
+    (the PIAS testbed's 4 MB behind 24 us links at 25 Gbps) is named with the pool the message bounds and built
+    with the scenario's pool on top of the headroom; at 10 Gbps the same scenario fits its own pool."""
+    from detailsim.repro.matrix import lossless_case
+
+    r = lossless_case("paper/pias_testbed", "detail", "25Gbps", run_for=None)
+    assert (r["status"], r["key"], r["with_it"]) == ("needs", "topology.shared_buffer.size", "builds"), r
+    assert r["buffer_bytes"] == 4 * 2**20 and r["smallest_buffer_bytes"] > r["buffer_bytes"]
+    assert r["built_with_bytes"] == r["smallest_buffer_bytes"] - 1 + r["buffer_bytes"]
+    assert lossless_case("paper/pias_testbed", "detail", "10Gbps", run_for=None)["status"] == "fits"
