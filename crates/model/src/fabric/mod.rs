@@ -74,6 +74,9 @@ pub struct Port {
     /// (`sim/fold.rs`: bit p; none unless the run folds): every priority towards a host, else those no
     /// PAUSE can hold when no forwarding choice reads the egress's bytes.
     pub fold_idle: u8,
+    /// Committed frames (`sim/commit.rs`; `COMMIT_*` bits): priority 0 commits here, frames are committed
+    /// and not yet started, a `TxStart` event is pending.
+    pub commit: u8,
     /// Time the transmitter has spent serializing frames (each at the rate it was sent at), the frame
     /// still on the wire included; `port_stats` takes off what lies beyond `now`. In the first cache line,
     /// which every transmission writes anyway.
@@ -100,6 +103,7 @@ const _: () = assert!(
         && std::mem::offset_of!(Port, waiting) < 64
         && std::mem::offset_of!(Port, tx_hooks) < 64
         && std::mem::offset_of!(Port, fold_idle) < 64
+        && std::mem::offset_of!(Port, commit) < 64
 );
 
 impl Port {
@@ -418,6 +422,7 @@ impl Fabric {
                 nic_blocked: false,
                 tx_hooks: false,
                 fold_idle: 0,
+                commit: 0,
                 paused: 0,
                 up: true,
                 tx_busy_ps: 0,

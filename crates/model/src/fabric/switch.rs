@@ -65,6 +65,13 @@ pub trait Switch {
     fn crossing(&mut self, inp: u32, pid: PacketId, done: Time);
     /// Heads wait for egress `out`'s crossbar side, which frees at `at`: let them retry then.
     fn retry_at(&mut self, out: u32, at: Time);
+    /// Before egress `out`'s bytes are read: what the driver defers there is brought up to now (the
+    /// simulator's committed frames, `sim/commit.rs`).
+    #[inline(always)]
+    fn settle_egress(&mut self, _out: u32) {}
+    /// Ingresses (still) wait for egress `out`.
+    #[inline(always)]
+    fn waited(&mut self, _out: u32) {}
     /// A CIOQ ingress `port` has no room for `wire` bytes of `prio`: the driver may make some (priority
     /// eviction) before admission is decided.
     fn make_room(&mut self, port: u32, prio: u8, wire: u64);
@@ -215,6 +222,7 @@ pub trait Switch {
                 mask = self.fab().ports[inp as usize].ing.nonempty;
                 continue;
             };
+            self.settle_egress(out);
             let (fab, links) = self.net();
             let e = &mut fab.ports[out as usize];
             let fits = e.eg.fits(prio, wire);
@@ -231,6 +239,7 @@ pub trait Switch {
             if let Some(at) = wake {
                 self.retry_at(out, at);
             }
+            self.waited(out);
         }
     }
 
@@ -248,6 +257,7 @@ pub trait Switch {
             if let Some(at) = pt.xbar.wake_at() {
                 self.retry_at(port, at);
             }
+            self.waited(port);
             return;
         }
         // the waiting list moves out for a round of retries (a scratch vector takes its place, so no
@@ -267,6 +277,9 @@ pub trait Switch {
         fab.round_of = outer;
         fab.ports[port as usize].end_round(&mut round);
         fab.round = round;
+        if self.fab().ports[port as usize].waiting {
+            self.waited(port);
+        }
     }
 
     /// Egress `out` took a packet (or its side's wake-up came): if its side is free, its waiters go.

@@ -590,6 +590,13 @@ impl PrioQueue<Discipline> {
         let m = self.nonempty & allowed;
         (m != 0).then(|| self.per.ends[m.trailing_zeros() as usize].head)
     }
+    /// The last packet queued at priority `prio` under a FIFO discipline (None: empty, or a rank one).
+    #[inline]
+    pub fn tail(&self, prio: u8) -> Option<PacketId> {
+        let Discipline::Fifo(_) = &self.order else { return None };
+        let e = self.per.ends[prio as usize];
+        (e.head != NIL).then_some(e.tail)
+    }
     /// Whether the queue orders by rank (LAS, pFabric).
     pub fn ranked(&self) -> bool {
         matches!(self.order, Discipline::Rank(_))

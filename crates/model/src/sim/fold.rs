@@ -33,6 +33,7 @@
 
 use crate::fabric::switch::Switch;
 use crate::packet::PacketId;
+use crate::sim::commit::COMMIT_PENDING;
 use crate::sim::{Ev, Sim};
 use detailsim_engine::Time;
 
@@ -129,6 +130,11 @@ impl Sim {
             return false;
         }
         let (e_idle, prev_busy) = (e.tx_busy_until <= done, e.tx_busy_until);
+        // committed frames (`sim/commit.rs`) leave the queue as they start: the first must start after
+        // `done` too
+        if e.commit & COMMIT_PENDING != 0 && self.commit.st[out as usize].from <= done.0 {
+            return false;
+        }
         if !e_idle {
             // the frame on the wire outlasts the transfer: nothing leaves the queue before `done` either, so
             // the packet joins it now as it would then (same marking, same place)
@@ -234,6 +240,7 @@ impl Sim {
     /// once the run has ended (and for each part of a split run before their ports are joined).
     #[cold]
     pub(crate) fn fold_finish(&mut self) {
+        self.commit_finish();
         self.settle_all_in(false);
         // (transfers still crossing keep their ingress bytes, as an unfolded run leaves them; a split run's
         // joined ports come without records)

@@ -24,6 +24,7 @@ impl Sim {
     /// enqueue, against the NIC queue), and its buffer is bounded: senders send no more data than it takes
     /// (`prep_sender`), and a control segment that does not fit is a `host_buffer` drop.
     pub(crate) fn host_send(&mut self, node: u32, mut pkt: Packet) {
+        self.settle_nic(node);
         let port = self.fab.nodes[node as usize].port_base;
         self.rec.counters.pkts_created += 1;
         let e = &mut self.fab.ports[port as usize];
@@ -72,6 +73,7 @@ impl Sim {
     #[inline]
     fn prep_sender(&mut self, tr: u32) {
         let src = self.hosts.transfers.get(tr).src;
+        self.settle_nic(src);
         self.hosts.prep_sender(tr, self.fab.nic_queue(src));
     }
 
@@ -101,6 +103,8 @@ impl Sim {
                 self.rec.counters.nic_blocked += 1;
             }
             self.fab.ports[port as usize].nic_blocked = true;
+            // committed frames start with no event: the next one gets one (`sim/commit.rs`)
+            self.commit_wake(port);
         }
     }
 

@@ -14,6 +14,7 @@
 //! construction, the event loop and the result extraction.
 
 pub(crate) mod barrier;
+pub(crate) mod commit;
 pub mod faults;
 pub(crate) mod fold;
 pub mod host;
@@ -53,6 +54,10 @@ pub enum Ev {
     TxDone {
         port: u32,
         pkt: PacketId,
+    },
+    /// A committed frame of egress `port` starts, and ingresses wait for the room it leaves (`sim/commit.rs`).
+    TxStart {
+        port: u32,
     },
     /// A folded transfer out of ingress `port` ended (`sim/fold.rs`): its bytes leave the ingress (its
     /// packet went on when it started).
@@ -142,7 +147,8 @@ fn wheel_shape(ports: &[Port], full_frame: u64) -> (u32, u32) {
     let by_load = (16.0 / (2.5 * frames_per_ps).max(1e-15)).clamp(1.0, (1u64 << 30) as f64).log2().floor() as u32;
     let by_horizon = horizon.div_ceil(1024).next_power_of_two().trailing_zeros();
     let shift = by_load.max(by_horizon).clamp(8, 30);
-    let buckets = (horizon >> shift).saturating_add(1).next_power_of_two().clamp(64, 1 << 16);
+    // (twice the hop: committed frames' arrivals lie up to `commit::AHEAD` frames further out)
+    let buckets = ((horizon * 2) >> shift).saturating_add(1).next_power_of_two().clamp(64, 1 << 16);
     (shift, buckets.trailing_zeros())
 }
 
@@ -185,6 +191,8 @@ pub struct Sim {
     pub(crate) int_echo: crate::transport::cc::hpcc::IntStack,
     /// Folded crossbar transfers (`sim/fold.rs`).
     pub(crate) fold: fold::Fold,
+    /// Committed frames (`sim/commit.rs`).
+    pub(crate) commit: commit::Commit,
     /// What the run records for its report (`Records`).
     pub rec: Records,
 }
@@ -312,6 +320,7 @@ impl Sim {
             int_stacks: Vec::new(),
             int_echo: Default::default(),
             fold: Default::default(),
+            commit: Default::default(),
             rec: Records::default(),
         };
         let frame = sim.fab.framing.full_frame() as u64;
@@ -397,6 +406,7 @@ impl Sim {
             sim.schedule_timer(Time::ZERO, Ev::Sample);
         }
         sim.fold.on = sim.fold_allowed();
+        sim.commit.on = sim.commit_allowed();
         Ok(sim)
     }
 
@@ -517,6 +527,9 @@ impl Sim {
         if self.fold.on && self.fold.ins.len() != self.fab.ports.len() {
             self.fold_ready();
         }
+        if self.commit.on && self.commit.st.len() != self.fab.ports.len() {
+            self.commit_ready();
+        }
         while !self.clock.finished {
             if self.rec.counters.events >= self.guard.next_guard && self.guard_hit() {
                 self.stop_incomplete();
@@ -553,6 +566,7 @@ impl Sim {
                 }
                 Ev::XbarDone { port, .. } => self.xbar_done(port),
                 Ev::XbarEnd { port } => self.xbar_end_folded(port),
+                Ev::TxStart { port } => self.tx_start(port),
                 Ev::DetourDone { port, pkt } => self.detour_done(port, pkt),
                 Ev::XbarOutFree { port } => {
                     self.fab.ports[port as usize].xbar.woken();
@@ -592,6 +606,7 @@ impl Sim {
         if !self.in_window() {
             // (the state may be read from outside now)
             self.settle_all_in(false);
+            self.commit_settle_all(false);
             if self.clock.finished {
                 self.finalize();
             }
@@ -663,6 +678,7 @@ impl Sim {
             | Ev::TxDone { port, .. }
             | Ev::XbarDone { port, .. }
             | Ev::XbarEnd { port }
+            | Ev::TxStart { port }
             | Ev::XbarOutFree { port }
             | Ev::DetourDone { port, .. }
             | Ev::PfcFrame { port, .. } => self.fab.node_of_port(port),

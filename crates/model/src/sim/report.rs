@@ -28,6 +28,7 @@ impl Sim {
     pub(crate) fn take_sample(&mut self) {
         let t = self.now.0;
         self.settle_all_in(true);
+        self.commit_settle_all(false);
         // (a part of a split run: its own ports, by global index, and below the flows whose data it receives)
         for i in 0..self.fab.ports.len() {
             let g = self.fab.gid(i as u32);

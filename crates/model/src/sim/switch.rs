@@ -15,6 +15,7 @@ use crate::mechanisms::dibs::{self, Decision};
 use crate::mechanisms::ecn::Verdict;
 use crate::mechanisms::mmu::Refusal;
 use crate::packet::{PacketId, ECN_CE};
+use crate::sim::commit::{COMMIT_ON, COMMIT_PENDING};
 use crate::sim::{Ev, Sim};
 use crate::stats::DropCause;
 use detailsim_engine::Time;
@@ -88,6 +89,16 @@ impl Switch for Sim {
             return;
         }
         self.schedule(done, Ev::XbarDone { port: inp, pkt: pid });
+    }
+    #[inline(always)]
+    fn settle_egress(&mut self, out: u32) {
+        self.settle_due(out);
+    }
+    #[inline(always)]
+    fn waited(&mut self, out: u32) {
+        if self.fab.ports[out as usize].commit & COMMIT_PENDING != 0 {
+            self.commit_wake(out);
+        }
     }
     #[inline]
     fn retry_at(&mut self, out: u32, at: Time) {
@@ -232,6 +243,7 @@ impl Sim {
     /// drops it or the link went down while it crossed.
     #[inline(always)]
     pub(crate) fn enter_egress_at(&mut self, out: u32, pid: PacketId, prio: u8, wire: u64) {
+        self.settle_due(out);
         if !self.fab.ports[out as usize].up {
             self.discard(out, true, prio, pid, DropCause::LinkDown, out);
         } else if self.mark_ecn(out, pid, wire) {
@@ -385,15 +397,25 @@ impl Sim {
     /// a frame is waiting for the transmitter, so a lightly loaded link costs one event per frame.
     pub(crate) fn tx_try(&mut self, port: u32) {
         let now = self.now;
+        self.settle_due(port);
         let pt = &mut self.fab.ports[port as usize];
         if !pt.up {
             return;
         }
-        let mask = pt.eg.nonempty & !pt.paused;
+        let mut mask = pt.eg.nonempty & !pt.paused;
         if mask == 0 {
             return;
         }
         if now < pt.tx_busy_until {
+            // priority 0 commits here: its frames are all committed once its last is (`sim/commit.rs`)
+            if pt.commit & COMMIT_ON != 0 && mask & 1 != 0 {
+                self.commit_tail(port);
+                mask = self.fab.ports[port as usize].eg.nonempty & !self.fab.ports[port as usize].paused;
+                if mask == 0 {
+                    return;
+                }
+            }
+            let pt = &mut self.fab.ports[port as usize];
             if !pt.tx_event {
                 pt.tx_event = true;
                 let at = pt.tx_busy_until;
@@ -412,6 +434,11 @@ impl Sim {
         let peer = pt.peer;
         let has_waiters = pt.waiting;
         let nic_blocked = pt.nic_blocked;
+        // the frames of priority 0 behind it are committed as it starts (`sim/commit.rs`)
+        if pt.commit & COMMIT_ON != 0 && pt.eg.nonempty & 1 != 0 {
+            self.commit_tail(port);
+        }
+        let pt = &mut self.fab.ports[port as usize];
         if pt.eg.nonempty & !pt.paused != 0 && !pt.tx_event {
             pt.tx_event = true;
             let at = pt.tx_busy_until;

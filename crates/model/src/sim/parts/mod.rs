@@ -328,7 +328,7 @@ impl Sim {
     pub(crate) fn part_push(&mut self, at: Time, ev: Ev, timer: bool) {
         let here = match ev {
             // a port's own events (and timers, which go through the general path)
-            Ev::TxDone { .. } | Ev::XbarDone { .. } | Ev::XbarEnd { .. } | Ev::XbarOutFree { .. } | Ev::DetourDone { .. } => true,
+            Ev::TxDone { .. } | Ev::TxStart { .. } | Ev::XbarDone { .. } | Ev::XbarEnd { .. } | Ev::XbarOutFree { .. } | Ev::DetourDone { .. } => true,
             // (another part's port: tagged, `fabric::REMOTE`)
             Ev::Arrive { port, .. } | Ev::PfcFrame { port, .. } => port & crate::fabric::REMOTE == 0,
             _ => return self.part_push_other(at, ev, timer),
@@ -386,6 +386,7 @@ impl Sim {
                     // the sender named the port by its global index (tagged): here it is a local one
                     if let Ev::Arrive { port, .. }
                     | Ev::TxDone { port, .. }
+                    | Ev::TxStart { port }
                     | Ev::XbarDone { port, .. }
                     | Ev::XbarEnd { port }
                     | Ev::XbarOutFree { port }
