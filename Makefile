@@ -68,7 +68,10 @@ $(NS3_STAMP): | $(STAMP_DEPS)
 test-python: build $(SYSDEPS_STAMP) $(NS3_STAMP)
 	DETAILSIM_NS3_EXPECTED=1 $(VENV)/bin/pytest -q tests
 
+# valgrind (Debian) counts the instructions where `perf` cannot (a VM without hardware counters)
 bench: build
+	@command -v valgrind >/dev/null || { echo "installing valgrind (Debian package)"; export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends valgrind >/dev/null; }
 	$(PY) benches/bench.py $(ARGS)
 
 # ns-3 against detailsim, case by case (detailsim.repro.crosscheck): installs the ns3 wheel (about 69 MB, 2-3

@@ -2,12 +2,15 @@
 
 Each case runs in its own process so that its peak RSS is its own. Figures: events per wall second, link
 traversals (a packet crossing one link) per wall second, events per traversal, instructions per traversal
-(where `perf` can count them: the case's process less the same process set up but not run), wall seconds
-per simulated second, peak RSS. Record them in docs/benchmarks.md when the hot path changes.
+(where `perf` can count them: the case's process less the same process set up but not run; on a machine
+whose counters `perf` cannot see, a VM, callgrind's count of the core loop, `Sim::run_until` and what it
+calls, in a run of its own under valgrind: about 30 times the case's time), wall seconds per simulated
+second, peak RSS. Record them in docs/benchmarks.md when the hot path changes.
 
     python benches/bench.py            # the whole suite
     python benches/bench.py --case steady_fh_0.2s
     python benches/bench.py --update-docs   # the whole suite, stored in docs/benchmarks.json and its table
+    python benches/bench.py --no-instructions   # without counting instructions (no extra runs)
 """
 
 from __future__ import annotations
@@ -144,6 +147,47 @@ def _instructions(args: list[str]) -> int | None:
     return None
 
 
+def _callgrind(args: list[str]) -> int | None:
+    """Instructions of the core loop (`Sim::run_until` and everything it calls) when running `args` under
+    callgrind, which counts them without hardware counters; None without valgrind."""
+    import shutil
+    import tempfile
+
+    if shutil.which("valgrind") is None:
+        return None
+    with tempfile.TemporaryDirectory() as d:
+        out = f"{d}/callgrind.out"
+        try:
+            subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--collect-atstart=no",
+                            "--toggle-collect=*Sim::run_until*", *args], capture_output=True, check=True)
+        except (OSError, subprocess.CalledProcessError):
+            return None
+        with open(out) as f:
+            for line in f:
+                if line.startswith("summary:"):
+                    return int(line.split()[1])
+    return None
+
+
+def count_instructions(name: str, traversals: int) -> tuple[float, str] | None:
+    """Instructions per traversal of case `name` and what counted them: `perf` (the case's process less the
+    same process set up only), else callgrind (the core loop alone); None where neither can."""
+    child = [sys.executable, __file__, "--child", name]
+    whole = _instructions(child)
+    setup = _instructions([*child, "--setup-only"]) if whole is not None else None
+    if whole is not None and setup is not None:
+        return (whole - setup) / max(traversals, 1), "perf"
+    loop = _callgrind(child)
+    if loop is not None:
+        return loop / max(traversals, 1), "callgrind"
+    return None
+
+
+SOURCES = {"perf": "`perf stat`'s count of the case's process less the same process set up but not run",
+           "callgrind": "callgrind's count of the core loop (`Sim::run_until` and what it calls; this machine's counters "
+                        "are not visible to `perf`, a VM)"}
+
+
 DOC = "docs/benchmarks.md"
 DOC_JSON = "docs/benchmarks.json"
 SOURCE = "docs/benchmarks.json by `benches/bench.py --update-docs`"
@@ -179,6 +223,9 @@ def markdown(data: dict) -> str:
     if all(r.get("instructions_per_traversal") is None for r in data["rows"]):
         lines += ["", "Instructions per traversal: n/a, this machine's counters are not visible to `perf` (a VM); "
                   "callgrind's counts of `run_json` are in the sections below."]
+    else:
+        used = sorted({r["instructions_source"] for r in data["rows"] if r.get("instructions_per_traversal") is not None})
+        lines += ["", "Instructions per traversal: " + "; ".join(SOURCES[u] for u in used) + "."]
     return "\n".join(lines)
 
 
@@ -204,6 +251,7 @@ def main() -> None:
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--setup-only", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--json", action="store_true", help="print one JSON object per case")
+    ap.add_argument("--no-instructions", action="store_true", help="do not count instructions (perf or callgrind: extra runs of each case)")
     ap.add_argument("--update-docs", action="store_true", help="store the whole suite in docs/benchmarks.json and its table in docs/benchmarks.md")
     a = ap.parse_args()
     if a.update_docs and a.case:
@@ -221,12 +269,11 @@ def main() -> None:
     for n in names:
         out = subprocess.run([sys.executable, __file__, "--child", n], capture_output=True, text=True, check=True)
         r = json.loads(out.stdout.strip().splitlines()[-1])
-        r["instructions_per_traversal"] = None
-        if not {**CASES, **EXTRA}[n].get("busy") and "_2t" not in n:
-            whole = _instructions([sys.executable, __file__, "--child", n])
-            setup = _instructions([sys.executable, __file__, "--child", n, "--setup-only"]) if whole is not None else None
-            if whole is not None and setup is not None:
-                r["instructions_per_traversal"] = (whole - setup) / max(r["link_traversals"], 1)
+        r["instructions_per_traversal"] = r["instructions_source"] = None
+        if not a.no_instructions and not {**CASES, **EXTRA}[n].get("busy") and "_2t" not in n:
+            counted = count_instructions(n, r["link_traversals"])
+            if counted is not None:
+                r["instructions_per_traversal"], r["instructions_source"] = counted
         rows.append(r)
         if a.json:
             print(json.dumps(r))

@@ -214,6 +214,28 @@ def test_the_current_benchmark_table_is_the_stored_run():
     assert text.index("## Current figures") < text.index("## Latest change")
 
 
+def test_the_benchmark_table_names_what_counted_its_instructions():
+    """Where `perf` cannot count (a VM), the suite's instructions per traversal are callgrind's count of the
+    core loop, and the table says so; a row without a count shows n/a."""
+    import copy
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    data = copy.deepcopy(json.loads((ROOT / bench.DOC_JSON).read_text()))
+    row = next(r for r in data["rows"] if r["case"] == "fattree8_fh_5ms")
+    row["instructions_per_traversal"], row["instructions_source"] = 1168.4, "callgrind"
+    md = bench.markdown(data)
+    line = next(ln for ln in md.splitlines() if ln.startswith("| `fattree8_fh_5ms`"))
+    assert line.split(" | ")[3] == "1,168", line
+    assert next(ln for ln in md.splitlines() if ln.startswith("| `steady_fh_0.2s`")).split(" | ")[3] == "n/a"
+    assert "callgrind's count of the core loop (`Sim::run_until`" in md and "n/a, this machine's counters" not in md
+    row["instructions_source"] = "perf"
+    assert "`perf stat`'s count of the case's process" in bench.markdown(data)
+
+
 def test_a_new_knob_table_gets_its_block_in_the_reference(tmp_path):
     """Adding a `[scheme.X]` table is its component, its `knobs!` block and one line in `scheme_config!`:
     `detailsim reference --update-docs` gives it a heading and a generated table (docs/architecture.md)."""
