@@ -4,7 +4,7 @@ Each case runs in its own process so that its peak RSS is its own. Figures: even
 traversals (a packet crossing one link) per wall second, events per traversal, instructions per traversal
 (where `perf` can count them: the case's process less the same process set up but not run; on a machine
 whose counters `perf` cannot see, a VM, callgrind's count of the core loop, `Sim::run_until` and what it
-calls, in a run of its own under valgrind: about 30 times the case's time), wall seconds per simulated
+calls, in a run of its own under valgrind: 35 s for fattree8_fh_5ms, most of it Python's start), wall seconds per simulated
 second, peak RSS. Record them in docs/benchmarks.md when the hot path changes.
 
     python benches/bench.py            # the whole suite
