@@ -304,7 +304,12 @@ impl<E: Copy> Wheel<E> {
             let fill = self.fill[slot] as usize;
             let c = &mut self.chunks[i as usize];
             if c.next == NIL && fill <= DIRECT_MAX {
-                self.run.extend_from_slice(&c.entries[..fill]);
+                // (a lightly loaded wheel's buckets mostly hold one event: pushed, not copied as a slice)
+                if fill == 1 {
+                    self.run.push(c.entries[0]);
+                } else {
+                    self.run.extend_from_slice(&c.entries[..fill]);
+                }
                 c.next = self.free;
                 self.free = i;
                 self.on_wheel -= fill;

@@ -362,7 +362,7 @@ fn live_forward(py: Python<'_>, scenario_json: &str, deadline_s: f64, stop_file:
             "tx_frames": stats.tx_frames, "tx_wire_bytes": stats.tx_wire_bytes, "busy_s": stats.busy_ps as f64 * 1e-12,
             "pfc_sent": stats.pfc_sent, "pfc_received": stats.pfc_received,
             "paused_s": fab.net.pfc[p].egress.paused_total(detailsim_engine::Time((st.wall_s * 1e12) as u64)).0 as f64 * 1e-12,
-            "max_ingress_bytes": pt.ing.max_total, "max_egress_bytes": pt.eg.max_total, "ingress_cap": pt.ing.cap, "egress_cap": pt.eg.cap})
+            "max_ingress_bytes": pt.ing.max_total(), "max_egress_bytes": pt.eg.max_total(), "ingress_cap": pt.ing.cap(), "egress_cap": pt.eg.cap()})
         })
         .collect();
     let c = &fab.counters;

@@ -585,7 +585,7 @@ impl Fabric {
             for p in ports {
                 self.ports[p as usize].tx_hooks = true;
                 let eg = &mut self.ports[p as usize].eg;
-                eg.cap = self.queue_limit.map_or(cap, |l| l.min(cap));
+                eg.set_cap(self.queue_limit.map_or(cap, |l| l.min(cap)));
             }
             mmu.push(Some(m));
         }
@@ -644,7 +644,7 @@ impl Fabric {
             forwarding_delay: self.topo.forwarding_delay,
             max_frame: self.framing.full_frame() as u64,
             pfc_frame: self.framing.pfc_frame() as u64,
-            buffer: if self.topo.shared_buffer.is_some() { crate::mechanisms::queue::MAX_CAP } else { pt.ing.cap },
+            buffer: if self.topo.shared_buffer.is_some() { crate::mechanisms::queue::MAX_CAP } else { pt.ing.cap() },
             parts: pt.ing.parts,
         }
     }
@@ -849,7 +849,7 @@ impl Fabric {
         }
         for p in &mut self.ports {
             if self.nodes[p.node as usize].is_switch {
-                p.eg.cap = p.eg.cap.min(limit);
+                p.eg.set_cap(p.eg.cap().min(limit));
             }
         }
         self.queue_limit = Some(limit);

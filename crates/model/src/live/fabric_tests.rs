@@ -167,7 +167,7 @@ fn an_incast_pauses_the_senders_and_loses_nothing_under_pfc() {
     }
     // every queue within its buffer
     for pt in &f.net.ports {
-        assert!(pt.ing.total <= pt.ing.cap && pt.eg.total <= pt.eg.cap);
+        assert!(pt.ing.total <= pt.ing.cap() && pt.eg.total <= pt.eg.cap());
     }
 }
 

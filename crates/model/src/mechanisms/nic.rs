@@ -25,12 +25,12 @@ impl Admission {
     /// Full-size data frames the queue takes now.
     #[inline]
     pub fn room<O: Order>(&self, q: &PrioQueue<O>) -> u64 {
-        q.cap.saturating_sub(q.total + self.headroom) / self.frame
+        q.cap().saturating_sub(q.total + self.headroom) / self.frame
     }
     /// Whether `wire` more bytes of data fit now.
     #[inline]
     pub fn admits<O: Order>(&self, q: &PrioQueue<O>, wire: u64) -> bool {
-        q.total + wire + self.headroom <= q.cap
+        q.total + wire + self.headroom <= q.cap()
     }
 }
 

@@ -327,9 +327,14 @@ pub struct PrioQueue<O = Discipline> {
     pub last_ps: u64,
     /// Bytes held, including packets in transit through the crossbar.
     pub total: u64,
-    /// The buffer bound: at most `MAX_CAP`, or `u64::MAX` (unbounded).
-    pub cap: u64,
-    pub max_total: u64,
+    /// The buffer bound: at most `MAX_CAP`, or `u64::MAX` (unbounded); `set_cap` changes it.
+    cap: u64,
+    /// The most one priority may hold (`fits`): `cap / parts` for `parts` >= 2, else `cap` (an unbounded
+    /// queue's is not read).
+    share: u32,
+    /// `max_total` up to `u32::MAX`: a reservation reads the peak on this line, and writes the exact one
+    /// (on the priorities' last line) only when it rises.
+    peak: u32,
     /// Packets held (with `total`: queued and crossing the crossbar).
     pub pkts: u32,
     /// Bit p set when priority p has a queued packet.
@@ -351,6 +356,8 @@ pub struct PrioQueue<O = Discipline> {
 struct PerPrio {
     bytes: [u32; 8],
     ends: [Ends; 8],
+    /// The most the queue held (`PrioQueue::max_total`).
+    max_total: u64,
 }
 
 /// The largest buffer a queue can bound (its per-priority byte counts are 32-bit); `u64::MAX` is unbounded.
@@ -375,13 +382,33 @@ impl<O: Order> PrioQueue<O> {
     /// A queue bounded by `cap` bytes: at most `MAX_CAP`, or `u64::MAX` for an unbounded one (scenario
     /// validation refuses the bounds between).
     pub fn with_order(cap: u64, order: O) -> Self {
-        assert!(cap <= MAX_CAP || cap == u64::MAX, "queue bound {cap} B above the largest supported ({MAX_CAP} B)");
-        PrioQueue { per: PerPrio::default(), total: 0, pkts: 0, cap, max_total: 0, nonempty: 0, parts: 1, crossing: 0, area: 0, last_ps: 0, order }
+        let mut q =
+            PrioQueue { per: PerPrio::default(), total: 0, pkts: 0, cap, share: 0, peak: 0, nonempty: 0, parts: 1, crossing: 0, area: 0, last_ps: 0, order };
+        q.set_cap(cap);
+        q
     }
     /// How the priorities share the bound: `parts` as `BufferSharing::parts` gives it.
     pub fn sharing(mut self, parts: u8) -> Self {
         self.parts = parts;
+        self.set_cap(self.cap);
         self
+    }
+    /// Bound the queue by `cap` bytes (as `with_order`), the priorities sharing it as they did.
+    pub fn set_cap(&mut self, cap: u64) {
+        assert!(cap <= MAX_CAP || cap == u64::MAX, "queue bound {cap} B above the largest supported ({MAX_CAP} B)");
+        self.cap = cap;
+        let share = if self.parts >= 2 { cap / self.parts as u64 } else { cap };
+        self.share = share.min(u32::MAX as u64) as u32;
+    }
+    /// The buffer bound (`with_order`).
+    #[inline]
+    pub fn cap(&self) -> u64 {
+        self.cap
+    }
+    /// The most bytes the queue held at once.
+    #[inline]
+    pub fn max_total(&self) -> u64 {
+        self.per.max_total
     }
     /// Bytes held per priority.
     #[inline]
@@ -418,7 +445,10 @@ impl<O: Order> PrioQueue<O> {
         if !self.fits(prio, 0) {
             self.bound_violated(prio);
         }
-        self.max_total = self.max_total.max(self.total);
+        if self.total > self.peak as u64 {
+            self.per.max_total = self.per.max_total.max(self.total);
+            self.peak = self.total.min(u32::MAX as u64) as u32;
+        }
     }
     #[cold]
     #[inline(never)]
@@ -470,12 +500,17 @@ impl<O: Order> PrioQueue<O> {
     /// its share of the bound and in the bound.
     #[inline]
     pub fn fits(&self, prio: u8, wire: u64) -> bool {
-        match self.parts {
-            1 => self.total + wire <= self.cap,
-            0 => self.prio_bytes(prio) + wire <= self.cap,
-            // (bytes + wire) <= floor(cap / n)  <=>  (bytes + wire) * n <= cap, in integers
-            n => self.total + wire <= self.cap && (self.prio_bytes(prio) + wire) * n as u64 <= self.cap,
-        }
+        // the bound on the whole (none with `parts` 0), then the priority's share: (bytes + wire) * n <= cap
+        // <=> bytes + wire <= floor(cap / n) in integers (with one part the whole's test implies it; an
+        // unbounded queue bounds neither)
+        (self.total + wire <= self.cap || self.parts == 0) && (self.prio_bytes(prio) + wire <= self.share as u64 || self.unbounded())
+    }
+    /// The rare way past `fits`'s second test (an unbounded queue's share is not a bound; out of line, which
+    /// keeps the test two compares where it is inlined).
+    #[cold]
+    #[inline(never)]
+    fn unbounded(&self) -> bool {
+        self.cap == u64::MAX
     }
     /// `wire` bytes of `prio`, counted (reserved), leave at `at`, and nothing else changes the queue from
     /// `now` until then (a folded transfer's frame, `sim/fold.rs`): the time-averaged occupancy counts them
@@ -702,7 +737,7 @@ mod tests {
         q.push(0, 2, 1000, &mut l);
         // 1000 B for 300 ps, then 2000 B for 100 ps
         assert_eq!(q.mean_total(Time(400)), (1000.0 * 300.0 + 2000.0 * 100.0) / 400.0);
-        assert_eq!(q.max_total, 2000);
+        assert_eq!(q.max_total(), 2000);
     }
 
     #[test]
@@ -734,6 +769,48 @@ mod tests {
         q.push(2, 1, 1500, &mut l);
         q.push(2, 2, 1500, &mut l);
         q.push(2, 3, 1500, &mut l);
+    }
+
+    #[test]
+    fn the_room_test_is_the_sharing_rule_with_the_share_precomputed() {
+        // fits with the share cap / n computed once (and again when the bound changes) must say what the
+        // rule says: the whole within cap (unless parts is 0), the priority's bytes times n within cap
+        let rule = |q: &IngressQueue, cap: u64, parts: u8, prio: u8, wire: u64| {
+            let (total, mine) = (q.total as u128, q.prio_bytes(prio) as u128 + wire as u128);
+            let (cap, wire) = (cap as u128, wire as u128);
+            match parts {
+                0 => mine <= cap,
+                1 => total + wire <= cap,
+                n => total + wire <= cap && mine * n as u128 <= cap,
+            }
+        };
+        let mut checked = 0;
+        for parts in [0u8, 1, 2, 3, 7, 8] {
+            for (cap, limit) in [(12_000u64, None), (12_007, None), (9_001, Some(7_777u64)), (MAX_CAP, None), (u64::MAX, None), (u64::MAX, Some(4_500))] {
+                let mut l: Vec<PacketId> = Vec::new();
+                let mut q = IngressQueue::new(cap).sharing(parts);
+                if let Some(lim) = limit {
+                    q.set_cap(lim);
+                }
+                let cap = limit.unwrap_or(cap);
+                assert_eq!(q.cap(), cap);
+                let mut pid = 0;
+                for (prio, size) in [(1u8, 700u64), (1, 1500), (0, 64), (3, 1500), (1, 1500), (0, 1500), (1, 999)].into_iter().cycle().take(60) {
+                    for wire in [0, 1, 63, 64, 700, 1500, 1501, 4096] {
+                        for p in [0u8, 1, 3] {
+                            assert_eq!(q.fits(p, wire), rule(&q, cap, parts, p, wire), "parts {parts}, cap {cap}, prio {p}, wire {wire}, total {}", q.total);
+                            checked += 1;
+                        }
+                    }
+                    if q.fits(prio, size) {
+                        pid += 1;
+                        q.push(prio, pid, size, &mut l);
+                    }
+                }
+                assert_eq!(q.max_total(), q.total, "nothing left: the peak is what it holds");
+            }
+        }
+        assert!(checked > 40_000);
     }
 
     #[test]
@@ -790,6 +867,9 @@ mod tests {
         let base = &q as *const _ as usize;
         let line = |p: *const u8| (p as usize - base) / 64;
         assert_eq!(line(&q.total as *const u64 as *const u8), 0);
+        assert_eq!(line(&q.cap as *const u64 as *const u8), 0);
+        assert_eq!(line(&q.share as *const u32 as *const u8), 0);
+        assert_eq!(line(&q.peak as *const u32 as *const u8), 0);
         assert_eq!(line(&q.per.bytes[7] as *const u32 as *const u8), 1);
         assert_eq!(line(&q.per.ends[3].tail as *const u32 as *const u8), 1);
         assert_eq!(line(&q.per.ends[4].head as *const u32 as *const u8), 2);

@@ -72,7 +72,7 @@ fn differ(a: &Outcome, b: &Outcome) -> Option<String> {
 
 fn outcome(s: &Sim) -> Outcome {
     let f = &s.rec.flows;
-    let ports = (0..s.fab.ports.len()).map(|p| (s.fab.tx_count[p].bytes, s.fab.ports[p].ing.max_total)).collect();
+    let ports = (0..s.fab.ports.len()).map(|p| (s.fab.tx_count[p].bytes, s.fab.ports[p].ing.max_total())).collect();
     let mean = (0..s.fab.ports.len()).map(|p| (s.fab.ports[p].eg.mean_total(s.now) * 1e3) as u64).collect();
     let sm = &s.rec.samples;
     let samples = sm.ingress.iter().zip(&sm.egress).map(|(&i, &e)| (i, e)).collect();

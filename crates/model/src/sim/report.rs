@@ -172,8 +172,8 @@ impl Sim {
                     tx_packets: self.fab.tx_count[i].packets,
                     // the time the link was sending within [0, now]: a frame still on the wire counts up to now
                     utilisation: (p.tx_busy_ps - p.tx_busy_until.0.saturating_sub(self.now.0).min(p.tx_busy_ps)) as f64 / 1e12 / t,
-                    max_ingress_bytes: p.ing.max_total,
-                    max_egress_bytes: p.eg.max_total,
+                    max_ingress_bytes: p.ing.max_total(),
+                    max_egress_bytes: p.eg.max_total(),
                     mean_egress_bytes: p.eg.mean_total(self.now),
                     drops: self.fab.port_ctr[i].drops,
                     lossless_drops: self.fab.port_ctr[i].lossless_drops,
