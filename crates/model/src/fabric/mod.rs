@@ -645,7 +645,7 @@ impl Fabric {
             max_frame: self.framing.full_frame() as u64,
             pfc_frame: self.framing.pfc_frame() as u64,
             buffer: if self.topo.shared_buffer.is_some() { crate::mechanisms::queue::MAX_CAP } else { pt.ing.cap() },
-            parts: pt.ing.parts,
+            parts: pt.ing.parts(),
         }
     }
 

@@ -341,7 +341,7 @@ pub struct PrioQueue<O = Discipline> {
     pub nonempty: u8,
     /// How the priorities share `cap` (`BufferSharing::parts`): 1, all of them share it; 0, each priority
     /// has `cap` bytes of its own; n >= 2, each priority at most `cap / n` bytes and all together `cap`.
-    pub parts: u8,
+    parts: u8,
     /// Transfers across the crossbar into this egress under way (reserved here, not yet queued): counted
     /// by `Fabric::xbar_start` and `Switch::xbar_done` (and a folded transfer's start, `sim/fold.rs`).
     pub crossing: u16,
@@ -404,6 +404,11 @@ impl<O: Order> PrioQueue<O> {
     #[inline]
     pub fn cap(&self) -> u64 {
         self.cap
+    }
+    /// How the priorities share the bound (`sharing`).
+    #[inline]
+    pub fn parts(&self) -> u8 {
+        self.parts
     }
     /// The most bytes the queue held at once.
     #[inline]

@@ -220,6 +220,25 @@ fn an_unbounded_queue_refuses_to_wrap_its_32_bit_counts() {
 }
 
 #[test]
+fn an_unbounded_queue_keeps_its_exact_peak_past_4_gib() {
+    // the 32-bit peak beside the scalars saturates; the exact one keeps counting
+    let mut l: Vec<PacketId> = Vec::new();
+    let mut q = IngressQueue::new(u64::MAX).sharing(3);
+    q.push(1, 1, 3 << 30, &mut l);
+    q.push(2, 2, 3 << 30, &mut l);
+    assert!(q.fits(3, 3 << 30), "an unbounded queue fits whatever its priorities hold");
+    q.push(3, 3, 3 << 30, &mut l);
+    assert_eq!(q.max_total(), 9 << 30);
+    q.release(3, 3 << 30);
+    q.release(2, 3 << 30);
+    q.push(2, 4, 1 << 30, &mut l);
+    assert_eq!((q.total, q.max_total()), (4 << 30, 9 << 30), "a lower total leaves the peak");
+    q.push(3, 5, 3 << 30, &mut l);
+    q.push(0, 6, 3 << 30, &mut l);
+    assert_eq!(q.max_total(), 10 << 30);
+}
+
+#[test]
 fn the_bytes_and_list_ends_of_priorities_0_to_3_share_a_cache_line() {
     // what the layout promises (a packet of priority 0-3 touches the scalars' line and one more)
     let q = EgressQueue::new(1 << 20, Scheduling::StrictPriority);
