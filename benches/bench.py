@@ -11,6 +11,7 @@ second, peak RSS. Record them in docs/benchmarks.md when the hot path changes.
     python benches/bench.py --case steady_fh_0.2s
     python benches/bench.py --update-docs   # the whole suite, stored in docs/benchmarks.json and its table
     python benches/bench.py --no-instructions   # without counting instructions (no extra runs)
+    python benches/bench.py --update-instructions   # the stored run's instructions counted again, stamped apart
 """
 
 from __future__ import annotations
@@ -147,9 +148,10 @@ def _instructions(args: list[str]) -> int | None:
     return None
 
 
-def _callgrind(args: list[str]) -> int | None:
-    """Instructions of the core loop (`Sim::run_until` and everything it calls) when running `args` under
-    callgrind, which counts them without hardware counters; None without valgrind."""
+def _callgrind(args: list[str]) -> tuple[int, int] | None:
+    """Instructions of the core loop (`Sim::run_until` and everything it calls) when running the case child
+    `args` under callgrind, which counts them without hardware counters, and the link traversals of that
+    run (the child prints its figures); None without valgrind."""
     import shutil
     import tempfile
 
@@ -158,29 +160,37 @@ def _callgrind(args: list[str]) -> int | None:
     with tempfile.TemporaryDirectory() as d:
         out = f"{d}/callgrind.out"
         try:
-            subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--collect-atstart=no",
-                            "--toggle-collect=*Sim::run_until*", *args], capture_output=True, check=True)
+            run = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--collect-atstart=no",
+                                  "--toggle-collect=*Sim::run_until*", *args], capture_output=True, text=True, check=True)
         except (OSError, subprocess.CalledProcessError):
             return None
+        traversals = json.loads(run.stdout.strip().splitlines()[-1])["link_traversals"]
         with open(out) as f:
             for line in f:
                 if line.startswith("summary:"):
-                    return int(line.split()[1])
+                    return int(line.split()[1]), traversals
     return None
 
 
 def count_instructions(name: str, traversals: int) -> tuple[float, str] | None:
     """Instructions per traversal of case `name` and what counted them: `perf` (the case's process less the
-    same process set up only), else callgrind (the core loop alone); None where neither can."""
+    same process set up only, per the `traversals` of the timed run), else callgrind (the core loop alone,
+    per the traversals of the run it counted); None where neither can."""
     child = [sys.executable, __file__, "--child", name]
     whole = _instructions(child)
     setup = _instructions([*child, "--setup-only"]) if whole is not None else None
     if whole is not None and setup is not None:
         return (whole - setup) / max(traversals, 1), "perf"
-    loop = _callgrind(child)
-    if loop is not None:
-        return loop / max(traversals, 1), "callgrind"
+    counted = _callgrind(child)
+    if counted is not None:
+        return counted[0] / max(counted[1], 1), "callgrind"
     return None
+
+
+def counted(name: str) -> bool:
+    """Whether the suite counts case `name`'s instructions (not the two-thread runs, whose count is the
+    one-thread run's work split, nor the runs beside a busy neighbour)."""
+    return not {**CASES, **EXTRA}[name].get("busy") and "_2t" not in name
 
 
 SOURCES = {"perf": "`perf stat`'s count of the case's process less the same process set up but not run",
@@ -225,24 +235,52 @@ def markdown(data: dict) -> str:
                   "callgrind's counts of `run_json` are in the sections below."]
     else:
         used = sorted({r["instructions_source"] for r in data["rows"] if r.get("instructions_per_traversal") is not None})
-        lines += ["", "Instructions per traversal: " + "; ".join(SOURCES[u] for u in used) + "."]
+        when = data.get("instructions")
+        since = "" if when is None else (f", counted {when['date']} at {when['commit']} (`benches/bench.py --update-instructions`: "
+                                         "a count does not depend on the machine's speed; the other columns are of the run above)")
+        lines += ["", "Instructions per traversal: " + "; ".join(SOURCES[u] for u in used) + since + "."]
     return "\n".join(lines)
 
 
-def _store(rows: list[dict]) -> None:
-    """Write docs/benchmarks.json and the table in docs/benchmarks.md (run from the project root)."""
+def _stamp() -> dict:
+    """Date, commit and machine of a measurement made now (run from the project root)."""
     import datetime
     import os
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+    return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"), "commit": commit + (" (with uncommitted changes)" if dirty else ""),
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
+
+
+def _write(data: dict) -> None:
     from pathlib import Path
 
     from detailsim.repro.docblocks import write_generated
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or "unknown"
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
-    data = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"), "commit": commit + (" (with uncommitted changes)" if dirty else ""),
-            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}", "rows": rows}
     write_generated(Path("."), DOC, DOC_JSON, "bench-current", data, markdown(data), SOURCE)
     print(f"wrote {DOC_JSON} and the table in {DOC}")
+
+
+def _store(rows: list[dict]) -> None:
+    """Write docs/benchmarks.json and the table in docs/benchmarks.md (run from the project root)."""
+    _write(_stamp() | {"rows": rows})
+
+
+def recount(data: dict, count=count_instructions) -> dict:
+    """The stored run `data` with every counted case's instructions per traversal counted again (`count`,
+    by case name) and stamped with when and where; the other figures stay those of the stored run. A case
+    that cannot be counted here (no perf, no valgrind) keeps no count: a figure of another build is not
+    kept beside one of this."""
+    rows = []
+    for r in data["rows"]:
+        r = dict(r)
+        if counted(r["case"]):
+            got = count(r["case"], r["link_traversals"])
+            r["instructions_per_traversal"], r["instructions_source"] = got if got is not None else (None, None)
+            print(f"{r['case']:<30}{'n/a' if got is None else f'{got[0]:,.0f} ({got[1]})':>20}", flush=True)
+        rows.append(r)
+    return {**data, "rows": rows, "instructions": _stamp()}
 
 
 def main() -> None:
@@ -253,11 +291,23 @@ def main() -> None:
     ap.add_argument("--json", action="store_true", help="print one JSON object per case")
     ap.add_argument("--no-instructions", action="store_true", help="do not count instructions (perf or callgrind: extra runs of each case)")
     ap.add_argument("--update-docs", action="store_true", help="store the whole suite in docs/benchmarks.json and its table in docs/benchmarks.md")
+    ap.add_argument("--update-instructions", action="store_true",
+                    help="count the stored suite's instructions per traversal again (perf or callgrind; what does not depend on the "
+                         "machine's speed) and store them with their own date and commit, keeping the stored run's other figures")
     a = ap.parse_args()
-    if a.update_docs and a.case:
-        ap.error("--update-docs stores the whole suite: leave out --case")
+    if (a.update_docs or a.update_instructions) and a.case:
+        ap.error("--update-docs and --update-instructions store the whole suite: leave out --case")
+    if a.update_docs and a.update_instructions:
+        ap.error("--update-docs counts instructions with its run: use one of --update-docs and --update-instructions")
     if a.child:
         print(json.dumps(run_case(a.child, a.setup_only)))
+        return
+    if a.update_instructions:
+        with open(DOC_JSON) as f:
+            stored = json.load(f)
+        if [r["case"] for r in stored["rows"]] != list(CASES):
+            sys.exit(f"{DOC_JSON} is not a run of the whole suite as it is now: `--update-docs` first")
+        _write(recount(stored))
         return
     names = a.case or list(CASES)
     print(f"# detailsim benchmark on {platform.processor() or platform.machine()}, Python {platform.python_version()}")
@@ -270,7 +320,7 @@ def main() -> None:
         out = subprocess.run([sys.executable, __file__, "--child", n], capture_output=True, text=True, check=True)
         r = json.loads(out.stdout.strip().splitlines()[-1])
         r["instructions_per_traversal"] = r["instructions_source"] = None
-        if not a.no_instructions and not {**CASES, **EXTRA}[n].get("busy") and "_2t" not in n:
+        if not a.no_instructions and counted(n):
             counted = count_instructions(n, r["link_traversals"])
             if counted is not None:
                 r["instructions_per_traversal"], r["instructions_source"] = counted

@@ -236,6 +236,44 @@ def test_the_benchmark_table_names_what_counted_its_instructions():
     assert "`perf stat`'s count of the case's process" in bench.markdown(data)
 
 
+def test_instructions_counted_again_keep_the_stored_run_and_say_when(monkeypatch):
+    """`bench.py --update-instructions` counts every counted case again (not the two-thread or busy runs),
+    keeps the stored run's other figures, stamps the count with its own date and commit, and the table says
+    so; a case it cannot count loses the old build's count instead of keeping it beside the new ones."""
+    import copy
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    stored = copy.deepcopy(json.loads((ROOT / bench.DOC_JSON).read_text()))
+    for r in stored["rows"]:
+        r["instructions_per_traversal"], r["instructions_source"] = 9999.0, "callgrind"
+    monkeypatch.setattr(bench, "_stamp", lambda: {"date": "2031-01-02", "commit": "abc1234", "machine": "m"})
+    asked = []
+
+    def count(name, traversals):
+        asked.append(name)
+        return None if name == "steady_scatter_0.2s" else (traversals / 1000.0, "callgrind")
+
+    new = bench.recount(stored, count)
+    assert asked == [c for c in bench.CASES if not c.endswith(("_2t", "_busy"))]
+    assert new["instructions"]["commit"] == "abc1234" and new["commit"] == stored["commit"] and new["date"] == stored["date"]
+    for old, r in zip(stored["rows"], new["rows"]):
+        assert {k: v for k, v in r.items() if not k.startswith("instructions")} == {k: v for k, v in old.items() if not k.startswith("instructions")}
+        if r["case"] == "steady_scatter_0.2s":
+            assert r["instructions_per_traversal"] is None
+        elif r["case"] in asked:
+            assert r["instructions_per_traversal"] == old["link_traversals"] / 1000.0
+    md = bench.markdown(new)
+    assert "counted 2031-01-02 at abc1234" in md and f"Measured {stored['date']} at {stored['commit']}" in md
+    line = next(ln for ln in md.splitlines() if ln.startswith("| `steady_scatter_0.2s`"))
+    assert line.split(" | ")[3] == "n/a"
+    # a full run's table carries no separate stamp
+    assert "counted " not in bench.markdown({k: v for k, v in new.items() if k != "instructions"})
+
+
 def test_a_new_knob_table_gets_its_block_in_the_reference(tmp_path):
     """Adding a `[scheme.X]` table is its component, its `knobs!` block and one line in `scheme_config!`:
     `detailsim reference --update-docs` gives it a heading and a generated table (docs/architecture.md)."""
