@@ -212,6 +212,9 @@ def test_the_current_benchmark_table_is_the_stored_run():
     assert block_of(text, crosscheck.PEERS_BLOCK, crosscheck.SOURCE) == crosscheck.peers_table(peers), "run `detailsim crosscheck --update-docs`"
     assert len(peers) >= 9 and all(len(c["wall_s"]) == 2 for c in peers)
     assert text.index("## Current figures") < text.index("## Latest change")
+    # the prose's per-traversal counts of the k = 32 and k = 8 fat trees are the table's
+    ipt = {r["case"]: r["instructions_per_traversal"] for r in data["rows"]}
+    assert f"costs {ipt['fattree32_fh_1ms']:,.0f} instructions\nagainst k = 8's {ipt['fattree8_fh_5ms']:,.0f}" in text
 
 
 def test_the_benchmark_table_names_what_counted_its_instructions():
@@ -225,6 +228,10 @@ def test_the_benchmark_table_names_what_counted_its_instructions():
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     data = copy.deepcopy(json.loads((ROOT / bench.DOC_JSON).read_text()))
+    data.pop("instructions", None)
+    for r in data["rows"]:
+        r["instructions_per_traversal"] = r["instructions_source"] = None
+    assert "n/a, this machine's counters are not visible" in bench.markdown(data)
     row = next(r for r in data["rows"] if r["case"] == "fattree8_fh_5ms")
     row["instructions_per_traversal"], row["instructions_source"] = 1168.4, "callgrind"
     md = bench.markdown(data)
