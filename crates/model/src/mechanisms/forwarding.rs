@@ -52,6 +52,58 @@ pub fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// `x mod n` without a division, for the port-list lengths flow hashing meets: the quotient by the
+/// multiply-and-shift of Granlund and Montgomery ("Division by invariant integers using multiplication",
+/// PLDI 1994, figure 4.1: exact for every 64-bit `x` and every divisor from 1), its constants made once per
+/// length at compile time. A 64-bit division is on the route's critical path at every switch hop with a
+/// choice; the multiply is a few cycles, and a length of one needs no test of its own (the quotient is `x`).
+#[derive(Debug, Clone, Copy)]
+struct Reciprocal {
+    m: u64,
+    sh1: u32,
+    sh2: u32,
+}
+
+impl Reciprocal {
+    const fn of(n: u64) -> Reciprocal {
+        assert!(n >= 1);
+        // l = ceil(log2 n); m = floor(2^64 (2^l - n) / n) + 1, which fits 64 bits (2^l - n < n)
+        let l = u64::BITS - (n - 1).leading_zeros();
+        let m = ((((1u128 << l) - n as u128) << 64) / n as u128 + 1) as u64;
+        Reciprocal { m, sh1: if l < 1 { l } else { 1 }, sh2: l.saturating_sub(1) }
+    }
+
+    #[inline(always)]
+    fn rem(self, x: u64, n: u64) -> u64 {
+        let t = ((self.m as u128 * x as u128) >> 64) as u64;
+        // t <= x, and t + (x - t) / 2 <= x: no overflow
+        let q = (t + ((x - t) >> self.sh1)) >> self.sh2;
+        x - q * n
+    }
+}
+
+/// Port-list lengths with their reciprocal made ahead (a fat tree of k = 128 has 64 upward ports).
+const RECIPROCALS: usize = 128;
+static RECIPROCAL: [Reciprocal; RECIPROCALS + 1] = {
+    let mut t = [Reciprocal { m: 0, sh1: 0, sh2: 0 }; RECIPROCALS + 1];
+    let mut n = 1;
+    while n <= RECIPROCALS {
+        t[n] = Reciprocal::of(n as u64);
+        n += 1;
+    }
+    t
+};
+
+/// `x mod n` for `n >= 1`: by the reciprocal for the usual lengths, by division past them.
+#[inline(always)]
+pub fn reduce(x: u64, n: u32) -> u64 {
+    debug_assert!(n >= 1);
+    match RECIPROCAL.get(n as usize) {
+        Some(r) => r.rem(x, n as u64),
+        None => x % n as u64,
+    }
+}
+
 /// One switch's forwarding state.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Forwarder {
@@ -104,14 +156,15 @@ impl Forwarder {
         scratch: &mut Vec<u32>,
     ) -> Option<u32> {
         let n = list.len() as u32;
-        if n <= 1 {
-            return list.first().copied();
+        match lb {
+            // one port or several, the same few instructions and no branch on which (a switch hop up a fat
+            // tree has a choice, one down has none: a branch on it was mispredicted about one hop in two)
+            LoadBalancing::FlowHash => (n != 0).then(|| list[reduce(mix(hash as u64 ^ self.salt), n) as usize]),
+            // (one port: no draw from the stream, no ALB state touched)
+            _ if n <= 1 => list.first().copied(),
+            LoadBalancing::PacketScatter => Some(list[rng.below(n as u64) as usize]),
+            LoadBalancing::Adaptive => Some(self.alb(alb, row, drain, rng, scratch)),
         }
-        Some(match lb {
-            LoadBalancing::FlowHash => list[(mix(hash as u64 ^ self.salt) % n as u64) as usize],
-            LoadBalancing::PacketScatter => list[rng.below(n as u64) as usize],
-            LoadBalancing::Adaptive => self.alb(alb, row, drain, rng, scratch),
-        })
     }
 
     /// DeTail's adaptive load balancing: among the acceptable ports, those whose drain-byte counter for
@@ -204,6 +257,37 @@ mod tests {
     }
     fn rng() -> Stream {
         RngStreams::new(1).stream(0, 0)
+    }
+
+    #[test]
+    fn the_reciprocal_remainder_is_the_division_s() {
+        // every length with a reciprocal and some past them, against x % n, at the edges of the range and
+        // on hashed values; a wrong constant (m, either shift) for any length fails
+        let mut r = rng();
+        let edges = [0u64, 1, 2, 3, 127, 128, 129, u32::MAX as u64, 1 << 32, (1 << 63) - 1, 1 << 63, u64::MAX - 1, u64::MAX];
+        for n in 1..=(RECIPROCALS as u32 + 70) {
+            let mut xs: Vec<u64> = edges.to_vec();
+            for k in 1..=4u64 {
+                xs.extend([k * n as u64 - 1, k * n as u64, k * n as u64 + 1, u64::MAX - k * n as u64, u64::MAX / n as u64 * n as u64 - k]);
+            }
+            xs.extend((0..2000).map(|i| mix(r.next_u64() ^ i)));
+            for &x in &xs {
+                assert_eq!(reduce(x, n), x % n as u64, "x = {x}, n = {n}");
+            }
+        }
+        assert_eq!(RECIPROCAL[1].rem(u64::MAX, 1), 0);
+        // flow hashing picks what the division picked, one port or many
+        let mut f = Forwarder::new(0x9e37_79b9_7f4a_7c15);
+        let a = alb(0, 0, AlbChoice::Random);
+        let mut scratch = Vec::new();
+        for n in [1usize, 2, 3, 4, 5, 8, 16, 31, 64, 200] {
+            let list: Vec<u32> = (0..n as u32).map(|i| 3 * i + 1).collect();
+            for h in 0..500u32 {
+                let want = list[(mix(h as u64 ^ f.salt) % n as u64) as usize];
+                assert_eq!(f.choose_in(LoadBalancing::FlowHash, &a, &list, &[], h, |_| 0, &mut r, &mut scratch), Some(want));
+            }
+        }
+        assert_eq!(f.choose_in(LoadBalancing::FlowHash, &a, &[], &[], 7, |_| 0, &mut r, &mut scratch), None);
     }
 
     #[test]
