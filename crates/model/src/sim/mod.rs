@@ -702,6 +702,10 @@ impl Sim {
                 let Some(nd) = self.fab.nodes.get(node) else { return };
                 if nd.is_switch {
                     prefetch(nd);
+                    // the arrival settles the ingress's folded transfer first (`settle_in`): its record
+                    if let Some(f) = self.fold.ins.get(port as usize) {
+                        prefetch(f);
+                    }
                     let dst = p.dst as usize;
                     if self.fab.routes.edge.get(dst) == Some(&(node as u32)) {
                         if let Some(ep) = self.fab.routes.edge_lp.get(dst).and_then(|&lp| self.fab.ports.get((nd.port_base + lp) as usize)) {
@@ -729,6 +733,16 @@ impl Sim {
                     prefetch(&o.tx_busy_until);
                     prefetch(&o.eg);
                 }
+                if let Some(c) = self.fab.tx_count.get(p.out_port as usize) {
+                    prefetch(c);
+                }
+            }
+            // a folded transfer's lazy end: its record and its ingress's lines
+            Ev::XbarEnd { port } => {
+                let (Some(pt), Some(f)) = (self.fab.ports.get(port as usize), self.fold.ins.get(port as usize)) else { return };
+                prefetch(f);
+                prefetch(&pt.tx_busy_until);
+                prefetch(&pt.ing);
             }
             _ => {}
         }
