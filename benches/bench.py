@@ -321,9 +321,9 @@ def main() -> None:
         r = json.loads(out.stdout.strip().splitlines()[-1])
         r["instructions_per_traversal"] = r["instructions_source"] = None
         if not a.no_instructions and counted(n):
-            counted = count_instructions(n, r["link_traversals"])
-            if counted is not None:
-                r["instructions_per_traversal"], r["instructions_source"] = counted
+            got = count_instructions(n, r["link_traversals"])
+            if got is not None:
+                r["instructions_per_traversal"], r["instructions_source"] = got
         rows.append(r)
         if a.json:
             print(json.dumps(r))

@@ -66,3 +66,23 @@ def test_threads_campaign_counts_same_and_refused(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert json.loads(out.strip().splitlines()[-1]) == {"same": 1, "refused": 1, "different": 0}
     assert "refused paper/incast" in out
+
+
+def test_the_suite_runs_a_case_and_counts_it(monkeypatch, capsys):
+    """`bench.py --case NAME --json`: the case runs in a child process and its instructions are counted (here
+    by a stand-in for perf / callgrind, which would take a run under valgrind); the two-thread and busy runs
+    are never counted."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    asked = []
+    monkeypatch.setattr(bench, "count_instructions", lambda name, traversals: asked.append((name, traversals)) or (1234.0, "callgrind"))
+    monkeypatch.setattr(sys, "argv", ["bench.py", "--case", "rdma_incast_shared_hpcc", "--json"])
+    bench.main()
+    row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert row["case"] == "rdma_incast_shared_hpcc" and row["link_traversals"] > 0
+    assert asked == [("rdma_incast_shared_hpcc", row["link_traversals"])]
+    assert row["instructions_per_traversal"] == 1234.0 and row["instructions_source"] == "callgrind"
+    assert not bench.counted("steady_fh_0.2s_2t") and not bench.counted("steady_fh_0.2s_busy") and bench.counted("fattree32_fh_1ms")
