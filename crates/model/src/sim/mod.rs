@@ -689,8 +689,10 @@ impl Sim {
         }
         // Two stages: the event two after the next gets its packet and port lines fetched; the next one,
         // whose packet and port were asked for two events ago (one event was too short for memory: the
-        // second stage then waited on the packet), gets what they point to (the output port, the route
-        // row, the transfer) fetched too.
+        // second stage then waited on the packet), gets what they point to (the output port and its
+        // transmit counters, the route entry, the transfer, the ingress's folded-transfer record) fetched
+        // too. A folded transfer's `XbarEnd` (no packet, so nothing in the first stage) gets its record and
+        // its ingress's lines here, one event ahead.
         if let Some(&ev) = self.q.peek_ahead(2) {
             self.prefetch_first(ev);
         }
