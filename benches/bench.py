@@ -12,6 +12,11 @@ second, peak RSS. Record them in docs/benchmarks.md when the hot path changes.
     python benches/bench.py --update-docs   # the whole suite, stored in docs/benchmarks.json and its table
     python benches/bench.py --no-instructions   # without counting instructions (no extra runs)
     python benches/bench.py --update-instructions   # the stored run's instructions counted again, stamped apart
+    python benches/bench.py --probe   # only what a dependent load costs on this machine today (a few seconds)
+
+Before and after the suite it times what one dependent load costs by working set (`memory_probe`): on a
+shared VM the same build runs 2-3x slower on some days than on others, most on the large fabrics, and
+this says which kind of day a table was measured on.
 """
 
 from __future__ import annotations
@@ -129,22 +134,38 @@ def run_case(name: str, setup_only: bool = False) -> dict:
     }
 
 
-def _instructions(args: list[str]) -> int | None:
-    """User-space instructions of running `args` (`perf stat`), None where perf cannot count them (a VM
-    without hardware counters, no perf)."""
+PROBE_MIB = (0.25, 4.0, 32.0)
+
+
+def memory_probe(steps: int = 10_000_000) -> dict[str, float]:
+    """Nanoseconds per dependent load through 0.25, 4 and 32 MiB (`detailsim._core.load_latency_ns`: a
+    pointer chase, one cache line per step, in a random cycle): within the L2, beyond it, and about a
+    large fabric's state (k = 32: 25 MB of ports)."""
+    from detailsim import _core
+
+    return {f"{m:g}": round(_core.load_latency_ns(m, steps), 1) for m in PROBE_MIB}
+
+
+def _probe_text(p: dict[str, float]) -> str:
+    return ", ".join(f"{m} MiB {ns:.1f} ns" for m, ns in p.items())
+
+
+def _instructions(args: list[str]) -> tuple[int, str] | None:
+    """User-space instructions of running `args` (`perf stat`) and what it printed, None where perf cannot
+    count them (a VM without hardware counters, no perf)."""
     import os
     import tempfile
 
     with tempfile.NamedTemporaryFile("r", suffix=".perf") as f:
         try:
-            subprocess.run(["perf", "stat", "-x,", "-e", "instructions:u", "-o", f.name, *args], capture_output=True, check=True,
-                           env=os.environ | {"LC_ALL": "C"})
+            run = subprocess.run(["perf", "stat", "-x,", "-e", "instructions:u", "-o", f.name, *args], capture_output=True, text=True,
+                                 check=True, env=os.environ | {"LC_ALL": "C"})
         except (OSError, subprocess.CalledProcessError):
             return None
         for line in f.read().splitlines():
             fields = line.split(",")
             if len(fields) > 2 and fields[2].startswith("instructions"):
-                return int(fields[0]) if fields[0].isdigit() else None
+                return (int(fields[0]), run.stdout) if fields[0].isdigit() else None
     return None
 
 
@@ -172,15 +193,16 @@ def _callgrind(args: list[str]) -> tuple[int, int] | None:
     return None
 
 
-def count_instructions(name: str, traversals: int) -> tuple[float, str] | None:
+def count_instructions(name: str) -> tuple[float, str] | None:
     """Instructions per traversal of case `name` and what counted them: `perf` (the case's process less the
-    same process set up only, per the `traversals` of the timed run), else callgrind (the core loop alone,
-    per the traversals of the run it counted); None where neither can."""
+    same process set up only), else callgrind (the core loop alone); each divided by the traversals of the
+    run it counted (a count of one build is never divided by another's run). None where neither can."""
     child = [sys.executable, __file__, "--child", name]
     whole = _instructions(child)
     setup = _instructions([*child, "--setup-only"]) if whole is not None else None
     if whole is not None and setup is not None:
-        return (whole - setup) / max(traversals, 1), "perf"
+        traversals = json.loads(whole[1].strip().splitlines()[-1])["link_traversals"]
+        return (whole[0] - setup[0]) / max(traversals, 1), "perf"
     counted = _callgrind(child)
     if counted is not None:
         return counted[0] / max(counted[1], 1), "callgrind"
@@ -213,7 +235,7 @@ def markdown(data: dict) -> str:
     by = {r["case"]: r for r in data["rows"]}
     lines = [f"Measured {data['date']} at {data['commit']} on {data['machine']}, one process per case. Traversals per "
              "second of the core loop (the run's wall time, not the set-up's); peak RSS of the whole process (Python "
-             "included).", "",
+             "included). " + _memory_sentence(data), "",
              "| case | simulated s | events/traversal | instructions/traversal | traversals/s, 1 thread | traversals/s, 2 threads | "
              "wall s per simulated s, 1 thread | peak RSS MB, 1 thread | peak RSS MB, 2 threads |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -242,6 +264,16 @@ def markdown(data: dict) -> str:
     return "\n".join(lines)
 
 
+def _memory_sentence(data: dict) -> str:
+    """What a dependent load cost on the machine before and after the run (`memory_probe`), or that the run
+    was not probed."""
+    m = data.get("memory")
+    if m is None:
+        return "The machine's memory was not probed with this run (`--probe`; runs from 2026-11-28 on store it)."
+    return (f"A dependent load (`memory_probe`: a random cycle through 0.25, 4 and 32 MiB) cost {_probe_text(m['before'])} "
+            f"before the suite and {_probe_text(m['after'])} after it.")
+
+
 def _stamp() -> dict:
     """Date, commit and machine of a measurement made now (run from the project root)."""
     import datetime
@@ -262,9 +294,9 @@ def _write(data: dict) -> None:
     print(f"wrote {DOC_JSON} and the table in {DOC}")
 
 
-def _store(rows: list[dict]) -> None:
+def _store(rows: list[dict], memory: dict) -> None:
     """Write docs/benchmarks.json and the table in docs/benchmarks.md (run from the project root)."""
-    _write(_stamp() | {"rows": rows})
+    _write(_stamp() | {"memory": memory, "rows": rows})
 
 
 def recount(data: dict, count=count_instructions) -> dict:
@@ -276,7 +308,7 @@ def recount(data: dict, count=count_instructions) -> dict:
     for r in data["rows"]:
         r = dict(r)
         if counted(r["case"]):
-            got = count(r["case"], r["link_traversals"])
+            got = count(r["case"])
             r["instructions_per_traversal"], r["instructions_source"] = got if got is not None else (None, None)
             print(f"{r['case']:<30}{'n/a' if got is None else f'{got[0]:,.0f} ({got[1]})':>20}", flush=True)
         rows.append(r)
@@ -291,6 +323,8 @@ def main() -> None:
     ap.add_argument("--json", action="store_true", help="print one JSON object per case")
     ap.add_argument("--no-instructions", action="store_true", help="do not count instructions (perf or callgrind: extra runs of each case)")
     ap.add_argument("--update-docs", action="store_true", help="store the whole suite in docs/benchmarks.json and its table in docs/benchmarks.md")
+    ap.add_argument("--probe", action="store_true", help="only time a dependent load through 0.25, 4 and 32 MiB (the machine's memory "
+                                                          "today; a few seconds) and exit")
     ap.add_argument("--update-instructions", action="store_true",
                     help="count the stored suite's instructions per traversal again (perf or callgrind; what does not depend on the "
                          "machine's speed) and store them with their own date and commit, keeping the stored run's other figures")
@@ -301,6 +335,9 @@ def main() -> None:
         ap.error("--update-docs counts instructions with its run: use one of --update-docs and --update-instructions")
     if a.child:
         print(json.dumps(run_case(a.child, a.setup_only)))
+        return
+    if a.probe:
+        print(json.dumps(memory_probe()) if a.json else f"dependent load: {_probe_text(memory_probe())}")
         return
     if a.update_instructions:
         with open(DOC_JSON) as f:
@@ -313,7 +350,9 @@ def main() -> None:
     print(f"# detailsim benchmark on {platform.processor() or platform.machine()}, Python {platform.python_version()}")
     hdr = (f"{'case':<30}{'sim s':>8}{'wall s':>8}{'events/s':>12}{'traversals/s':>14}{'ev/trav':>9}{'instr/trav':>12}"
            f"{'wall/sim':>10}{'flows':>9}{'peak RSS MB':>13}")
+    memory = {"before": memory_probe()}
     if not a.json:
+        print(f"# dependent load: {_probe_text(memory['before'])}")
         print(hdr)
     rows = []
     for n in names:
@@ -321,7 +360,7 @@ def main() -> None:
         r = json.loads(out.stdout.strip().splitlines()[-1])
         r["instructions_per_traversal"] = r["instructions_source"] = None
         if not a.no_instructions and counted(n):
-            got = count_instructions(n, r["link_traversals"])
+            got = count_instructions(n)
             if got is not None:
                 r["instructions_per_traversal"], r["instructions_source"] = got
         rows.append(r)
@@ -334,8 +373,11 @@ def main() -> None:
                 f"{r['traversals_per_s'] / 1e6:>12.2f} M{r['events_per_traversal']:>9.2f}{'n/a' if ipt is None else f'{ipt:,.0f}':>12}"
                 f"{r['wall_per_sim_s']:>10.2f}{r['flows']:>9}{r['peak_rss_mb']:>13.0f}"
             )
+    memory["after"] = memory_probe()
+    if not a.json:
+        print(f"# dependent load after the suite: {_probe_text(memory['after'])}")
     if a.update_docs:
-        _store(rows)
+        _store(rows, memory)
 
 
 if __name__ == "__main__":

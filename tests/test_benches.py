@@ -78,11 +78,57 @@ def test_the_suite_runs_a_case_and_counts_it(monkeypatch, capsys):
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     asked = []
-    monkeypatch.setattr(bench, "count_instructions", lambda name, traversals: asked.append((name, traversals)) or (1234.0, "callgrind"))
+    monkeypatch.setattr(bench, "count_instructions", lambda name: asked.append(name) or (1234.0, "callgrind"))
+    probes = []
+    monkeypatch.setattr(bench, "memory_probe", lambda: probes.append(1) or {"0.25": 5.0, "4": 50.0, "32": 90.0})
     monkeypatch.setattr(sys, "argv", ["bench.py", "--case", "rdma_incast_shared_hpcc", "--json"])
     bench.main()
     row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert row["case"] == "rdma_incast_shared_hpcc" and row["link_traversals"] > 0
-    assert asked == [("rdma_incast_shared_hpcc", row["link_traversals"])]
+    assert asked == ["rdma_incast_shared_hpcc"]
+    assert len(probes) == 2, "the machine's memory is probed before and after the suite"
     assert row["instructions_per_traversal"] == 1234.0 and row["instructions_source"] == "callgrind"
     assert not bench.counted("steady_fh_0.2s_2t") and not bench.counted("steady_fh_0.2s_busy") and bench.counted("fattree32_fh_1ms")
+
+
+def test_perf_counts_are_divided_by_the_traversals_of_the_run_they_counted(monkeypatch):
+    """`count_instructions` under perf: the case's process less the set-up-only process, divided by the
+    traversals that counted run printed (not by those of another run, such as the stored one that
+    `--update-instructions` counts again)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    runs = []
+
+    def perf(args):
+        runs.append(args)
+        return (1000, '{"case": "x"}') if "--setup-only" in args else (9000, 'log line\n{"case": "x", "link_traversals": 40}\n')
+
+    monkeypatch.setattr(bench, "_instructions", perf)
+    monkeypatch.setattr(bench, "_callgrind", lambda args: pytest.fail("perf counted: callgrind is not asked"))
+    assert bench.count_instructions("fattree8_fh_5ms") == (200.0, "perf")
+    assert [a[-1] for a in runs] == ["fattree8_fh_5ms", "--setup-only"]
+    # without perf, callgrind's count over its own run's traversals
+    monkeypatch.setattr(bench, "_instructions", lambda args: None)
+    monkeypatch.setattr(bench, "_callgrind", lambda args: (5000, 25))
+    assert bench.count_instructions("fattree8_fh_5ms") == (200.0, "callgrind")
+
+
+def test_the_memory_probe_times_a_load_per_working_set():
+    """`bench.py --probe` and the suite's stamp: nanoseconds per dependent load through 0.25, 4 and 32 MiB
+    (the core's pointer chase); a size outside what the core allows is refused, naming the field."""
+    import importlib.util
+
+    from detailsim import _core
+
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    p = bench.memory_probe(steps=20_000)
+    assert list(p) == ["0.25", "4", "32"] and all(v > 0 for v in p.values())
+    assert bench._probe_text({"0.25": 5.0, "4": 61.25}) == "0.25 MiB 5.0 ns, 4 MiB 61.2 ns"
+    for bad, field in [({"mib": 0.0}, "mib"), ({"mib": float("nan")}, "mib"), ({"mib": 1.0, "steps": 0}, "steps")]:
+        with pytest.raises(ValueError, match=field):
+            _core.load_latency_ns(**bad)

@@ -243,6 +243,24 @@ def test_the_benchmark_table_names_what_counted_its_instructions():
     assert "`perf stat`'s count of the case's process" in bench.markdown(data)
 
 
+def test_the_benchmark_table_says_what_a_load_cost_that_day():
+    """A run of the suite stores the machine's memory probed before and after it (`memory_probe`) and the
+    table's preamble quotes both; a run stored without them says it was not probed."""
+    import copy
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    data = copy.deepcopy(json.loads((ROOT / bench.DOC_JSON).read_text()))
+    data["memory"] = {"before": {"0.25": 4.5, "4": 61.0, "32": 88.5}, "after": {"0.25": 4.6, "4": 180.0, "32": 201.0}}
+    first = bench.markdown(data).splitlines()[0]
+    assert "cost 0.25 MiB 4.5 ns, 4 MiB 61.0 ns, 32 MiB 88.5 ns before the suite and 0.25 MiB 4.6 ns, 4 MiB 180.0 ns, 32 MiB 201.0 ns after it" in first
+    del data["memory"]
+    assert "not probed with this run" in bench.markdown(data).splitlines()[0]
+
+
 def test_instructions_counted_again_keep_the_stored_run_and_say_when(monkeypatch):
     """`bench.py --update-instructions` counts every counted case again (not the two-thread or busy runs),
     keeps the stored run's other figures, stamps the count with its own date and commit, and the table says
@@ -260,9 +278,11 @@ def test_instructions_counted_again_keep_the_stored_run_and_say_when(monkeypatch
     monkeypatch.setattr(bench, "_stamp", lambda: {"date": "2031-01-02", "commit": "abc1234", "machine": "m"})
     asked = []
 
-    def count(name, traversals):
+    traversals = {r["case"]: r["link_traversals"] for r in stored["rows"]}
+
+    def count(name):
         asked.append(name)
-        return None if name == "steady_scatter_0.2s" else (traversals / 1000.0, "callgrind")
+        return None if name == "steady_scatter_0.2s" else (traversals[name] / 1000.0, "callgrind")
 
     new = bench.recount(stored, count)
     assert asked == [c for c in bench.CASES if not c.endswith(("_2t", "_busy"))]

@@ -26,6 +26,7 @@
 //! ```
 
 pub mod arena;
+pub mod probe;
 pub mod queue;
 pub mod rng;
 pub mod time;

@@ -219,6 +219,20 @@ fn pfc_frame(port: u32, pause: u8, unpause: u8) -> Vec<u8> {
     detailsim_model::live::frame::pfc_frame(port, detailsim_model::mechanisms::pfc::PfcFrame { pause, unpause })
 }
 
+/// Nanoseconds per dependent load through `mib` MiB of memory, one cache line per step in a random cycle
+/// (`detailsim_engine::probe`): what the machine's memory costs on the day, stored with each benchmark run.
+#[pyfunction]
+#[pyo3(signature = (mib, steps = 10_000_000))]
+fn load_latency_ns(py: Python<'_>, mib: f64, steps: u64) -> PyResult<f64> {
+    if !(mib.is_finite() && (1.0 / 16.0..=4096.0).contains(&mib)) {
+        return Err(PyValueError::new_err(format!("mib: {mib} is not a size from 1/16 to 4096 MiB")));
+    }
+    if !(1..=1_000_000_000).contains(&steps) {
+        return Err(PyValueError::new_err(format!("steps: {steps} is not from 1 to 10^9")));
+    }
+    Ok(py.detach(|| detailsim_engine::probe::load_latency_ns((mib * (1 << 20) as f64) as usize, steps)))
+}
+
 /// The scheme presets: (name, what it stands for).
 #[pyfunction]
 fn presets() -> Vec<(String, String)> {
@@ -390,6 +404,7 @@ fn live_agent(py: Python<'_>, plan_path: &str, me: u32, out: &str) -> PyResult<(
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(load_latency_ns, m)?)?;
     m.add_function(wrap_pyfunction!(knob_table, m)?)?;
     m.add_function(wrap_pyfunction!(section_table, m)?)?;
     m.add_function(wrap_pyfunction!(section_keys, m)?)?;
