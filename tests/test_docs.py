@@ -215,6 +215,7 @@ def test_the_current_benchmark_table_is_the_stored_run():
     # the prose's per-traversal counts of the k = 32 and k = 8 fat trees are the table's
     ipt = {r["case"]: r["instructions_per_traversal"] for r in data["rows"]}
     assert f"costs {ipt['fattree32_fh_1ms']:,.0f} instructions\nagainst k = 8's {ipt['fattree8_fh_5ms']:,.0f}" in text
+    assert f"instructions ({ipt['fattree32_fh_1ms']:,.0f} and {ipt['fattree8_fh_5ms']:,.0f})" in text
 
 
 def test_the_benchmark_table_names_what_counted_its_instructions():
