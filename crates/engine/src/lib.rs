@@ -26,12 +26,14 @@
 //! ```
 
 pub mod arena;
+pub mod hugepages;
 pub mod queue;
 pub mod rng;
 pub mod time;
 mod wheel;
 
 pub use arena::{Arena, StripedArena};
+pub use hugepages::HugePages;
 pub use queue::EventQueue;
 pub use rng::{RngStreams, Stream};
 pub use time::{Rate, Time};
