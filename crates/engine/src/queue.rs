@@ -68,6 +68,11 @@ impl<E: Copy> EventQueue<E> {
             now: Time::ZERO,
         }
     }
+    /// Each time the wheel moves to its next bucket, start fetching the one after (for fabrics whose pending
+    /// events do not stay in cache; a hint: the order of events does not change).
+    pub fn prefetch_buckets(&mut self, on: bool) {
+        self.main.ahead = on;
+    }
     /// Events pushed from now on come from source `src` (below 2^`SOURCE_BITS`): at equal times, events of
     /// a lower source come out first, and a source's own events in the order they were pushed. So the
     /// order of two simultaneous events from different sources does not depend on which was pushed first

@@ -96,6 +96,9 @@ pub(crate) struct Wheel<E> {
     /// Bits of the largest source the keys carry (`EventQueue::set_source`; 0: none, and sorting by
     /// time and position is enough).
     pub(crate) src_bits: u32,
+    /// Each refill also starts fetching the next occupied bucket's first and last chunks
+    /// (`EventQueue::prefetch_buckets`: for wheels whose chunks do not stay in cache).
+    pub(crate) ahead: bool,
 }
 
 /// Key of an empty lane (no event has it: its time would be the end of time and its sequence number the
@@ -125,6 +128,7 @@ impl<E: Copy> Wheel<E> {
             shift,
             wheel,
             src_bits: 0,
+            ahead: false,
         }
     }
 
@@ -352,6 +356,9 @@ impl<E: Copy> Wheel<E> {
                 self.put_on_wheel(b, e);
             }
         }
+        if self.ahead && self.on_wheel > 0 {
+            self.fetch_next_bucket();
+        }
         if direct {
             insertion_sort(&mut self.run);
             return;
@@ -398,6 +405,24 @@ impl<E: Copy> Wheel<E> {
         let bits = u32::BITS - src.leading_zeros();
         if bits > self.src_bits {
             self.src_bits = bits;
+        }
+    }
+
+    /// Start bringing the next occupied bucket's first and last chunks into the cache (all of a bucket of up
+    /// to two chunks; its middle ones would need the links read): its refill comes after this bucket's
+    /// events, time enough for memory. A hint: it changes no order.
+    #[cold]
+    #[inline(never)]
+    fn fetch_next_bucket(&self) {
+        let slot = (self.next_occupied() & (self.wheel - 1)) as usize;
+        for c in [self.first[slot], self.last[slot]] {
+            if let Some(c) = self.chunks.get(c as usize) {
+                let at = c as *const Chunk<E> as *const u8;
+                for off in (0..std::mem::size_of::<Chunk<E>>()).step_by(64) {
+                    // SAFETY: within the chunk (a prefetch never faults and changes no memory)
+                    crate::queue::prefetch(unsafe { &*at.add(off) });
+                }
+            }
         }
     }
 

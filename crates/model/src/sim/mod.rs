@@ -337,6 +337,7 @@ impl Sim {
         sim.q = EventQueue::with_wheel(shift, bits);
         sim.clock.wheel = (shift, bits);
         sim.clock.deep_prefetch = sim.fab.wiring.port_node.len() >= DEEP_PREFETCH_PORTS;
+        sim.q.prefetch_buckets(sim.clock.deep_prefetch);
         sim.clock.grid = layout.as_ref().map_or_else(|| sim.fabric_grid(), |l| l.grid);
         sim.clock.next_peak = sim.clock.grid;
         sim.clock.end_limit = sim.grid_end(sim.clock.end_limit);
