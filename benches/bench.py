@@ -15,7 +15,7 @@ second, peak RSS. Record them in docs/benchmarks.md when the hot path changes.
     python benches/bench.py --probe   # only what a dependent load costs on this machine today (a few seconds)
 
 Before and after the suite it times what one dependent load costs by working set (`memory_probe`): on a
-shared VM the same build runs 2-3x slower on some days than on others, most on the large fabrics, and
+shared VM the same build runs 2-4x slower on some days than on others, most on the large fabrics, and
 this says which kind of day a table was measured on.
 """
 

@@ -132,3 +132,22 @@ def test_the_memory_probe_times_a_load_per_working_set():
     for bad, field in [({"mib": 0.0}, "mib"), ({"mib": float("nan")}, "mib"), ({"mib": 1.0, "steps": 0}, "steps")]:
         with pytest.raises(ValueError, match=field):
             _core.load_latency_ns(**bad)
+
+
+def test_probe_alone_prints_the_loads_and_runs_no_case(monkeypatch, capsys):
+    """`bench.py --probe` (`make bench ARGS=--probe`) prints the machine's loads, as text or as JSON, and
+    runs no case."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    monkeypatch.setattr(bench, "memory_probe", lambda: {"0.25": 5.0, "4": 150.0, "32": 210.5})
+    monkeypatch.setattr(bench, "run_case", lambda *a, **k: pytest.fail("--probe runs no case"))
+    monkeypatch.setattr(bench.subprocess, "run", lambda *a, **k: pytest.fail("--probe starts no child"))
+    monkeypatch.setattr(sys, "argv", ["bench.py", "--probe"])
+    bench.main()
+    assert capsys.readouterr().out.strip() == "dependent load: 0.25 MiB 5.0 ns, 4 MiB 150.0 ns, 32 MiB 210.5 ns"
+    monkeypatch.setattr(sys, "argv", ["bench.py", "--probe", "--json"])
+    bench.main()
+    assert json.loads(capsys.readouterr().out) == {"0.25": 5.0, "4": 150.0, "32": 210.5}
