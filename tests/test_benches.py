@@ -151,3 +151,26 @@ def test_probe_alone_prints_the_loads_and_runs_no_case(monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", ["bench.py", "--probe", "--json"])
     bench.main()
     assert json.loads(capsys.readouterr().out) == {"0.25": 5.0, "4": 150.0, "32": 210.5}
+
+
+def test_pairsum_summarises_rounds_and_refuses_a_broken_file(tmp_path, capsys):
+    """`benches/pairsum.py`: per case, best and median of each build, their ratios and the rounds the new
+    build won (a round is two consecutive lines of one case, in either order); a file whose lines do not
+    pair up is refused with the lines named."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("pairsum", ROOT / "benches" / "pairsum.py")
+    pairsum = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pairsum)
+    f = tmp_path / "p.txt"
+    f.write_text("a old 2.000\na new 1.000\na new 1.500\na old 1.000\na old 3.000\na new 2.000\nb old 1.0\nb new 1.0\n")
+    (a, b) = pairsum.read(f)
+    assert a.case == "a" and a.old == (2.0, 1.0, 3.0) and a.new == (1.0, 1.5, 2.0)
+    assert a.won == 2 and b.won == 0, "a tie is not a win"
+    assert a.cells() == ("1.000 / 2.000 s", "1.000 / 1.500 s (1.00x / 1.33x)", "2 of 3")
+    assert pairsum.main([str(f)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "a | 1.000 / 2.000 s | 1.000 / 1.500 s (1.00x / 1.33x) | 2 of 3"
+    for bad, what in [("a old 1\n", "not whole rounds"), ("a old 1\nb new 1\n", "lines 1-2"), ("a old 1\na old 2\n", "lines 1-2")]:
+        f.write_text(bad)
+        with pytest.raises(ValueError, match=what):
+            pairsum.read(f)

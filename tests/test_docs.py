@@ -371,3 +371,21 @@ def test_every_workload_kind_preset_and_section_the_core_accepts_is_in_the_docs_
                     if f"`{k}`" not in text[s.split(".")[0]]]
     assert not undocumented, undocumented
     assert len(all_sections()) == ref.count("\n| key |") + ref.count("\n| preset |")
+
+
+def test_the_paired_figures_are_the_stored_pairs():
+    """Every case of every stored `benches/pair.sh` output (benches/pairs/*/*.txt) is a row of
+    docs/benchmarks.md's paired tables, as `benches/pairsum.py` summarises it: best / median before, after
+    with the ratios, and the pairs the new build won."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("pairsum", ROOT / "benches" / "pairsum.py")
+    pairsum = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pairsum)
+    text = (ROOT / "docs" / "benchmarks.md").read_text()
+    files = sorted((ROOT / "benches" / "pairs").glob("*/*.txt"))
+    assert len(files) >= 7
+    for f in files:
+        for p in pairsum.read(f):
+            before, after, won = p.cells()
+            assert f"| {before} | {after} | {won} |" in text, f"{f.relative_to(ROOT)}: {p.case} ({before} -> {after}, {won})"

@@ -208,6 +208,16 @@ impl Routes {
         &self.list[start as usize..(start + len) as usize]
     }
 
+    /// `ports(s, dst)` with every index checked (None where one is out of range): for a prefetch.
+    #[inline]
+    pub fn ports_checked(&self, s: u32, dst: u32) -> Option<&[u32]> {
+        let l = self.lists.get(s as usize)?;
+        let g = *self.group.get(dst as usize)?;
+        let k = if l.pick != NONE { *self.pick.get((l.pick + g) as usize)? as u32 } else { g };
+        let &(start, len) = self.spans.get((l.span + k) as usize)?;
+        self.list.get(start as usize..(start + len) as usize)
+    }
+
     /// What `ports(s, dst)` reads first that is likely not cached (for a prefetch): the (switch, group)
     /// byte, or the span of a switch that keeps one per group.
     #[inline]

@@ -108,10 +108,29 @@ impl Forwarder {
             return list.first().copied();
         }
         Some(match lb {
-            LoadBalancing::FlowHash => list[(mix(hash as u64 ^ self.salt) % n as u64) as usize],
+            LoadBalancing::FlowHash => self.flow_hash_pick(list, hash),
             LoadBalancing::PacketScatter => list[rng.below(n as u64) as usize],
             LoadBalancing::Adaptive => self.alb(alb, row, drain, rng, scratch),
         })
+    }
+
+    /// Flow hashing's choice among `list` (not empty) for flow hash `hash`.
+    #[inline(always)]
+    fn flow_hash_pick(&self, list: &[u32], hash: u32) -> u32 {
+        list[(mix(hash as u64 ^ self.salt) % list.len() as u64) as usize]
+    }
+
+    /// The choice `choose_in` will make where it depends on nothing but its inputs (one acceptable port,
+    /// or flow hashing), without making it: None where it draws or reads queues (scatter and ALB among
+    /// several ports) or no port is acceptable. For a prefetch.
+    #[inline(always)]
+    pub fn settled_choice(&self, lb: LoadBalancing, list: &[u32], hash: u32) -> Option<u32> {
+        match list.len() {
+            0 => None,
+            1 => Some(list[0]),
+            _ if lb == LoadBalancing::FlowHash => Some(self.flow_hash_pick(list, hash)),
+            _ => None,
+        }
     }
 
     /// DeTail's adaptive load balancing: among the acceptable ports, those whose drain-byte counter for

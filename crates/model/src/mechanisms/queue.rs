@@ -532,6 +532,12 @@ impl<O: Order> PrioQueue<O> {
         self.total -= wire;
         self.pkts -= 1;
     }
+    /// Ask for the two lines a packet of priority 0-3 touches (a prefetch hint: changes nothing).
+    #[inline(always)]
+    pub fn prefetch_lines(&self) {
+        detailsim_engine::queue::prefetch(self);
+        detailsim_engine::queue::prefetch(&self.per);
+    }
     /// Drain-byte counter: bytes of priority `prio` or higher held in this queue.
     #[inline]
     pub fn drain_bytes(&self, prio: u8) -> u64 {

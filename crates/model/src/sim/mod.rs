@@ -152,6 +152,13 @@ pub const NO: u32 = u32::MAX;
 /// packet points to pays. In smaller fabrics those lines are mostly cached and the extra reads cost more
 /// than they save (paper/steady: about 5% slower).
 const DEEP_PREFETCH_PORTS: usize = 2048;
+/// Fabrics with this many ports (a k = 32 fat tree has 49,152) prefetch in three stages where the route is
+/// settled by the packet (`prefetch_next`): the output port the route will take, fetched one event
+/// ahead. Paired on one binary (docs/benchmarks.md, "The output port prefetched"): k = 32 FH won 33 of
+/// 40 pairs, k = 16 FH (6,144 ports) 8 of 27; DeTail k = 16 with the three stages' spacing lost 7 of 7.
+/// So only flow hashing, which settles every hop, runs three: ALB and scatter (whose choices it cannot
+/// guess) keep two.
+const ROUTE_PREFETCH_PORTS: usize = 16_384;
 /// The timer lane is never compacted below this many events (compaction is O(n); small lanes are cheap).
 const TIMER_COMPACT_MIN: usize = 4096;
 
@@ -288,6 +295,7 @@ impl Sim {
                 window: None,
                 timer_compact: TimerCompaction { at: TIMER_COMPACT_MIN, min: TIMER_COMPACT_MIN },
                 deep_prefetch: false,
+                route_prefetch: false,
                 wheel: (0, 0),
             },
             guard: Guard {
@@ -337,6 +345,8 @@ impl Sim {
         sim.q = EventQueue::with_wheel(shift, bits);
         sim.clock.wheel = (shift, bits);
         sim.clock.deep_prefetch = sim.fab.wiring.port_node.len() >= DEEP_PREFETCH_PORTS;
+        sim.clock.route_prefetch =
+            sim.fab.wiring.port_node.len() >= ROUTE_PREFETCH_PORTS && sim.scheme.load_balancing == crate::config::LoadBalancing::FlowHash;
         sim.clock.grid = layout.as_ref().map_or_else(|| sim.fabric_grid(), |l| l.grid);
         sim.clock.next_peak = sim.clock.grid;
         sim.clock.end_limit = sim.grid_end(sim.clock.end_limit);
@@ -680,7 +690,6 @@ impl Sim {
     /// state) so that the misses overlap with this event's work. A hint only: it changes no result.
     #[inline(always)]
     fn prefetch_next(&self) {
-        use detailsim_engine::queue::prefetch;
         if !self.clock.deep_prefetch {
             if let Some(&ev) = self.q.peek() {
                 self.prefetch_first(ev);
@@ -692,11 +701,64 @@ impl Sim {
         // second stage then waited on the packet), gets what they point to (the output port and its
         // transmit counters, the route entry, the transfer, the ingress's folded-transfer record) fetched
         // too. A folded transfer's `XbarEnd` (no packet, so nothing in the first stage) gets its record and
-        // its ingress's lines here, one event ahead.
+        // its ingress's lines here, one event ahead. Under flow hashing, where the packet settles its route,
+        // in the largest fabrics three stages, each two events apart: the packet and port (five ahead),
+        // what they point to (three ahead), and the output port the route will take (the next).
+        if self.clock.route_prefetch {
+            if let Some(&ev) = self.q.peek_ahead(4) {
+                self.prefetch_first(ev);
+            }
+            if let Some(&ev) = self.q.peek_ahead(2) {
+                self.prefetch_second(ev);
+            }
+            if let Some(out) = self.q.peek().and_then(|&ev| self.settled_out(ev)) {
+                use detailsim_engine::queue::prefetch;
+                if let Some(o) = self.fab.ports.get(out as usize) {
+                    prefetch(&o.tx_busy_until);
+                    o.eg.prefetch_lines();
+                }
+                if let Some(c) = self.fab.tx_count.get(out as usize) {
+                    prefetch(c);
+                }
+            }
+            return;
+        }
         if let Some(&ev) = self.q.peek_ahead(2) {
             self.prefetch_first(ev);
         }
-        let Some(&ev) = self.q.peek() else { return };
+        if let Some(&ev) = self.q.peek() {
+            self.prefetch_second(ev);
+        }
+    }
+
+    /// The output port (global index) an arrival at a switch will be routed to, where the packet and the
+    /// routes settle it (`Node::route` to the edge switch's host, `Forwarder::settled_choice` elsewhere;
+    /// not ALB, which reads the candidates' queues): None for other events and choices. Every index is
+    /// checked (a prefetch's guess may read ahead of what the event will find).
+    #[inline(always)]
+    pub(crate) fn settled_out(&self, ev: Ev) -> Option<u32> {
+        let Ev::Arrive { port, pkt } = ev else { return None };
+        let (pt, p) = (self.fab.ports.get(port as usize)?, self.pkts.slots().get(pkt as usize)?);
+        let nd = self.fab.nodes.get(pt.node as usize)?;
+        if !nd.is_switch {
+            return None;
+        }
+        let routes = &self.fab.routes;
+        let lb = self.scheme.load_balancing;
+        let lp = if routes.edge.get(p.dst as usize) == Some(&pt.node) {
+            *routes.edge_lp.get(p.dst as usize)?
+        } else if lb == crate::config::LoadBalancing::Adaptive {
+            return None;
+        } else {
+            nd.fwd.settled_choice(lb, routes.ports_checked(pt.node, p.dst)?, p.hash)?
+        };
+        Some(nd.port_base + lp)
+    }
+
+    /// The second stage (see `prefetch_next`).
+    #[inline(always)]
+    fn prefetch_second(&self, ev: Ev) {
+        use detailsim_engine::queue::prefetch;
         match ev {
             Ev::Arrive { port, pkt } => {
                 let (Some(pt), Some(p)) = (self.fab.ports.get(port as usize), self.pkts.slots().get(pkt as usize)) else { return };

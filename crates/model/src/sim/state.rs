@@ -32,9 +32,13 @@ pub struct Clock {
     /// `run.measure_from` .. `measure_to`: the goodput measurement window.
     pub window: Option<(Time, Time)>,
     /// The loop's housekeeping: when to compact the timer lane, and whether to prefetch in two stages, up
-    /// to three events ahead (see `prefetch_next`; on in fabrics whose state outgrows the caches).
+    /// to three events ahead, or three, up to five (see `prefetch_next`; on in fabrics whose state
+    /// outgrows the caches).
     pub(crate) timer_compact: TimerCompaction,
     pub(crate) deep_prefetch: bool,
+    /// Three stages, the last the output port the route will take (`prefetch_next`; in the largest
+    /// fabrics, under flow hashing).
+    pub(crate) route_prefetch: bool,
 }
 
 /// `run.max_events` / `run.max_wall`: guards on runaway runs.
