@@ -213,9 +213,9 @@ impl Routes {
     pub fn ports_checked(&self, s: u32, dst: u32) -> Option<&[u32]> {
         let l = self.lists.get(s as usize)?;
         let g = *self.group.get(dst as usize)?;
-        let k = if l.pick != NONE { *self.pick.get((l.pick + g) as usize)? as u32 } else { g };
-        let &(start, len) = self.spans.get((l.span + k) as usize)?;
-        self.list.get(start as usize..(start + len) as usize)
+        let k = if l.pick != NONE { *self.pick.get(l.pick.checked_add(g)? as usize)? as u32 } else { g };
+        let &(start, len) = self.spans.get(l.span.checked_add(k)? as usize)?;
+        self.list.get(start as usize..start.checked_add(len)? as usize)
     }
 
     /// What `ports(s, dst)` reads first that is likely not cached (for a prefetch): the (switch, group)
@@ -326,9 +326,13 @@ mod tests {
                     let row = r.row(s, h);
                     let want: Vec<u32> = (0..count(row)).map(|k| nth(row, k)).collect();
                     assert_eq!(r.ports(s, h), &want[..], "switch {s} to host {h} of {n}");
+                    assert_eq!(r.ports_checked(s, h), Some(&want[..]), "switch {s} to host {h} of {n}");
                     assert!(!want.is_empty());
                 }
             }
+            // (a prefetch's guess out of range: no list, no panic)
+            assert_eq!(r.ports_checked(2 * n + 5, n + 1), None);
+            assert_eq!(r.ports_checked(0, 2 * n + 5), None);
         }
     }
 }

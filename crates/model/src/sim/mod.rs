@@ -21,6 +21,7 @@ pub mod hosts;
 mod mlfq;
 pub mod parts;
 pub mod pfc;
+mod prefetch;
 pub mod report;
 pub mod state;
 pub mod switch;
@@ -147,18 +148,6 @@ fn wheel_shape(ports: &[Port], full_frame: u64) -> (u32, u32) {
 }
 
 pub const NO: u32 = u32::MAX;
-/// Fabrics with this many ports (a k = 16 fat tree has 6,144; k = 8 768) prefetch in two stages (`prefetch_next`): their
-/// ports, packets and transfers no longer fit in the L2 cache, and fetching the lines the next event's
-/// packet points to pays. In smaller fabrics those lines are mostly cached and the extra reads cost more
-/// than they save (paper/steady: about 5% slower).
-const DEEP_PREFETCH_PORTS: usize = 2048;
-/// Fabrics with this many ports (a k = 32 fat tree has 49,152) prefetch in three stages where the route is
-/// settled by the packet (`prefetch_next`): the output port the route will take, fetched one event
-/// ahead. Paired on one binary (docs/benchmarks.md, "The output port prefetched"): k = 32 FH won 33 of
-/// 40 pairs, k = 16 FH (6,144 ports) 8 of 27; DeTail k = 16 with the three stages' spacing lost 7 of 7.
-/// So only flow hashing, which settles every hop, runs three: ALB and scatter (whose choices it cannot
-/// guess) keep two.
-const ROUTE_PREFETCH_PORTS: usize = 16_384;
 /// The timer lane is never compacted below this many events (compaction is O(n); small lanes are cheap).
 const TIMER_COMPACT_MIN: usize = 4096;
 
@@ -344,9 +333,9 @@ impl Sim {
         };
         sim.q = EventQueue::with_wheel(shift, bits);
         sim.clock.wheel = (shift, bits);
-        sim.clock.deep_prefetch = sim.fab.wiring.port_node.len() >= DEEP_PREFETCH_PORTS;
+        sim.clock.deep_prefetch = sim.fab.wiring.port_node.len() >= prefetch::DEEP_PREFETCH_PORTS;
         sim.clock.route_prefetch =
-            sim.fab.wiring.port_node.len() >= ROUTE_PREFETCH_PORTS && sim.scheme.load_balancing == crate::config::LoadBalancing::FlowHash;
+            sim.fab.wiring.port_node.len() >= prefetch::ROUTE_PREFETCH_PORTS && sim.scheme.load_balancing == crate::config::LoadBalancing::FlowHash;
         sim.clock.grid = layout.as_ref().map_or_else(|| sim.fabric_grid(), |l| l.grid);
         sim.clock.next_peak = sim.clock.grid;
         sim.clock.end_limit = sim.grid_end(sim.clock.end_limit);
@@ -684,157 +673,6 @@ impl Sim {
             Ev::Workload { w, i } => self.hosts.workloads[w as usize].source_host(i, &self.fab.hosts),
             Ev::ArrivalsEnd | Ev::PfcSweep | Ev::Fault { .. } | Ev::Window { .. } | Ev::Sample => return None,
         })
-    }
-
-    /// Start bringing into the cache what the next event will read (its packet, its port's lines, its PFC
-    /// state) so that the misses overlap with this event's work. A hint only: it changes no result.
-    #[inline(always)]
-    fn prefetch_next(&self) {
-        if !self.clock.deep_prefetch {
-            if let Some(&ev) = self.q.peek() {
-                self.prefetch_first(ev);
-            }
-            return;
-        }
-        // Two stages: the event two after the next gets its packet and port lines fetched; the next one,
-        // whose packet and port were asked for two events ago (one event was too short for memory: the
-        // second stage then waited on the packet), gets what they point to (the output port and its
-        // transmit counters, the route entry, the transfer, the ingress's folded-transfer record) fetched
-        // too. A folded transfer's `XbarEnd` (no packet, so nothing in the first stage) gets its record and
-        // its ingress's lines here, one event ahead. Under flow hashing, where the packet settles its route,
-        // in the largest fabrics three stages, each two events apart: the packet and port (five ahead),
-        // what they point to (three ahead), and the output port the route will take (the next).
-        if self.clock.route_prefetch {
-            if let Some(&ev) = self.q.peek_ahead(4) {
-                self.prefetch_first(ev);
-            }
-            if let Some(&ev) = self.q.peek_ahead(2) {
-                self.prefetch_second(ev);
-            }
-            if let Some(out) = self.q.peek().and_then(|&ev| self.settled_out(ev)) {
-                use detailsim_engine::queue::prefetch;
-                if let Some(o) = self.fab.ports.get(out as usize) {
-                    prefetch(&o.tx_busy_until);
-                    o.eg.prefetch_lines();
-                }
-                if let Some(c) = self.fab.tx_count.get(out as usize) {
-                    prefetch(c);
-                }
-            }
-            return;
-        }
-        if let Some(&ev) = self.q.peek_ahead(2) {
-            self.prefetch_first(ev);
-        }
-        if let Some(&ev) = self.q.peek() {
-            self.prefetch_second(ev);
-        }
-    }
-
-    /// The output port (global index) an arrival at a switch will be routed to, where the packet and the
-    /// routes settle it (`Node::route` to the edge switch's host, `Forwarder::settled_choice` elsewhere;
-    /// not ALB, which reads the candidates' queues): None for other events and choices. Every index is
-    /// checked (a prefetch's guess may read ahead of what the event will find).
-    #[inline(always)]
-    pub(crate) fn settled_out(&self, ev: Ev) -> Option<u32> {
-        let Ev::Arrive { port, pkt } = ev else { return None };
-        let (pt, p) = (self.fab.ports.get(port as usize)?, self.pkts.slots().get(pkt as usize)?);
-        let nd = self.fab.nodes.get(pt.node as usize)?;
-        if !nd.is_switch {
-            return None;
-        }
-        let routes = &self.fab.routes;
-        let lb = self.scheme.load_balancing;
-        let lp = if routes.edge.get(p.dst as usize) == Some(&pt.node) {
-            *routes.edge_lp.get(p.dst as usize)?
-        } else if lb == crate::config::LoadBalancing::Adaptive {
-            return None;
-        } else {
-            nd.fwd.settled_choice(lb, routes.ports_checked(pt.node, p.dst)?, p.hash)?
-        };
-        Some(nd.port_base + lp)
-    }
-
-    /// The second stage (see `prefetch_next`).
-    #[inline(always)]
-    fn prefetch_second(&self, ev: Ev) {
-        use detailsim_engine::queue::prefetch;
-        match ev {
-            Ev::Arrive { port, pkt } => {
-                let (Some(pt), Some(p)) = (self.fab.ports.get(port as usize), self.pkts.slots().get(pkt as usize)) else { return };
-                let node = pt.node as usize;
-                let Some(nd) = self.fab.nodes.get(node) else { return };
-                if nd.is_switch {
-                    prefetch(nd);
-                    // the arrival settles the ingress's folded transfer first (`settle_in`): its record
-                    if let Some(f) = self.fold.ins.get(port as usize) {
-                        prefetch(f);
-                    }
-                    let dst = p.dst as usize;
-                    if self.fab.routes.edge.get(dst) == Some(&(node as u32)) {
-                        if let Some(ep) = self.fab.routes.edge_lp.get(dst).and_then(|&lp| self.fab.ports.get((nd.port_base + lp) as usize)) {
-                            prefetch(ep);
-                        }
-                    } else if self.scheme.load_balancing == crate::config::LoadBalancing::Adaptive {
-                        // ALB reads the row of bits; flow hashing and scatter the port list's entry
-                        if let Some(r) = self.fab.routes.row(node as u32, p.dst).first() {
-                            prefetch(r);
-                        }
-                    } else {
-                        match self.fab.routes.ports_entry(node as u32, p.dst) {
-                            Some(crate::routing::PortsEntry::Pick(e)) => prefetch(e),
-                            Some(crate::routing::PortsEntry::Span(e)) => prefetch(e),
-                            None => {}
-                        }
-                    }
-                } else if let Some(t) = self.hosts.transfers.try_get(p.tr) {
-                    prefetch(t);
-                }
-            }
-            Ev::XbarDone { pkt, .. } => {
-                let Some(p) = self.pkts.slots().get(pkt as usize) else { return };
-                if let Some(o) = self.fab.ports.get(p.out_port as usize) {
-                    prefetch(&o.tx_busy_until);
-                    prefetch(&o.eg);
-                }
-                if let Some(c) = self.fab.tx_count.get(p.out_port as usize) {
-                    prefetch(c);
-                }
-            }
-            // a folded transfer's lazy end: its record and its ingress's lines
-            Ev::XbarEnd { port } => {
-                let (Some(pt), Some(f)) = (self.fab.ports.get(port as usize), self.fold.ins.get(port as usize)) else { return };
-                prefetch(f);
-                prefetch(&pt.tx_busy_until);
-                prefetch(&pt.ing);
-            }
-            _ => {}
-        }
-    }
-
-    /// What an event will touch first: its packet and its port's lines. Written without a branch on the
-    /// kind of port event (the kind of the next event is as good as random, and a branch on it cost about
-    /// one misprediction per event): every port event gets the same lines fetched.
-    #[inline(always)]
-    fn prefetch_first(&self, ev: Ev) {
-        use detailsim_engine::queue::prefetch;
-        let (port, pkt) = match ev {
-            Ev::Arrive { port, pkt } | Ev::TxDone { port, pkt } | Ev::XbarDone { port, pkt } => (port, pkt),
-            _ => return,
-        };
-        let Some(pt) = self.fab.ports.get(port as usize) else { return };
-        let pkts = self.pkts.slots();
-        if let Some(p) = pkts.get(pkt as usize) {
-            prefetch(p);
-        }
-        prefetch(&pt.tx_busy_until);
-        prefetch(&pt.ing);
-        prefetch(&pt.eg);
-        if self.pfc_on() {
-            if let Some(f) = self.fab.pfc.get(port as usize) {
-                prefetch(f);
-            }
-        }
     }
 
     pub(crate) fn check_finished(&mut self) {
