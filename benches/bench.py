@@ -12,7 +12,7 @@ second, peak RSS. Record them in docs/benchmarks.md when the hot path changes.
     python benches/bench.py --update-docs   # the whole suite, stored in docs/benchmarks.json and its table
     python benches/bench.py --no-instructions   # without counting instructions (no extra runs)
     python benches/bench.py --update-instructions   # the stored run's instructions counted again, stamped apart
-    python benches/bench.py --probe   # only what a dependent load costs on this machine today (a few seconds)
+    python benches/bench.py --probe   # only the processor and what a dependent load costs on it today (a few seconds)
 
 Before and after the suite it times what one dependent load costs by working set (`memory_probe`): on a
 shared VM the same build runs 2-4x slower on some days than on others, most on the large fabrics, and
@@ -146,6 +146,32 @@ def memory_probe(steps: int = 10_000_000) -> dict[str, float]:
     return {f"{m:g}": round(_core.load_latency_ns(m, steps), 1) for m in PROBE_MIB}
 
 
+def cpu(cpuinfo: str = "/proc/cpuinfo", caches: str = "/sys/devices/system/cpu/cpu0/cache") -> str:
+    """The processor the machine runs on, as the kernel names it, with its data caches (one core's): the
+    project's VM is not always placed on the same kind of host (an AMD EPYC on earlier days, an Intel Xeon
+    family 6 model 207 with a 2 MB L2 on 2026-11-29: docs/benchmarks.md, "Which machine"), and every timed
+    figure depends on which. "unknown" where the kernel does not say (not Linux)."""
+    from pathlib import Path
+
+    try:
+        info = dict(ln.split(":", 1) for ln in Path(cpuinfo).read_text().split("\n\n")[0].splitlines() if ":" in ln)
+    except OSError:
+        return "unknown"
+    info = {k.strip(): v.strip() for k, v in info.items()}
+    name = info.get("model name", "unknown")
+    if "cpu family" in info and "model" in info:
+        name += f" (family {info['cpu family']}, model {info['model']})"
+    sizes = []
+    for d in sorted(Path(caches).glob("index*")):
+        try:
+            level, kind, size = ((d / f).read_text().strip() for f in ("level", "type", "size"))
+        except OSError:
+            continue
+        if kind != "Instruction":
+            sizes.append(f"L{level}{'d' if kind == 'Data' else ''} {size}")
+    return name + (f"; {', '.join(sizes)}" if sizes else "")
+
+
 def _probe_text(p: dict[str, float]) -> str:
     return ", ".join(f"{m} MiB {ns:.1f} ns" for m, ns in p.items())
 
@@ -233,7 +259,8 @@ def markdown(data: dict) -> str:
     per case, one thread beside two (the case's `_2t` run, where the suite has one), and the runs with a
     busy neighbour in a sentence after it."""
     by = {r["case"]: r for r in data["rows"]}
-    lines = [f"Measured {data['date']} at {data['commit']} on {data['machine']}, one process per case. Traversals per "
+    on = data["machine"] + (f" ({data['cpu']})" if data.get("cpu") else "")
+    lines = [f"Measured {data['date']} at {data['commit']} on {on}, one process per case. Traversals per "
              "second of the core loop (the run's wall time, not the set-up's); peak RSS of the whole process (Python "
              "included). " + _memory_sentence(data), "",
              "| case | simulated s | events/traversal | instructions/traversal | traversals/s, 1 thread | traversals/s, 2 threads | "
@@ -282,7 +309,7 @@ def _stamp() -> dict:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or "unknown"
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
     return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"), "commit": commit + (" (with uncommitted changes)" if dirty else ""),
-            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}", "cpu": cpu()}
 
 
 def _write(data: dict) -> None:
@@ -323,8 +350,8 @@ def main() -> None:
     ap.add_argument("--json", action="store_true", help="print one JSON object per case")
     ap.add_argument("--no-instructions", action="store_true", help="do not count instructions (perf or callgrind: extra runs of each case)")
     ap.add_argument("--update-docs", action="store_true", help="store the whole suite in docs/benchmarks.json and its table in docs/benchmarks.md")
-    ap.add_argument("--probe", action="store_true", help="only time a dependent load through 0.25, 4 and 32 MiB (the machine's memory "
-                                                          "today; a few seconds) and exit")
+    ap.add_argument("--probe", action="store_true", help="only name the processor and time a dependent load through 0.25, 4 and 32 MiB "
+                                                          "(the machine's memory today; a few seconds) and exit")
     ap.add_argument("--update-instructions", action="store_true",
                     help="count the stored suite's instructions per traversal again (perf or callgrind; what does not depend on the "
                          "machine's speed) and store them with their own date and commit, keeping the stored run's other figures")
@@ -337,7 +364,7 @@ def main() -> None:
         print(json.dumps(run_case(a.child, a.setup_only)))
         return
     if a.probe:
-        print(json.dumps(memory_probe()) if a.json else f"dependent load: {_probe_text(memory_probe())}")
+        print(json.dumps({"cpu": cpu(), "load_ns": memory_probe()}) if a.json else f"cpu: {cpu()}\ndependent load: {_probe_text(memory_probe())}")
         return
     if a.update_instructions:
         with open(DOC_JSON) as f:
@@ -347,7 +374,7 @@ def main() -> None:
         _write(recount(stored))
         return
     names = a.case or list(CASES)
-    print(f"# detailsim benchmark on {platform.processor() or platform.machine()}, Python {platform.python_version()}")
+    print(f"# detailsim benchmark on {platform.machine()} ({cpu()}), Python {platform.python_version()}")
     hdr = (f"{'case':<30}{'sim s':>8}{'wall s':>8}{'events/s':>12}{'traversals/s':>14}{'ev/trav':>9}{'instr/trav':>12}"
            f"{'wall/sim':>10}{'flows':>9}{'peak RSS MB':>13}")
     memory = {"before": memory_probe()}

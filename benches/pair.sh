@@ -1,11 +1,15 @@
 #!/bin/bash
 # Paired timing of two builds of the core: OLD and NEW `examples/run_json` binaries alternated N times on
 # the same scenario files (old first in odd rounds, new first in even ones); prints "case old|new
-# user_seconds" lines, user time to the millisecond (bash's `time`, from the child's rusage).
+# user_seconds" lines, user time to the millisecond (bash's `time`, from the child's rusage), after a
+# "# cpu: ..." line naming the processor.
 #   OLD=/path/old/target/release/examples/run_json NEW=target/release/examples/run_json N=5 benches/pair.sh S1.json S2.json
 set -euo pipefail
 : "${OLD:?set OLD to the old run_json binary}" "${NEW:=target/release/examples/run_json}" "${N:=5}"
 TIMEFORMAT=%3U
+# the processor first (`benches/pairsum.py` reads it back): the VM is not always on the same kind of host
+awk -F'\t*: ' '/^cpu family/ {f = $2} /^model\t/ {m = $2} /^model name/ {n = $2}
+  END {if (n == "") n = "unknown"; printf "# cpu: %s%s\n", n, (f == "" ? "" : " (family " f ", model " m ")")}' /proc/cpuinfo 2>/dev/null || echo "# cpu: unknown"
 for f in "$@"; do
   for i in $(seq "$N"); do
     order="old new"; [ $((i % 2)) -eq 0 ] && order="new old"

@@ -4,7 +4,7 @@ won.
 
     python benches/pairsum.py PAIRS.txt [...]
 
-prints one line per case, in the form docs/benchmarks.md quotes:
+prints the processor the file names (`# cpu:`), then one line per case, in the form docs/benchmarks.md quotes:
     k32_fh_4ms | 9.986 / 11.345 s | 9.032 / 10.005 s (1.11x / 1.13x) | 7 of 7
 """
 
@@ -41,7 +41,7 @@ class Pairs(NamedTuple):
 def read(path: Path) -> list[Pairs]:
     """The cases of one `pair.sh` output, in order. Each round is two consecutive lines of one case, one
     `old` and one `new`; anything else is an error naming the line."""
-    rows = [ln.split() for ln in Path(path).read_text().splitlines() if ln.strip()]
+    rows = [ln.split() for ln in Path(path).read_text().splitlines() if ln.strip() and not ln.startswith("#")]
     if len(rows) % 2:
         raise ValueError(f"{path}: {len(rows)} lines, not whole rounds (two lines each)")
     cases: dict[str, tuple[list[float], list[float]]] = {}
@@ -56,11 +56,22 @@ def read(path: Path) -> list[Pairs]:
     return [Pairs(c, tuple(o), tuple(n)) for c, (o, n) in cases.items()]
 
 
+def cpu(path: Path) -> str | None:
+    """The processor a `pair.sh` output was timed on (its `# cpu:` line; files from before 2026-11-29 have
+    none)."""
+    for ln in Path(path).read_text().splitlines():
+        if ln.startswith("# cpu:"):
+            return ln[len("# cpu:"):].strip()
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="+", type=Path)
     args = ap.parse_args(argv)
     for f in args.files:
+        if (c := cpu(f)) is not None:
+            print(f"# {f.name}: {c}")
         for p in read(f):
             print(" | ".join((p.case, *p.cells())))
     return 0

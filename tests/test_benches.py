@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -145,12 +147,40 @@ def test_probe_alone_prints_the_loads_and_runs_no_case(monkeypatch, capsys):
     monkeypatch.setattr(bench, "memory_probe", lambda: {"0.25": 5.0, "4": 150.0, "32": 210.5})
     monkeypatch.setattr(bench, "run_case", lambda *a, **k: pytest.fail("--probe runs no case"))
     monkeypatch.setattr(bench.subprocess, "run", lambda *a, **k: pytest.fail("--probe starts no child"))
+    monkeypatch.setattr(bench, "cpu", lambda: "Some CPU (family 6, model 207); L1d 48K, L2 2048K")
     monkeypatch.setattr(sys, "argv", ["bench.py", "--probe"])
     bench.main()
-    assert capsys.readouterr().out.strip() == "dependent load: 0.25 MiB 5.0 ns, 4 MiB 150.0 ns, 32 MiB 210.5 ns"
+    assert capsys.readouterr().out.strip().splitlines() == [
+        "cpu: Some CPU (family 6, model 207); L1d 48K, L2 2048K",
+        "dependent load: 0.25 MiB 5.0 ns, 4 MiB 150.0 ns, 32 MiB 210.5 ns",
+    ]
     monkeypatch.setattr(sys, "argv", ["bench.py", "--probe", "--json"])
     bench.main()
-    assert json.loads(capsys.readouterr().out) == {"0.25": 5.0, "4": 150.0, "32": 210.5}
+    assert json.loads(capsys.readouterr().out) == {"cpu": "Some CPU (family 6, model 207); L1d 48K, L2 2048K", "load_ns": {"0.25": 5.0, "4": 150.0, "32": 210.5}}
+
+
+def test_the_processor_is_named_with_its_data_caches(tmp_path):
+    """`bench.cpu`: the kernel's model name, family and model, and one core's data and unified caches by
+    level (not the instruction cache); "unknown" where there is no /proc/cpuinfo. Every stamp of a run
+    carries it (the VM is not always placed on the same kind of host)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 207\n"
+                    "model name\t: Intel(R) Xeon(R) Processor\nflags\t\t: fpu: vme\n\nprocessor\t: 1\nmodel name\t: other\n")
+    caches = tmp_path / "cache"
+    for i, (level, kind, size) in enumerate([(1, "Data", "48K"), (1, "Instruction", "32K"), (2, "Unified", "2048K"), (3, "Unified", "266240K")]):
+        d = caches / f"index{i}"
+        d.mkdir(parents=True)
+        for f, v in [("level", level), ("type", kind), ("size", size)]:
+            (d / f).write_text(f"{v}\n")
+    assert bench.cpu(str(info), str(caches)) == "Intel(R) Xeon(R) Processor (family 6, model 207); L1d 48K, L2 2048K, L3 266240K"
+    assert bench.cpu(str(info), str(tmp_path / "none")) == "Intel(R) Xeon(R) Processor (family 6, model 207)"
+    assert bench.cpu(str(tmp_path / "missing")) == "unknown"
+    assert "cpu" in bench._stamp() and bench._stamp()["cpu"] == bench.cpu()
 
 
 def test_pairsum_summarises_rounds_and_refuses_a_broken_file(tmp_path, capsys):
@@ -170,7 +200,39 @@ def test_pairsum_summarises_rounds_and_refuses_a_broken_file(tmp_path, capsys):
     assert a.cells() == ("1.000 / 2.000 s", "1.000 / 1.500 s (1.00x / 1.33x)", "2 of 3")
     assert pairsum.main([str(f)]) == 0
     assert capsys.readouterr().out.splitlines()[0] == "a | 1.000 / 2.000 s | 1.000 / 1.500 s (1.00x / 1.33x) | 2 of 3"
+    assert pairsum.cpu(f) is None, "a file from before pair.sh named the processor"
+    # pair.sh's first line names the processor; the summary repeats it and the rounds are read as before
+    f.write_text("# cpu: Intel(R) Xeon(R) Processor (family 6, model 207)\n" + f.read_text())
+    assert pairsum.cpu(f) == "Intel(R) Xeon(R) Processor (family 6, model 207)" and pairsum.read(f) == [a, b]
+    assert pairsum.main([str(f)]) == 0
+    assert capsys.readouterr().out.splitlines()[:2] == ["# p.txt: Intel(R) Xeon(R) Processor (family 6, model 207)",
+                                                      "a | 1.000 / 2.000 s | 1.000 / 1.500 s (1.00x / 1.33x) | 2 of 3"]
     for bad, what in [("a old 1\n", "not whole rounds"), ("a old 1\nb new 1\n", "lines 1-2"), ("a old 1\na old 2\n", "lines 1-2")]:
         f.write_text(bad)
         with pytest.raises(ValueError, match=what):
             pairsum.read(f)
+
+
+def test_pair_sh_names_the_processor_and_alternates_the_builds(tmp_path):
+    """`benches/pair.sh`: a `# cpu:` line, then per round one line per build, old first in odd rounds and
+    new first in even ones, each with the build's user seconds; `pairsum.py` reads the file back."""
+    import importlib.util
+
+    old, new = tmp_path / "old.sh", tmp_path / "new.sh"
+    for b in (old, new):
+        b.write_text("#!/bin/sh\nexit 0\n")
+        b.chmod(0o755)
+    scn = tmp_path / "s.json"
+    scn.write_text("{}")
+    out = subprocess.run(["bash", str(ROOT / "benches" / "pair.sh"), str(scn)], env={**os.environ, "OLD": str(old), "NEW": str(new), "N": "2"},
+                         capture_output=True, text=True, check=True).stdout
+    lines = out.splitlines()
+    assert lines[0].startswith("# cpu: ") and len(lines[0]) > len("# cpu: ")
+    assert [ln.split()[:2] for ln in lines[1:]] == [["s", "old"], ["s", "new"], ["s", "new"], ["s", "old"]]
+    assert all(float(ln.split()[2]) >= 0 for ln in lines[1:])
+    spec = importlib.util.spec_from_file_location("pairsum", ROOT / "benches" / "pairsum.py")
+    pairsum = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pairsum)
+    f = tmp_path / "pairs.txt"
+    f.write_text(out)
+    assert pairsum.cpu(f) == lines[0][len("# cpu: "):] and [p.case for p in pairsum.read(f)] == ["s"]
