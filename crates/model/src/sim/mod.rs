@@ -285,6 +285,7 @@ impl Sim {
                 timer_compact: TimerCompaction { at: TIMER_COMPACT_MIN, min: TIMER_COMPACT_MIN },
                 deep_prefetch: false,
                 route_prefetch: false,
+                host_prefetch: false,
                 wheel: (0, 0),
             },
             guard: Guard {
@@ -336,6 +337,7 @@ impl Sim {
         sim.clock.deep_prefetch = sim.fab.wiring.port_node.len() >= prefetch::DEEP_PREFETCH_PORTS;
         sim.clock.route_prefetch =
             sim.fab.wiring.port_node.len() >= prefetch::ROUTE_PREFETCH_PORTS && sim.scheme.load_balancing == crate::config::LoadBalancing::FlowHash;
+        sim.clock.host_prefetch = std::env::var_os("XP_HOSTPF").is_some();
         sim.clock.grid = layout.as_ref().map_or_else(|| sim.fabric_grid(), |l| l.grid);
         sim.clock.next_peak = sim.clock.grid;
         sim.clock.end_limit = sim.grid_end(sim.clock.end_limit);

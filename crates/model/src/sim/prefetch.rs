@@ -34,6 +34,9 @@ impl Sim {
         if !self.clock.deep_prefetch {
             if let Some(&ev) = self.q.peek() {
                 self.prefetch_first(ev);
+                if self.clock.host_prefetch {
+                    self.prefetch_transfer(ev);
+                }
             }
             return;
         }
@@ -94,6 +97,33 @@ impl Sim {
             nd.fwd.settled_choice(lb, routes.ports_checked(pt.node, p.dst)?, p.hash)?
         };
         Some(nd.port_base + lp)
+    }
+
+    /// XP: an arrival at a host: its transfer's lines the receive reads (the record's tail, then the
+    /// sender's state for an acknowledgement, else the receiver's).
+    #[inline(always)]
+    fn prefetch_transfer(&self, ev: Ev) {
+        use detailsim_engine::queue::prefetch;
+        let Ev::Arrive { port, pkt } = ev else { return };
+        let (Some(pt), Some(p)) = (self.fab.ports.get(port as usize), self.pkts.slots().get(pkt as usize)) else { return };
+        if self.fab.nodes.get(pt.node as usize).is_none_or(|n| n.is_switch) {
+            return;
+        }
+        if let Some(t) = self.hosts.transfers.try_get(p.tr) {
+            prefetch(&t.uid);
+            prefetch(&t.rcv_open);
+            if matches!(p.kind, crate::transport::tcp::SegKind::Ack | crate::transport::tcp::SegKind::SynAck) {
+                let b = &t.snd as *const _ as *const u8;
+                for k in 0..5 {
+                    prefetch(unsafe { &*b.wrapping_add(64 * k) });
+                }
+            } else {
+                let b = &t.rcv as *const _ as *const u8;
+                for k in 0..3 {
+                    prefetch(unsafe { &*b.wrapping_add(64 * k) });
+                }
+            }
+        }
     }
 
     /// The second stage (see `prefetch_next`).

@@ -39,6 +39,8 @@ pub struct Clock {
     /// Three stages, the last the output port the route will take (`prefetch_next`; in the largest
     /// fabrics, under flow hashing).
     pub(crate) route_prefetch: bool,
+    /// XP: the transfer of the next arrival at a host.
+    pub(crate) host_prefetch: bool,
 }
 
 /// `run.max_events` / `run.max_wall`: guards on runaway runs.
