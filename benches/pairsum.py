@@ -40,15 +40,16 @@ class Pairs(NamedTuple):
 
 def read(path: Path) -> list[Pairs]:
     """The cases of one `pair.sh` output, in order. Each round is two consecutive lines of one case, one
-    `old` and one `new`; anything else is an error naming the line."""
-    rows = [ln.split() for ln in Path(path).read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    `old` and one `new` (`#` lines, such as the processor's, are skipped); anything else is an error naming
+    the lines as the file numbers them."""
+    rows = [(k, ln.split()) for k, ln in enumerate(Path(path).read_text().splitlines(), 1) if ln.strip() and not ln.startswith("#")]
     if len(rows) % 2:
         raise ValueError(f"{path}: {len(rows)} lines, not whole rounds (two lines each)")
     cases: dict[str, tuple[list[float], list[float]]] = {}
     for i in range(0, len(rows), 2):
-        a, b = rows[i], rows[i + 1]
+        (ka, a), (kb, b) = rows[i], rows[i + 1]
         if len(a) != 3 or len(b) != 3 or a[0] != b[0] or {a[1], b[1]} != {"old", "new"}:
-            raise ValueError(f"{path}: lines {i + 1}-{i + 2} are not one round (`case old|new seconds`, one of each)")
+            raise ValueError(f"{path}: lines {ka}-{kb} are not one round (`case old|new seconds`, one of each)")
         t = {a[1]: float(a[2]), b[1]: float(b[2])}
         old, new = cases.setdefault(a[0], ([], []))
         old.append(t["old"])

@@ -207,7 +207,8 @@ def test_pairsum_summarises_rounds_and_refuses_a_broken_file(tmp_path, capsys):
     assert pairsum.main([str(f)]) == 0
     assert capsys.readouterr().out.splitlines()[:2] == ["# p.txt: Intel(R) Xeon(R) Processor (family 6, model 207)",
                                                       "a | 1.000 / 2.000 s | 1.000 / 1.500 s (1.00x / 1.33x) | 2 of 3"]
-    for bad, what in [("a old 1\n", "not whole rounds"), ("a old 1\nb new 1\n", "lines 1-2"), ("a old 1\na old 2\n", "lines 1-2")]:
+    for bad, what in [("a old 1\n", "not whole rounds"), ("a old 1\nb new 1\n", "lines 1-2"), ("a old 1\na old 2\n", "lines 1-2"),
+                      ("# cpu: x\na old 1\na new 1\n\na old 1\nb new 1\n", "lines 5-6")]:
         f.write_text(bad)
         with pytest.raises(ValueError, match=what):
             pairsum.read(f)
