@@ -51,6 +51,46 @@ pub fn load_latency_ns(bytes: usize, steps: u64) -> f64 {
     ns
 }
 
+/// The size in bytes of one core's level-2 cache as the kernel gives it
+/// (`/sys/devices/system/cpu/cpu0/cache/index*/`), read once; None where it does not say (not Linux, no
+/// such level). The loop's deep prefetch starts where a fabric's ports outgrow it (`Sim::prefetch_next`).
+pub fn l2_bytes() -> Option<u64> {
+    static L2: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *L2.get_or_init(|| l2_bytes_in(std::path::Path::new("/sys/devices/system/cpu/cpu0/cache")))
+}
+
+/// `l2_bytes` read from the cache directory `dir` (one `index*` folder per cache, with `level`, `type`
+/// and `size`: "2048K", "1M" or bytes).
+pub fn l2_bytes_in(dir: &std::path::Path) -> Option<u64> {
+    let mut found = None;
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let d = e.path();
+        let read = |f: &str| std::fs::read_to_string(d.join(f)).ok().map(|s| s.trim().to_string());
+        if read("level").as_deref() != Some("2") || read("type").as_deref() == Some("Instruction") {
+            continue;
+        }
+        found = read("size").and_then(|s| parse_size(&s)).or(found);
+    }
+    found
+}
+
+/// "2048K" -> 2 MiB, "1M" -> 1 MiB, "524288" -> 512 KiB; None for anything else.
+fn parse_size(s: &str) -> Option<u64> {
+    let (num, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => s.split_at(i),
+        None => (s, ""),
+    };
+    let n: u64 = num.parse().ok()?;
+    let k = match unit {
+        "" => 1,
+        "K" | "k" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        _ => return None,
+    };
+    n.checked_mul(k).filter(|&b| b > 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,6 +112,32 @@ mod tests {
         // a random order, not the identity's successor
         let next = single_cycle(1000, 7);
         assert!(next.iter().enumerate().filter(|&(i, &j)| j as usize == (i + 1) % 1000).count() < 10);
+    }
+
+    #[test]
+    fn the_l2_is_read_from_the_kernels_cache_folders() {
+        let dir = std::env::temp_dir().join(format!("detailsim-l2-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for (i, (level, kind, size)) in
+            [("1", "Data", "48K"), ("1", "Instruction", "32K"), ("2", "Unified", "2048K"), ("3", "Unified", "266240K")].iter().enumerate()
+        {
+            let d = dir.join(format!("index{i}"));
+            std::fs::create_dir_all(&d).unwrap();
+            for (f, v) in [("level", level), ("type", kind), ("size", size)] {
+                std::fs::write(d.join(f), format!("{v}\n")).unwrap();
+            }
+        }
+        assert_eq!(l2_bytes_in(&dir), Some(2 << 20));
+        std::fs::write(dir.join("index2").join("size"), "512K\n").unwrap();
+        assert_eq!(l2_bytes_in(&dir), Some(512 << 10));
+        // no level 2 (or no folder at all): the kernel does not say
+        std::fs::write(dir.join("index2").join("level"), "4\n").unwrap();
+        assert_eq!(l2_bytes_in(&dir), None);
+        assert_eq!(l2_bytes_in(&dir.join("none")), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+        for (s, b) in [("2048K", Some(2u64 << 20)), ("1M", Some(1 << 20)), ("524288", Some(524_288)), ("0K", None), ("12Q", None), ("", None), ("K", None)] {
+            assert_eq!(parse_size(s), b, "{s:?}");
+        }
     }
 
     #[test]

@@ -333,7 +333,7 @@ impl Sim {
         };
         sim.q = EventQueue::with_wheel(shift, bits);
         sim.clock.wheel = (shift, bits);
-        sim.clock.deep_prefetch = sim.fab.wiring.port_node.len() >= prefetch::DEEP_PREFETCH_PORTS;
+        sim.clock.deep_prefetch = sim.fab.wiring.port_node.len() >= prefetch::deep_prefetch_ports(detailsim_engine::probe::l2_bytes());
         sim.clock.route_prefetch =
             sim.fab.wiring.port_node.len() >= prefetch::ROUTE_PREFETCH_PORTS && sim.scheme.load_balancing == crate::config::LoadBalancing::FlowHash;
         sim.clock.grid = layout.as_ref().map_or_else(|| sim.fabric_grid(), |l| l.grid);

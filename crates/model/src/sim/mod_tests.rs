@@ -204,3 +204,22 @@ fn the_prefetched_output_port_is_the_one_the_route_takes() {
         }
     }
 }
+
+#[test]
+fn the_deep_prefetch_starts_where_the_ports_outgrow_the_l2() {
+    use crate::sim::prefetch::{deep_prefetch_ports, L2_UNKNOWN};
+    // one port per 256 bytes of the L2: 2,048 on a 512 KB L2 (also where the kernel does not say), 8,192 on 2 MB
+    assert_eq!(deep_prefetch_ports(None), deep_prefetch_ports(Some(L2_UNKNOWN)));
+    assert_eq!(deep_prefetch_ports(Some(512 << 10)), 2048);
+    assert_eq!(deep_prefetch_ports(Some(2 << 20)), 8192);
+    // k = 8 (768 ports) is below it on either, k = 32 (49,152) above; k = 16 (6,144) only on the smaller L2
+    // a k-ary fat tree's ports: its k^3 / 4 hosts' and its 5 k^2 / 4 switches' k each
+    let ports = |k: usize| k * k * k / 4 + 5 * k * k / 4 * k;
+    assert_eq!((ports(8), ports(16), ports(32)), (768, 6144, 49152));
+    for (l2, k16) in [(512u64 << 10, true), (2 << 20, false)] {
+        let at = deep_prefetch_ports(Some(l2));
+        assert!(ports(8) < at && ports(32) >= at);
+        assert_eq!(ports(16) >= at, k16, "L2 {l2}");
+    }
+    assert_eq!(deep_prefetch_ports(Some(u64::MAX)), (u64::MAX / 256) as usize);
+}

@@ -3,21 +3,34 @@
 //! arrival will be routed to. Hints only: nothing here changes a result.
 //!
 //! ```text
-//!   fabric              stages (events ahead)                      what
-//!   < 2,048 ports       1 (the next)                               packet, port's lines, PFC state
-//!   >= 2,048 ports      2 (3 ahead, then the next)                 + node, route entry, transfer, fold record,
+//!   fabric                    stages (events ahead)                what
+//!   < L2 / 256 B ports        1 (the next)                         packet, port's lines, PFC state
+//!   (2,048 on a 512 KB L2)
+//!   >= L2 / 256 B ports       2 (3 ahead, then the next)           + node, route entry, transfer, fold record,
 //!                                                                    output's lines and counters
-//!   >= 16,384, FH       3 (5 ahead, 3 ahead, the next)             + the output port the route will take
+//!   >= 16,384 as well, FH     3 (5 ahead, 3 ahead, the next)       + the output port the route will take
 //! ```
 
 use crate::fabric::switch::Switch as _;
 use crate::sim::{Ev, Sim};
 
-/// Fabrics with this many ports (a k = 16 fat tree has 6,144; k = 8 768) prefetch in two stages (`prefetch_next`): their
-/// ports, packets and transfers no longer fit in the L2 cache, and fetching the lines the next event's
-/// packet points to pays. In smaller fabrics those lines are mostly cached and the extra reads cost more
-/// than they save (paper/steady: about 5% slower).
-pub(super) const DEEP_PREFETCH_PORTS: usize = 2048;
+/// Fabrics with at least one port per this many bytes of the machine's L2 cache (one core's, as the kernel
+/// gives it: `detailsim_engine::probe::l2_bytes`) prefetch in two stages (`prefetch_next`): their ports,
+/// packets and transfers no longer fit in the L2, and fetching the lines the next event's packet points to
+/// pays. In smaller fabrics those lines are mostly cached and the extra reads cost more than they save
+/// (paper/steady: about 5% slower). A 512 KB L2 (the AMD host the stages were measured on, and the
+/// assumption where the kernel does not say) gives 2,048 ports: k = 16 (6,144) on, k = 8 (768) off. A 2 MB
+/// L2 (the Intel host of 2026-11-29) gives 8,192, where k = 16 FH lost with the two stages (1 of 7, 2 of 7
+/// and 2 of 9 same-binary pairs) and k = 32 won (7 of 7): docs/benchmarks.md, "Which machine".
+pub(super) const L2_BYTES_PER_PORT: u64 = 256;
+/// The L2 assumed where the kernel does not give it.
+pub(super) const L2_UNKNOWN: u64 = 512 << 10;
+
+/// The ports from which a fabric prefetches in two stages on a machine whose L2 holds `l2` bytes (None:
+/// not known, `L2_UNKNOWN`).
+pub(super) fn deep_prefetch_ports(l2: Option<u64>) -> usize {
+    (l2.unwrap_or(L2_UNKNOWN) / L2_BYTES_PER_PORT).try_into().unwrap_or(usize::MAX)
+}
 /// Fabrics with this many ports (a k = 32 fat tree has 49,152) prefetch in three stages where the route is
 /// settled by the packet (`prefetch_next`): the output port the route will take, fetched one event
 /// ahead. Paired on one binary (docs/benchmarks.md, "The output port prefetched"): k = 32 FH won 33 of
