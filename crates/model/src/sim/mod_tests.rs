@@ -222,4 +222,16 @@ fn the_deep_prefetch_starts_where_the_ports_outgrow_the_l2() {
         assert_eq!(ports(16) >= at, k16, "L2 {l2}");
     }
     assert_eq!(deep_prefetch_ports(Some(u64::MAX)), (u64::MAX / 256) as usize);
+    // a simulation takes the rule with this machine's L2 (k = 16 sits between a 512 KB and a 2 MB L2's
+    // thresholds, so a fixed count fails here on one of the two; k = 4 is below both)
+    let at = deep_prefetch_ports(detailsim_engine::probe::l2_bytes());
+    for k in [4usize, 16] {
+        let json = format!(
+            r#"{{"run": {{"duration": "1us"}}, "topology": {{"kind": "fattree", "k": {k}}}, "scheme": {{"preset": "fh"}},
+               "workload": [{{"kind": "flows", "rows": [{{"src": 0, "dst": 1, "size_bytes": 1000, "start_s": 0.0}}]}}]}}"#
+        );
+        let sim = Sim::from_json(&json).unwrap();
+        assert_eq!(sim.fab.ports.len(), ports(k));
+        assert_eq!(sim.clock.deep_prefetch, ports(k) >= at, "k = {k}, threshold {at}");
+    }
 }

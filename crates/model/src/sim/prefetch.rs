@@ -21,7 +21,8 @@ use crate::sim::{Ev, Sim};
 /// (paper/steady: about 5% slower). A 512 KB L2 (the AMD host the stages were measured on, and the
 /// assumption where the kernel does not say) gives 2,048 ports: k = 16 (6,144) on, k = 8 (768) off. A 2 MB
 /// L2 (the Intel host of 2026-11-29) gives 8,192, where k = 16 FH lost with the two stages (1 of 7, 2 of 7
-/// and 2 of 9 same-binary pairs) and k = 32 won (7 of 7): docs/benchmarks.md, "Which machine".
+/// and 2 of 9 same-binary pairs) and k = 32 won (7 of 7): docs/benchmarks.md, "the deep prefetch's
+/// threshold from the L2".
 pub(super) const L2_BYTES_PER_PORT: u64 = 256;
 /// The L2 assumed where the kernel does not give it.
 pub(super) const L2_UNKNOWN: u64 = 512 << 10;
@@ -31,6 +32,7 @@ pub(super) const L2_UNKNOWN: u64 = 512 << 10;
 pub(super) fn deep_prefetch_ports(l2: Option<u64>) -> usize {
     (l2.unwrap_or(L2_UNKNOWN) / L2_BYTES_PER_PORT).try_into().unwrap_or(usize::MAX)
 }
+
 /// Fabrics with this many ports (a k = 32 fat tree has 49,152) prefetch in three stages where the route is
 /// settled by the packet (`prefetch_next`): the output port the route will take, fetched one event
 /// ahead. Paired on one binary (docs/benchmarks.md, "The output port prefetched"): k = 32 FH won 33 of
