@@ -283,6 +283,7 @@ impl Sim {
                 next_peak: Time::MAX,
                 window: None,
                 timer_compact: TimerCompaction { at: TIMER_COMPACT_MIN, min: TIMER_COMPACT_MIN },
+                prefetch: false,
                 deep_prefetch: false,
                 route_prefetch: false,
                 wheel: (0, 0),
@@ -333,9 +334,10 @@ impl Sim {
         };
         sim.q = EventQueue::with_wheel(shift, bits);
         sim.clock.wheel = (shift, bits);
-        sim.clock.deep_prefetch = sim.fab.wiring.port_node.len() >= prefetch::deep_prefetch_ports(detailsim_engine::probe::l2_bytes());
-        sim.clock.route_prefetch =
-            sim.fab.wiring.port_node.len() >= prefetch::ROUTE_PREFETCH_PORTS && sim.scheme.load_balancing == crate::config::LoadBalancing::FlowHash;
+        let (ports, l2) = (sim.fab.wiring.port_node.len(), detailsim_engine::probe::l2_bytes());
+        sim.clock.prefetch = ports >= prefetch::prefetch_ports(l2);
+        sim.clock.deep_prefetch = ports >= prefetch::deep_prefetch_ports(l2);
+        sim.clock.route_prefetch = ports >= prefetch::ROUTE_PREFETCH_PORTS && sim.scheme.load_balancing == crate::config::LoadBalancing::FlowHash;
         sim.clock.grid = layout.as_ref().map_or_else(|| sim.fabric_grid(), |l| l.grid);
         sim.clock.next_peak = sim.clock.grid;
         sim.clock.end_limit = sim.grid_end(sim.clock.end_limit);

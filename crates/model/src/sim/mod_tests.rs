@@ -206,7 +206,7 @@ fn the_prefetched_output_port_is_the_one_the_route_takes() {
 }
 
 #[test]
-fn the_deep_prefetch_starts_where_the_ports_outgrow_the_l2() {
+fn the_prefetch_stages_start_where_the_ports_outgrow_the_l2() {
     use crate::sim::prefetch::{deep_prefetch_ports, L2_UNKNOWN};
     // one port per 256 bytes of the L2: 2,048 on a 512 KB L2 (also where the kernel does not say), 8,192 on 2 MB
     assert_eq!(deep_prefetch_ports(None), deep_prefetch_ports(Some(L2_UNKNOWN)));
@@ -222,10 +222,23 @@ fn the_deep_prefetch_starts_where_the_ports_outgrow_the_l2() {
         assert_eq!(ports(16) >= at, k16, "L2 {l2}");
     }
     assert_eq!(deep_prefetch_ports(Some(u64::MAX)), (u64::MAX / 256) as usize);
-    // a simulation takes the rule with this machine's L2 (k = 16 sits between a 512 KB and a 2 MB L2's
-    // thresholds, so a fixed count fails here on one of the two; k = 4 is below both)
+    // the first stage from one port per 2,048 bytes: 256 ports on a 512 KB L2 (every fabric measured there
+    // prefetches), 1,024 on 2 MB (paper/steady's 448 and k = 8's 768 do not, k = 12's 2,592 does)
+    use crate::sim::prefetch::prefetch_ports;
+    assert_eq!(prefetch_ports(None), prefetch_ports(Some(L2_UNKNOWN)));
+    assert_eq!((prefetch_ports(Some(512 << 10)), prefetch_ports(Some(2 << 20))), (256, 1024));
+    let k12 = ports(12);
+    assert_eq!(k12, 2592);
+    assert!(448 >= prefetch_ports(Some(512 << 10)) && ports(8) < prefetch_ports(Some(2 << 20)) && k12 >= prefetch_ports(Some(2 << 20)));
+    for l2 in [64u64 << 10, 512 << 10, 2 << 20, 32 << 20, u64::MAX] {
+        assert!(prefetch_ports(Some(l2)) <= deep_prefetch_ports(Some(l2)), "the deep stages only where the first runs");
+    }
+    // a simulation takes the rules with this machine's L2 (k = 16 sits between a 512 KB and a 2 MB L2's
+    // deep thresholds and k = 8 between their first ones, so a fixed count fails here on one of the two;
+    // k = 4 is below both)
     let at = deep_prefetch_ports(detailsim_engine::probe::l2_bytes());
-    for k in [4usize, 16] {
+    let first = prefetch_ports(detailsim_engine::probe::l2_bytes());
+    for k in [4usize, 8, 16] {
         let json = format!(
             r#"{{"run": {{"duration": "1us"}}, "topology": {{"kind": "fattree", "k": {k}}}, "scheme": {{"preset": "fh"}},
                "workload": [{{"kind": "flows", "rows": [{{"src": 0, "dst": 1, "size_bytes": 1000, "start_s": 0.0}}]}}]}}"#
@@ -233,5 +246,6 @@ fn the_deep_prefetch_starts_where_the_ports_outgrow_the_l2() {
         let sim = Sim::from_json(&json).unwrap();
         assert_eq!(sim.fab.ports.len(), ports(k));
         assert_eq!(sim.clock.deep_prefetch, ports(k) >= at, "k = {k}, threshold {at}");
+        assert_eq!(sim.clock.prefetch, ports(k) >= first, "k = {k}, first stage's threshold {first}");
     }
 }

@@ -4,6 +4,8 @@
 //!
 //! ```text
 //!   fabric                    stages (events ahead)                what
+//!   < L2 / 2,048 B ports      none                                 (the fabric's state sits in the L2)
+//!   (1,024 on a 2 MB L2)
 //!   < L2 / 256 B ports        1 (the next)                         packet, port's lines, PFC state
 //!   (2,048 on a 512 KB L2)
 //!   >= L2 / 256 B ports       2 (3 ahead, then the next)           + node, route entry, transfer, fold record,
@@ -13,6 +15,22 @@
 
 use crate::fabric::switch::Switch as _;
 use crate::sim::{Ev, Sim};
+
+/// Fabrics with at least one port per this many bytes of the machine's L2 cache prefetch at all (the first
+/// stage, `prefetch_next`). Below it the fabric's ports, packets and events sit in the L2 and the
+/// prefetches are instructions that fetch nothing: on the Intel host (2 MB L2) same-binary pairs without
+/// them won on paper/steady (448 ports; FH 7 of 7, DeTail 6 of 7, 1.01x) and k = 8 (768 ports; FH 6 of 7,
+/// DeTail 7 of 7, 1.02x) and lost on k = 12 (2,592 ports; 2 of 7 and 0 of 7, 0.99x) and k = 16 (6,144; 2 of 7
+/// and 1 of 7, 0.94x-0.98x): docs/benchmarks.md, "The first prefetch stage from the L2". 2,048 bytes puts
+/// the threshold inside that interval (1,024 ports) and leaves every fabric measured on the AMD host (512 KB
+/// L2: 256 ports) prefetching as before.
+pub(super) const L2_BYTES_PER_PORT_FIRST: u64 = 2048;
+
+/// The ports from which a fabric prefetches at all on a machine whose L2 holds `l2` bytes (None: not
+/// known, `L2_UNKNOWN`).
+pub(super) fn prefetch_ports(l2: Option<u64>) -> usize {
+    (l2.unwrap_or(L2_UNKNOWN) / L2_BYTES_PER_PORT_FIRST).try_into().unwrap_or(usize::MAX)
+}
 
 /// Fabrics with at least one port per this many bytes of the machine's L2 cache (one core's, as the kernel
 /// gives it: `detailsim_engine::probe::l2_bytes`) prefetch in two stages (`prefetch_next`): their ports,
@@ -46,6 +64,9 @@ impl Sim {
     /// state) so that the misses overlap with this event's work. A hint only: it changes no result.
     #[inline(always)]
     pub(super) fn prefetch_next(&self) {
+        if !self.clock.prefetch {
+            return;
+        }
         if !self.clock.deep_prefetch {
             if let Some(&ev) = self.q.peek() {
                 self.prefetch_first(ev);

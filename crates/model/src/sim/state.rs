@@ -35,6 +35,9 @@ pub struct Clock {
     /// to three events ahead, or three, up to five (see `prefetch_next`; on in fabrics whose state
     /// outgrows the caches).
     pub(crate) timer_compact: TimerCompaction,
+    /// The first stage, the next event's packet and port lines (on in fabrics whose ports no longer fit
+    /// the L2 comfortably, `prefetch::prefetch_ports`).
+    pub(crate) prefetch: bool,
     pub(crate) deep_prefetch: bool,
     /// Three stages, the last the output port the route will take (`prefetch_next`; in the largest
     /// fabrics, under flow hashing).
