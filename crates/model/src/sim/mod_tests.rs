@@ -229,7 +229,16 @@ fn the_prefetch_stages_start_where_the_ports_outgrow_the_l2() {
     assert_eq!((prefetch_ports(Some(512 << 10)), prefetch_ports(Some(2 << 20))), (256, 1024));
     let k12 = ports(12);
     assert_eq!(k12, 2592);
-    assert!(448 >= prefetch_ports(Some(512 << 10)) && ports(8) < prefetch_ports(Some(2 << 20)) && k12 >= prefetch_ports(Some(2 << 20)));
+    // paper/steady's fabric (DeTail's 128 hosts) has 448 ports
+    let steady = Sim::from_json(
+        r#"{"run": {"duration": "1us"}, "topology": {"kind": "detail128"}, "scheme": {"preset": "fh"},
+            "workload": [{"kind": "flows", "rows": [{"src": 0, "dst": 1, "size_bytes": 1000, "start_s": 0.0}]}]}"#,
+    )
+    .unwrap();
+    let steady = steady.fab.ports.len();
+    assert_eq!(steady, 448);
+    assert!(steady >= prefetch_ports(Some(512 << 10)) && steady < prefetch_ports(Some(2 << 20)));
+    assert!(ports(8) >= prefetch_ports(Some(512 << 10)) && ports(8) < prefetch_ports(Some(2 << 20)) && k12 >= prefetch_ports(Some(2 << 20)));
     for l2 in [64u64 << 10, 512 << 10, 2 << 20, 32 << 20, u64::MAX] {
         assert!(prefetch_ports(Some(l2)) <= deep_prefetch_ports(Some(l2)), "the deep stages only where the first runs");
     }
