@@ -678,10 +678,11 @@ impl Fabric {
             port = if self.routes.edge[dst as usize] == node {
                 self.routes.edge_port[dst as usize]
             } else {
-                // the first acceptable port: the row's first set bit
-                let row = self.routes.row(node, dst);
-                let Some((i, w)) = row.iter().enumerate().find(|(_, w)| **w != 0) else { return false };
-                self.wiring.port_base[node as usize] + i as u32 * 64 + w.trailing_zeros()
+                // the first acceptable port: the first of the (switch, group)'s list, which is ascending (the
+                // row's first set bit), read through the one-byte table rather than the rows of bits, which
+                // outgrow the caches first (k = 32: 5.2 MB against 655 KB)
+                let Some(&lp) = self.routes.ports_checked(node, dst).and_then(|l| l.first()) else { return false };
+                self.wiring.port_base[node as usize] + lp
             };
         }
         false

@@ -258,3 +258,51 @@ fn the_prefetch_stages_start_where_the_ports_outgrow_the_l2() {
         assert_eq!(sim.clock.prefetch, ports(k) >= first, "k = {k}, first stage's threshold {first}");
     }
 }
+
+#[test]
+fn the_path_walk_takes_the_first_acceptable_port_of_every_switch() {
+    // `Fabric::path_ports` (and with it `one_way`, `ideal_transfer`) reads the (switch, group) port lists:
+    // the same path as the rows of bits give, hop by hop, healthy and with an uplink down
+    let reference = |sim: &Sim, src: u32, dst: u32| -> Vec<u32> {
+        let (fab, r) = (&sim.fab, &sim.fab.routes);
+        let mut port = fab.wiring.port_base[src as usize];
+        let mut out = vec![];
+        loop {
+            out.push(port);
+            let node = fab.wiring.peer_node[port as usize];
+            if !fab.nodes[node as usize].is_switch {
+                return if node == dst { out } else { vec![] };
+            }
+            port = if r.edge[dst as usize] == node {
+                r.edge_port[dst as usize]
+            } else {
+                let row = r.row(node, dst);
+                let Some((i, w)) = row.iter().enumerate().find(|(_, w)| **w != 0) else { return vec![] };
+                fab.wiring.port_base[node as usize] + i as u32 * 64 + w.trailing_zeros()
+            };
+        }
+    };
+    for (topo, fault) in [(r#"{"kind": "fattree", "k": 4}"#, false), (r#"{"kind": "detail128"}"#, false), (r#"{"kind": "fattree", "k": 4}"#, true)] {
+        let faults = if fault { r#", "fault": [{"kind": "link_down", "link": "agg_core#0", "at": "1us"}]"# } else { "" };
+        let json = format!(
+            r#"{{"run": {{"duration": "5us"}}, "topology": {topo}, "scheme": {{"preset": "fh"}},
+               "workload": [{{"kind": "flows", "rows": [{{"src": 0, "dst": 1, "size_bytes": 1000, "start_s": 0.0}}]}}]{faults}}}"#
+        );
+        let mut sim = Sim::from_json(&json).unwrap();
+        if fault {
+            sim.run_until(detailsim_engine::Time::from_us(2));
+            let up = sim.fab.link_up.iter().filter(|&&u| !u).count();
+            assert_eq!(up, 1, "one link down");
+        }
+        let hosts = sim.fab.hosts.clone();
+        let (mut path, mut walked) = (vec![], 0);
+        for &a in &hosts {
+            for &b in hosts.iter().filter(|&&b| b != a) {
+                sim.fab.path_ports(a, b, &mut path);
+                assert_eq!(path, reference(&sim, a, b), "{topo} fault {fault}: {a} -> {b}");
+                walked += !path.is_empty() as usize;
+            }
+        }
+        assert_eq!(walked, hosts.len() * (hosts.len() - 1), "{topo}: every pair has a path");
+    }
+}
