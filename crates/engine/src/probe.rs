@@ -53,7 +53,7 @@ pub fn load_latency_ns(bytes: usize, steps: u64) -> f64 {
 
 /// The size in bytes of one core's level-2 cache as the kernel gives it
 /// (`/sys/devices/system/cpu/cpu0/cache/index*/`), read once; None where it does not say (not Linux, no
-/// such level). The loop's deep prefetch starts where a fabric's ports outgrow it (`Sim::prefetch_next`).
+/// such level). The loop's prefetch stages start where a fabric's ports outgrow it (`Sim::prefetch_next`).
 pub fn l2_bytes() -> Option<u64> {
     static L2: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
     *L2.get_or_init(|| l2_bytes_in(std::path::Path::new("/sys/devices/system/cpu/cpu0/cache")))

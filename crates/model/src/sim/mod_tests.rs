@@ -291,8 +291,8 @@ fn the_path_walk_takes_the_first_acceptable_port_of_every_switch() {
         let mut sim = Sim::from_json(&json).unwrap();
         if fault {
             sim.run_until(detailsim_engine::Time::from_us(2));
-            let up = sim.fab.link_up.iter().filter(|&&u| !u).count();
-            assert_eq!(up, 1, "one link down");
+            let down = sim.fab.link_up.iter().filter(|&&u| !u).count();
+            assert_eq!(down, 1, "one link down");
         }
         let hosts = sim.fab.hosts.clone();
         let (mut path, mut walked) = (vec![], 0);

@@ -29,7 +29,12 @@ pub(super) const L2_BYTES_PER_PORT_FIRST: u64 = 2048;
 /// The ports from which a fabric prefetches at all on a machine whose L2 holds `l2` bytes (None: not
 /// known, `L2_UNKNOWN`).
 pub(super) fn prefetch_ports(l2: Option<u64>) -> usize {
-    (l2.unwrap_or(L2_UNKNOWN) / L2_BYTES_PER_PORT_FIRST).try_into().unwrap_or(usize::MAX)
+    ports_per_l2(l2, L2_BYTES_PER_PORT_FIRST)
+}
+
+/// One port per `bytes` of an L2 of `l2` bytes (None: `L2_UNKNOWN`).
+fn ports_per_l2(l2: Option<u64>, bytes: u64) -> usize {
+    (l2.unwrap_or(L2_UNKNOWN) / bytes).try_into().unwrap_or(usize::MAX)
 }
 
 /// Fabrics with at least one port per this many bytes of the machine's L2 cache (one core's, as the kernel
@@ -48,7 +53,7 @@ pub(super) const L2_UNKNOWN: u64 = 512 << 10;
 /// The ports from which a fabric prefetches in two stages on a machine whose L2 holds `l2` bytes (None:
 /// not known, `L2_UNKNOWN`).
 pub(super) fn deep_prefetch_ports(l2: Option<u64>) -> usize {
-    (l2.unwrap_or(L2_UNKNOWN) / L2_BYTES_PER_PORT).try_into().unwrap_or(usize::MAX)
+    ports_per_l2(l2, L2_BYTES_PER_PORT)
 }
 
 /// Fabrics with this many ports (a k = 32 fat tree has 49,152) prefetch in three stages where the route is
