@@ -178,7 +178,7 @@ impl Sim {
         if self.rec.trace.is_some() {
             self.trace_packet_at(out, pid, done);
         }
-        self.schedule(arrive, Ev::Arrive { port: peer, pkt: pid });
+        self.schedule_inline(arrive, Ev::Arrive { port: peer, pkt: pid });
     }
 
     /// The ingress side of a folded transfer out of `inp` into `out` (`prio`, `wire` bytes), ending at

@@ -40,13 +40,17 @@ pub use crate::purpose;
 pub use crate::sim::hosts::{App, Hosts, Role, Transfer};
 pub use crate::sim::state::{Clock, Guard, NodeOrder, Records, Split, TimerCompaction};
 
-#[derive(Debug, Clone, Copy)]
+/// An event. `repr(u8)` fixes the layout (the tag's byte, then each variant's fields as a `repr(C)` struct:
+/// a first `u32` at byte 4, a second at byte 8), so that `Ev::words` and `Ev::from_words` can carry it in
+/// two registers through `Sim::schedule` (see there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 pub enum Ev {
     /// A packet has fully arrived at `port` (for a switch: and passed the forwarding engine).
     Arrive {
         port: u32,
         pkt: PacketId,
-    },
+    } = 0,
     /// `port` finished serializing a frame and has another one waiting: `pkt`, the frame that waited first
     /// (under a FIFO discipline; 0 otherwise), a hint for the prefetch, which a higher-priority arrival may
     /// overtake. (The port events keep port and packet at the same places, so the prefetch reads them
@@ -54,72 +58,116 @@ pub enum Ev {
     TxDone {
         port: u32,
         pkt: PacketId,
-    },
+    } = 1,
     /// A folded transfer out of ingress `port` ended (`sim/fold.rs`): its bytes leave the ingress (its
     /// packet went on when it started).
     XbarEnd {
         port: u32,
-    },
+    } = 2,
     /// Ingress `port` finished moving its packet across the crossbar.
     /// (`pkt`, the packet crossing, is there for prefetching; the port knows it.)
     XbarDone {
         port: u32,
         pkt: PacketId,
-    },
+    } = 3,
     /// The egress side of the crossbar at `port` is free again and ingresses wait for it.
     XbarOutFree {
         port: u32,
-    },
+    } = 4,
     /// DIBS: packet `pkt`, detoured at a full ingress buffer, has crossed the crossbar into egress `port`.
     DetourDone {
         port: u32,
         pkt: PacketId,
-    },
+    } = 5,
     RtxTimer {
         tr: u32,
         token: u32,
-    },
+    } = 6,
     DelAckTimer {
         tr: u32,
         token: u32,
-    },
+    } = 7,
     /// Workload `w` acts for its `i`-th source (next arrival, next CSV row).
     Workload {
         w: u32,
         i: u32,
-    },
+    } = 8,
     /// No new flows from here on.
-    ArrivalsEnd,
+    ArrivalsEnd = 9,
     /// A PFC frame reaches egress `port` (the upstream side of the link) and takes effect.
     PfcFrame {
         port: u32,
         pause: u8,
         unpause: u8,
-    },
+    } = 10,
     /// Periodic PFC sweep: watchdog (ports paused too long) and deadlock check (cycles of pauses).
-    PfcSweep,
+    PfcSweep = 11,
     /// Fault `i` of the scenario starts.
     Fault {
         i: u32,
-    },
+    } = 12,
     /// The measurement window opens (false) or closes (true): snapshot the bytes every flow delivered.
     Window {
         close: bool,
-    },
+    } = 13,
     /// Take a time-series sample (`run.sample`).
-    Sample,
+    Sample = 14,
     /// `run.event_order = "node"`: transfer `tr` (incarnation `uid`)'s sender has closed (its last byte
     /// was acknowledged), and the news reaches the receiver, which closes too.
     Fin {
         tr: u32,
         uid: u32,
-    },
+    } = 15,
     /// Retrieval `app` (incarnation `uid`)'s server has spent its `server_time` on the request: the response
     /// starts.
     Respond {
         app: u32,
         uid: u32,
-    },
+    } = 16,
+}
+
+const _: () = assert!(std::mem::size_of::<Ev>() == 12 && std::mem::align_of::<Ev>() == 4);
+
+impl Ev {
+    /// The event's bytes as two words (bytes 0-7, bytes 8-11), built from its fields in registers: the
+    /// layout `repr(u8)` gives (the tag's byte; a first `u32` field at byte 4, a second at byte 8; `PfcFrame`'s
+    /// two bytes at 8 and 9; `Window`'s flag at byte 1). Inlined where the event is made, the match folds
+    /// to its one arm.
+    #[inline(always)]
+    pub(crate) fn words(self) -> (u64, u32) {
+        let two = |tag: u8, a: u32, b: u32| (tag as u64 | (a as u64) << 32, b);
+        match self {
+            Ev::Arrive { port, pkt } => two(0, port, pkt),
+            Ev::TxDone { port, pkt } => two(1, port, pkt),
+            Ev::XbarEnd { port } => two(2, port, 0),
+            Ev::XbarDone { port, pkt } => two(3, port, pkt),
+            Ev::XbarOutFree { port } => two(4, port, 0),
+            Ev::DetourDone { port, pkt } => two(5, port, pkt),
+            Ev::RtxTimer { tr, token } => two(6, tr, token),
+            Ev::DelAckTimer { tr, token } => two(7, tr, token),
+            Ev::Workload { w, i } => two(8, w, i),
+            Ev::ArrivalsEnd => two(9, 0, 0),
+            Ev::PfcFrame { port, pause, unpause } => two(10, port, pause as u32 | (unpause as u32) << 8),
+            Ev::PfcSweep => two(11, 0, 0),
+            Ev::Fault { i } => two(12, i, 0),
+            Ev::Window { close } => ((13 | (close as u64) << 8), 0),
+            Ev::Sample => two(14, 0, 0),
+            Ev::Fin { tr, uid } => two(15, tr, uid),
+            Ev::Respond { app, uid } => two(16, app, uid),
+        }
+    }
+
+    /// The event `words` gave.
+    ///
+    /// # Safety
+    /// `(w0, w1)` must be what `Ev::words` returned for some event (its tag byte one of the discriminants,
+    /// `Window`'s flag 0 or 1).
+    #[inline(always)]
+    pub(crate) unsafe fn from_words(w0: u64, w1: u32) -> Ev {
+        let bytes = ((w1 as u128) << 64 | w0 as u128).to_le_bytes();
+        // SAFETY: `repr(u8)` fixes the layout `words` writes (above); the caller passes words of a valid event.
+        unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<Ev>()) }
+    }
 }
 
 /// The event wheel's shape for this fabric (log2 of the bucket width in ps, log2 of the bucket count).
@@ -492,8 +540,27 @@ impl Sim {
         f.reorder(&order);
     }
 
-    #[inline]
+    /// Schedule `ev` at `at`. The event goes to the queue as two words in registers (`Ev::words`): passed as
+    /// an `Ev`, it went through the caller's stack, written there as a byte and two `u32`s and read back as
+    /// one 8-byte load, which no store can forward (docs/benchmarks.md, "The event in registers").
+    #[inline(always)]
     pub(crate) fn schedule(&mut self, at: Time, ev: Ev) {
+        let (w0, w1) = ev.words();
+        self.schedule_words(at, w0, w1);
+    }
+
+    #[inline(never)]
+    fn schedule_words(&mut self, at: Time, w0: u64, w1: u32) {
+        // SAFETY: the words are `Ev::words`' (`schedule`, the only caller)
+        let ev = unsafe { Ev::from_words(w0, w1) };
+        self.schedule_inline(at, ev);
+    }
+
+    /// `schedule` inlined into the caller (the event's fields stored into the queue straight from its
+    /// registers): for the one call on the folded transfer's path (`start_folded`), which the compiler
+    /// inlined when `schedule` was an ordinary function; elsewhere the call is shorter.
+    #[inline(always)]
+    pub(crate) fn schedule_inline(&mut self, at: Time, ev: Ev) {
         if !self.diverts() {
             self.q.push(at, ev);
         } else {

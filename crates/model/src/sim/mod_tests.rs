@@ -306,3 +306,44 @@ fn the_path_walk_takes_the_first_acceptable_port_of_every_switch() {
         assert_eq!(walked, hosts.len() * (hosts.len() - 1), "{topo}: every pair has a path");
     }
 }
+
+/// `Sim::schedule` carries every event through two words (`Ev::words`, `Ev::from_words`): each kind comes
+/// back as it went, its fields at their widest and at zero, and the first word's low byte is the tag
+/// `repr(u8)` stores.
+#[test]
+fn every_event_comes_back_from_its_two_words() {
+    let mut evs = Vec::new();
+    for (a, b) in [(0u32, 0u32), (u32::MAX, u32::MAX), (0x0102_0304, 0x0a0b_0c0d)] {
+        evs.extend([
+            Ev::Arrive { port: a, pkt: b },
+            Ev::TxDone { port: a, pkt: b },
+            Ev::XbarEnd { port: a },
+            Ev::XbarDone { port: a, pkt: b },
+            Ev::XbarOutFree { port: a },
+            Ev::DetourDone { port: a, pkt: b },
+            Ev::RtxTimer { tr: a, token: b },
+            Ev::DelAckTimer { tr: a, token: b },
+            Ev::Workload { w: a, i: b },
+            Ev::ArrivalsEnd,
+            Ev::PfcFrame { port: a, pause: b as u8, unpause: (b >> 8) as u8 },
+            Ev::PfcFrame { port: b, pause: 0xff, unpause: 0 },
+            Ev::PfcSweep,
+            Ev::Fault { i: a },
+            Ev::Window { close: a % 2 == 1 },
+            Ev::Window { close: a % 2 == 0 },
+            Ev::Sample,
+            Ev::Fin { tr: a, uid: b },
+            Ev::Respond { app: a, uid: b },
+        ]);
+    }
+    let kinds: std::collections::HashSet<_> = evs.iter().map(std::mem::discriminant).collect();
+    assert_eq!(kinds.len(), 17, "every kind of event");
+    for ev in evs {
+        let (w0, w1) = ev.words();
+        // SAFETY: the words are `words`'
+        assert_eq!(unsafe { Ev::from_words(w0, w1) }, ev, "{ev:?} through {w0:#x}, {w1:#x}");
+        // SAFETY: `repr(u8)`: the tag is the event's first byte
+        let tag = unsafe { *(&ev as *const Ev).cast::<u8>() };
+        assert_eq!(w0 as u8, tag, "{ev:?}");
+    }
+}
