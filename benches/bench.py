@@ -301,14 +301,25 @@ def _memory_sentence(data: dict) -> str:
             f"before the suite and {_probe_text(m['after'])} after it.")
 
 
+def _uncommitted(porcelain: str) -> str:
+    """What a stamp adds for the files `git status --porcelain` lists as changed: their names (up to three, then
+    how many more), so that a reader can tell a measurement made beside an edit of the docs from one of code
+    that was never committed."""
+    changed = [line[3:].strip() for line in porcelain.splitlines() if line.strip()]
+    if not changed:
+        return ""
+    names = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+    return f" (with uncommitted changes to {names})"
+
+
 def _stamp() -> dict:
     """Date, commit and machine of a measurement made now (run from the project root)."""
     import datetime
     import os
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or "unknown"
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
-    return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"), "commit": commit + (" (with uncommitted changes)" if dirty else ""),
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout
+    return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"), "commit": commit + _uncommitted(dirty),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}", "cpu": cpu()}
 
 

@@ -183,6 +183,31 @@ def test_the_processor_is_named_with_its_data_caches(tmp_path):
     assert "cpu" in bench._stamp() and bench._stamp()["cpu"] == bench.cpu()
 
 
+def test_a_stamp_names_the_files_changed_but_not_committed(tmp_path, monkeypatch):
+    """A measurement made with uncommitted changes says which files (`bench._stamp` through
+    `git status --porcelain`): a clean tree adds nothing, a few are named, many are counted."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(git + ["init", "-q", str(tmp_path)], check=True)
+    for n in ["a.md", "b.rs", "c.py", "d.txt", "e.txt"]:
+        (tmp_path / n).write_text("one\n")
+    subprocess.run(git + ["-C", str(tmp_path), "add", "."], check=True)
+    subprocess.run(git + ["-C", str(tmp_path), "commit", "-q", "-m", "start"], check=True)
+    monkeypatch.chdir(tmp_path)
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert bench._stamp()["commit"] == head
+    (tmp_path / "a.md").write_text("two\n")
+    (tmp_path / "untracked.txt").write_text("not counted\n")
+    assert bench._stamp()["commit"] == f"{head} (with uncommitted changes to a.md)"
+    for n in ["b.rs", "c.py", "d.txt", "e.txt"]:
+        (tmp_path / n).write_text("two\n")
+    assert bench._stamp()["commit"] == f"{head} (with uncommitted changes to a.md, b.rs, c.py and 2 more)"
+
+
 def test_pairsum_summarises_rounds_and_refuses_a_broken_file(tmp_path, capsys):
     """`benches/pairsum.py`: per case, best and median of each build, their ratios and the rounds the new
     build won (a round is two consecutive lines of one case, in either order); a file whose lines do not
