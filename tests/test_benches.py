@@ -83,14 +83,45 @@ def test_the_suite_runs_a_case_and_counts_it(monkeypatch, capsys):
     monkeypatch.setattr(bench, "count_instructions", lambda name: asked.append(name) or (1234.0, "callgrind"))
     probes = []
     monkeypatch.setattr(bench, "memory_probe", lambda: probes.append(1) or {"0.25": 5.0, "4": 50.0, "32": 90.0})
-    monkeypatch.setattr(sys, "argv", ["bench.py", "--case", "rdma_incast_shared_hpcc", "--json"])
+    monkeypatch.setattr(sys, "argv", ["bench.py", "--case", "rdma_incast_shared_hpcc", "--json", "--repeat", "2"])
     bench.main()
     row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert row["case"] == "rdma_incast_shared_hpcc" and row["link_traversals"] > 0
+    assert row["runs"] == 2 and len(row["traversals_per_s_runs"]) == 2
+    assert row["traversals_per_s"] == max(row["traversals_per_s_runs"]), "the fastest of the runs is kept"
     assert asked == ["rdma_incast_shared_hpcc"]
     assert len(probes) == 2, "the machine's memory is probed before and after the suite"
     assert row["instructions_per_traversal"] == 1234.0 and row["instructions_source"] == "callgrind"
     assert not bench.counted("steady_fh_0.2s_2t") and not bench.counted("steady_fh_0.2s_busy") and bench.counted("fattree32_fh_1ms")
+
+
+def test_the_fastest_of_a_case_s_runs_is_kept_and_a_bad_repeat_refused(monkeypatch, capsys):
+    """`--repeat N`: of N runs of a case the one whose core loop took least wall time is its row, every run's
+    traversals per second stored beside it in the order run, and the table says how many; fewer than one run
+    is refused with the option's name and what is allowed."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    runs = [{"case": "c", "core_wall_s": w, "traversals_per_s": 1e6 / w, "peak_rss_mb": 100 + i} for i, w in enumerate([2.0, 1.0, 1.5])]
+    best = bench.fastest(runs)
+    assert best["core_wall_s"] == 1.0 and best["peak_rss_mb"] == 101
+    assert best["runs"] == 3 and best["traversals_per_s_runs"] == [5e5, 1e6, 1e6 / 1.5]
+    with pytest.raises(ValueError):
+        bench.fastest([])
+    row = {"case": "fattree8_fh_5ms", "sim_s": 0.006, "events_per_traversal": 1.18, "instructions_per_traversal": None,
+           "traversals_per_s": 8e6, "wall_per_sim_s": 5.0, "peak_rss_mb": 98.0}
+    data = {"date": "2026-11-29", "commit": "abc1234", "machine": "x86_64", "rows": [row]}
+    assert "one process per case" in bench.markdown(data)
+    data["rows"] = [row | {"runs": 3}]
+    assert "each case timed in 3 processes of its own and the fastest kept" in bench.markdown(data)
+    monkeypatch.setattr(sys, "argv", ["bench.py", "--case", "fattree8_fh_5ms", "--repeat", "0"])
+    with pytest.raises(SystemExit) as e:
+        bench.main()
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "--repeat" in err and "1 or more" in err
 
 
 def test_perf_counts_are_divided_by_the_traversals_of_the_run_they_counted(monkeypatch):
