@@ -216,6 +216,11 @@ def test_the_current_benchmark_table_is_the_stored_run():
     ipt = {r["case"]: r["instructions_per_traversal"] for r in data["rows"]}
     assert f"costs {ipt['fattree32_fh_1ms']:,.0f} instructions\nagainst k = 8's {ipt['fattree8_fh_5ms']:,.0f}" in text
     assert f"instructions ({ipt['fattree32_fh_1ms']:,.0f} and {ipt['fattree8_fh_5ms']:,.0f})" in text
+    # and its throughputs of the current table are the store's
+    tps = {r["case"]: r["traversals_per_s"] / 1e6 for r in data["rows"]}
+    assert f"`fattree8_detail_5ms` {tps['fattree8_detail_5ms']:.2f} M\ntraversals/s, against" in text
+    assert f"`steady_detail_0.2s`\n{tps['steady_detail_0.2s']:.2f} M, against" in text
+    assert f"The table is of main at {data['commit']} " in text
 
 
 def test_the_benchmark_table_names_what_counted_its_instructions():
