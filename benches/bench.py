@@ -13,6 +13,7 @@ second, peak RSS. Record them in docs/benchmarks.md when the hot path changes.
     python benches/bench.py --no-instructions   # without counting instructions (no extra runs)
     python benches/bench.py --update-instructions   # the stored run's instructions counted again, stamped apart
     python benches/bench.py --probe   # only the processor and what a dependent load costs on it today (a few seconds)
+    python benches/bench.py --cpu   # only the processor and its data caches (what benches/pair.sh heads its output with)
     python benches/bench.py --repeat 5   # each case timed in five processes of its own, the fastest kept (3 by default)
 
 Before and after the suite it times what one dependent load costs by working set (`memory_probe`): on a
@@ -384,6 +385,8 @@ def main() -> None:
     ap.add_argument("--update-docs", action="store_true", help="store the whole suite in docs/benchmarks.json and its table in docs/benchmarks.md")
     ap.add_argument("--probe", action="store_true", help="only name the processor and time a dependent load through 0.25, 4 and 32 MiB "
                                                           "(the machine's memory today; a few seconds) and exit")
+    ap.add_argument("--cpu", action="store_true", help="only print the processor and its data caches (as every stamp names them) and exit; "
+                                                        "`benches/pair.sh` heads its output with it")
     ap.add_argument("--update-instructions", action="store_true",
                     help="count the stored suite's instructions per traversal again (perf or callgrind; what does not depend on the "
                          "machine's speed) and store them with their own date and commit, keeping the stored run's other figures")
@@ -399,6 +402,9 @@ def main() -> None:
         ap.error("--update-docs counts instructions with its run: use one of --update-docs and --update-instructions")
     if a.child:
         print(json.dumps(run_case(a.child, a.setup_only)))
+        return
+    if a.cpu:
+        print(cpu())
         return
     if a.probe:
         print(json.dumps({"cpu": cpu(), "load_ns": memory_probe()}) if a.json else f"cpu: {cpu()}\ndependent load: {_probe_text(memory_probe())}")

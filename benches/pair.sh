@@ -7,9 +7,9 @@
 set -euo pipefail
 : "${OLD:?set OLD to the old run_json binary}" "${NEW:=target/release/examples/run_json}" "${N:=5}"
 TIMEFORMAT=%3U
-# the processor first (`benches/pairsum.py` reads it back): the VM is not always on the same kind of host
-awk -F'\t*: ' '/^cpu family/ {f = $2} /^model\t/ {m = $2} /^model name/ {n = $2}
-  END {if (n == "") n = "unknown"; printf "# cpu: %s%s\n", n, (f == "" ? "" : " (family " f ", model " m ")")}' /proc/cpuinfo 2>/dev/null || echo "# cpu: unknown"
+# the processor and its data caches first, as the suite's stamps name them (`benches/bench.py --cpu`, the
+# standard library only; `benches/pairsum.py` reads it back): the VM is not always on the same kind of host
+echo "# cpu: $(python3 "$(dirname "$0")/bench.py" --cpu 2>/dev/null || echo unknown)"
 for f in "$@"; do
   for i in $(seq "$N"); do
     order="old new"; [ $((i % 2)) -eq 0 ] && order="new old"
