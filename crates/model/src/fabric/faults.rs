@@ -66,6 +66,7 @@ impl Fabric {
     /// rates when used. The link's two ports, whose ingresses the driver checks against the new thresholds.
     pub fn degrade(&mut self, link: u32, rate: Rate, pfc: &PfcParams) -> Vec<u32> {
         Arc::make_mut(&mut self.link_rate)[link as usize] = rate;
+        self.degraded = true;
         // (in a part of a split run, the ends it holds)
         let ends: Vec<u32> = self.link_ports(link).into_iter().filter_map(|g| self.lid(g)).collect();
         for &p in &ends {

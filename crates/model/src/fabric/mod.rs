@@ -325,6 +325,11 @@ pub struct Fabric {
     /// Shared-buffer switches (`[topology.shared_buffer]`): per node, a switch's MMU (`mmu_setup`); empty
     /// for DeTail's CIOQ switches.
     pub mmu: Vec<Option<crate::mechanisms::mmu::Mmu>>,
+    /// Every link's configured rate and delay when all links share them (`Fabric::path_hops`: a path is
+    /// then its length), and whether a `degrade` fault has set a link's rate since the build (the current
+    /// rates then are not all that one).
+    pub uniform: Option<(Rate, Time)>,
+    pub degraded: bool,
 }
 
 impl Fabric {
@@ -445,6 +450,7 @@ impl Fabric {
             Arc::new(Routes::compute(&is_switch, &port_base, &nports, &wiring.peer_node, &up))
         });
         let hosts: Vec<u32> = topo.hosts().map(|h| h as u32).collect();
+        let uniform = topo.links.first().map(|l| (l.rate, l.delay)).filter(|&(r, d)| topo.links.iter().all(|l| l.rate == r && l.delay == d));
         if scheme.ecn_marking == crate::config::EcnMarking::Red {
             let tiers: Vec<&str> = topo.links.iter().map(|l| l.tier).collect();
             for name in scheme.red.tiers.keys() {
@@ -485,6 +491,8 @@ impl Fabric {
             round: Vec::new(),
             round_of: None,
             mmu: Vec::new(),
+            uniform,
+            degraded: false,
         };
         if let Some(h) = held {
             fab.localize(&h);
@@ -688,6 +696,27 @@ impl Fabric {
         false
     }
 
+    /// Each link of the path `walk_path` takes from host `src` to host `dst`, as its rate (the current one
+    /// with `current`, else as configured) and delay, in order to `hop`; false when there is no path (after
+    /// some calls of `hop`, which the caller then discards). Where every link has the same rate and delay
+    /// (and no `degrade` fault has changed a current rate) only the path's length matters, which the routes
+    /// know between any two edge switches (`Routes::host_links`: the walk's length, since each of its switch
+    /// hops takes a port one nearer the destination's edge switch): no walk through the route tables and
+    /// the wiring, whose lines are cold in a large fabric.
+    #[inline]
+    fn path_hops(&self, src: u32, dst: u32, current: bool, mut hop: impl FnMut(Rate, Time)) -> bool {
+        if let Some((rate, delay)) = self.uniform.filter(|_| !(current && self.degraded)) {
+            if let Some(links) = self.routes.host_links(src, dst) {
+                (0..links).for_each(|_| hop(rate, delay));
+                return true;
+            }
+        }
+        self.walk_path(src, dst, |port| {
+            let link = &self.topo.links[self.link_of(port)];
+            hop(if current { self.port_rate(port) } else { link.rate }, link.delay)
+        })
+    }
+
     /// Store-and-forward latency of one frame carrying `bytes` of payload along a shortest path from host
     /// `src` to host `dst` in an idle fabric (every link's own rate and delay, each switch's forwarding
     /// delay and, on a CIOQ switch, its crossbar time), and the path's bottleneck rate; None when there is no path.
@@ -700,9 +729,8 @@ impl Fabric {
         // its egress queue at once)
         let mut came_in: Option<detailsim_engine::Rate> = None;
         // (from what every part of a split run keeps of every link: its rate now, its delay)
-        let found = self.walk_path(src, dst, |port| {
-            let rate = self.port_rate(port);
-            t += rate.tx_time(w).0 + self.topo.links[self.link_of(port)].delay.0;
+        let found = self.path_hops(src, dst, true, |rate, delay| {
+            t += rate.tx_time(w).0 + delay.0;
             bottleneck = bottleneck.min(rate.0);
             if let Some(inr) = came_in {
                 t += self.topo.forwarding_delay.0 + if cioq { topology::xbar_rate(inr, self.topo.speedup).tx_time(w).0 } else { 0 };
@@ -755,9 +783,8 @@ impl Fabric {
             *prefix_full += h.full + after[0];
             *prefix_last += h.last + after[1];
         };
-        let found = self.walk_path(src, dst, |p| {
-            let link = &self.topo.links[self.link_of(p)];
-            let h = Hop { full: link.rate.tx_time(full).0, last: link.rate.tx_time(last).0, after: [link.delay.0; 2], rate: link.rate };
+        let found = self.path_hops(src, dst, false, |rate, delay| {
+            let h = Hop { full: rate.tx_time(full).0, last: rate.tx_time(last).0, after: [delay.0; 2], rate };
             if let Some(q) = prev.take() {
                 close(q, true, &mut prefix_full, &mut prefix_last);
             } else {

@@ -307,6 +307,51 @@ fn the_path_walk_takes_the_first_acceptable_port_of_every_switch() {
     }
 }
 
+/// `Fabric::path_hops` takes a path's length from the routes where every link has the same rate and delay:
+/// `one_way` and `ideal_transfer` give what the walk through the route tables gives, for every pair of hosts,
+/// healthy, with a link down and with one degraded (which leaves the current rates unequal), and uniform
+/// fabrics take the short way.
+#[test]
+fn a_uniform_fabric_s_paths_are_its_walks() {
+    let cases = [
+        (r#"{"kind": "fattree", "k": 4}"#, "", true),
+        (r#"{"kind": "detail128"}"#, "", true),
+        (r#"{"kind": "single_switch", "hosts": 5}"#, "", true),
+        (r#"{"kind": "dumbbell", "left": 3, "right": 2}"#, "", true),
+        (r#"{"kind": "dumbbell", "left": 3, "right": 2, "bottleneck_rate": "100Mbps"}"#, "", false),
+        (r#"{"kind": "leaf_spine", "leaves": 3, "spines": 2, "hosts_per_leaf": 2, "host_rate": "1Gbps", "uplink_rate": "10Gbps"}"#, "", false),
+        (r#"{"kind": "fattree", "k": 4}"#, r#"{"kind": "link_down", "link": "agg_core#0", "at": "1us"}"#, true),
+        (r#"{"kind": "fattree", "k": 4}"#, r#"{"kind": "degrade", "link": "tor_agg#0", "rate": "100Mbps", "at": "1us"}"#, true),
+    ];
+    for (topo, fault, uniform) in cases {
+        let faults = if fault.is_empty() { String::new() } else { format!(r#", "fault": [{fault}]"#) };
+        let json = format!(
+            r#"{{"run": {{"duration": "5us"}}, "topology": {topo}, "scheme": {{"preset": "fh"}},
+               "workload": [{{"kind": "flows", "rows": [{{"src": 0, "dst": 1, "size_bytes": 1000, "start_s": 0.0}}]}}]{faults}}}"#
+        );
+        let mut sim = Sim::from_json(&json).unwrap();
+        assert_eq!(sim.fab.uniform.is_some(), uniform, "{topo}");
+        if !fault.is_empty() {
+            sim.run_until(detailsim_engine::Time::from_us(2));
+            assert_eq!(sim.fab.degraded, fault.contains("degrade"), "{topo} {fault}");
+        }
+        let mut walked = sim.fab.clone();
+        walked.uniform = None;
+        let hosts = sim.fab.hosts.clone();
+        for &a in &hosts {
+            for &b in hosts.iter().filter(|&&b| b != a) {
+                for bytes in [0u64, 1, 1460] {
+                    assert_eq!(sim.fab.one_way(a, b, bytes), walked.one_way(a, b, bytes), "{topo} {fault}: one_way {a} -> {b}, {bytes} B");
+                }
+                for (size, multipath) in [(1u64, false), (1460, false), (1461, true), (100_000, false), (100_000, true)] {
+                    let (x, y) = (sim.fab.ideal_transfer(a, b, 1460, size, multipath), walked.ideal_transfer(a, b, 1460, size, multipath));
+                    assert!(x.is_some() && x == y, "{topo} {fault}: ideal {a} -> {b}, {size} B: {x:?} against {y:?}");
+                }
+            }
+        }
+    }
+}
+
 /// `Sim::schedule` carries every event through two words (`Ev::words`, `Ev::from_words`): each kind comes
 /// back as it went, its fields at their widest and at zero, and the first word's low byte is the tag
 /// `repr(u8)` stores.
