@@ -9,7 +9,8 @@
 //!   < L2 / 256 B ports        1 (the next)                         packet, port's lines, PFC state
 //!   (2,048 on a 512 KB L2)
 //!   >= L2 / 256 B ports       2 (3 ahead, then the next)           + node, route entry, transfer, fold record,
-//!                                                                    output's lines and counters
+//!                                                                    ingress's second line, output's lines
+//!                                                                    and counters
 //!   >= 16,384 as well, FH     3 (5 ahead, 3 ahead, the next)       + the output port the route will take
 //! ```
 
@@ -152,6 +153,9 @@ impl Sim {
                     if let Some(f) = self.fold.ins.get(port as usize) {
                         prefetch(f);
                     }
+                    // the ingress's second line (its bytes per priority and list ends), which the packet's
+                    // entry and the folded transfer's release write; the first stage fetched the first
+                    pt.ing.prefetch_lines();
                     let dst = p.dst as usize;
                     if self.fab.routes.edge.get(dst) == Some(&(node as u32)) {
                         if let Some(ep) = self.fab.routes.edge_lp.get(dst).and_then(|&lp| self.fab.ports.get((nd.port_base + lp) as usize)) {
@@ -188,7 +192,7 @@ impl Sim {
                 let (Some(pt), Some(f)) = (self.fab.ports.get(port as usize), self.fold.ins.get(port as usize)) else { return };
                 prefetch(f);
                 prefetch(&pt.tx_busy_until);
-                prefetch(&pt.ing);
+                pt.ing.prefetch_lines();
             }
             _ => {}
         }
