@@ -298,3 +298,42 @@ def test_pair_sh_names_the_processor_and_alternates_the_builds(tmp_path):
     f = tmp_path / "pairs.txt"
     f.write_text(out)
     assert pairsum.cpu(f) == lines[0][len("# cpu: "):] and [p.case for p in pairsum.read(f)] == ["s"]
+
+
+def _sizes():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("sizes", ROOT / "benches" / "sizes.py")
+    sizes = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sizes)
+    return sizes
+
+
+def test_the_size_sweep_keeps_each_size_s_fastest_run_and_counts_a_fat_tree_s_ports():
+    """`benches/sizes.py`: a k-ary fat tree has k^3/4 hosts and 5k^2/4 switches of k ports; per size the
+    fastest run's nanoseconds per event, every run's beside it, and the ratio to the smallest size."""
+    sizes = _sizes()
+    assert (sizes.hosts(8), sizes.ports(8)) == (128, 768)
+    assert (sizes.hosts(32), sizes.ports(32)) == (8192, 49152)
+    runs = [{"k": 8, "events": 1000, "traversals": 800, "core_wall_s": 2e-4}, {"k": 32, "events": 1000, "traversals": 900, "core_wall_s": 5e-4},
+            {"k": 8, "events": 1000, "traversals": 800, "core_wall_s": 1e-4}, {"k": 32, "events": 1000, "traversals": 900, "core_wall_s": 3e-4}]
+    rows = sizes.summarise(runs)
+    assert [r["k"] for r in rows] == [8, 32]
+    assert rows[0]["ns_per_event_runs"] == [200.0, 100.0] and rows[0]["ns_per_event"] == 100.0 and rows[0]["ratio"] == 1.0
+    assert rows[1]["ns_per_event"] == 300.0 and rows[1]["ratio"] == 3.0 and rows[1]["ports"] == 49152
+    data = {"date": "d", "commit": "c", "machine": "m", "cpu": "p", "scheme": "fh", "rounds": 2, "rows": rows,
+            "probe": {"before": {"1": 7.0, "16": 130.0}, "after": {"1": 7.2, "16": 131.0}}}
+    md = sizes.markdown(data)
+    assert "| 32 | 8,192 | 49,152 | 25.2 | 1ms | 1,000 | 300 | 3.00x |" in md
+    assert "| ns per dependent load, before | 7 | 130 |" in md
+
+
+def test_the_size_sweep_runs_one_size_in_a_process_of_its_own():
+    """`benches/sizes.py --child K` runs size K once and prints its events and the core loop's wall time as
+    JSON (what the sweep reads back); a bad option is refused."""
+    out = subprocess.run([sys.executable, str(ROOT / "benches" / "sizes.py"), "--child", "8", "--scheme", "fh"],
+                         capture_output=True, text=True, check=True, cwd=ROOT, timeout=300)
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    assert r["k"] == 8 and r["events"] > 1_000_000 and r["traversals"] > 1_000_000 and r["core_wall_s"] > 0
+    bad = subprocess.run([sys.executable, str(ROOT / "benches" / "sizes.py"), "--rounds", "0"], capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode != 0 and "--rounds" in bad.stderr

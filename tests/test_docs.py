@@ -223,6 +223,32 @@ def test_the_current_benchmark_table_is_the_stored_run():
     assert f"The table is of main at {data['commit']} " in text
 
 
+def test_the_size_tables_are_the_stored_sweep():
+    """docs/benchmarks.md's "Flat with size" tables are the stored run of `benches/sizes.py --update-docs`
+    (every size, the loads by working set before and after), generated, never edited; the port state they
+    report is `fabric::Port`'s size, which the core asserts; and the prose's figures are the store's."""
+    import importlib.util
+    import json
+
+    from detailsim.repro.docblocks import block_of
+
+    spec = importlib.util.spec_from_file_location("sizes", ROOT / "benches" / "sizes.py")
+    sizes = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sizes)
+    data = json.loads((ROOT / sizes.DOC_JSON).read_text())
+    assert [r["k"] for r in data["rows"]] == list(sizes.SIZES) and data["scheme"] == "fh"
+    assert all(len(r["ns_per_event_runs"]) == data["rounds"] for r in data["rows"])
+    text = (ROOT / sizes.DOC).read_text()
+    assert block_of(text, "bench-sizes", sizes.SOURCE) == sizes.markdown(data), "run `python benches/sizes.py --update-docs`"
+    assert f"size_of::<Port>() == {sizes.PORT_BYTES}" in (ROOT / "crates/model/src/fabric/mod.rs").read_text()
+    ns = {r["k"]: r["ns_per_event"] for r in data["rows"]}
+    ratio = {r["k"]: r["ratio"] for r in data["rows"]}
+    load = data["probe"]["before"]
+    assert f"k = 16 {ns[16]:.0f} ns ({ratio[16]:.2f}x k = 8's {ns[8]:.0f})" in text
+    assert f"k = 32 {ns[32]:.0f} ns ({ratio[32]:.2f}x)" in text
+    assert f"8 MiB {load['8']:.0f} ns, 12 MiB {load['12']:.0f} ns, 16 MiB {load['16']:.0f} ns" in text
+
+
 def test_the_benchmark_table_names_what_counted_its_instructions():
     """Where `perf` cannot count (a VM), the suite's instructions per traversal are callgrind's count of the
     core loop, and the table says so; a row without a count shows n/a."""

@@ -101,6 +101,8 @@ const _: () = assert!(
         && std::mem::offset_of!(Port, tx_hooks) < 64
         && std::mem::offset_of!(Port, fold_idle) < 64
 );
+// eight lines in all (`benches/sizes.py` reports a fabric's port state by it)
+const _: () = assert!(std::mem::size_of::<Port>() == 512);
 
 impl Port {
     /// Set the line rate and what derives from it here: the crossbar rate at `speedup` and both per-byte times.
