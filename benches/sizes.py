@@ -8,7 +8,8 @@ large fabrics follows the second table: where a load's cost jumps, so does an ev
 
     python benches/sizes.py                   # FH, five rounds, printed
     python benches/sizes.py --scheme detail --rounds 3
-    python benches/sizes.py --update-docs     # stored in docs/benchmarks-sizes.json and its table in docs/benchmarks.md
+    python benches/sizes.py --update-docs     # stored in docs/benchmarks-sizes.json and its tables in docs/benchmarks.md
+    python benches/sizes.py --scheme detail --update-docs   # DeTail's, in docs/benchmarks-sizes-detail.json
 """
 
 from __future__ import annotations
@@ -28,8 +29,22 @@ PROBE_MIB = (1, 2, 4, 6, 8, 12, 16, 32, 64)
 # bytes of one port's state (`fabric::Port`: the transmitter's line, the egress and ingress queues, three
 # lines each, and the rest; fabric/mod.rs asserts the size)
 PORT_BYTES = 512
-DOC, DOC_JSON = "docs/benchmarks.md", "docs/benchmarks-sizes.json"
-SOURCE = "docs/benchmarks-sizes.json by `benches/sizes.py --update-docs`"
+DOC = "docs/benchmarks.md"
+SCHEMES = ("fh", "detail")
+
+
+def doc_json(scheme: str) -> str:
+    """Where a scheme's sweep is stored (FH's is the one the prose reads)."""
+    return "docs/benchmarks-sizes.json" if scheme == "fh" else f"docs/benchmarks-sizes-{scheme}.json"
+
+
+def block(scheme: str) -> str:
+    """The generated block of docs/benchmarks.md that holds a scheme's tables."""
+    return "bench-sizes" if scheme == "fh" else f"bench-sizes-{scheme}"
+
+
+def source(scheme: str) -> str:
+    return f"{doc_json(scheme)} by `benches/sizes.py{'' if scheme == 'fh' else ' --scheme ' + scheme} --update-docs`"
 
 
 def hosts(k: int) -> int:
@@ -84,7 +99,7 @@ def markdown(data: dict) -> str:
     """The two tables of docs/benchmarks.md's "Flat with size" from the stored run."""
     lines = [f"Measured {data['date']} at {data['commit']} on {data['machine']} ({data['cpu']}), scheme `{data['scheme']}`, "
              f"{data['rounds']} rounds with the sizes alternated, the fastest run of each size kept (every run's figure in "
-             f"{DOC_JSON}). Port state: {PORT_BYTES} bytes per port (`fabric::Port`).", "",
+             f"{doc_json(data['scheme'])}). Port state: {PORT_BYTES} bytes per port (`fabric::Port`).", "",
              "| k | hosts | ports | port state MB | simulated | events | ns per event, fastest | against the smallest |",
              "|---|---|---|---|---|---|---|---|"]
     for r in data["rows"]:
@@ -100,10 +115,10 @@ def markdown(data: dict) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
-    ap.add_argument("--scheme", default="fh", choices=["fh", "detail"], help="the scheme every size runs (default fh)")
+    ap.add_argument("--scheme", default="fh", choices=SCHEMES, help="the scheme every size runs (default fh)")
     ap.add_argument("--rounds", type=int, default=5, metavar="N", help="rounds, each running every size once (default 5)")
     ap.add_argument("--sizes", type=int, nargs="+", choices=sorted(SIZES), metavar="K", help=f"only these k (of {sorted(SIZES)})")
-    ap.add_argument("--update-docs", action="store_true", help=f"store the run in {DOC_JSON} and its tables in {DOC}")
+    ap.add_argument("--update-docs", action="store_true", help=f"store the run in {doc_json('fh')} (or the scheme's) and its tables in {DOC}")
     a = ap.parse_args()
     if a.child is not None:
         print(json.dumps(run_size(a.child, a.scheme)))
@@ -125,8 +140,8 @@ def main() -> None:
     if a.update_docs:
         from detailsim.repro.docblocks import write_generated
 
-        write_generated(Path("."), DOC, DOC_JSON, "bench-sizes", data, markdown(data), SOURCE)
-        print(f"wrote {DOC_JSON} and the tables in {DOC}")
+        write_generated(Path("."), DOC, doc_json(a.scheme), block(a.scheme), data, markdown(data), source(a.scheme))
+        print(f"wrote {doc_json(a.scheme)} and the tables in {DOC}")
 
 
 if __name__ == "__main__":

@@ -235,11 +235,13 @@ def test_the_size_tables_are_the_stored_sweep():
     spec = importlib.util.spec_from_file_location("sizes", ROOT / "benches" / "sizes.py")
     sizes = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(sizes)
-    data = json.loads((ROOT / sizes.DOC_JSON).read_text())
-    assert [r["k"] for r in data["rows"]] == list(sizes.SIZES) and data["scheme"] == "fh"
-    assert all(len(r["ns_per_event_runs"]) == data["rounds"] for r in data["rows"])
     text = (ROOT / sizes.DOC).read_text()
-    assert block_of(text, "bench-sizes", sizes.SOURCE) == sizes.markdown(data), "run `python benches/sizes.py --update-docs`"
+    for scheme in sizes.SCHEMES:
+        d = json.loads((ROOT / sizes.doc_json(scheme)).read_text())
+        assert [r["k"] for r in d["rows"]] == list(sizes.SIZES) and d["scheme"] == scheme
+        assert all(len(r["ns_per_event_runs"]) == d["rounds"] for r in d["rows"])
+        assert block_of(text, sizes.block(scheme), sizes.source(scheme)) == sizes.markdown(d), f"run `python benches/sizes.py --scheme {scheme} --update-docs`"
+    data = json.loads((ROOT / sizes.doc_json("fh")).read_text())
     assert f"size_of::<Port>() == {sizes.PORT_BYTES}" in (ROOT / "crates/model/src/fabric/mod.rs").read_text()
     ns = {r["k"]: r["ns_per_event"] for r in data["rows"]}
     ratio = {r["k"]: r["ratio"] for r in data["rows"]}
