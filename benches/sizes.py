@@ -70,11 +70,17 @@ def _child(k: int, scheme: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def probe(steps: int = 5_000_000) -> dict[str, float]:
-    """Nanoseconds per dependent load through each of `PROBE_MIB` (a pointer chase in a random cycle)."""
+def probe(steps: int = 5_000_000, per_page: bool = False) -> dict[str, float]:
+    """Nanoseconds per dependent load through each of `PROBE_MIB` (a pointer chase in a random cycle of
+    lines; `per_page`: of one line per 4 KiB page, the same pages through a 64th of the data)."""
     from detailsim import _core
 
-    return {f"{m:g}": round(_core.load_latency_ns(float(m), steps), 1) for m in PROBE_MIB}
+    return {f"{m:g}": round(_core.load_latency_ns(float(m), steps, per_page=per_page), 1) for m in PROBE_MIB}
+
+
+def probes() -> dict[str, dict[str, float]]:
+    """The machine's loads now: through every line of each working set, and through one line per page."""
+    return {"lines": probe(), "pages": probe(per_page=True)}
 
 
 def summarise(runs: list[dict]) -> list[dict]:
@@ -105,10 +111,11 @@ def markdown(data: dict) -> str:
     for r in data["rows"]:
         lines.append(f"| {r['k']} | {r['hosts']:,} | {r['ports']:,} | {r['ports'] * PORT_BYTES / 1e6:.1f} | {r['duration']} | "
                      f"{r['events']:,} | {r['ns_per_event']:.0f} | {r['ratio']:.2f}x |")
-    lines += ["", "| working set, MiB | " + " | ".join(data["probe"]["before"]) + " |",
-              "|---|" + "---|" * len(data["probe"]["before"]),
-              "| ns per dependent load, before | " + " | ".join(f"{v:.0f}" for v in data["probe"]["before"].values()) + " |",
-              "| ns per dependent load, after | " + " | ".join(f"{v:.0f}" for v in data["probe"]["after"].values()) + " |"]
+    pr = data["probe"]
+    lines += ["", "| working set, MiB | " + " | ".join(pr["before"]["lines"]) + " |", "|---|" + "---|" * len(pr["before"]["lines"])]
+    for when in ("before", "after"):
+        for what, label in (("lines", "ns per dependent load"), ("pages", "the same, one line per 4 KiB page")):
+            lines.append(f"| {label}, {when} | " + " | ".join(f"{v:.0f}" for v in pr[when][what].values()) + " |")
     return "\n".join(lines)
 
 
@@ -126,15 +133,16 @@ def main() -> None:
     if a.rounds < 1:
         ap.error(f"--rounds must be at least 1 (got {a.rounds})")
     sizes = a.sizes or list(SIZES)
-    before = probe()
-    print("dependent load, ns: " + ", ".join(f"{m} MiB {v}" for m, v in before.items()), flush=True)
+    before = probes()
+    for what, p in before.items():
+        print(f"dependent load ({what}), ns: " + ", ".join(f"{m} MiB {v}" for m, v in p.items()), flush=True)
     runs = []
     for i in range(a.rounds):
         for k in sizes:
             r = _child(k, a.scheme)
             runs.append(r)
             print(f"round {i + 1} k = {k:<3} {r['events']:>10,} events {r['core_wall_s'] / r['events'] * 1e9:7.1f} ns per event", flush=True)
-    after = probe()
+    after = probes()
     data = bench._stamp() | {"scheme": a.scheme, "rounds": a.rounds, "probe": {"before": before, "after": after}, "rows": summarise(runs)}
     print(markdown(data))
     if a.update_docs:

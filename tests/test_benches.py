@@ -162,7 +162,8 @@ def test_the_memory_probe_times_a_load_per_working_set():
     p = bench.memory_probe(steps=20_000)
     assert list(p) == ["0.25", "4", "32"] and all(v > 0 for v in p.values())
     assert bench._probe_text({"0.25": 5.0, "4": 61.25}) == "0.25 MiB 5.0 ns, 4 MiB 61.2 ns"
-    for bad, field in [({"mib": 0.0}, "mib"), ({"mib": float("nan")}, "mib"), ({"mib": 1.0, "steps": 0}, "steps")]:
+    assert _core.load_latency_ns(1.0, 20_000, per_page=True) > 0
+    for bad, field in [({"mib": 0.0}, "mib"), ({"mib": float("nan")}, "mib"), ({"mib": 1.0, "steps": 0}, "steps"), ({"mib": 0.0, "per_page": True}, "mib")]:
         with pytest.raises(ValueError, match=field):
             _core.load_latency_ns(**bad)
 
@@ -322,10 +323,12 @@ def test_the_size_sweep_keeps_each_size_s_fastest_run_and_counts_a_fat_tree_s_po
     assert rows[0]["ns_per_event_runs"] == [200.0, 100.0] and rows[0]["ns_per_event"] == 100.0 and rows[0]["ratio"] == 1.0
     assert rows[1]["ns_per_event"] == 300.0 and rows[1]["ratio"] == 3.0 and rows[1]["ports"] == 49152
     data = {"date": "d", "commit": "c", "machine": "m", "cpu": "p", "scheme": "fh", "rounds": 2, "rows": rows,
-            "probe": {"before": {"1": 7.0, "16": 130.0}, "after": {"1": 7.2, "16": 131.0}}}
+            "probe": {"before": {"lines": {"1": 7.0, "16": 130.0}, "pages": {"1": 6.0, "16": 21.0}},
+                      "after": {"lines": {"1": 7.2, "16": 131.0}, "pages": {"1": 6.1, "16": 22.0}}}}
     md = sizes.markdown(data)
     assert "| 32 | 8,192 | 49,152 | 25.2 | 1ms | 1,000 | 300 | 3.00x |" in md
     assert "| ns per dependent load, before | 7 | 130 |" in md
+    assert "| the same, one line per 4 KiB page, after | 6 | 22 |" in md
 
 
 def test_the_size_sweep_runs_one_size_in_a_process_of_its_own():

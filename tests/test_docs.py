@@ -245,14 +245,15 @@ def test_the_size_tables_are_the_stored_sweep():
     assert f"size_of::<Port>() == {sizes.PORT_BYTES}" in (ROOT / "crates/model/src/fabric/mod.rs").read_text()
     ns = {r["k"]: r["ns_per_event"] for r in data["rows"]}
     ratio = {r["k"]: r["ratio"] for r in data["rows"]}
-    load = data["probe"]["before"]
+    load, pages = data["probe"]["before"]["lines"], data["probe"]["before"]["pages"]
     assert f"k = 16 {ns[16]:.0f} ns ({ratio[16]:.2f}x k = 8's {ns[8]:.0f})" in text
     assert f"k = 32 {ns[32]:.0f} ns ({ratio[32]:.2f}x)" in text
     assert f"8 MiB {load['8']:.0f} ns, 12 MiB {load['12']:.0f} ns, 16 MiB {load['16']:.0f} ns" in text
     detail = json.loads((ROOT / sizes.doc_json("detail")).read_text())
     d32 = next(r for r in detail["rows"] if r["k"] == 32)
     assert f"under DeTail k = 32 {d32['ns_per_event']:.0f} ns ({d32['ratio']:.2f}x)" in text
-    assert f"12 MiB cost {detail['probe']['before']['12']:.0f} ns before DeTail's sweep" in text
+    assert f"12 MiB cost {detail['probe']['before']['lines']['12']:.0f} ns before DeTail's sweep" in text
+    assert f"through 32 MiB of pages costs {pages['32']:.0f} ns a load, against {load['32']:.0f} ns through every line" in text
 
 
 def test_the_benchmark_table_names_what_counted_its_instructions():

@@ -38,6 +38,32 @@ pub fn load_latency_ns(bytes: usize, steps: u64) -> f64 {
         mem[i * LINE] = j as usize * LINE;
     }
     drop(next);
+    chase(&mem, n, steps)
+}
+
+/// Words per 4 KiB page.
+const PAGE: usize = 4096 / std::mem::size_of::<usize>();
+
+/// As `load_latency_ns`, but one line per 4 KiB page of the `bytes` (at least one page), the pages in a
+/// random cycle and the line's place in its page spread over the page's 64 (so that the lines do not all
+/// share a cache set): the same pages as `load_latency_ns` touches through a 64th of the data. Where this
+/// stays cheap while `load_latency_ns` of the same size does not, what a load pays is the data's distance,
+/// not the translation of its page.
+pub fn page_latency_ns(bytes: usize, steps: u64) -> f64 {
+    let n = (bytes / 4096).max(1);
+    let next = single_cycle(n, 1);
+    let at = |k: usize| k * PAGE + (k * 37 % 64) * LINE;
+    let mut mem = vec![0usize; n * PAGE];
+    for (i, &j) in next.iter().enumerate() {
+        mem[at(i)] = at(j as usize);
+    }
+    drop(next);
+    chase(&mem, n, steps)
+}
+
+/// Nanoseconds per step of the pointer chase through `mem` (whose `n` links form one cycle from word 0's
+/// line), after one pass (at most 2^20 steps) to warm the caches and the TLB.
+fn chase(mem: &[usize], n: usize, steps: u64) -> f64 {
     let mut p = 0usize;
     for _ in 0..n.min(1 << 20) {
         p = mem[p];
@@ -112,6 +138,17 @@ mod tests {
         // a random order, not the identity's successor
         let next = single_cycle(1000, 7);
         assert!(next.iter().enumerate().filter(|&(i, &j)| j as usize == (i + 1) % 1000).count() < 10);
+    }
+
+    #[test]
+    fn both_chases_time_a_load() {
+        // one line per page and one line per step: both warm, both positive (their sizes' order is the
+        // machine's, not a test's)
+        for f in [load_latency_ns, page_latency_ns] {
+            let ns = f(1 << 20, 10_000);
+            assert!(ns > 0.0 && ns.is_finite(), "{ns}");
+        }
+        assert!(page_latency_ns(100, 10) > 0.0, "less than a page is one page");
     }
 
     #[test]

@@ -221,16 +221,19 @@ fn pfc_frame(port: u32, pause: u8, unpause: u8) -> Vec<u8> {
 
 /// Nanoseconds per dependent load through `mib` MiB of memory, one cache line per step in a random cycle
 /// (`detailsim_engine::probe`): what the machine's memory costs on the day, stored with each benchmark run.
+/// `per_page`: one line per 4 KiB page of the `mib` instead (`probe::page_latency_ns`), the same pages
+/// through a 64th of the data, which tells a page's translation from the data's distance.
 #[pyfunction]
-#[pyo3(signature = (mib, steps = 10_000_000))]
-fn load_latency_ns(py: Python<'_>, mib: f64, steps: u64) -> PyResult<f64> {
+#[pyo3(signature = (mib, steps = 10_000_000, per_page = false))]
+fn load_latency_ns(py: Python<'_>, mib: f64, steps: u64, per_page: bool) -> PyResult<f64> {
     if !(mib.is_finite() && (1.0 / 16.0..=4096.0).contains(&mib)) {
         return Err(PyValueError::new_err(format!("mib: {mib} is not a size from 1/16 to 4096 MiB")));
     }
     if !(1..=1_000_000_000).contains(&steps) {
         return Err(PyValueError::new_err(format!("steps: {steps} is not from 1 to 10^9")));
     }
-    Ok(py.detach(|| detailsim_engine::probe::load_latency_ns((mib * (1 << 20) as f64) as usize, steps)))
+    let bytes = (mib * (1 << 20) as f64) as usize;
+    Ok(py.detach(|| if per_page { detailsim_engine::probe::page_latency_ns(bytes, steps) } else { detailsim_engine::probe::load_latency_ns(bytes, steps) }))
 }
 
 /// The scheme presets: (name, what it stands for).
