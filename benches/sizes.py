@@ -3,8 +3,9 @@
 The paper/steady workload on fat trees of k = 8 to 32 (128 to 8,192 hosts) at 10 Gbps with 1 MB buffers,
 each run long enough for about three million events, the sizes alternated round by round (each run in a
 process of its own) and the fastest run of each kept; before and after, a dependent load timed through
-working sets of 1 to 64 MiB (`detailsim._core.load_latency_ns`). On a shared VM the per-event cost of the
-large fabrics follows the second table: where a load's cost jumps, so does an event's.
+working sets of 1 to 64 MiB (`detailsim._core.load_latency_ns`), through every line and through one line
+per 4 KiB page (which tells the data's distance from the pages' translation). On a shared VM the per-event
+cost of the large fabrics follows the second table: where a load's cost jumps, so does an event's.
 
     python benches/sizes.py                   # FH, five rounds, printed
     python benches/sizes.py --scheme detail --rounds 3

@@ -252,7 +252,7 @@ def test_the_size_tables_are_the_stored_sweep():
     detail = json.loads((ROOT / sizes.doc_json("detail")).read_text())
     d32 = next(r for r in detail["rows"] if r["k"] == 32)
     assert f"under DeTail k = 32 {d32['ns_per_event']:.0f} ns ({d32['ratio']:.2f}x)" in text
-    assert f"12 MiB cost {detail['probe']['before']['lines']['12']:.0f} ns before DeTail's sweep" in text
+    assert f"12 MiB cost {load['12']:.0f} ns before the FH sweep and {data['probe']['after']['lines']['12']:.0f} ns after it" in text
     assert f"through 32 MiB of pages costs {pages['32']:.0f} ns a load, against {load['32']:.0f} ns through every line" in text
 
 
