@@ -156,13 +156,14 @@ def fastest(runs: list[dict]) -> dict:
 PROBE_MIB = (0.25, 4.0, 32.0)
 
 
-def memory_probe(steps: int = 10_000_000) -> dict[str, float]:
+def memory_probe(steps: int = 10_000_000, mib: tuple[float, ...] = PROBE_MIB, per_page: bool = False) -> dict[str, float]:
     """Nanoseconds per dependent load through 0.25, 4 and 32 MiB (`detailsim._core.load_latency_ns`: a
     pointer chase, one cache line per step, in a random cycle): within the L2, beyond it, and about a
-    large fabric's state (k = 32: 25 MB of ports)."""
+    large fabric's state (k = 32: 25 MB of ports). `mib`: other working sets; `per_page`: one line per
+    4 KiB page of each instead (`benches/sizes.py`)."""
     from detailsim import _core
 
-    return {f"{m:g}": round(_core.load_latency_ns(m, steps), 1) for m in PROBE_MIB}
+    return {f"{m:g}": round(_core.load_latency_ns(float(m), steps, per_page=per_page), 1) for m in mib}
 
 
 def cpu(cpuinfo: str = "/proc/cpuinfo", caches: str = "/sys/devices/system/cpu/cpu0/cache") -> str:

@@ -74,9 +74,7 @@ def _child(k: int, scheme: str) -> dict:
 def probe(steps: int = 5_000_000, per_page: bool = False) -> dict[str, float]:
     """Nanoseconds per dependent load through each of `PROBE_MIB` (a pointer chase in a random cycle of
     lines; `per_page`: of one line per 4 KiB page, the same pages through a 64th of the data)."""
-    from detailsim import _core
-
-    return {f"{m:g}": round(_core.load_latency_ns(float(m), steps, per_page=per_page), 1) for m in PROBE_MIB}
+    return bench.memory_probe(steps, mib=PROBE_MIB, per_page=per_page)
 
 
 def probes() -> dict[str, dict[str, float]]:

@@ -51,14 +51,19 @@ const PAGE: usize = 4096 / std::mem::size_of::<usize>();
 /// not the translation of its page.
 pub fn page_latency_ns(bytes: usize, steps: u64) -> f64 {
     let n = (bytes / 4096).max(1);
+    chase(&page_cycle(n), n, steps)
+}
+
+/// `n` pages of words in which one line per page links to the next page's in a random cycle that starts at
+/// word 0 (`page_latency_ns`); page k's line is its (37 k mod 64)-th.
+fn page_cycle(n: usize) -> Vec<usize> {
     let next = single_cycle(n, 1);
     let at = |k: usize| k * PAGE + (k * 37 % 64) * LINE;
     let mut mem = vec![0usize; n * PAGE];
     for (i, &j) in next.iter().enumerate() {
         mem[at(i)] = at(j as usize);
     }
-    drop(next);
-    chase(&mem, n, steps)
+    mem
 }
 
 /// Nanoseconds per step of the pointer chase through `mem` (whose `n` links form one cycle from word 0's
@@ -149,6 +154,23 @@ mod tests {
             assert!(ns > 0.0 && ns.is_finite(), "{ns}");
         }
         assert!(page_latency_ns(100, 10) > 0.0, "less than a page is one page");
+    }
+
+    #[test]
+    fn the_page_chase_reads_one_line_of_every_page() {
+        // from word 0 the chase visits each of the n pages once, at one line start per page, and comes back
+        let n = 300;
+        let mem = page_cycle(n);
+        let (mut seen, mut lines, mut p) = (vec![false; n], std::collections::BTreeSet::new(), 0usize);
+        for _ in 0..n {
+            assert_eq!(p % LINE, 0, "a line's first word");
+            assert!(!std::mem::replace(&mut seen[p / PAGE], true), "page {} visited twice", p / PAGE);
+            lines.insert(p % PAGE / LINE);
+            p = mem[p];
+        }
+        assert_eq!(p, 0);
+        assert!(seen.iter().all(|&s| s));
+        assert_eq!(lines.len(), 64, "the lines spread over every place in a page");
     }
 
     #[test]
