@@ -17,6 +17,42 @@ impl Fabric {
         }
     }
 
+    /// The settled hops (`Packet::hops`) of a packet from host `src` to host `dst` with flow hash `hash`
+    /// under load balancing `lb`: at each switch from the sender's on, the port `Node::route` will choose
+    /// where nothing but the packet settles it (the edge switch's port to `dst`, the one acceptable port,
+    /// or flow hashing's pick: `Forwarder::settled_choice`), up to the first switch where it is not
+    /// settled (scatter or ALB among several ports: the switches after it depend on its choice), the
+    /// first port that is down, a local index above 62 or `HOPS_HELD` switches. Exact only while the
+    /// routes and the links stay as they are: a run with `link_down` faults does not use them.
+    pub fn settled_hops(&self, src: u32, dst: u32, hash: u32, lb: crate::config::LoadBalancing) -> u32 {
+        use crate::packet::{HOPS_HELD, HOP_BITS};
+        let w = &*self.wiring;
+        let Some(&first) = w.port_base.get(src as usize) else { return 0 };
+        let (mut port, mut hops) = (first, 0u32);
+        for i in 0..HOPS_HELD {
+            let node = w.peer_node[port as usize];
+            let nd = &self.nodes[node as usize];
+            if !nd.is_switch {
+                break;
+            }
+            let base = w.port_base[node as usize];
+            let lp = if self.routes.edge[dst as usize] == node {
+                self.routes.edge_lp[dst as usize]
+            } else {
+                match nd.fwd.settled_choice(lb, self.routes.ports(node, dst), hash) {
+                    Some(lp) => lp,
+                    None => break,
+                }
+            };
+            if lp + 1 >= 1 << HOP_BITS || !self.link_up[w.port_link[(base + lp) as usize] as usize] {
+                break;
+            }
+            hops |= (lp + 1) << (HOP_BITS * i);
+            port = base + lp;
+        }
+        hops
+    }
+
     /// `path_ports` without a list: each egress port of the path in order to `hop`; false when there is no
     /// path (after some calls of `hop`, which the caller then discards).
     #[inline]

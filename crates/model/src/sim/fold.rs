@@ -67,12 +67,6 @@ pub(crate) struct Fold {
     pub folded: [u64; 2],
 }
 
-/// A frame too long for a record's 16 bits (no framing makes one; such a transfer is not folded).
-#[inline(always)]
-fn wire_too_long(wire: u32) -> bool {
-    wire > u16::MAX as u32
-}
-
 impl Sim {
     /// Whether this run's scheme and scenario let transfers fold (see the module's list).
     pub(crate) fn fold_allowed(&self) -> bool {
@@ -113,9 +107,6 @@ impl Sim {
     pub(crate) fn try_fold(&mut self, inp: u32, pid: PacketId, done: Time) -> bool {
         let p = self.pkts.get(pid);
         let (out, prio, wire) = (p.out_port, p.prio, p.wire as u64);
-        if wire_too_long(p.wire) {
-            return false;
-        }
         // the ingress end needs no event: nothing waits behind the transfer, and no PAUSE of this
         // ingress waits for its bytes to go (else the fold would only trade one event for another)
         if self.fab.ports[inp as usize].ing.nonempty != 0 || (self.pfc_on() && self.fab.pfc[inp as usize].ingress.sent != 0) {

@@ -172,10 +172,30 @@ impl Sim {
         tr
     }
 
+    /// Transfer `tr`'s settled hops (`Packet::hops`) for its data (`fwd`) or its acknowledgements, found
+    /// for its first packet each way and kept; 0 (ask at every switch) where the run's routes may change.
+    #[inline]
+    fn flow_hops(&mut self, tr: u32, fwd: bool) -> u32 {
+        if !self.hops_on {
+            return 0;
+        }
+        let t = self.hosts.transfers.get(tr);
+        let kept = if fwd { t.hops_fwd } else { t.hops_rev };
+        if kept != crate::sim::hosts::HOPS_UNSET {
+            return kept;
+        }
+        let (src, dst, hash) = if fwd { (t.src, t.dst, t.hash_fwd) } else { (t.dst, t.src, t.hash_rev) };
+        let hops = self.fab.settled_hops(src, dst, hash, self.scheme.load_balancing);
+        let t = self.hosts.transfers.get_mut(tr);
+        *(if fwd { &mut t.hops_fwd } else { &mut t.hops_rev }) = hops;
+        hops
+    }
+
     fn send_segments(&mut self, tr: u32, segs: &[SegOut]) {
         if segs.is_empty() {
             return;
         }
+        let hops = self.flow_hops(tr, true);
         let t = self.hosts.transfers.get(tr);
         let ecn = if self.scheme.tcp.ecn { ECN_ECT } else { 0 };
         let base = Packet {
@@ -193,6 +213,7 @@ impl Sim {
             ts: self.now.0,
             ts_echo: 0,
             hash: t.hash_fwd,
+            hops,
             sport: t.sport,
             dport: t.dport,
             out_port: NO,
@@ -209,8 +230,8 @@ impl Sim {
             let mut p = base;
             p.kind = s.kind;
             p.seq = s.seq;
-            p.len = s.len;
-            p.wire = self.fab.framing.wire(s.len + HEADERS);
+            p.len = u16::try_from(s.len).expect("a segment carries at most the 9,000-byte MSS");
+            p.wire = crate::packet::wire16(self.fab.framing.wire(s.len + HEADERS));
             p.retx = s.retx;
             p.prio = (p.prio + s.level).min(7);
             self.rec.counters.mlfq_demoted += (s.level > 0) as u64;
@@ -237,6 +258,7 @@ impl Sim {
             self.rec.counters.cnps += a.ece as u64;
             self.rec.counters.nacks += a.nack as u64;
         }
+        let hops = self.flow_hops(tr, false);
         let t = self.hosts.transfers.get(tr);
         let ect = self.scheme.tcp.ecn && self.scheme.tcp.cc.dctcp_echo();
         let p = Packet {
@@ -250,10 +272,11 @@ impl Sim {
             dst: t.src,
             seq: a.ack,
             len: 0,
-            wire: self.fab.framing.wire(HEADERS),
+            wire: crate::packet::wire16(self.fab.framing.wire(HEADERS)),
             ts: self.now.0,
             ts_echo: a.ts_echo.0,
             hash: t.hash_rev,
+            hops,
             sport: t.dport,
             dport: t.sport,
             out_port: NO,
@@ -421,7 +444,7 @@ impl Sim {
             }
             SegKind::Data => {
                 let t = self.hosts.transfers.get_mut(tr);
-                let ack = t.rcv.on_data(now, &params, pkt.seq, pkt.len, pkt.ecn == ECN_CE, pkt.flags & FLAG_CWR != 0, Time(pkt.ts));
+                let ack = t.rcv.on_data(now, &params, pkt.seq, pkt.len as u32, pkt.ecn == ECN_CE, pkt.flags & FLAG_CWR != 0, Time(pkt.ts));
                 let newly_complete = t.rcv.complete() && !t.rcv_done;
                 if newly_complete {
                     t.rcv_done = true;

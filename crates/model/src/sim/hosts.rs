@@ -44,6 +44,9 @@ pub enum Role {
     OneWay,
 }
 
+/// `Transfer::hops_fwd` / `hops_rev` not yet found (a bit no settled hops use).
+pub const HOPS_UNSET: u32 = 1 << 31;
+
 /// One direction of a TCP connection carrying `size` bytes from `src` to `dst`.
 #[derive(Debug, Clone)]
 pub struct Transfer {
@@ -57,6 +60,10 @@ pub struct Transfer {
     pub prio: u8,
     pub hash_fwd: u32,
     pub hash_rev: u32,
+    /// The settled hops of its data and of its acknowledgements (`Packet::hops`), found when the first
+    /// of each is sent (`HOPS_UNSET` until then).
+    pub hops_fwd: u32,
+    pub hops_rev: u32,
     pub sport: u16,
     pub dport: u16,
     /// Id of the application flow (as in the flow table), for traces.
@@ -195,6 +202,8 @@ impl Hosts {
             prio,
             hash_fwd: hash4(src, dst, sport, dport),
             hash_rev: hash4(dst, src, dport, sport),
+            hops_fwd: HOPS_UNSET,
+            hops_rev: HOPS_UNSET,
             sport: sport as u16,
             dport: dport as u16,
             app_id: a.id,

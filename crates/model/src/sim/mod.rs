@@ -229,6 +229,9 @@ pub struct Sim {
     pub(crate) int_echo: crate::transport::cc::hpcc::IntStack,
     /// Folded crossbar transfers (`sim/fold.rs`).
     pub(crate) fold: fold::Fold,
+    /// Whether packets carry their settled hops (`Packet::hops`, `Fabric::settled_hops`): in every run
+    /// whose routes stay as built, that is without `link_down` faults.
+    pub(crate) hops_on: bool,
     /// What the run records for its report (`Records`).
     pub rec: Records,
 }
@@ -358,8 +361,10 @@ impl Sim {
             int_stacks: Vec::new(),
             int_echo: Default::default(),
             fold: Default::default(),
+            hops_on: false,
             rec: Records::default(),
         };
+        sim.hops_on = !sim.faults.iter().any(|f| matches!(f.kind, crate::sim::faults::FaultKind::LinkDown));
         let frame = sim.fab.framing.full_frame() as u64;
         // the NIC keeps room for control segments (ACKs, SYNs): data is admitted up to this much below the cap.
         // A RoCE NIC has no queue of data in front of the wire: its scheduler picks the next queue pair's
@@ -812,6 +817,10 @@ mod shared_tests;
 #[cfg(test)]
 #[path = "roce_tests.rs"]
 mod roce_tests;
+
+#[cfg(test)]
+#[path = "hops_tests.rs"]
+mod hops_tests;
 
 /// Cores free for this run: the cores this process may use less the load average of the last minute
 /// (rounded), so that a run beside a busy sweep takes one thread; `DETAILSIM_FREE_CORES` says it instead

@@ -106,9 +106,10 @@ fn a_detour_at_a_full_ingress_crosses_the_crossbar() {
     let packet = Packet {
         qnext: crate::mechanisms::queue::NIL,
         out_port: 0,
-        wire,
+        wire: crate::packet::wire16(wire),
         dst: far,
         hash: 7,
+        hops: 0,
         prio: 0,
         ecn: 0,
         detours: 0,

@@ -126,6 +126,9 @@ impl Sim {
         if !nd.is_switch {
             return None;
         }
+        if let Some(lp) = crate::packet::settled_hop(p.hops) {
+            return Some(nd.port_base + lp);
+        }
         let routes = &self.fab.routes;
         let lb = self.scheme.load_balancing;
         let lp = if routes.edge.get(p.dst as usize) == Some(&pt.node) {

@@ -147,10 +147,20 @@ impl Sim {
     /// the destination host, or the forwarding engine's choice among the acceptable ports.
     #[inline]
     pub(crate) fn route(&mut self, node: u32, pid: PacketId) -> Option<u32> {
-        let (dst, hash, prio) = {
+        let (dst, hash, prio, hops) = {
             let p = self.pkts.get(pid);
-            (p.dst, p.hash, p.prio)
+            (p.dst, p.hash, p.prio, p.hops)
         };
+        if let Some(lp) = crate::packet::settled_hop(hops) {
+            // what the forwarding engine would choose here, found when the flow's first packet was sent
+            return Some(self.fab.nodes[node as usize].port_base + lp);
+        }
+        self.route_asked(node, dst, hash, prio)
+    }
+
+    /// `route` where the packet's hops do not settle the choice: the forwarding engine's.
+    #[inline]
+    fn route_asked(&mut self, node: u32, dst: u32, hash: u32, prio: u8) -> Option<u32> {
         let crate::fabric::Fabric { routes, nodes, ports, .. } = &mut self.fab;
         let (up, drain) = (|p: u32| ports[p as usize].up, |p: u32| ports[p as usize].eg.drain_bytes(prio));
         nodes[node as usize].route(node, routes, dst, hash, self.scheme.load_balancing, &self.scheme.alb, up, drain, &mut self.fwd_ports)
@@ -164,6 +174,8 @@ impl Sim {
             self.rec.counters.detours += 1;
             let pk = self.pkts.get_mut(pid);
             pk.detours = pk.detours.saturating_add(1);
+            // off its path: the forwarding engine chooses at every switch from here
+            pk.hops = 0;
         }
         pick
     }
@@ -280,7 +292,9 @@ impl Sim {
             },
             _ => out,
         };
-        self.pkts.get_mut(pid).out_port = out;
+        let pk = self.pkts.get_mut(pid);
+        pk.out_port = out;
+        pk.hops >>= crate::packet::HOP_BITS;
         self.arrive(port, pid, out, prio, wire);
     }
 

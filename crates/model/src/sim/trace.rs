@@ -139,7 +139,7 @@ impl Trace {
         self.sport.push(pkt.sport);
         self.dport.push(pkt.dport);
         self.seq.push(pkt.seq);
-        self.len.push(pkt.len);
+        self.len.push(pkt.len as u32);
         self.flags.push(pkt.flags);
         self.ecn.push(pkt.ecn);
         self.prio.push(pkt.prio);

@@ -1,0 +1,137 @@
+//! A packet's settled hops (`Packet::hops`, `Fabric::settled_hops`) are the forwarding engine's own
+//! choices, found once per flow and direction: every slot they hold is what `Node::route` chooses at that
+//! switch, and a run whose packets carry them ends with the flow table, counters and per-port bytes of one
+//! whose packets ask the engine at every switch.
+use crate::config::LoadBalancing;
+use crate::packet::{settled_hop, HOP_BITS};
+use crate::sim::Sim;
+
+/// Flows across a k = 4 fat tree (three into host 15, so its edge queues fill: FH drops with 24 KB
+/// buffers, DIBS detours, DeTail pauses) and a retrieval workload among all hosts.
+fn scenario(preset: &str, buffer: &str, extra: &str) -> String {
+    let rows = [
+        (0, 15, 200_000, 0.0),
+        (4, 15, 150_000, 3.1e-6),
+        (8, 15, 90_000, 17.3e-6),
+        (1, 6, 64_000, 41.9e-6),
+        (12, 2, 300_000, 59.3e-6),
+        (5, 10, 30_000, 71.7e-6),
+    ];
+    let rows: Vec<String> = rows.iter().map(|(s, d, b, t)| format!(r#"{{"src": {s}, "dst": {d}, "size_bytes": {b}, "start_s": {t:e}}}"#)).collect();
+    format!(
+        r#"{{"run": {{"duration": "1ms", "drain": "50ms", "seed": 3}}, "topology": {{"kind": "fattree", "k": 4, "buffer": "{buffer}"}},
+            "scheme": {{"preset": "{preset}"}},
+            "workload": [{{"kind": "flows", "rows": [{}]}}, {{"kind": "retrieval", "rate": 20000, "sizes": ["2KB", "16KB"], "priority": 0}}]{extra}}}"#,
+        rows.join(",")
+    )
+}
+
+/// Each slot of `hops` from host `src` to `dst` (flow hash `hash`), switch by switch along the path the
+/// engine takes: the engine's choice where a slot holds one (asked of a copy of the switch, so nothing
+/// is drawn from the run's); the number of switches whose choice the slots held.
+fn check_path(sim: &Sim, src: u32, dst: u32, hash: u32) -> u32 {
+    let fab = &sim.fab;
+    let mut hops = fab.settled_hops(src, dst, hash, sim.scheme.load_balancing);
+    let (mut port, mut held, mut scratch) = (fab.nodes[src as usize].port_base, 0, Vec::new());
+    for _ in 0..fab.nodes.len() {
+        let node = fab.ports[port as usize].peer_node;
+        if !fab.nodes[node as usize].is_switch {
+            assert_eq!(node, dst);
+            break;
+        }
+        let mut copy = fab.nodes[node as usize].clone();
+        let (up, drain) = (|p: u32| fab.ports[p as usize].up, |p: u32| fab.ports[p as usize].eg.drain_bytes(0));
+        let asked = copy.route(node, &fab.routes, dst, hash, sim.scheme.load_balancing, &sim.scheme.alb, up, drain, &mut scratch).unwrap();
+        if let Some(lp) = settled_hop(hops) {
+            assert_eq!(fab.nodes[node as usize].port_base + lp, asked, "{src} -> {dst} at node {node}");
+            held += 1;
+        }
+        hops >>= HOP_BITS;
+        port = asked;
+    }
+    assert_eq!(hops, 0, "{src} -> {dst}: slots left beyond the destination");
+    held
+}
+
+#[test]
+fn settled_hops_are_the_forwarding_engines_choices() {
+    for preset in ["fh", "lps", "detail"] {
+        for k in [4, 8] {
+            let json = format!(
+                r#"{{"run": {{"duration": "1us"}}, "topology": {{"kind": "fattree", "k": {k}}}, "scheme": {{"preset": "{preset}"}},
+                    "workload": [{{"kind": "flows", "rows": [{{"src": 0, "dst": 1, "size_bytes": 1000, "start_s": 0.0}}]}}]}}"#
+            );
+            let sim = Sim::from_json(&json).unwrap();
+            assert!(sim.hops_on);
+            let hosts = sim.fab.hosts.clone();
+            let per_edge = k / 2;
+            for (i, &src) in hosts.iter().enumerate() {
+                for (j, &dst) in hosts.iter().enumerate().filter(|&(j, _)| j != i) {
+                    for hash in [7u32, 0x9e37_79b9, (i * 131 + j) as u32] {
+                        let held = check_path(&sim, src, dst, hash);
+                        let switches = if i / per_edge == j / per_edge {
+                            1
+                        } else if i / (per_edge * per_edge) == j / (per_edge * per_edge) {
+                            3
+                        } else {
+                            5
+                        };
+                        // flow hashing settles every switch; scatter and ALB only the edge switch's port to a
+                        // host of its own (their first switch to choose among several stops the slots)
+                        let want = match sim.scheme.load_balancing {
+                            LoadBalancing::FlowHash => switches,
+                            _ => (switches == 1) as u32,
+                        };
+                        assert_eq!(held, want, "{preset} k = {k}: {i} -> {j}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What a run did: flow starts and ends, traversals, drops, detours, pauses, and each port's bytes sent.
+fn outcome(s: &Sim) -> (Vec<u64>, Vec<u64>, u64, u64, u64, u64, Vec<u64>) {
+    let (f, c) = (&s.rec.flows, &s.rec.counters);
+    let ports = (0..s.fab.ports.len()).map(|p| s.fab.tx_count[p].bytes).collect();
+    (f.start_ps.clone(), f.end_ps.clone(), c.link_traversals, c.drops.iter().sum(), c.detours, c.pfc_pause_frames, ports)
+}
+
+#[test]
+fn packets_carrying_their_hops_run_as_packets_that_ask_at_every_switch() {
+    let cases = [("fh", "128KB"), ("fh", "24KB"), ("dibs", "24KB"), ("lps", "24KB"), ("detail", "24KB"), ("dctcp", "64KB")];
+    for (preset, buffer) in cases {
+        let json = scenario(preset, buffer, "");
+        let mut carried = Sim::from_json(&json).unwrap();
+        let mut asked = Sim::from_json(&json).unwrap();
+        asked.hops_on = false;
+        carried.run();
+        asked.run();
+        let o = outcome(&asked);
+        assert!(asked.rec.counters.flows_completed > 20, "{preset}");
+        assert_eq!(outcome(&carried), o, "{preset} {buffer}");
+        // the small buffers drop (FH), detour (DIBS) or pause (DeTail)
+        match (preset, buffer) {
+            ("fh", "24KB") => assert!(o.3 > 10, "{preset}: {} drops", o.3),
+            ("dibs", _) => assert!(o.4 > 10, "{preset}: {} detours", o.4),
+            ("detail", _) => assert!(o.5 > 10, "{preset}: {} pauses", o.5),
+            _ => {}
+        }
+        // the carried run's transfers found their hops (under flow hashing, every one a path's worth)
+        let found: Vec<u32> = (0..carried.hosts.transfers.len() as u32).map(|t| carried.hosts.transfers.get(t).hops_fwd).collect();
+        assert!(found.iter().any(|&h| h != 0 && h != crate::sim::hosts::HOPS_UNSET), "{preset}: no transfer found its hops");
+    }
+}
+
+#[test]
+fn a_run_whose_links_go_down_asks_at_every_switch() {
+    for (kind, on) in [("link_down", false), ("degrade", true)] {
+        let fault = format!(r#", "fault": [{{"kind": "{kind}", "link": "agg_core#0", "at": "100us", "rate": "100Mbps"}}]"#);
+        let fault = if kind == "link_down" { fault.replace(r#", "rate": "100Mbps""#, "") } else { fault };
+        let mut sim = Sim::from_json(&scenario("fh", "128KB", &fault)).unwrap();
+        assert_eq!(sim.hops_on, on, "{kind}");
+        sim.run();
+        let kept = (0..sim.hosts.transfers.len() as u32).map(|t| sim.hosts.transfers.get(t).hops_fwd).any(|h| h != 0 && h != crate::sim::hosts::HOPS_UNSET);
+        assert_eq!(kept, on, "{kind}");
+    }
+}
