@@ -290,4 +290,4 @@ impl Sim {
 
 #[cfg(test)]
 #[path = "fold_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -12,7 +12,7 @@ fn scenario(preset: &str) -> String {
     scenario_with(preset, "128KB")
 }
 
-fn scenario_with(preset: &str, buffer: &str) -> String {
+pub(crate) fn scenario_with(preset: &str, buffer: &str) -> String {
     let rows = [
         (0, 15, 200_000, 0.0),
         (4, 15, 150_000, 3.1e-6),

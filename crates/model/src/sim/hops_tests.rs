@@ -6,24 +6,18 @@ use crate::config::LoadBalancing;
 use crate::packet::{settled_hop, HOP_BITS};
 use crate::sim::Sim;
 
-/// Flows across a k = 4 fat tree (three into host 15, so its edge queues fill: FH drops with 24 KB
-/// buffers, DIBS detours, DeTail pauses) and a retrieval workload among all hosts.
-fn scenario(preset: &str, buffer: &str, extra: &str) -> String {
-    let rows = [
-        (0, 15, 200_000, 0.0),
-        (4, 15, 150_000, 3.1e-6),
-        (8, 15, 90_000, 17.3e-6),
-        (1, 6, 64_000, 41.9e-6),
-        (12, 2, 300_000, 59.3e-6),
-        (5, 10, 30_000, 71.7e-6),
-    ];
-    let rows: Vec<String> = rows.iter().map(|(s, d, b, t)| format!(r#"{{"src": {s}, "dst": {d}, "size_bytes": {b}, "start_s": {t:e}}}"#)).collect();
-    format!(
-        r#"{{"run": {{"duration": "1ms", "drain": "50ms", "seed": 3}}, "topology": {{"kind": "fattree", "k": 4, "buffer": "{buffer}"}},
-            "scheme": {{"preset": "{preset}"}},
-            "workload": [{{"kind": "flows", "rows": [{}]}}, {{"kind": "retrieval", "rate": 20000, "sizes": ["2KB", "16KB"], "priority": 0}}]{extra}}}"#,
-        rows.join(",")
-    )
+/// The fold's tests' flows across a k = 4 fat tree (three into host 15, so its edge queues fill: FH drops
+/// with 24 KB buffers, DIBS detours, DeTail pauses), with a retrieval workload among all hosts beside them
+/// and `extra` (faults) in the scenario.
+fn scenario(preset: &str, buffer: &str, extra: serde_json::Value) -> String {
+    let mut sc: serde_json::Value = serde_json::from_str(&crate::sim::fold::tests::scenario_with(preset, buffer)).unwrap();
+    sc["run"]["seed"] = 3.into();
+    sc["run"]["drain"] = "50ms".into();
+    sc["workload"].as_array_mut().unwrap().push(serde_json::json!({"kind": "retrieval", "rate": 20000, "sizes": ["2KB", "16KB"], "priority": 0}));
+    if let serde_json::Value::Object(m) = extra {
+        sc.as_object_mut().unwrap().extend(m);
+    }
+    sc.to_string()
 }
 
 /// Each slot of `hops` from host `src` to `dst` (flow hash `hash`), switch by switch along the path the
@@ -101,7 +95,7 @@ fn outcome(s: &Sim) -> (Vec<u64>, Vec<u64>, u64, u64, u64, u64, Vec<u64>) {
 fn packets_carrying_their_hops_run_as_packets_that_ask_at_every_switch() {
     let cases = [("fh", "128KB"), ("fh", "24KB"), ("dibs", "24KB"), ("lps", "24KB"), ("detail", "24KB"), ("dctcp", "64KB")];
     for (preset, buffer) in cases {
-        let json = scenario(preset, buffer, "");
+        let json = scenario(preset, buffer, serde_json::Value::Null);
         let mut carried = Sim::from_json(&json).unwrap();
         let mut asked = Sim::from_json(&json).unwrap();
         asked.hops_on = false;
@@ -126,9 +120,11 @@ fn packets_carrying_their_hops_run_as_packets_that_ask_at_every_switch() {
 #[test]
 fn a_run_whose_links_go_down_asks_at_every_switch() {
     for (kind, on) in [("link_down", false), ("degrade", true)] {
-        let fault = format!(r#", "fault": [{{"kind": "{kind}", "link": "agg_core#0", "at": "100us", "rate": "100Mbps"}}]"#);
-        let fault = if kind == "link_down" { fault.replace(r#", "rate": "100Mbps""#, "") } else { fault };
-        let mut sim = Sim::from_json(&scenario("fh", "128KB", &fault)).unwrap();
+        let mut fault = serde_json::json!({"kind": kind, "link": "agg_core#0", "at": "100us"});
+        if kind == "degrade" {
+            fault["rate"] = "100Mbps".into();
+        }
+        let mut sim = Sim::from_json(&scenario("fh", "128KB", serde_json::json!({"fault": [fault]}))).unwrap();
         assert_eq!(sim.hops_on, on, "{kind}");
         sim.run();
         let kept = (0..sim.hosts.transfers.len() as u32).map(|t| sim.hosts.transfers.get(t).hops_fwd).any(|h| h != 0 && h != crate::sim::hosts::HOPS_UNSET);
