@@ -131,3 +131,16 @@ fn a_run_whose_links_go_down_asks_at_every_switch() {
         assert_eq!(kept, on, "{kind}");
     }
 }
+
+#[test]
+fn the_largest_frames_the_knobs_allow_fit_the_packet_s_sixteen_bits() {
+    // the largest MSS (9,000 B) with the most framing (1,000 B): 10,040 B on the wire, in `Packet::wire`
+    let json = r#"{"run": {"duration": "1ms", "drain": "50ms"}, "topology": {"kind": "fattree", "k": 4, "mtu": "9040B", "frame_overhead": "1000B", "min_frame": "1500B"},
+        "scheme": {"preset": "fh", "tcp": {"mss": 9000}},
+        "workload": [{"kind": "flows", "rows": [{"src": 0, "dst": 15, "size_bytes": 90000, "start_s": 0.0}]}]}"#;
+    let mut sim = Sim::from_json(json).unwrap();
+    sim.run();
+    assert_eq!(sim.rec.counters.flows_completed, 1);
+    assert_eq!(sim.fab.framing.wire(9000 + crate::packet::HEADERS), 10_040);
+    assert_eq!(crate::packet::wire16(10_040), 10_040);
+}
