@@ -36,14 +36,7 @@ impl Fabric {
                 break;
             }
             let base = w.port_base[node as usize];
-            let lp = if self.routes.edge[dst as usize] == node {
-                self.routes.edge_lp[dst as usize]
-            } else {
-                match nd.fwd.settled_choice(lb, self.routes.ports(node, dst), hash) {
-                    Some(lp) => lp,
-                    None => break,
-                }
-            };
+            let Some(lp) = self.settled_port(node, nd, dst, hash, lb) else { break };
             if lp + 1 >= 1 << HOP_BITS || !self.link_up[w.port_link[(base + lp) as usize] as usize] {
                 break;
             }
@@ -51,6 +44,22 @@ impl Fabric {
             port = base + lp;
         }
         hops
+    }
+
+    /// The local port switch `node` (`nd`) sends a packet for host `dst` with flow hash `hash` through,
+    /// where nothing but the packet settles it: the edge switch's port to `dst`, else
+    /// `Forwarder::settled_choice` over the (switch, group)'s list (the one acceptable port, or flow
+    /// hashing's pick). None where the choice draws or reads queues (scatter or ALB among several ports)
+    /// or an index is out of range. Shared by `settled_hops` (a flow's hops, once) and the prefetch's
+    /// guess of an arrival's output port (`Sim::settled_out`, which may read ahead of the event, hence
+    /// every index checked).
+    #[inline(always)]
+    pub(crate) fn settled_port(&self, node: u32, nd: &super::Node, dst: u32, hash: u32, lb: crate::config::LoadBalancing) -> Option<u32> {
+        let r = &self.routes;
+        if r.edge.get(dst as usize) == Some(&node) {
+            return r.edge_lp.get(dst as usize).copied();
+        }
+        nd.fwd.settled_choice(lb, r.ports_checked(node, dst)?, hash)
     }
 
     /// `path_ports` without a list: each egress port of the path in order to `hop`; false when there is no

@@ -115,8 +115,9 @@ impl Sim {
     }
 
     /// The output port (global index) an arrival at a switch will be routed to, where the packet and the
-    /// routes settle it (`Node::route` to the edge switch's host, `Forwarder::settled_choice` elsewhere;
-    /// not ALB, which reads the candidates' queues): None for other events and choices. Every index is
+    /// routes settle it (its settled hop, else `Fabric::settled_port`: the edge switch's port to the host,
+    /// the one acceptable port, or flow hashing's pick; not a choice among several ports under scatter or
+    /// ALB, which draw or read the candidates' queues): None for other events and choices. Every index is
     /// checked (a prefetch's guess may read ahead of what the event will find).
     #[inline(always)]
     pub(crate) fn settled_out(&self, ev: Ev) -> Option<u32> {
@@ -129,15 +130,7 @@ impl Sim {
         if let Some(lp) = crate::packet::settled_hop(p.hops) {
             return Some(nd.port_base + lp);
         }
-        let routes = &self.fab.routes;
-        let lb = self.scheme.load_balancing;
-        let lp = if routes.edge.get(p.dst as usize) == Some(&pt.node) {
-            *routes.edge_lp.get(p.dst as usize)?
-        } else if lb == crate::config::LoadBalancing::Adaptive {
-            return None;
-        } else {
-            nd.fwd.settled_choice(lb, routes.ports_checked(pt.node, p.dst)?, p.hash)?
-        };
+        let lp = self.fab.settled_port(pt.node, nd, p.dst, p.hash, self.scheme.load_balancing)?;
         Some(nd.port_base + lp)
     }
 
