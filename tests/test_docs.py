@@ -223,6 +223,38 @@ def test_the_current_benchmark_table_is_the_stored_run():
     assert f"The table is of main at {data['commit']} " in text
 
 
+def test_the_threads_knob_quotes_the_stored_two_thread_figures():
+    """docs/scenarios.md's `threads` row says what two threads gave against one in the benchmark suite's
+    stored run (docs/benchmarks.json), short runs and a busy machine included, so it moves with the store."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    rows = {r["case"]: r for r in json.loads((ROOT / bench.DOC_JSON).read_text())["rows"]}
+
+    def x(case, two=None):
+        return f"{rows[two or case + '_2t']['traversals_per_s'] / rows[case]['traversals_per_s']:.2f}x"
+
+    def ms(case):
+        return f"{rows[case]['core_wall_s'] * 1000:.0f}"
+
+    text = (ROOT / "docs" / "scenarios.md").read_text()
+    assert (
+        f"paper/steady FH {x('steady_fh_0.2s')} and DeTail {x('steady_detail_0.2s')}, the k = 16 fat tree 5 ms FH "
+        f"{x('fattree16_fh_5ms')} and DeTail {x('fattree16_detail_5ms')}; a run of a few tens of milliseconds of wall time "
+        f"loses (the k = 8 fat tree 5 ms, {ms('fattree8_fh_5ms')} and {ms('fattree8_detail_5ms')} ms on one thread: FH "
+        f"{x('fattree8_fh_5ms')}, DeTail {x('fattree8_detail_5ms')}), and so do two threads on a machine whose other core is "
+        f"busy (paper/steady FH {x('steady_fh_0.2s_busy', 'steady_fh_0.2s_2t_busy')} against one thread beside the same load)"
+    ) in text
+    # what the sentence says of them holds in the store
+    assert all(rows[c + "_2t"]["traversals_per_s"] > rows[c]["traversals_per_s"] for c in ("steady_fh_0.2s", "steady_detail_0.2s"))
+    for c in ("fattree8_fh_5ms", "fattree8_detail_5ms"):
+        assert rows[c]["core_wall_s"] < 0.1 and rows[c + "_2t"]["traversals_per_s"] < rows[c]["traversals_per_s"]
+    assert rows["steady_fh_0.2s_2t_busy"]["traversals_per_s"] < rows["steady_fh_0.2s_busy"]["traversals_per_s"]
+
+
 def test_the_size_tables_are_the_stored_sweep():
     """docs/benchmarks.md's "Flat with size" tables are the stored run of `benches/sizes.py --update-docs`
     (every size, the loads by working set before and after), generated, never edited; the port state they
