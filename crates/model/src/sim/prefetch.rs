@@ -59,8 +59,10 @@ pub(super) fn deep_prefetch_ports(l2: Option<u64>) -> usize {
 
 /// Fabrics with this many ports (a k = 32 fat tree has 49,152) prefetch in three stages where the route is
 /// settled by the packet (`prefetch_next`): the output port the route will take, fetched one event
-/// ahead. Paired on one binary (docs/benchmarks.md, "The output port prefetched"): k = 32 FH won 33 of
-/// 40 pairs, k = 16 FH (6,144 ports) 8 of 27; DeTail k = 16 with the three stages' spacing lost 7 of 7.
+/// ahead. Paired on one binary (docs/benchmarks.md, "The output port prefetched"): on the AMD host k = 32
+/// FH won 33 of 40 pairs, k = 16 FH (6,144 ports) 8 of 27; DeTail k = 16 with the three stages' spacing
+/// lost 7 of 7; on the Intel host (2 MB L2) k = 16 and k = 20 (12,000 ports) lost (3 of 7 each, 0.97x-0.99x
+/// best), k = 24 (20,736), k = 28 and k = 32 won (6, 5 and 6 of 7, 1.06x-1.07x best).
 /// So only flow hashing, which settles every hop, runs three: ALB and scatter (whose choices it cannot
 /// guess) keep two.
 pub(super) const ROUTE_PREFETCH_PORTS: usize = 16_384;
