@@ -30,6 +30,17 @@ def run_cli(*args: str, check: bool = False, timeout: float = 300) -> subprocess
     return subprocess.run([*CLI, *args], capture_output=True, text=True, check=check, timeout=timeout, env=env, cwd=ROOT)
 
 
+def bench_script(name: str):
+    """A script under benches/ (`bench`, `sizes`, `pairsum`, `code_lines`, ...) loaded as a module: they run
+    as files, not as an installed package."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benches" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def assert_invariants(summary: dict) -> None:
     p = summary["packets"]
     assert p["created"] == p["delivered"] + p["dropped"] + p["in_flight"], p

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import bench_script
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -74,11 +75,7 @@ def test_the_suite_runs_a_case_and_counts_it(monkeypatch, capsys):
     """`bench.py --case NAME --json`: the case runs in a child process and its instructions are counted (here
     by a stand-in for perf / callgrind, which would take a run under valgrind); the two-thread and busy runs
     are never counted."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = bench_script("bench")
     asked = []
     monkeypatch.setattr(bench, "count_instructions", lambda name: asked.append(name) or (1234.0, "callgrind"))
     probes = []
@@ -99,11 +96,7 @@ def test_the_fastest_of_a_case_s_runs_is_kept_and_a_bad_repeat_refused(monkeypat
     """`--repeat N`: of N runs of a case the one whose core loop took least wall time is its row, every run's
     traversals per second stored beside it in the order run, and the table says how many; fewer than one run
     is refused with the option's name and what is allowed."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = bench_script("bench")
     runs = [{"case": "c", "core_wall_s": w, "traversals_per_s": 1e6 / w, "peak_rss_mb": 100 + i} for i, w in enumerate([2.0, 1.0, 1.5])]
     best = bench.fastest(runs)
     assert best["core_wall_s"] == 1.0 and best["peak_rss_mb"] == 101
@@ -128,11 +121,7 @@ def test_perf_counts_are_divided_by_the_traversals_of_the_run_they_counted(monke
     """`count_instructions` under perf: the case's process less the set-up-only process, divided by the
     traversals that counted run printed (not by those of another run, such as the stored one that
     `--update-instructions` counts again)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = bench_script("bench")
     runs = []
 
     def perf(args):
@@ -152,13 +141,9 @@ def test_perf_counts_are_divided_by_the_traversals_of_the_run_they_counted(monke
 def test_the_memory_probe_times_a_load_per_working_set():
     """`bench.py --probe` and the suite's stamp: nanoseconds per dependent load through 0.25, 4 and 32 MiB
     (the core's pointer chase); a size outside what the core allows is refused, naming the field."""
-    import importlib.util
-
     from detailsim import _core
 
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = bench_script("bench")
     p = bench.memory_probe(steps=20_000)
     assert list(p) == ["0.25", "4", "32"] and all(v > 0 for v in p.values())
     assert bench._probe_text({"0.25": 5.0, "4": 61.25}) == "0.25 MiB 5.0 ns, 4 MiB 61.2 ns"
@@ -171,11 +156,7 @@ def test_the_memory_probe_times_a_load_per_working_set():
 def test_probe_alone_prints_the_loads_and_runs_no_case(monkeypatch, capsys):
     """`bench.py --probe` (`make bench ARGS=--probe`) prints the machine's loads, as text or as JSON, and
     runs no case."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = bench_script("bench")
     monkeypatch.setattr(bench, "memory_probe", lambda: {"0.25": 5.0, "4": 150.0, "32": 210.5})
     monkeypatch.setattr(bench, "run_case", lambda *a, **k: pytest.fail("--probe runs no case"))
     monkeypatch.setattr(bench.subprocess, "run", lambda *a, **k: pytest.fail("--probe starts no child"))
@@ -195,11 +176,7 @@ def test_the_processor_is_named_with_its_data_caches(tmp_path):
     """`bench.cpu`: the kernel's model name, family and model, and one core's data and unified caches by
     level (not the instruction cache); "unknown" where there is no /proc/cpuinfo. Every stamp of a run
     carries it (the VM is not always placed on the same kind of host)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = bench_script("bench")
     info = tmp_path / "cpuinfo"
     info.write_text("processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 207\n"
                     "model name\t: Intel(R) Xeon(R) Processor\nflags\t\t: fpu: vme\n\nprocessor\t: 1\nmodel name\t: other\n")
@@ -218,11 +195,7 @@ def test_the_processor_is_named_with_its_data_caches(tmp_path):
 def test_a_stamp_names_the_files_changed_but_not_committed(tmp_path, monkeypatch):
     """A measurement made with uncommitted changes says which files (`bench._stamp` through
     `git status --porcelain`): a clean tree adds nothing, a few are named, many are counted."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = bench_script("bench")
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
     subprocess.run(git + ["init", "-q", str(tmp_path)], check=True)
     for n in ["a.md", "b.rs", "c.py", "d.txt", "e.txt"]:
@@ -244,11 +217,7 @@ def test_pairsum_summarises_rounds_and_refuses_a_broken_file(tmp_path, capsys):
     """`benches/pairsum.py`: per case, best and median of each build, their ratios and the rounds the new
     build won (a round is two consecutive lines of one case, in either order); a file whose lines do not
     pair up is refused with the lines named."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("pairsum", ROOT / "benches" / "pairsum.py")
-    pairsum = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(pairsum)
+    pairsum = bench_script("pairsum")
     f = tmp_path / "p.txt"
     f.write_text("a old 2.000\na new 1.000\na new 1.500\na old 1.000\na old 3.000\na new 2.000\nb old 1.0\nb new 1.0\n")
     (a, b) = pairsum.read(f)
@@ -274,8 +243,6 @@ def test_pairsum_summarises_rounds_and_refuses_a_broken_file(tmp_path, capsys):
 def test_pair_sh_names_the_processor_and_alternates_the_builds(tmp_path):
     """`benches/pair.sh`: a `# cpu:` line, then per round one line per build, old first in odd rounds and
     new first in even ones, each with the build's user seconds; `pairsum.py` reads the file back."""
-    import importlib.util
-
     old, new = tmp_path / "old.sh", tmp_path / "new.sh"
     for b in (old, new):
         b.write_text("#!/bin/sh\nexit 0\n")
@@ -287,33 +254,20 @@ def test_pair_sh_names_the_processor_and_alternates_the_builds(tmp_path):
     lines = out.splitlines()
     assert lines[0].startswith("# cpu: ") and len(lines[0]) > len("# cpu: ")
     # the processor as the suite's stamps name it (`bench.py --cpu`: one reader of /proc/cpuinfo and the caches)
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = bench_script("bench")
     assert lines[0] == f"# cpu: {bench.cpu()}"
     assert [ln.split()[:2] for ln in lines[1:]] == [["s", "old"], ["s", "new"], ["s", "new"], ["s", "old"]]
     assert all(float(ln.split()[2]) >= 0 for ln in lines[1:])
-    spec = importlib.util.spec_from_file_location("pairsum", ROOT / "benches" / "pairsum.py")
-    pairsum = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(pairsum)
+    pairsum = bench_script("pairsum")
     f = tmp_path / "pairs.txt"
     f.write_text(out)
     assert pairsum.cpu(f) == lines[0][len("# cpu: "):] and [p.case for p in pairsum.read(f)] == ["s"]
 
 
-def _sizes():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("sizes", ROOT / "benches" / "sizes.py")
-    sizes = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(sizes)
-    return sizes
-
-
 def test_the_size_sweep_keeps_each_size_s_fastest_run_and_counts_a_fat_tree_s_ports():
     """`benches/sizes.py`: a k-ary fat tree has k^3/4 hosts and 5k^2/4 switches of k ports; per size the
     fastest run's nanoseconds per event, every run's beside it, and the ratio to the smallest size."""
-    sizes = _sizes()
+    sizes = bench_script("sizes")
     assert (sizes.hosts(8), sizes.ports(8)) == (128, 768)
     assert (sizes.hosts(32), sizes.ports(32)) == (8192, 49152)
     runs = [{"k": 8, "events": 1000, "traversals": 800, "core_wall_s": 2e-4}, {"k": 32, "events": 1000, "traversals": 900, "core_wall_s": 5e-4},
@@ -340,3 +294,32 @@ def test_the_size_sweep_runs_one_size_in_a_process_of_its_own():
     assert r["k"] == 8 and r["events"] > 1_000_000 and r["traversals"] > 1_000_000 and r["core_wall_s"] > 0
     bad = subprocess.run([sys.executable, str(ROOT / "benches" / "sizes.py"), "--rounds", "0"], capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode != 0 and "--rounds" in bad.stderr
+
+
+def test_code_lines_counts_each_line_at_its_most_run_instruction(tmp_path, capsys):
+    """`benches/code_lines.py`: from a callgrind profile with `--dump-instr=yes`, the 64-byte code lines by how
+    often they run per event (each at its most executed instruction), a call's inclusive cost left out,
+    relative addresses and compressed function names followed; a bad event count refused."""
+    cl = bench_script("code_lines")
+    prof = tmp_path / "callgrind.out"
+    prof.write_text(
+        "# callgrind format\nversion: 1\npositions: instr line\nevents: Ir\n\n"
+        "fn=(1) hot\n0x1000 10 100\n+4 * 100\n+60 * 50\n"  # line 0x1000 (100 runs), line 0x1040 (50)
+        "cfn=(2) cold\ncalls=1 0x2000 1\n* * 999999\n"  # the call's inclusive cost: not an execution
+        "fn=(2)\n0x2000 20 1\n+0x40 * 3\n"  # two lines of `cold`, run once and three times
+    )
+    runs, owner = cl.read(prof)
+    assert runs == {0x1000: 100, 0x1004: 100, 0x1040: 50, 0x2000: 1, 0x2040: 3}
+    assert owner[0x2040] == "cold" and owner[0x1040] == "hot"
+    by_line = cl.lines(runs, owner)
+    assert by_line == {0x1000 // 64: (100, "hot"), 0x1040 // 64: (50, "hot"), 0x2000 // 64: (1, "cold"), 0x2040 // 64: (3, "cold")}
+    # 100 events: lines run >= 1 per event: one (100 runs); >= 0.1: two; >= 0.01: all four
+    assert cl.footprint(by_line, 100) == {1.0: 0.0625, 0.1: 0.125, 0.01: 0.25, 0.001: 0.25}
+    assert cl.by_function(by_line, 100) == {"hot": [0.125, 0.0, 0.0], "cold": [0.0, 0.125, 0.0]}
+    cl.main([str(prof), "100", "--functions", "2"])
+    out = capsys.readouterr().out
+    assert "lines run >= 0.01 per event: 0.2 KiB" in out and "instructions 254" in out and out.rstrip().endswith("cold")
+    with pytest.raises(SystemExit):
+        cl.main([str(prof), "0"])
+    assert "events: the run's event count, at least 1" in capsys.readouterr().err
+

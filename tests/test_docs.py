@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import bench_script, ROOT
 from detailsim import _core
 
 DOC = (Path(__file__).resolve().parent.parent / "docs" / "scenarios.md").read_text()
@@ -190,14 +190,11 @@ def test_the_simulator_struct_stays_small():
 def test_the_current_benchmark_table_is_the_stored_run():
     """docs/benchmarks.md opens with the figures `benches/bench.py --update-docs` stored (date, commit,
     machine, every case of the suite), generated, never edited."""
-    import importlib.util
     import json
 
     from detailsim.repro.docblocks import block_of
 
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = bench_script("bench")
     data = json.loads((ROOT / bench.DOC_JSON).read_text())
     assert [r["case"] for r in data["rows"]] == list(bench.CASES), "the stored run is the whole suite"
     text = (ROOT / bench.DOC).read_text()
@@ -226,12 +223,9 @@ def test_the_current_benchmark_table_is_the_stored_run():
 def test_the_threads_knob_quotes_the_stored_two_thread_figures():
     """docs/scenarios.md's `threads` row says what two threads gave against one in the benchmark suite's
     stored run (docs/benchmarks.json), short runs and a busy machine included, so it moves with the store."""
-    import importlib.util
     import json
 
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = bench_script("bench")
     rows = {r["case"]: r for r in json.loads((ROOT / bench.DOC_JSON).read_text())["rows"]}
 
     def x(case, two=None):
@@ -259,14 +253,11 @@ def test_the_size_tables_are_the_stored_sweep():
     """docs/benchmarks.md's "Flat with size" tables are the stored run of `benches/sizes.py --update-docs`
     (every size, the loads by working set before and after), generated, never edited; the port state they
     report is `fabric::Port`'s size, which the core asserts; and the prose's figures are the store's."""
-    import importlib.util
     import json
 
     from detailsim.repro.docblocks import block_of
 
-    spec = importlib.util.spec_from_file_location("sizes", ROOT / "benches" / "sizes.py")
-    sizes = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(sizes)
+    sizes = bench_script("sizes")
     text = (ROOT / sizes.DOC).read_text()
     for scheme in sizes.SCHEMES:
         d = json.loads((ROOT / sizes.doc_json(scheme)).read_text())
@@ -292,12 +283,9 @@ def test_the_benchmark_table_names_what_counted_its_instructions():
     """Where `perf` cannot count (a VM), the suite's instructions per traversal are callgrind's count of the
     core loop, and the table says so; a row without a count shows n/a."""
     import copy
-    import importlib.util
     import json
 
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = bench_script("bench")
     data = copy.deepcopy(json.loads((ROOT / bench.DOC_JSON).read_text()))
     data.pop("instructions", None)
     for r in data["rows"]:
@@ -318,12 +306,9 @@ def test_the_benchmark_table_says_what_a_load_cost_that_day():
     """A run of the suite stores the machine's memory probed before and after it (`memory_probe`) and the
     table's preamble quotes both; a run stored without them says it was not probed."""
     import copy
-    import importlib.util
     import json
 
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = bench_script("bench")
     data = copy.deepcopy(json.loads((ROOT / bench.DOC_JSON).read_text()))
     data["memory"] = {"before": {"0.25": 4.5, "4": 61.0, "32": 88.5}, "after": {"0.25": 4.6, "4": 180.0, "32": 201.0}}
     first = bench.markdown(data).splitlines()[0]
@@ -337,12 +322,9 @@ def test_instructions_counted_again_keep_the_stored_run_and_say_when(monkeypatch
     keeps the stored run's other figures, stamps the count with its own date and commit, and the table says
     so; a case it cannot count loses the old build's count instead of keeping it beside the new ones."""
     import copy
-    import importlib.util
     import json
 
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "benches" / "bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = bench_script("bench")
     stored = copy.deepcopy(json.loads((ROOT / bench.DOC_JSON).read_text()))
     for r in stored["rows"]:
         r["instructions_per_traversal"], r["instructions_source"] = 9999.0, "callgrind"
@@ -447,11 +429,7 @@ def test_the_paired_figures_are_the_stored_pairs():
     """Every case of every stored `benches/pair.sh` output (benches/pairs/*/*.txt) is a row of
     docs/benchmarks.md's paired tables, as `benches/pairsum.py` summarises it: best / median before, after
     with the ratios, and the pairs the new build won."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("pairsum", ROOT / "benches" / "pairsum.py")
-    pairsum = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(pairsum)
+    pairsum = bench_script("pairsum")
     text = (ROOT / "docs" / "benchmarks.md").read_text()
     files = sorted((ROOT / "benches" / "pairs").glob("*/*.txt"))
     assert len(files) >= 7
