@@ -323,3 +323,48 @@ def test_code_lines_counts_each_line_at_its_most_run_instruction(tmp_path, capsy
         cl.main([str(prof), "0"])
     assert "events: the run's event count, at least 1" in capsys.readouterr().err
 
+
+
+def test_the_targets_are_judged_from_the_stores_at_their_thresholds(tmp_path):
+    """benches/targets.py reads the pairs (best over best), the suite's counts and the size sweep's ratio,
+    and calls a target met exactly when its figure is on the right side of its threshold."""
+    import json
+
+    targets = bench_script("targets")
+    (tmp_path / "benches/pairs/2026-11-29_status").mkdir(parents=True)
+    (tmp_path / "docs").mkdir()
+    # k = 8 FH: 1.20 / 0.80 = 1.5x exactly (met at the order change's 1.5x); k = 8 DeTail just short of 1.1x
+    rounds = {"k8_fh_60ms": [(1.2, 0.8), (1.3, 0.9)], "k8_detail_60ms": [(1.099, 1.0), (1.2, 1.1)],
+              "steady_fh": [(2.0, 1.5), (2.1, 1.6)], "steady_detail": [(2.0, 2.1), (2.0, 2.2)]}
+    lines = ["# cpu: test", "# builds: old a, new b"]
+    for case, rs in rounds.items():
+        for old, new in rs:
+            lines += [f"{case} old {old}", f"{case} new {new}"]
+    (tmp_path / targets.PAIRS).write_text("\n".join(lines) + "\n")
+    suite = {"fattree8_fh_5ms": (1.5, 1150.0), "steady_fh_0.2s": (1.51, 1300.0),
+             "fattree8_detail_5ms": (1.8, 1400.0), "steady_detail_0.2s": (1.79, 1600.0)}
+    (tmp_path / targets.SUITE).write_text(json.dumps({"date": "d", "commit": "c", "rows": [
+        {"case": c, "events_per_traversal": e, "instructions_per_traversal": i} for c, (e, i) in suite.items()]}))
+    (tmp_path / targets.SIZES).write_text(json.dumps({"date": "d", "commit": "c", "rows": [
+        {"k": 8, "ns_per_event": 100.0}, {"k": 32, "ns_per_event": 131.0}]}))
+    got = {(t.name, t.case): (round(v, 4), ok) for t, v, ok in targets.rows(tmp_path)}
+    assert got[("after the order change", "k8_fh_60ms")] == (1.5, True)
+    assert got[("exact tier", "k8_detail_60ms")] == (1.099, False)
+    assert got[("exact tier", "steady_fh")] == (1.3333, True) and got[("after the order change", "steady_fh")] == (1.3333, True)
+    assert got[("exact tier", "steady_detail")] == (0.9524, False)
+    assert got[("instructions per traversal", "fattree8_fh_5ms")] == (1150.0, True)
+    assert got[("events per traversal, FH", "fattree8_fh_5ms")] == (1.5, True)
+    assert got[("events per traversal, FH", "steady_fh_0.2s")] == (1.51, False)
+    assert got[("events per traversal, DeTail", "steady_detail_0.2s")] == (1.79, True)
+    assert got[("an event at k = 32 against k = 8", "k32_vs_k8")] == (1.31, False)
+    table = targets.markdown(tmp_path)
+    assert "| exact tier | k = 8 DeTail 60 ms | ≥ 1.10x | 1.099x | no |" in table
+    assert table.endswith(f"{sum(ok for *_, ok in targets.rows(tmp_path))} of {len(targets.TARGETS)} met.")
+    # a pair file with a case the table does not know is refused, naming it
+    (tmp_path / targets.PAIRS).write_text("# cpu: test\nk9_fh old 1\nk9_fh new 1\n")
+    with pytest.raises(ValueError, match="k9_fh"):
+        targets.rows(tmp_path)
+    # and one that does not say which builds it paired, naming what it lacks
+    (tmp_path / targets.PAIRS).write_text("# cpu: test\nk8_fh_60ms old 1\nk8_fh_60ms new 1\n")
+    with pytest.raises(ValueError, match="no '# builds:' line"):
+        targets.markdown(tmp_path)
