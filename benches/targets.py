@@ -41,13 +41,17 @@ PAIR_CASES = {
 
 
 class Target(NamedTuple):
-    """One of the issue's thresholds: `at_least` (a speed-up) or at most (a count or a ratio of costs)."""
+    """One of the issue's thresholds on one figure of one case (`figures`): at least it (a speed-up) or at
+    most it (a count, or a ratio of costs)."""
 
     name: str
     case: str
+    figure: str
     threshold: float
-    at_least: bool
-    unit: str
+
+    @property
+    def at_least(self) -> bool:
+        return self.figure == "speedup"
 
     def met(self, value: float) -> bool:
         # to nine places: a ratio of two decimals (1.2 / 0.8) is not short of 1.5 by a rounding of binary floats
@@ -57,20 +61,20 @@ class Target(NamedTuple):
 
 # the issue's "Done when", in its order (the parts' memory and bound are not in these stores: see the docs)
 TARGETS = (
-    Target("exact tier", "k8_fh_60ms", 1.15, True, "x"),
-    Target("exact tier", "steady_fh", 1.15, True, "x"),
-    Target("exact tier", "k8_detail_60ms", 1.1, True, "x"),
-    Target("exact tier", "steady_detail", 1.1, True, "x"),
-    Target("instructions per traversal", "fattree8_fh_5ms", 1150, False, ""),
-    Target("events per traversal, FH", "fattree8_fh_5ms", 1.5, False, ""),
-    Target("events per traversal, FH", "steady_fh_0.2s", 1.5, False, ""),
-    Target("events per traversal, DeTail", "fattree8_detail_5ms", 1.8, False, ""),
-    Target("events per traversal, DeTail", "steady_detail_0.2s", 1.8, False, ""),
-    Target("after the order change", "k8_fh_60ms", 1.5, True, "x"),
-    Target("after the order change", "steady_fh", 1.3, True, "x"),
-    Target("after the order change", "steady_detail", 1.3, True, "x"),
-    Target("after the order change", "k8_detail_60ms", 1.3, True, "x"),
-    Target("an event at k = 32 against k = 8", "k32_vs_k8", 1.3, False, "x"),
+    Target("exact tier", "k8_fh_60ms", "speedup", 1.15),
+    Target("exact tier", "steady_fh", "speedup", 1.15),
+    Target("exact tier", "k8_detail_60ms", "speedup", 1.1),
+    Target("exact tier", "steady_detail", "speedup", 1.1),
+    Target("instructions per traversal", "fattree8_fh_5ms", "instructions", 1150),
+    Target("events per traversal, FH", "fattree8_fh_5ms", "events", 1.5),
+    Target("events per traversal, FH", "steady_fh_0.2s", "events", 1.5),
+    Target("events per traversal, DeTail", "fattree8_detail_5ms", "events", 1.8),
+    Target("events per traversal, DeTail", "steady_detail_0.2s", "events", 1.8),
+    Target("after the order change", "k8_fh_60ms", "speedup", 1.5),
+    Target("after the order change", "steady_fh", "speedup", 1.3),
+    Target("after the order change", "steady_detail", "speedup", 1.3),
+    Target("after the order change", "k8_detail_60ms", "speedup", 1.3),
+    Target("an event at k = 32 against k = 8", "k32_vs_k8", "per_event", 1.3),
 )
 
 
@@ -89,17 +93,6 @@ def figures(root: Path = ROOT) -> dict[str, dict[str, float]]:
     return out
 
 
-def value(t: Target, fig: dict[str, dict[str, float]]) -> float:
-    f = fig[t.case]
-    if t.name.startswith("events"):
-        return f["events"]
-    if t.name.startswith("instructions"):
-        return f["instructions"]
-    if t.case == "k32_vs_k8":
-        return f["per_event"]
-    return f["speedup"]
-
-
 def case_name(t: Target) -> str:
     if t.case == "k32_vs_k8":
         return "fat tree FH, ns per event (the size sweep)"
@@ -107,15 +100,18 @@ def case_name(t: Target) -> str:
 
 
 def fmt(t: Target, v: float) -> str:
-    if t.name.startswith("instructions"):
+    if t.figure == "instructions":
         return f"{v:,.0f}"
+    if t.figure == "events":
+        return f"{v:.2f}"
     # a speed-up to three places, so that one just short of its threshold does not print as it
-    return f"{v:.3f}x" if t.at_least else f"{v:.2f}{t.unit}"
+    return f"{v:.3f}x" if t.at_least else f"{v:.2f}x"
 
 
 def rows(root: Path = ROOT) -> list[tuple[Target, float, bool]]:
+    """Each target with the stores' figure and whether it is met."""
     fig = figures(root)
-    return [(t, v, t.met(v)) for t in TARGETS for v in [value(t, fig)]]
+    return [(t, v, t.met(v)) for t in TARGETS for v in [fig[t.case][t.figure]]]
 
 
 def builds(path: Path) -> str:
@@ -138,11 +134,12 @@ def markdown(root: Path = ROOT) -> str:
         "| target | case | threshold | now | met |",
         "|---|---|---|---|---|",
     ]
-    for t, v, ok in rows(root):
+    judged = rows(root)
+    for t, v, ok in judged:
         cmp = "≥" if t.at_least else "≤"
         limit = f"{t.threshold:.2f}x" if t.at_least else fmt(t, t.threshold)
         lines.append(f"| {t.name} | {case_name(t)} | {cmp} {limit} | {fmt(t, v)} | {'yes' if ok else 'no'} |")
-    met = sum(ok for *_, ok in rows(root))
+    met = sum(ok for *_, ok in judged)
     lines += ["", f"{met} of {len(TARGETS)} met."]
     return "\n".join(lines)
 
