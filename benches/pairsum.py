@@ -57,13 +57,18 @@ def read(path: Path) -> list[Pairs]:
     return [Pairs(c, tuple(o), tuple(n)) for c, (o, n) in cases.items()]
 
 
+def header(path: Path, key: str) -> str | None:
+    """What a `pair.sh` output's `# KEY:` line says (None without one)."""
+    for ln in Path(path).read_text().splitlines():
+        if ln.startswith(f"# {key}:"):
+            return ln[len(f"# {key}:"):].strip()
+    return None
+
+
 def cpu(path: Path) -> str | None:
     """The processor a `pair.sh` output was timed on (its `# cpu:` line; files from before 2026-11-29 have
     none)."""
-    for ln in Path(path).read_text().splitlines():
-        if ln.startswith("# cpu:"):
-            return ln[len("# cpu:"):].strip()
-    return None
+    return header(path, "cpu")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -116,10 +116,10 @@ def rows(root: Path = ROOT) -> list[tuple[Target, float, bool]]:
 
 def builds(path: Path) -> str:
     """What a pair file says its two builds were (its `# builds:` line)."""
-    for ln in Path(path).read_text().splitlines():
-        if ln.startswith("# builds:"):
-            return ln[len("# builds:"):].strip()
-    raise ValueError(f"{path}: no '# builds:' line naming the old and the new build")
+    said = pairsum.header(path, "builds")
+    if said is None:
+        raise ValueError(f"{path}: no '# builds:' line naming the old and the new build")
+    return said
 
 
 def markdown(root: Path = ROOT) -> str:

@@ -324,7 +324,6 @@ def test_code_lines_counts_each_line_at_its_most_run_instruction(tmp_path, capsy
     assert "events: the run's event count, at least 1" in capsys.readouterr().err
 
 
-
 def test_the_targets_are_judged_from_the_stores_at_their_thresholds(tmp_path):
     """benches/targets.py reads the pairs (best over best), the suite's counts and the size sweep's ratio,
     and calls a target met exactly when its figure is on the right side of its threshold."""
@@ -359,6 +358,7 @@ def test_the_targets_are_judged_from_the_stores_at_their_thresholds(tmp_path):
     assert got[("an event at k = 32 against k = 8", "k32_vs_k8")] == (1.31, False)
     table = targets.markdown(tmp_path)
     assert "| exact tier | k = 8 DeTail 60 ms | ≥ 1.10x | 1.099x | no |" in table
+    assert table.startswith(f"Speed-ups: `{targets.PAIRS}` (old a, new b; ") and "(docs/benchmarks.json, d, c)" in table
     assert table.endswith(f"{sum(ok for *_, ok in targets.rows(tmp_path))} of {len(targets.TARGETS)} met.")
     # a pair file with a case the table does not know is refused, naming it
     (tmp_path / targets.PAIRS).write_text("# cpu: test\nk9_fh old 1\nk9_fh new 1\n")
