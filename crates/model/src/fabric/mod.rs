@@ -71,8 +71,8 @@ pub struct Port {
     /// telemetry (`Sim::tx_hooks`).
     pub tx_hooks: bool,
     /// Priorities whose transfers into this egress may start their frame as they start when it is idle
-    /// (`sim/fold.rs`: bit p; none unless the run folds): every priority towards a host, else those no
-    /// PAUSE can hold when no forwarding choice reads the egress's bytes.
+    /// (`sim/fold.rs`: bit p; none unless the run folds): every priority towards a host or under ALB (which
+    /// checks each for a PAUSE, `Sim::fold_alb_idle`), else those no PAUSE can hold.
     pub fold_idle: u8,
     /// Time the transmitter has spent serializing frames (each at the rate it was sent at), the frame
     /// still on the wire included; `port_stats` takes off what lies beyond `now`. In the first cache line,

@@ -15,9 +15,10 @@
 //! crossbar side stays taken until then), no ingress waits for the egress and no round of its waiters'
 //! retries is under way (they are out of its list for the round), the ingress holds nothing else and has
 //! no PAUSE out. Into an idle egress (its transmitter free by `done`, nothing queued) no PAUSE may
-//! be able to hold the frame and no forwarding choice read the egress's bytes meanwhile (`Port::fold_idle`:
-//! every priority towards a host, which sends no PAUSE and is reached by one port; towards a switch the
-//! lossy priorities, and none under ALB, which reads drain bytes); into a busy one (its frame on the wire
+//! be able to hold the frame (`Port::fold_idle`: every priority towards a host, which sends no PAUSE;
+//! towards a switch the lossy priorities, and under ALB the lossless ones too when no PAUSE is in force or
+//! on its way to land by `done`, `Sim::fold_alb_idle`), and ALB, which reads the egress's drain bytes
+//! meanwhile, finds the frame's bytes there until `done` (`Fold::held`); into a busy one (its frame on the wire
 //! past `done`) nothing leaves the queue before `done` either. Either way the packet is marked as it
 //! would have been (the queue holds the same bytes at the start as at the end), takes the same place, and
 //! its frame starts when it would have; the time-averaged occupancy counts its bytes to `done`
@@ -65,6 +66,36 @@ pub(crate) struct Fold {
     pub frames: Vec<(Time, u32)>,
     /// Transfers folded: into an idle egress (their frame started), into a busy one (their packet queued).
     pub folded: [u64; 2],
+    /// ALB reads the egresses' drain bytes (`Sim::fold_alb_idle`).
+    pub alb: bool,
+    /// `Sim::alb_fold_margin`, worked out from the whole fabric (None: under ALB no transfer towards a
+    /// switch on a lossless priority folds).
+    pub margin: Option<Time>,
+    /// Under ALB, transfers into idle egresses towards switches: folded, and not folded because a PAUSE
+    /// held their priority or one on its way could.
+    pub alb_folds: [u64; 2],
+    /// Per (local) port, the bytes of a folded frame into it that the egress still holds as the unfolded
+    /// transfer would (until its end; `drain_bytes` no longer counts them).
+    pub held: Vec<Held>,
+    /// Under ALB with PFC: the PFC frames on their way to this part's egresses (port, when it lands).
+    pub pfc_way: Vec<(u32, Time)>,
+}
+
+impl Fold {
+    /// A PFC frame landed at egress `port` now: no longer on its way.
+    pub(crate) fn pfc_landed(&mut self, port: u32, now: Time) {
+        if let Some(i) = self.pfc_way.iter().position(|&w| w == (port, now)) {
+            self.pfc_way.swap_remove(i);
+        }
+    }
+}
+
+/// Bytes of a folded frame into an idle egress still in that egress until `until` (ALB's drain bytes).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Held {
+    pub until: Time,
+    pub wire: u32,
+    pub prio: u8,
 }
 
 impl Sim {
@@ -85,15 +116,15 @@ impl Sim {
     pub(crate) fn fold_ready(&mut self) {
         let n = self.fab.ports.len();
         let lossless = if self.pfc_on() { self.scheme.pfc.priorities } else { 0 };
-        // towards a switch only when no adaptive load balancing reads the egress's bytes
-        let to_switches = self.scheme.load_balancing != crate::config::LoadBalancing::Adaptive;
+        // under ALB every priority towards a switch too, a lossless one when no PAUSE can hold the frame and
+        // with its bytes held for ALB to read (`Sim::fold_alb_idle`)
+        self.fold.alb = self.scheme.load_balancing == crate::config::LoadBalancing::Adaptive;
         for i in 0..n {
             let to_host = !self.fab.nodes[self.fab.ports[i].peer_node as usize].is_switch;
-            self.fab.ports[i].fold_idle = match (to_host, to_switches) {
-                (true, _) => u8::MAX,
-                (false, true) => !lossless,
-                (false, false) => 0,
-            };
+            self.fab.ports[i].fold_idle = if to_host || self.fold.alb { u8::MAX } else { !lossless };
+        }
+        if self.fold.alb {
+            self.fold.held.resize(n, Held::default());
         }
         self.fold.ins.resize(n, Folded::default());
         if self.rec.sample_every.is_some() {
@@ -132,6 +163,9 @@ impl Sim {
             if e.fold_idle & (1 << prio) == 0 {
                 return false;
             }
+            if self.fold.alb && !self.fold_alb_idle(out, prio, wire, done) {
+                return false;
+            }
             self.fab.ports[out as usize].eg.crossing = 0;
             self.fold.folded[0] += 1;
             self.start_folded(out, pid, prio, wire, done);
@@ -143,6 +177,51 @@ impl Sim {
         self.fab.ports[out as usize].xbar.out_frees_with_done = false;
         self.fold_ingress(inp, out, prio, wire, done, e_idle, prev_busy);
         true
+    }
+
+    /// Under ALB, a transfer into idle egress `out` towards a switch folds only if no PAUSE can hold its
+    /// frame at `done`: its priority is not paused now, no PFC frame on its way to the egress lands by
+    /// `done`, and one the peer sends from now on lands after it (the transfer is shorter than the link's
+    /// stop delay, the same at both ends). A split run sees the same frames: a window is shorter than a
+    /// stop delay less the longest transfer (`Sim::least_reach`), so a frame from another part that lands
+    /// by `done` was sent before the window and has been delivered. The frame's bytes stay in the egress's
+    /// drain counter until `done`, as ALB would read them (`held`).
+    #[inline]
+    fn fold_alb_idle(&mut self, out: u32, prio: u8, wire: u64, done: Time) -> bool {
+        let e = &self.fab.ports[out as usize];
+        if !self.fab.nodes[e.peer_node as usize].is_switch {
+            return true;
+        }
+        if self.pfc_on() && self.scheme.pfc.priorities & (1 << prio) != 0 {
+            let stop = self.fab.pfc[out as usize].ingress.stop_delay;
+            if self.fold.margin.is_none() || done.0 - self.now.0 >= stop.0 {
+                return false;
+            }
+            if e.paused & (1 << prio) != 0 || self.fold.pfc_way.iter().any(|&(p, at)| p == out && at <= done) {
+                self.fold.alb_folds[1] += 1;
+                return false;
+            }
+        }
+        self.fold.alb_folds[0] += 1;
+        self.fold.held[out as usize] = Held { until: done, wire: wire as u32, prio };
+        true
+    }
+
+    /// The longest crossbar transfer of a full frame where transfers into idle egresses towards switches
+    /// fold under ALB with PFC (`fold_alb_idle`): a split run's windows are shorter than a stop delay by
+    /// it. None where they do not fold so, or where a stop delay is no more than twice that transfer (then
+    /// those on lossless priorities do not fold: a window would be too short).
+    pub(crate) fn alb_fold_margin(&self) -> Option<Time> {
+        if !(self.fold_allowed() && self.pfc_on() && self.scheme.load_balancing == crate::config::LoadBalancing::Adaptive) {
+            return None;
+        }
+        let frame = self.fab.framing.full_frame() as u64;
+        let longest = self.fab.ports.iter().map(|p| p.xbar_time(frame)).max()?;
+        let shortest_stop = (0..self.fab.ports.len())
+            .filter(|&p| self.fab.nodes[self.fab.ports[p].node as usize].is_switch && self.fab.pfc[p].ingress.enabled)
+            .map(|p| self.fab.pfc[p].ingress.stop_delay)
+            .min()?;
+        (shortest_stop.0 > 2 * longest.0).then_some(longest)
     }
 
     /// The folded frame of `pid` (`prio`, `wire` bytes, reserved in idle egress `out`) starts on the wire

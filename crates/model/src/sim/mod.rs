@@ -391,6 +391,8 @@ impl Sim {
         sim.clock.prefetch = ports >= prefetch::prefetch_ports(l2);
         sim.clock.deep_prefetch = ports >= prefetch::deep_prefetch_ports(l2);
         sim.clock.route_prefetch = ports >= prefetch::ROUTE_PREFETCH_PORTS && sim.scheme.load_balancing == crate::config::LoadBalancing::FlowHash;
+        // (from the whole fabric: a later part takes the first's)
+        sim.fold.margin = layout.as_ref().map_or_else(|| sim.alb_fold_margin(), |l| l.alb_margin);
         sim.clock.grid = layout.as_ref().map_or_else(|| sim.fabric_grid(), |l| l.grid);
         sim.clock.next_peak = sim.clock.grid;
         sim.clock.end_limit = sim.grid_end(sim.clock.end_limit);
@@ -766,7 +768,7 @@ impl Sim {
     /// The shortest delay with which one node can cause an event at another (`grid`): over every port,
     /// the link and forwarding delay to its peer, and with PFC the delay before a PAUSE takes effect.
     fn fabric_grid(&self) -> Time {
-        let g = (0..self.fab.ports.len() as u32).map(|p| self.least_reach(p).0).min().unwrap_or(u64::MAX);
+        let g = (0..self.fab.ports.len() as u32).map(|p| self.least_reach(p, self.fold.margin).0).min().unwrap_or(u64::MAX);
         Time(g.max(1))
     }
 
@@ -774,11 +776,14 @@ impl Sim {
     /// the link and forwarding delay, and with PFC (switch ingresses send PAUSE frames, hosts do not) the
     /// delay before a PAUSE takes effect, as it is now and after every fault that changes the link's rate
     /// (a faster link reacts sooner), so that the grid and a split run's lookahead hold after a fault too.
-    pub(crate) fn least_reach(&self, p: u32) -> Time {
+    /// Where transfers towards switches fold under ALB, a PAUSE counts as taking effect sooner by the
+    /// longest transfer (`margin`, `Sim::alb_fold_margin`), so that a split run's windows let the folds see
+    /// every PAUSE that could hold them (`Sim::fold_alb_idle`).
+    pub(crate) fn least_reach(&self, p: u32, margin: Option<Time>) -> Time {
         let pt = &self.fab.ports[p as usize];
         let mut g = pt.arrive_after;
         if self.pfc_on() && self.fab.nodes[pt.node as usize].is_switch {
-            g = g.min(self.fab.pfc[p as usize].ingress.stop_delay);
+            g = g.min(Time(self.fab.pfc[p as usize].ingress.stop_delay.0.saturating_sub(margin.map_or(0, |m| m.0)).max(1)));
             for f in self.faults.iter().filter(|f| f.link == pt.link) {
                 if let crate::sim::faults::FaultKind::Degrade(rate) = f.kind {
                     let d = self.pfc_derive(p, rate).expect("checked when the scenario was built");

@@ -76,6 +76,9 @@ impl Sim {
         if self.rec.trace.is_some() {
             self.trace_pfc(port, f.pause, f.unpause);
         }
+        if self.fold.alb && up & crate::fabric::REMOTE == 0 {
+            self.fold.pfc_way.push((up, at));
+        }
         self.schedule(at, Ev::PfcFrame { port: up, pause: f.pause, unpause: f.unpause });
     }
 
@@ -85,6 +88,9 @@ impl Sim {
         if !self.fab.ports[port as usize].up {
             // the link went down while the frame was on its way: a dead link has no pause state
             return;
+        }
+        if self.fold.alb {
+            self.fold.pfc_landed(port, self.now);
         }
         let delta = self.fab.pfc_receive(self.now, port, PfcFrame { pause, unpause });
         self.pfc_paused = (self.pfc_paused as i64 + delta as i64) as u64;

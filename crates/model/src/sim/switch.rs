@@ -162,7 +162,12 @@ impl Sim {
     #[inline]
     fn route_asked(&mut self, node: u32, dst: u32, hash: u32, prio: u8) -> Option<u32> {
         let crate::fabric::Fabric { routes, nodes, ports, .. } = &mut self.fab;
-        let (up, drain) = (|p: u32| ports[p as usize].up, |p: u32| ports[p as usize].eg.drain_bytes(prio));
+        let (held, now) = (&self.fold.held, self.now);
+        let held = |p: u32| match held.get(p as usize) {
+            Some(h) if now < h.until && h.prio <= prio => h.wire as u64,
+            _ => 0,
+        };
+        let (up, drain) = (|p: u32| ports[p as usize].up, |p: u32| ports[p as usize].eg.drain_bytes(prio) + held(p));
         nodes[node as usize].route(node, routes, dst, hash, self.scheme.load_balancing, &self.scheme.alb, up, drain, &mut self.fwd_ports)
     }
 

@@ -180,12 +180,13 @@ impl Trace {
     /// At the end of the run, with flow ids known (`rank`: a flow's id by the order it was opened in):
     /// keep the frames captured for their port and those of the flows asked for, in time order, up to the
     /// run's `end` (a folded transfer's frame was recorded when the transfer started, ahead of its time,
-    /// perhaps beyond the end; ties keep the order they were recorded in).
+    /// perhaps beyond the end); records of the same time by port, then kind (a port starts one frame at a
+    /// time), so that their order does not depend on when they were recorded.
     pub(crate) fn keep_flows(&mut self, rank: &[u64], end: Time) {
         let keep: Vec<bool> =
             self.app.iter().map(|&a| self.flows.is_empty() || a == u64::MAX || rank.get(a as usize).is_some_and(|id| self.flows.contains(id))).collect();
         let mut order: Vec<usize> = (0..self.t_ps.len()).filter(|&i| keep[i] && self.t_ps[i] <= end.0).collect();
-        order.sort_by_key(|&i| self.t_ps[i]);
+        order.sort_by_key(|&i| (self.t_ps[i], self.port[i], self.kind[i]));
         fn take<T: Copy>(v: &mut Vec<T>, order: &[usize]) {
             *v = order.iter().map(|&i| v[i]).collect();
         }

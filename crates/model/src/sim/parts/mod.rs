@@ -50,14 +50,16 @@ pub use rounds::{build_in_parts, run_in_parts, Drive};
 pub(crate) use rounds::{split, Parts};
 
 /// What the first part of a split run works out for every part from the whole fabric it builds (the
-/// later parts build only their own ports): the partition, the lookahead, the event grid and the event
-/// wheel's shape.
+/// later parts build only their own ports): the partition, the lookahead, the event grid, the event
+/// wheel's shape and the margin of ALB's folds.
 #[derive(Debug)]
 pub(crate) struct Layout {
     pub of: Vec<u8>,
     pub lookahead: Time,
     pub grid: Time,
     pub wheel: (u32, u32),
+    /// `Fold::margin` (`Sim::alb_fold_margin`).
+    pub alb_margin: Option<Time>,
 }
 
 /// What one part tells another at a barrier.
@@ -408,6 +410,9 @@ impl Sim {
                             self.split.part.as_mut().expect("a part").moves.extend([(s, 1), (r, -1)]);
                         }
                     }
+                    if let (Ev::PfcFrame { port, .. }, true) = (ev, self.fold.alb) {
+                        self.fold.pfc_way.push((port, Time((key >> 64) as u64)));
+                    }
                     self.q.push_keyed(key, ev, timer);
                 }
                 Msg::Transfer { tr, t } => {
@@ -488,9 +493,10 @@ impl Sim {
             None => {
                 let of = self.partition(n)?;
                 let mut lookahead = u64::MAX;
+                let margin = self.fold.margin;
                 for p in 0..w.port_node.len() {
                     if of[w.port_node[p] as usize] != of[w.peer_node[p] as usize] {
-                        lookahead = lookahead.min(self.least_reach(p as u32).0);
+                        lookahead = lookahead.min(self.least_reach(p as u32, margin).0);
                     }
                 }
                 (of, Time(lookahead.max(self.clock.grid.0)))

@@ -104,7 +104,8 @@ pub(crate) fn split(sc: &Scenario, n: u8, drive: Drive) -> Result<Sim, ConfigErr
     // the topology, its wiring and the routes are the same for every part: built once, shared
     let shared = *a.split.shared.take().expect("the first part keeps what the others share");
     let p = a.split.part.as_ref().expect("a part");
-    let layout = std::sync::Arc::new(super::Layout { of: p.of.clone(), lookahead: p.lookahead, grid: a.clock.grid, wheel: a.clock.wheel });
+    let layout =
+        std::sync::Arc::new(super::Layout { of: p.of.clone(), lookahead: p.lookahead, grid: a.clock.grid, wheel: a.clock.wheel, alb_margin: a.fold.margin });
     let mut others = (1..n).map(|k| Sim::build_sharing(sc, Some((k, n)), Some((shared.clone(), layout.clone())))).collect::<Result<Vec<_>, _>>()?;
     // what the set-up sent (a host's first frames, due at a switch in another part) arrives before the
     // first window
