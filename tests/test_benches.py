@@ -330,7 +330,7 @@ def test_the_targets_are_judged_from_the_stores_at_their_thresholds(tmp_path):
     import json
 
     targets = bench_script("targets")
-    (tmp_path / "benches/pairs/2026-11-29_status").mkdir(parents=True)
+    (tmp_path / targets.PAIRS).parent.mkdir(parents=True)
     (tmp_path / "docs").mkdir()
     # k = 8 FH: 1.20 / 0.80 = 1.5x exactly (met at the order change's 1.5x); k = 8 DeTail just short of 1.1x
     rounds = {"k8_fh_60ms": [(1.2, 0.8), (1.3, 0.9)], "k8_detail_60ms": [(1.099, 1.0), (1.2, 1.1)],
