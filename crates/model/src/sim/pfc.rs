@@ -85,12 +85,12 @@ impl Sim {
     /// A PFC frame takes effect at egress `port`.
     #[inline(never)]
     pub(crate) fn pfc_apply(&mut self, port: u32, pause: u8, unpause: u8) {
+        if self.fold.alb {
+            self.fold.pfc_landed(port, self.now);
+        }
         if !self.fab.ports[port as usize].up {
             // the link went down while the frame was on its way: a dead link has no pause state
             return;
-        }
-        if self.fold.alb {
-            self.fold.pfc_landed(port, self.now);
         }
         let delta = self.fab.pfc_receive(self.now, port, PfcFrame { pause, unpause });
         self.pfc_paused = (self.pfc_paused as i64 + delta as i64) as u64;
