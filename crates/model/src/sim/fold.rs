@@ -82,9 +82,12 @@ pub(crate) struct Fold {
 }
 
 impl Fold {
-    /// A PFC frame landed at egress `port` now: no longer on its way.
+    /// A PFC frame landed at egress `port` now: no longer on its way (every one was listed when it was
+    /// sent, or delivered from another part).
     pub(crate) fn pfc_landed(&mut self, port: u32, now: Time) {
-        if let Some(i) = self.pfc_way.iter().position(|&w| w == (port, now)) {
+        let i = self.pfc_way.iter().position(|&w| w == (port, now));
+        debug_assert!(i.is_some(), "a PFC frame to port {port} at {} ps that was not on its way", now.0);
+        if let Some(i) = i {
             self.pfc_way.swap_remove(i);
         }
     }
