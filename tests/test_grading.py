@@ -493,6 +493,8 @@ def test_the_readings_within_the_declared_distance_of_the_best_are_the_declared_
     d = sorted(p["distance"] for p in near[-2:])
     line = points[0]["distance"] + CAL_WITHIN
     assert f"at {d[1]:.4f} and the two together at {d[0]:.4f}, the line at {line:.4f}" in prose
+    # and the first point outside the line, by rank
+    assert f"rank {len(near) + 2} outside at {rest[0]['distance']:.3f}" in prose
 
 
 def test_a_claim_is_the_papers_gap_only_when_no_reading_reproduces_it():

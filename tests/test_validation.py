@@ -237,6 +237,25 @@ def test_the_folds_under_alb_move_no_verdict_and_no_value_beyond_its_interval():
     assert f"`{i}` {x:g}% ± {cx:g} -> {y:g}% ± {cy:g}" in text, worst
 
 
+def test_the_stored_claims_are_the_runs_after_the_folds_under_alb():
+    """docs/reproduction.md's stores hold the model after the folds under ALB: every graded claim of
+    docs/reproduction/claims.json measures what the snapshot's re-run at a70a181 measured (value, interval and
+    seeds, the same to the last digit; the experiments it did not re-run kept their stored runs on both sides),
+    so the experiments re-run since (at c98ee74) reproduced a70a181's runs exactly, and none is older."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    after = json.loads((root / "docs" / "validation" / "issue51_alb_fold.json").read_text())["after"]["claims"]
+    stored = json.loads((root / "docs" / "reproduction" / "claims.json").read_text())
+    assert {c["id"] for c in stored} == set(after) and len(stored) == 95
+    for c in stored:
+        a = after[c["id"]]
+        got = {k: c["measured"].get(k) for k in ("value", "ci95", "seeds")}
+        assert got == {k: a["measured"].get(k) for k in ("value", "ci95", "seeds")}, (c["id"], got, a["measured"])
+        assert c["verdict"] == a["verdict"], c["id"]
+
+
 @pytest.mark.parametrize("name", ["issue35_event_order", "issue35_calibration", "issue51_tie_order", "issue51_alb_fold"])
 def test_issue35_before_after_tables_are_generated_from_their_snapshots(name):
     """docs/validation.md's before/after tables of every graded claim (across the switch to the node order;
