@@ -166,30 +166,20 @@ def memory_probe(steps: int = 10_000_000, mib: tuple[float, ...] = PROBE_MIB, pe
     return {f"{m:g}": round(_core.load_latency_ns(float(m), steps, per_page=per_page), 1) for m in mib}
 
 
-def cpu(cpuinfo: str = "/proc/cpuinfo", caches: str = "/sys/devices/system/cpu/cpu0/cache") -> str:
+def cpu(*where: str) -> str:
     """The processor the machine runs on, as the kernel names it, with its data caches (one core's): the
     project's VM is not always placed on the same kind of host (an AMD EPYC on earlier days, an Intel Xeon
     family 6 model 207 with a 2 MB L2 on 2026-11-29: docs/benchmarks.md, "Which machine"), and every timed
-    figure depends on which. "unknown" where the kernel does not say (not Linux)."""
+    figure depends on which. `detailsim.machine.processor`, loaded by its path: `--cpu` runs under the
+    system's Python, which need not have the package. `where`: the files to read instead (tests)."""
+    import importlib.util
     from pathlib import Path
 
-    try:
-        info = dict(ln.split(":", 1) for ln in Path(cpuinfo).read_text().split("\n\n")[0].splitlines() if ":" in ln)
-    except OSError:
-        return "unknown"
-    info = {k.strip(): v.strip() for k, v in info.items()}
-    name = info.get("model name", "unknown")
-    if "cpu family" in info and "model" in info:
-        name += f" (family {info['cpu family']}, model {info['model']})"
-    sizes = []
-    for d in sorted(Path(caches).glob("index*")):
-        try:
-            level, kind, size = ((d / f).read_text().strip() for f in ("level", "type", "size"))
-        except OSError:
-            continue
-        if kind != "Instruction":
-            sizes.append(f"L{level}{'d' if kind == 'Data' else ''} {size}")
-    return name + (f"; {', '.join(sizes)}" if sizes else "")
+    path = Path(__file__).resolve().parents[1] / "python" / "detailsim" / "machine.py"
+    spec = importlib.util.spec_from_file_location("detailsim_machine", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.processor(*where)
 
 
 def _probe_text(p: dict[str, float]) -> str:

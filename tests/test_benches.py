@@ -190,6 +190,10 @@ def test_the_processor_is_named_with_its_data_caches(tmp_path):
     assert bench.cpu(str(info), str(tmp_path / "none")) == "Intel(R) Xeon(R) Processor (family 6, model 207)"
     assert bench.cpu(str(tmp_path / "missing")) == "unknown"
     assert "cpu" in bench._stamp() and bench._stamp()["cpu"] == bench.cpu()
+    # one implementation: the package's, which each reproduction's timing.json names too
+    from detailsim.machine import processor
+
+    assert processor(str(info), str(caches)) == bench.cpu(str(info), str(caches)) and processor() == bench.cpu()
 
 
 def test_a_stamp_names_the_files_changed_but_not_committed(tmp_path, monkeypatch):

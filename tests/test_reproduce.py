@@ -151,6 +151,10 @@ def test_each_run_records_its_wall_time_and_the_docs_sum_the_stored_ones(tmp_pat
     from detailsim import _core
 
     assert t["module"] == hashlib.sha256(Path(_core.__file__).read_bytes()).hexdigest()[:12]
+    # and on which processor (the VM is not always on the same kind of host)
+    from detailsim.machine import processor
+
+    assert t["cpu"] == processor() and t["cpu"]
     old = {"steady": {**t, "wall_s": 99.0}, "incast": {**t, "experiment": "incast", "wall_s": 7.0}}
     merged = rp.merge_timings(old, tmp_path)
     assert merged["steady"]["wall_s"] == t["wall_s"] and merged["incast"]["wall_s"] == 7.0
@@ -159,6 +163,9 @@ def test_each_run_records_its_wall_time_and_the_docs_sum_the_stored_ones(tmp_pat
         assert rp.merge_timings(old, tmp_path)["steady"]["wall_s"] == 99.0, bad
     md = rp.timings_markdown(merged)
     assert f"{len(merged)} of {len(rp.ORDER)} experiments timed: {t['wall_s'] + 7:,.0f} s" in md and "`calibrate`" in md
+    assert f"| {t['date']} | {t['cpu'].split(';')[0]} |" in md
+    # a record from before the processor was recorded says so
+    assert "| not recorded |" in rp.timings_markdown({"incast": {k: v for k, v in t.items() if k != "cpu"}})
     # the generated block in the docs is the stored timings, summed
     root = Path(__file__).resolve().parents[1]
     stored = json.loads((root / rp.DOC_TIMINGS).read_text())
@@ -291,3 +298,25 @@ def test_background_in_progress_is_littles_law_on_the_flow_table():
                           "start": [0.05, 0.12, 0.15, 0.0, 0.1], "end": [0.3, 0.17, None, 0.09, 0.1001]})
     got = background_in_progress(flows, ["k"], (0.1, 0.2))["bg_in_progress"][0]
     assert got == pytest.approx((0.1 + 0.05 + 0.05 + 0.0) / (2 * 0.1))
+
+
+def test_background_in_progress_does_not_depend_on_the_order_of_the_rows():
+    """The flow table of a sweep comes in the order its runs ended; the calibration's background load
+    (`background_in_progress`, stored in docs/reproduction/calibration.json) must be the same to the last
+    bit whatever that order (a float sum depends on its order: before the sums were sorted, re-running
+    calibrate moved three of its stored loads in the 16th digit)."""
+    import numpy as np
+
+    from detailsim.repro.reproduce import background_in_progress
+
+    rng = np.random.default_rng(3)
+    n = 60_000
+    flows = pl.DataFrame({"k": rng.integers(0, 3, n).astype(str), "seed": rng.integers(1, 7, n), "src": rng.integers(0, 128, n),
+                          "class": np.where(rng.random(n) < 0.3, "background", "retrieval/8KB"),
+                          "start": rng.random(n) * 0.2, "end": rng.random(n) * 0.3 + 0.05})
+    want = background_in_progress(flows, ["k"]).sort("k")["bg_in_progress"].to_list()
+    for s in range(6):
+        shuffled = flows.sample(fraction=1.0, shuffle=True, seed=s)
+        # in pieces, as the runs' tables are concatenated
+        pieces = pl.concat([shuffled.slice(i, 7_000) for i in range(0, n, 7_000)], rechunk=False)
+        assert background_in_progress(pieces, ["k"]).sort("k")["bg_in_progress"].to_list() == want, s

@@ -121,9 +121,10 @@ def background_in_progress(flows: pl.DataFrame, keys: list[str], window: tuple[f
     bg = (f.filter(pl.col("class") == "background")
           .with_columns(pl.col("end").fill_null(math.inf).fill_nan(math.inf).alias("_end"))
           .with_columns((pl.min_horizontal(pl.col("_end"), pl.lit(t1)) - pl.max_horizontal(pl.col("start"), pl.lit(t0))).clip(lower_bound=0).alias("_in"))
-          .group_by([*keys, "seed"]).agg(pl.col("_in").sum().alias("_busy")))
+          .group_by([*keys, "seed"]).agg(pl.col("_in").sort().sum().alias("_busy")))
     per = hosts.join(bg, on=[*keys, "seed"], how="left").with_columns(pl.col("_busy").fill_null(0.0))
-    return per.group_by(keys).agg((pl.col("_busy").sum() / (pl.col("hosts").sum() * (t1 - t0))).alias("bg_in_progress"))
+    # the sums sorted first: a float sum depends on its order, and the rows come in the order the runs ended
+    return per.group_by(keys).agg((pl.col("_busy").sort().sum() / (pl.col("hosts").sum() * (t1 - t0))).alias("bg_in_progress"))
 
 
 def calibration_points(stats: pl.DataFrame) -> list[dict[str, Any]]:
@@ -680,11 +681,15 @@ def _module_digest() -> str:
 def timing_record(name: str, wall_s: float, workers: int | None, quick: bool, reading: dict[str, Any] | None,
                   counts: dict[str, int] | None) -> dict[str, Any]:
     """What one reproduction's run took: its wall time (the runs, the convergence check, grading, plots),
-    the workers, the commit, the native module's digest (`_module_digest`) and date; `complete` is false when the
-    store resumed runs done before (its time is then only the rest's)."""
+    the workers, the commit, the native module's digest (`_module_digest`), the date and the processor it ran
+    on (`machine.processor`); `complete` is false when the store resumed runs done before (its time is then
+    only the rest's)."""
+    from ..machine import processor
+
     return {"experiment": name, "wall_s": round(wall_s, 1), "workers": workers or os.cpu_count() or 1, "quick": quick,
             "reading": (reading or {}).get("name"), "complete": not (counts or {}).get("skipped"),
-            "commit": _commit(), "module": _module_digest(), "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")}
+            "commit": _commit(), "module": _module_digest(), "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+            "cpu": processor()}
 
 # DeTail's evaluations first, then DIBS and PIAS
 ORDER = ["calibrate", "scatter", "incast", "verification", "steady", "steady_closed_background", "pfc_alone", "bursty", "long_flows", "disconnected",
@@ -790,10 +795,12 @@ def merge_timings(old: dict[str, Any], out: Path) -> dict[str, Any]:
 
 def timings_markdown(timings: dict[str, Any]) -> str:
     """The wall time of the full reproduction (`detailsim reproduce all`, which runs the experiments one
-    after another): each experiment's last full run, and their sum."""
-    lines = ["| experiment | wall time | workers | commit | date |", "|---|---|---|---|---|"]
+    after another): each experiment's last full run, on the processor it names (the runs before 2026-12-02
+    did not record one), and their sum."""
+    lines = ["| experiment | wall time | workers | commit | date | processor |", "|---|---|---|---|---|---|"]
     for n, t in timings.items():
-        lines.append(f"| `{n}` | {t['wall_s']:,.0f} s | {t['workers']} | {t['commit'] or '?'} | {t['date']} |")
+        cpu = t.get("cpu", "").split(";")[0] or "not recorded"
+        lines.append(f"| `{n}` | {t['wall_s']:,.0f} s | {t['workers']} | {t['commit'] or '?'} | {t['date']} | {cpu} |")
     total = sum(t["wall_s"] for t in timings.values())
     missing = [n for n in ORDER if n not in timings]
     lines.append("")
