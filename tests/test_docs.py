@@ -217,7 +217,11 @@ def test_the_current_benchmark_table_is_the_stored_run():
     tps = {r["case"]: r["traversals_per_s"] / 1e6 for r in data["rows"]}
     assert f"`fattree8_detail_5ms` {tps['fattree8_detail_5ms']:.2f} M\ntraversals/s, against" in text
     assert f"`steady_detail_0.2s`\n{tps['steady_detail_0.2s']:.2f} M, against" in text
-    assert f"The table is of main at {data['commit']} " in text
+    assert f"The table's throughput is of main at {data['commit']} " in text
+    # the counts the prose says were taken again are the store's
+    flat = " ".join(text.split())
+    assert f"`fattree8_detail_5ms` 1,333 -> {ipt['fattree8_detail_5ms']:,.0f}, `steady_detail_0.2s` 1,623 -> {ipt['steady_detail_0.2s']:,.0f}" in flat
+    assert data["instructions"]["date"] == "2026-12-02"
 
 
 def test_the_threads_knob_quotes_the_stored_two_thread_figures():
