@@ -301,10 +301,11 @@ def test_background_in_progress_is_littles_law_on_the_flow_table():
 
 
 def test_background_in_progress_does_not_depend_on_the_order_of_the_rows():
-    """The flow table of a sweep comes in the order its runs ended; the calibration's background load
-    (`background_in_progress`, stored in docs/reproduction/calibration.json) must be the same to the last
-    bit whatever that order (a float sum depends on its order: before the sums were sorted, re-running
-    calibrate moved three of its stored loads in the 16th digit)."""
+    """The calibration's background load (`background_in_progress`, stored in
+    docs/reproduction/calibration.json) must be the same to the last bit whatever order its sums meet the
+    rows in: a float sum depends on its order, and polars' join and group_by keep none (before the sums
+    were sorted, re-running calibrate moved three of its stored loads in the 16th digit, and the same table
+    summed 40 times gave two results). Shuffled and in pieces, the result must not move."""
     import numpy as np
 
     from detailsim.repro.reproduce import background_in_progress

@@ -123,7 +123,8 @@ def background_in_progress(flows: pl.DataFrame, keys: list[str], window: tuple[f
           .with_columns((pl.min_horizontal(pl.col("_end"), pl.lit(t1)) - pl.max_horizontal(pl.col("start"), pl.lit(t0))).clip(lower_bound=0).alias("_in"))
           .group_by([*keys, "seed"]).agg(pl.col("_in").sort().sum().alias("_busy")))
     per = hosts.join(bg, on=[*keys, "seed"], how="left").with_columns(pl.col("_busy").fill_null(0.0))
-    # the sums sorted first: a float sum depends on its order, and the rows come in the order the runs ended
+    # the sums sorted first: a float sum depends on its order, and polars' join and group_by give their rows
+    # in no fixed order (the same table summed twice gave two results in the last digit, before)
     return per.group_by(keys).agg((pl.col("_busy").sort().sum() / (pl.col("hosts").sum() * (t1 - t0))).alias("bg_in_progress"))
 
 
