@@ -126,6 +126,10 @@ def test_seeds_to_decide_and_the_resolution_note():
     assert resolution(70, 65, 20, True, 3, over=True) == f"{n} seeds at this spread"
     assert resolution(70, 65, None, True, 1) == "at least 2 seeds or runs (one has no interval)"
     assert resolution(70, 65, 5, True, 3, over=True) is None
+    # a point estimate on the band's bound (70 +- 25%: 52.5) is not decided by more seeds, and says so in words
+    # that read after "needs"
+    assert resolution(70, 52.5, 5, True, 6, over=True) == (
+        "more than more seeds can give: the point estimate sits on a bound of the band, or an end has no interval")
 
 
 def test_a_value_that_moves_more_than_its_interval_keeps_the_verdict_both_share():

@@ -275,7 +275,7 @@ def resolution(paper: Value, measured: Value, ci: Any, direction: bool | None, s
         return "at least 2 seeds or runs (one has no interval)"
     n = seeds_to_decide(paper, measured, ci, seeds)
     if n is None:
-        return "more than more seeds: the point estimate sits on the bound"
+        return "more than more seeds can give: the point estimate sits on a bound of the band, or an end has no interval"
     if n > MAX_SEEDS:
         return f"more than {MAX_SEEDS} seeds at this spread"
     return f"{n} seeds at this spread"
