@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from .results import QUANTILES, censored_stats, class_stats_of
+from .sums import ordered
 
 # two-sided 95% quantiles of Student's t by degrees of freedom (the standard table); 1.96 beyond 30
 _T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
@@ -47,8 +48,8 @@ STATS = FCT_STATS + SLOWDOWN_STATS
 def seed_interval(values: Sequence[float | None]) -> tuple[float, float] | None:
     """The 95% interval of a positive statistic over seeds: Student's t on the logarithm of the per-seed
     values, exponentiated (a geometric interval, never at or below zero). None with fewer than two positive
-    finite values."""
-    x = np.array([v for v in values if v is not None and math.isfinite(v) and v > 0], dtype=float)
+    finite values. The same for the values in any order (`core.sums.ordered`)."""
+    x = ordered(v for v in values if v is not None and math.isfinite(v) and v > 0)
     if len(x) < 2:
         return None
     logs = np.log(x)

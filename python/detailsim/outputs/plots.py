@@ -44,6 +44,7 @@ import polars as pl  # noqa: E402
 # natural_key, series_values and sweep_axes: the figures' order and series (re-exported for the reproductions)
 from ..core.ordering import SIZE_UNITS, natural_key, series_values  # noqa: E402,F401
 from ..core.results import class_stats_of, rank_of  # noqa: E402
+from ..core.sums import sorted_sum  # noqa: E402
 from ..core.sweep import read_store, sweep_axes  # noqa: E402,F401
 
 METRICS = {"p50": 0.5, "p99": 0.99, "p999": 0.999}
@@ -533,7 +534,7 @@ def reduction_table(stats: pl.DataFrame, keys: list[str], baseline: str, metric:
     has_lb = lb in stats.columns
     base = stats.filter(pl.col("scheme") == baseline).select(
         [*others, "class", pl.col(f"{metric}_ms").alias("base"), (pl.col(lb) if has_lb else pl.lit(False)).alias("_blb")])
-    joined = stats.filter(pl.col("scheme") != baseline).join(base, on=[*others, "class"], how="inner")
+    joined = stats.filter(pl.col("scheme") != baseline).join(base, on=[*others, "class"], how="inner", maintain_order="left")
     xlb = pl.col(lb) if has_lb else pl.lit(False)
     bound = (pl.when(pl.col("_blb") & xlb).then(pl.lit("unknown")).when(pl.col("_blb")).then(pl.lit("lower"))
              .when(xlb).then(pl.lit("upper")).otherwise(pl.lit(None, dtype=pl.String)))
@@ -694,7 +695,7 @@ def plot_timeseries(ts: pl.DataFrame, d: Path, max_ports: int = 8, max_flows: in
             ((pl.col("bytes_delivered").cast(pl.Int64).diff().over("flow")) * 8
              / pl.col("t").diff().over("flow")).alias("bps")).drop_nulls("bps")
         fig, ax = plt.subplots(figsize=(8, 4.5))
-        per_class = rate.group_by(["class", "t"]).agg(pl.col("bps").sum()).sort("t")
+        per_class = rate.group_by(["class", "t"]).agg(sorted_sum(pl.col("bps"))).sort("t")
         for i, cls in enumerate(sorted(per_class["class"].drop_nulls().unique().to_list())):
             g = per_class.filter(pl.col("class") == cls)
             ax.plot(g["t"] * 1e3, g["bps"] / 1e9, color=f"C{i % 10}", label=f"{cls} (all flows)", linewidth=1.8)

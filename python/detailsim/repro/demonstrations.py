@@ -116,13 +116,20 @@ DEMOS: dict[str, Demo] = {d.id: d for d in [
 
 
 def measure(d: Path) -> dict[str, Any]:
-    """What a demonstration's store measured: per variant and class the pooled statistics (ms), their 95%
-    interval over seeds (`<metric>_ci`), the share of measured flows with a timeout (%) and the mean over every
-    measured flow with the unfinished at their age (`mean_all_lb_ms`, a lower bound of the mean)."""
-    from ..outputs.plots import pooled_percentiles, seed_ci
+    """What a demonstration's store measured (`measure_flows` of its flow table)."""
     from ..core.sweep import read_store
 
-    f = read_store(d, columns=["variant", "seed", "class", "fct", "fct_lower", "timeouts"], tables=("flows",))["flows"]
+    return measure_flows(read_store(d, columns=["variant", "seed", "class", "fct", "fct_lower", "timeouts"], tables=("flows",))["flows"])
+
+
+def measure_flows(f: pl.DataFrame) -> dict[str, Any]:
+    """Per variant and class of a demonstration's flows: the pooled statistics (ms), their 95% interval over
+    seeds (`<metric>_ci`), the share of measured flows with a timeout (%) and the mean over every measured
+    flow with the unfinished at their age (`mean_all_lb_ms`, a lower bound of the mean). The same flows in
+    any row order give the same record, to the last digit (`core.sums`)."""
+    from ..core.sums import sorted_mean
+    from ..outputs.plots import pooled_percentiles, seed_ci
+
     stats = pooled_percentiles(f, ["variant"])
     ci = seed_ci(f, ["variant"])
     # the share of flows with a timeout (%), and how many timeouts the flow at the 99.9th percentile of the
@@ -131,9 +138,9 @@ def measure(d: Path) -> dict[str, Any]:
     # bound of the mean: an unfinished flow takes at least that long), ms
     to = f.group_by(["variant", "class"]).agg((pl.col("timeouts") > 0).mean().alias("timeouts_pct") * 100,
                                               pl.col("timeouts").sort().gather((pl.len() * 0.999).ceil().cast(pl.Int64) - 1).first().alias("timeouts_p999"),
-                                              (pl.coalesce("fct", "fct_lower").mean() * 1e3).alias("mean_all_lb_ms"))
+                                              (sorted_mean(pl.coalesce("fct", "fct_lower")) * 1e3).alias("mean_all_lb_ms"))
     out: dict[str, Any] = {}
-    for row in stats.join(to, on=["variant", "class"], how="left").iter_rows(named=True):
+    for row in stats.join(to, on=["variant", "class"], how="left", maintain_order="left").iter_rows(named=True):
         c = {k: v for k, v in row.items() if k not in ("variant", "class")}
         if ci is not None:
             m = ci.filter((pl.col("variant") == row["variant"]) & (pl.col("class") == row["class"]))

@@ -43,6 +43,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..core.pooled import t975  # noqa: F401 - the t table, shared with the pooled table
+from ..core.sums import ordered
 
 REL_TOLERANCE = 0.25
 VERDICTS = ("reproduced", "direction only", "not reproduced", "inconclusive")
@@ -59,8 +60,9 @@ Value = float | list[float | None] | None
 
 
 def ci95(xs: Sequence[float]) -> float | None:
-    """Half-width of the 95% t-interval of the mean of `xs` (None with fewer than two finite values)."""
-    x = np.array([v for v in xs if v is not None and np.isfinite(v)], dtype=float)
+    """Half-width of the 95% t-interval of the mean of `xs` (None with fewer than two finite values; the same
+    for the values in any order, `core.sums.ordered`)."""
+    x = ordered(v for v in xs if v is not None and np.isfinite(v))
     if len(x) < 2:
         return None
     return float(t975(len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))

@@ -78,6 +78,7 @@ from .docblocks import block_of, render_block
 from .readings import READINGS_SOURCE, load_readings, readings_markdown
 from ..core.scenario import duration_seconds
 from ..core.sweep import read_store, run_store
+from ..core.sums import sorted_mean, sorted_sum
 from .why import WHY_SOURCE, why_markdown
 
 
@@ -121,11 +122,11 @@ def background_in_progress(flows: pl.DataFrame, keys: list[str], window: tuple[f
     bg = (f.filter(pl.col("class") == "background")
           .with_columns(pl.col("end").fill_null(math.inf).fill_nan(math.inf).alias("_end"))
           .with_columns((pl.min_horizontal(pl.col("_end"), pl.lit(t1)) - pl.max_horizontal(pl.col("start"), pl.lit(t0))).clip(lower_bound=0).alias("_in"))
-          .group_by([*keys, "seed"]).agg(pl.col("_in").sort().sum().alias("_busy")))
+          .group_by([*keys, "seed"]).agg(sorted_sum(pl.col("_in")).alias("_busy")))
     per = hosts.join(bg, on=[*keys, "seed"], how="left").with_columns(pl.col("_busy").fill_null(0.0))
-    # the sums sorted first: a float sum depends on its order, and polars' join and group_by give their rows
-    # in no fixed order (before, a table of 60,000 rows summed 40 times gave two results in the last digit)
-    return per.group_by(keys).agg((pl.col("_busy").sort().sum() / (pl.col("hosts").sum() * (t1 - t0))).alias("bg_in_progress"))
+    # the sums sorted (`core.sums`): before, a table of 60,000 rows summed 40 times gave two results in the
+    # last digit
+    return per.group_by(keys).agg((sorted_sum(pl.col("_busy")) / (pl.col("hosts").sum() * (t1 - t0))).alias("bg_in_progress"))
 
 
 def calibration_points(stats: pl.DataFrame) -> list[dict[str, Any]]:
@@ -481,8 +482,8 @@ def class_stats(flows: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     stats = pooled_percentiles(flows, keys)
     allf = flows.with_columns(pl.col("class").cast(pl.String))
     extra = allf.group_by([*keys, "class"]).agg((pl.col("timeouts") > 0).sum().alias("timed_out"),
-                                                (pl.col("ideal").mean() * 1e3).alias("ideal_ms"))
-    return stats.join(extra, on=[*keys, "class"], how="left")
+                                                (sorted_mean(pl.col("ideal")) * 1e3).alias("ideal_ms"))
+    return stats.join(extra, on=[*keys, "class"], how="left", maintain_order="left")
 
 
 def is_size_bucket(cls: str) -> bool:
@@ -632,7 +633,7 @@ def reproduce(name: str, out: Path, quick: bool = False, workers: int | None = N
     (d / "claims.json").write_text(json.dumps([c.to_json() for c in claims], indent=2))
     if name == "calibrate" and t is not None:
         dur = duration_seconds(str({**r.set, **(r.quick_set if quick else {})}["run.duration"]), "run.duration")
-        stats = stats.join(background_in_progress(t["flows"], keys, (dur / 2, dur)), on=keys, how="left")
+        stats = stats.join(background_in_progress(t["flows"], keys, (dur / 2, dur)), on=keys, how="left", maintain_order="left")
         (d / "calibration.json").write_text(json.dumps(calibration_points(stats), indent=2, default=str) + "\n")
     md = f"## {name}: {r.title}\n\n"
     if t is not None:
