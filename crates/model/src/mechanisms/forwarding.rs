@@ -114,6 +114,25 @@ impl Forwarder {
         })
     }
 
+    /// ALB's choice (`choose_in` with `LoadBalancing::Adaptive`) from the row alone: one acceptable port is
+    /// the row's one bit, so ALB needs no list, and a switch's route skips the list's lookup (two dependent
+    /// loads and their checks on every hop of a DeTail packet). Picks exactly what `choose_in` picks.
+    #[inline]
+    pub fn choose_alb(&mut self, alb: &AlbParams, row: &[u64], drain: impl Fn(u32) -> u64, rng: &mut Stream, scratch: &mut Vec<u32>) -> Option<u32> {
+        if let [word] = *row {
+            return match word.count_ones() {
+                0 => None,
+                1 => Some(word.trailing_zeros()),
+                _ => Some(self.alb_word(alb, word, drain, rng)),
+            };
+        }
+        match routing::count(row) {
+            0 => None,
+            1 => Some(routing::nth(row, 0)),
+            _ => Some(self.alb_rows(alb, row, drain, rng, scratch)),
+        }
+    }
+
     /// Flow hashing's choice among `list` (not empty) for flow hash `hash`.
     #[inline(always)]
     fn flow_hash_pick(&self, list: &[u32], hash: u32) -> u32 {
@@ -326,6 +345,43 @@ mod tests {
             for _ in 0..3 {
                 let pa = a.alb_word(&p, word, |lp| loads[lp as usize], &mut ra);
                 let pb = b.alb_rows(&p, &[word], |lp| loads[lp as usize], &mut rb, &mut Vec::new());
+                assert_eq!(pa, pb, "case {case}");
+                assert_eq!(a.rr, b.rr);
+            }
+            assert_eq!(ra.below(1 << 40), rb.below(1 << 40), "the same draws were taken");
+        }
+    }
+
+    /// ALB from the row alone (`choose_alb`, what a switch's route calls) picks what `choose_in` picks from
+    /// the list and the row, draw for draw: rows of no, one and many ports, in one word and in several.
+    #[test]
+    fn alb_from_the_row_agrees_with_the_list() {
+        let mut x = 0x9e3779b97f4a7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for case in 0..4000 {
+            let choice = if case % 2 == 0 { AlbChoice::Random } else { AlbChoice::RoundRobin };
+            let p = alb(1000 + next() % 4000, 5000 + next() % 20000, choice);
+            let words = 1 + (case % 3) as usize;
+            let row: Vec<u64> = (0..words)
+                .map(|_| match next() % 4 {
+                    0 => 0,
+                    1 => 1 << (next() % 64),
+                    _ => next() & next(),
+                })
+                .collect();
+            let list: Vec<u32> = (0..routing::count(&row)).map(|k| routing::nth(&row, k)).collect();
+            let loads: Vec<u64> = (0..64 * words).map(|_| [0, 999, 4000, 30000][(next() % 4) as usize] + next() % 2000).collect();
+            let rr = (next() % 64) as u32;
+            let (mut a, mut b) = (Forwarder { salt: 0, rr }, Forwarder { salt: 0, rr });
+            let (mut ra, mut rb) = (RngStreams::new(case).stream(0, 0), RngStreams::new(case).stream(0, 0));
+            for _ in 0..3 {
+                let pa = a.choose_alb(&p, &row, |lp| loads[lp as usize], &mut ra, &mut Vec::new());
+                let pb = b.choose_in(LoadBalancing::Adaptive, &p, &list, &row, 7, |lp| loads[lp as usize], &mut rb, &mut Vec::new());
                 assert_eq!(pa, pb, "case {case}");
                 assert_eq!(a.rr, b.rr);
             }
