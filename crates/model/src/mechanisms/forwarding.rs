@@ -323,20 +323,29 @@ mod tests {
         assert_eq!(picks, vec![4, 1, 4]);
     }
 
-    /// The one-word path (tier masks) picks what the general path (a list of candidates) picks, draw for
-    /// draw, under random rows, loads, thresholds and both choices.
-    #[test]
-    fn alb_on_one_word_agrees_with_the_general_path() {
-        let mut x = 0x853c49e6748fea9bu64;
-        let mut next = move || {
+    /// A xorshift generator of the tests' random rows and loads.
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x
-        };
+        }
+    }
+
+    /// Random thresholds, the choice alternating by case.
+    fn random_alb(case: u64, next: &mut impl FnMut() -> u64) -> AlbParams {
+        let choice = if case.is_multiple_of(2) { AlbChoice::Random } else { AlbChoice::RoundRobin };
+        alb(1000 + next() % 4000, 5000 + next() % 20000, choice)
+    }
+
+    /// The one-word path (tier masks) picks what the general path (a list of candidates) picks, draw for
+    /// draw, under random rows, loads, thresholds and both choices.
+    #[test]
+    fn alb_on_one_word_agrees_with_the_general_path() {
+        let mut next = xorshift(0x853c49e6748fea9b);
         for case in 0..4000 {
-            let choice = if case % 2 == 0 { AlbChoice::Random } else { AlbChoice::RoundRobin };
-            let p = alb(1000 + next() % 4000, 5000 + next() % 20000, choice);
+            let p = random_alb(case, &mut next);
             let word = next() & next() | 1 << (next() % 64);
             let loads: Vec<u64> = (0..64).map(|_| [0, 999, 4000, 30000][(next() % 4) as usize] + next() % 2000).collect();
             let rr = (next() % 64) as u32;
@@ -356,16 +365,9 @@ mod tests {
     /// the list and the row, draw for draw: rows of no, one and many ports, in one word and in several.
     #[test]
     fn alb_from_the_row_agrees_with_the_list() {
-        let mut x = 0x9e3779b97f4a7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x9e3779b97f4a7c15);
         for case in 0..4000 {
-            let choice = if case % 2 == 0 { AlbChoice::Random } else { AlbChoice::RoundRobin };
-            let p = alb(1000 + next() % 4000, 5000 + next() % 20000, choice);
+            let p = random_alb(case, &mut next);
             let words = 1 + (case % 3) as usize;
             let row: Vec<u64> = (0..words)
                 .map(|_| match next() % 4 {
