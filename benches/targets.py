@@ -26,8 +26,8 @@ import pairsum  # noqa: E402
 
 DOC = "docs/benchmarks.md"
 BLOCK = "bench-targets"
-SOURCE = "benches/pairs/2026-11-30_alb_fold/start_vs_main.txt, docs/benchmarks.json and docs/benchmarks-sizes.json by `benches/targets.py --update-docs`"
-PAIRS = "benches/pairs/2026-11-30_alb_fold/start_vs_main.txt"
+SOURCE = "benches/pairs/2026-12-02_alb_row/start_vs_main.txt, docs/benchmarks.json and docs/benchmarks-sizes.json by `benches/targets.py --update-docs`"
+PAIRS = "benches/pairs/2026-12-02_alb_row/start_vs_main.txt"
 SUITE = "docs/benchmarks.json"
 SIZES = "docs/benchmarks-sizes.json"
 
@@ -128,7 +128,8 @@ def markdown(root: Path = ROOT) -> str:
     cpu = pairsum.cpu(root / PAIRS) or "unknown"
     lines = [
         f"Speed-ups: `{PAIRS}` ({builds(root / PAIRS)}; the best user seconds of each, one thread; {cpu}). "
-        f"Events and instructions per traversal: the suite's stored run ({SUITE}, {suite['date']}, {suite['commit']}). "
+        f"Events per traversal: the suite's stored run ({SUITE}, {suite['date']}, {suite['commit']}); instructions per "
+        f"traversal: its count of {suite['instructions']['date']} at {suite['instructions']['commit']}. "
         f"An event at k = 32 against k = 8: the size sweep ({SIZES}, {sizes['date']}, {sizes['commit']}).",
         "",
         "| target | case | threshold | now | met |",

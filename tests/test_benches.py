@@ -346,7 +346,7 @@ def test_the_targets_are_judged_from_the_stores_at_their_thresholds(tmp_path):
     (tmp_path / targets.PAIRS).write_text("\n".join(lines) + "\n")
     suite = {"fattree8_fh_5ms": (1.5, 1150.0), "steady_fh_0.2s": (1.51, 1300.0),
              "fattree8_detail_5ms": (1.8, 1400.0), "steady_detail_0.2s": (1.79, 1600.0)}
-    (tmp_path / targets.SUITE).write_text(json.dumps({"date": "d", "commit": "c", "rows": [
+    (tmp_path / targets.SUITE).write_text(json.dumps({"date": "d", "commit": "c", "instructions": {"date": "d2", "commit": "c2"}, "rows": [
         {"case": c, "events_per_traversal": e, "instructions_per_traversal": i} for c, (e, i) in suite.items()]}))
     (tmp_path / targets.SIZES).write_text(json.dumps({"date": "d", "commit": "c", "rows": [
         {"k": 8, "ns_per_event": 100.0}, {"k": 32, "ns_per_event": 131.0}]}))
@@ -362,7 +362,7 @@ def test_the_targets_are_judged_from_the_stores_at_their_thresholds(tmp_path):
     assert got[("an event at k = 32 against k = 8", "k32_vs_k8")] == (1.31, False)
     table = targets.markdown(tmp_path)
     assert "| exact tier | k = 8 DeTail 60 ms | ≥ 1.10x | 1.099x | no |" in table
-    assert table.startswith(f"Speed-ups: `{targets.PAIRS}` (old a, new b; ") and "(docs/benchmarks.json, d, c)" in table
+    assert table.startswith(f"Speed-ups: `{targets.PAIRS}` (old a, new b; ") and "(docs/benchmarks.json, d, c); instructions per traversal: its count of d2 at c2." in table
     assert table.endswith(f"{sum(ok for *_, ok in targets.rows(tmp_path))} of {len(targets.TARGETS)} met.")
     # a pair file with a case the table does not know is refused, naming it
     (tmp_path / targets.PAIRS).write_text("# cpu: test\nk9_fh old 1\nk9_fh new 1\n")

@@ -220,7 +220,10 @@ def test_the_current_benchmark_table_is_the_stored_run():
     assert f"The table's throughput is of main at {data['commit']} " in text
     # the counts the prose says were taken again are the store's
     flat = " ".join(text.split())
-    assert f"`fattree8_detail_5ms` 1,333 -> {ipt['fattree8_detail_5ms']:,.0f}, `steady_detail_0.2s` 1,623 -> {ipt['steady_detail_0.2s']:,.0f}" in flat
+    assert f"`fattree8_detail_5ms` 1,333 -> 1,300 -> {ipt['fattree8_detail_5ms']:,.0f}, `steady_detail_0.2s` 1,623 -> 1,590 -> {ipt['steady_detail_0.2s']:,.0f}" in flat
+    assert (f"`fattree8_detail_5ms` 1,300 -> {ipt['fattree8_detail_5ms']:,.0f}, `fattree16_detail_5ms` 1,371 -> {ipt['fattree16_detail_5ms']:,.0f}, "
+            f"`steady_detail_0.2s` 1,590 -> {ipt['steady_detail_0.2s']:,.0f}, `long_short_10g_detail_10ms` 1,414 -> "
+            f"{ipt['long_short_10g_detail_10ms']:,.0f}") in flat and f"`steady_scatter_0.2s` 1,367 -> {ipt['steady_scatter_0.2s']:,.0f}:" in flat
     assert data["instructions"]["date"] == "2026-12-02"
 
 
@@ -441,6 +444,24 @@ def test_the_paired_figures_are_the_stored_pairs():
         for p in pairsum.read(f):
             before, after, won = p.cells()
             assert f"| {before} | {after} | {won} |" in text, f"{f.relative_to(ROOT)}: {p.case} ({before} -> {after}, {won})"
+
+
+def test_k8_detail_against_the_start_is_quoted_from_its_pairings():
+    """docs/benchmarks.md's ratios of k = 8 DeTail against the issue's start, before and after ALB's choice
+    from the route's row alone, are the stored pairings' best against best (benches/pairs/2026-12-02_alb_row)."""
+    pairsum = bench_script("pairsum")
+    d = ROOT / "benches" / "pairs" / "2026-12-02_alb_row"
+    r = {f.stem: min(p.old) / min(p.new) for f in d.glob("start_*.txt") for p in pairsum.read(f) if p.case == "k8_detail_60ms"}
+    assert len(r) == 6
+    flat = " ".join((ROOT / "docs" / "benchmarks.md").read_text().split())
+    before = f"{r['start_vs_before_1']:.3f}x and {r['start_vs_before_2']:.3f}x"
+    assert (f"main before this step gave {before}, and with it {r['start_vs_alb_first']:.3f}x, {r['start_vs_alb_1']:.3f}x, "
+            f"{r['start_vs_alb_2']:.3f}x and (the table above) {r['start_vs_main']:.3f}x") in flat
+    others = [r[k] for k in ("start_vs_alb_first", "start_vs_alb_1", "start_vs_alb_2")]
+    assert (f"{r['start_vs_main']:.3f}x here, and {min(others):.3f}x to {max(others):.3f}x in the same hour's three other "
+            f"pairings with this step ({before} without it") in flat
+    # "in three pairings of four" past the threshold, none before the step
+    assert sum(v >= 1.3 for v in [*others, r["start_vs_main"]]) == 3 and max(r["start_vs_before_1"], r["start_vs_before_2"]) < 1.3
 
 
 def test_issue_51_s_targets_are_the_stores():
