@@ -74,6 +74,10 @@ pub struct Port {
     /// (`sim/fold.rs`: bit p; none unless the run folds): every priority towards a host or under ALB (which
     /// checks each for a PAUSE, `Sim::fold_alb_idle`), else those no PAUSE can hold.
     pub fold_idle: u8,
+    /// Under ALB, an egress towards a switch: a transfer that folds into it idle is checked against the
+    /// PAUSEs that could hold its frame, and its bytes are held for ALB to read (`Sim::fold_alb_idle`).
+    /// Here (in the first line, beside `fold_idle`) rather than read from the peer node at every fold.
+    pub fold_alb: bool,
     /// Time the transmitter has spent serializing frames (each at the rate it was sent at), the frame
     /// still on the wire included; `port_stats` takes off what lies beyond `now`. In the first cache line,
     /// which every transmission writes anyway.
@@ -100,6 +104,7 @@ const _: () = assert!(
         && std::mem::offset_of!(Port, waiting) < 64
         && std::mem::offset_of!(Port, tx_hooks) < 64
         && std::mem::offset_of!(Port, fold_idle) < 64
+        && std::mem::offset_of!(Port, fold_alb) < 64
 );
 // eight lines in all (`benches/sizes.py` reports a fabric's port state by it)
 const _: () = assert!(std::mem::size_of::<Port>() == 512);
@@ -427,6 +432,7 @@ impl Fabric {
                 nic_blocked: false,
                 tx_hooks: false,
                 fold_idle: 0,
+                fold_alb: false,
                 paused: 0,
                 up: true,
                 tx_busy_ps: 0,

@@ -125,6 +125,7 @@ impl Sim {
         for i in 0..n {
             let to_host = !self.fab.nodes[self.fab.ports[i].peer_node as usize].is_switch;
             self.fab.ports[i].fold_idle = if to_host || self.fold.alb { u8::MAX } else { !lossless };
+            self.fab.ports[i].fold_alb = self.fold.alb && !to_host;
         }
         if self.fold.alb {
             self.fold.held.resize(n, Held::default());
@@ -166,7 +167,7 @@ impl Sim {
             if e.fold_idle & (1 << prio) == 0 {
                 return false;
             }
-            if self.fold.alb && !self.fold_alb_idle(out, prio, wire, done) {
+            if e.fold_alb && !self.fold_alb_idle(out, prio, wire, done) {
                 return false;
             }
             self.fab.ports[out as usize].eg.crossing = 0;
@@ -192,9 +193,8 @@ impl Sim {
     #[inline]
     fn fold_alb_idle(&mut self, out: u32, prio: u8, wire: u64, done: Time) -> bool {
         let e = &self.fab.ports[out as usize];
-        if !self.fab.nodes[e.peer_node as usize].is_switch {
-            return true;
-        }
+        // only egresses towards switches are checked (`Port::fold_alb`): towards a host nothing reads the bytes
+        debug_assert!(self.fab.nodes[e.peer_node as usize].is_switch);
         if self.pfc_on() && self.scheme.pfc.priorities & (1 << prio) != 0 {
             let stop = self.fab.pfc[out as usize].ingress.stop_delay;
             if self.fold.margin.is_none() || done.0 - self.now.0 >= stop.0 {
