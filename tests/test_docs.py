@@ -458,8 +458,12 @@ def test_k8_detail_against_the_start_is_quoted_from_its_pairings():
     assert (f"main before this step gave {before}, and with it {r['start_vs_alb_first']:.3f}x, {r['start_vs_alb_1']:.3f}x, "
             f"{r['start_vs_alb_2']:.3f}x and (the table above) {r['start_vs_main']:.3f}x") in flat
     others = [r[k] for k in ("start_vs_alb_first", "start_vs_alb_1", "start_vs_alb_2")]
-    assert (f"{r['start_vs_main']:.3f}x here, and {min(others):.3f}x to {max(others):.3f}x in the same hour's three other "
-            f"pairings with this step ({before} without it") in flat
+    assert (f"it was {r['start_vs_main']:.3f}x in the pairing the table read then "
+            f"(`benches/pairs/2026-12-02_alb_row/start_vs_main.txt`), and {min(others):.3f}x to {max(others):.3f}x in the same "
+            f"hour's three other pairings with that step ({before} without it") in flat
+    # and the main after it, the pairing the targets table reads
+    now = [p for p in pairsum.read(ROOT / "benches" / "pairs" / "2026-12-02_fold_alb" / "start_vs_main.txt") if p.case == "k8_detail_60ms"][0]
+    assert f"k = 8 DeTail after the order change is met, with little room: {min(now.old) / min(now.new):.3f}x here." in flat
     # "in three pairings of four" past the threshold, none before the step
     assert sum(v >= 1.3 for v in [*others, r["start_vs_main"]]) == 3 and max(r["start_vs_before_1"], r["start_vs_before_2"]) < 1.3
 
