@@ -258,11 +258,8 @@ impl Node {
         }
         let base = self.port_base;
         // ALB reads the row of bits alone; flow hashing and scatter index the list
-        if lb == crate::config::LoadBalancing::Adaptive {
-            return self.fwd.choose_alb(alb, routes.row(me, dst), |lp| drain(base + lp), &mut self.rng, scratch).map(|lp| base + lp);
-        }
-        let list = routes.ports(me, dst);
-        self.fwd.choose_in(lb, alb, list, &[], hash, |lp| drain(base + lp), &mut self.rng, scratch).map(|lp| base + lp)
+        let (list, row) = if lb == crate::config::LoadBalancing::Adaptive { (&[][..], routes.row(me, dst)) } else { (routes.ports(me, dst), &[][..]) };
+        self.fwd.choose_in(lb, alb, list, row, hash, |lp| drain(base + lp), &mut self.rng, scratch).map(|lp| base + lp)
     }
 }
 

@@ -88,8 +88,9 @@ impl Forwarder {
     }
 
     /// `choose` given the acceptable ports also as a list (`list`: the row's ports in ascending order,
-    /// `Routes::ports`), which flow hashing and scatter index directly; ALB reads `row` (which may be empty
-    /// for the others).
+    /// `Routes::ports`), which flow hashing and scatter index directly; ALB reads `row` alone (its list may be
+    /// empty, and the row may be empty for the others), so a switch's route under ALB skips the list's
+    /// lookup (two dependent loads and their checks on every hop of a DeTail packet).
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn choose_in(
@@ -103,6 +104,9 @@ impl Forwarder {
         rng: &mut Stream,
         scratch: &mut Vec<u32>,
     ) -> Option<u32> {
+        if lb == LoadBalancing::Adaptive {
+            return self.alb(alb, row, drain, rng, scratch);
+        }
         let n = list.len() as u32;
         if n <= 1 {
             return list.first().copied();
@@ -110,27 +114,8 @@ impl Forwarder {
         Some(match lb {
             LoadBalancing::FlowHash => self.flow_hash_pick(list, hash),
             LoadBalancing::PacketScatter => list[rng.below(n as u64) as usize],
-            LoadBalancing::Adaptive => self.alb(alb, row, drain, rng, scratch),
+            LoadBalancing::Adaptive => unreachable!("ALB chose above"),
         })
-    }
-
-    /// ALB's choice (`choose_in` with `LoadBalancing::Adaptive`) from the row alone: one acceptable port is
-    /// the row's one bit, so ALB needs no list, and a switch's route skips the list's lookup (two dependent
-    /// loads and their checks on every hop of a DeTail packet). Picks exactly what `choose_in` picks.
-    #[inline]
-    pub fn choose_alb(&mut self, alb: &AlbParams, row: &[u64], drain: impl Fn(u32) -> u64, rng: &mut Stream, scratch: &mut Vec<u32>) -> Option<u32> {
-        if let [word] = *row {
-            return match word.count_ones() {
-                0 => None,
-                1 => Some(word.trailing_zeros()),
-                _ => Some(self.alb_word(alb, word, drain, rng)),
-            };
-        }
-        match routing::count(row) {
-            0 => None,
-            1 => Some(routing::nth(row, 0)),
-            _ => Some(self.alb_rows(alb, row, drain, rng, scratch)),
-        }
     }
 
     /// Flow hashing's choice among `list` (not empty) for flow hash `hash`.
@@ -152,14 +137,24 @@ impl Forwarder {
         }
     }
 
-    /// DeTail's adaptive load balancing: among the acceptable ports, those whose drain-byte counter for
-    /// the packet's priority is below T1; if none, below T2; if none, all of them. Then one of them at
-    /// random (or the next after the round-robin pointer).
-    fn alb(&mut self, p: &AlbParams, row: &[u64], drain: impl Fn(u32) -> u64, rng: &mut Stream, sel: &mut Vec<u32>) -> u32 {
+    /// DeTail's adaptive load balancing: among the acceptable ports (the set bits of `row`), those whose
+    /// drain-byte counter for the packet's priority is below T1; if none, below T2; if none, all of them.
+    /// Then one of them at random (or the next after the round-robin pointer). No port: None; one port: it,
+    /// with nothing drawn.
+    #[inline]
+    fn alb(&mut self, p: &AlbParams, row: &[u64], drain: impl Fn(u32) -> u64, rng: &mut Stream, sel: &mut Vec<u32>) -> Option<u32> {
         if let [word] = *row {
-            return self.alb_word(p, word, drain, rng);
+            return match word.count_ones() {
+                0 => None,
+                1 => Some(word.trailing_zeros()),
+                _ => Some(self.alb_word(p, word, drain, rng)),
+            };
         }
-        self.alb_rows(p, row, drain, rng, sel)
+        match routing::count(row) {
+            0 => None,
+            1 => Some(routing::nth(row, 0)),
+            _ => Some(self.alb_rows(p, row, drain, rng, sel)),
+        }
     }
 
     /// ALB for a switch of at most 64 ports (one word of acceptable ports): the tiers as bit masks, no
@@ -361,8 +356,9 @@ mod tests {
         }
     }
 
-    /// ALB from the row alone (`choose_alb`, what a switch's route calls) picks what `choose_in` picks from
-    /// the list and the row, draw for draw: rows of no, one and many ports, in one word and in several.
+    /// ALB from the row alone (`choose_in` with an empty list, what a switch's route passes) picks what the
+    /// list says where it settles the choice (no port, or its one port, with nothing drawn) and the general
+    /// path's pick otherwise, draw for draw: rows of no, one and many ports, in one word and in several.
     #[test]
     fn alb_from_the_row_agrees_with_the_list() {
         let mut next = xorshift(0x9e3779b97f4a7c15);
@@ -382,8 +378,8 @@ mod tests {
             let (mut a, mut b) = (Forwarder { salt: 0, rr }, Forwarder { salt: 0, rr });
             let (mut ra, mut rb) = (RngStreams::new(case).stream(0, 0), RngStreams::new(case).stream(0, 0));
             for _ in 0..3 {
-                let pa = a.choose_alb(&p, &row, |lp| loads[lp as usize], &mut ra, &mut Vec::new());
-                let pb = b.choose_in(LoadBalancing::Adaptive, &p, &list, &row, 7, |lp| loads[lp as usize], &mut rb, &mut Vec::new());
+                let pa = a.choose_in(LoadBalancing::Adaptive, &p, &[], &row, 7, |lp| loads[lp as usize], &mut ra, &mut Vec::new());
+                let pb = if list.len() <= 1 { list.first().copied() } else { Some(b.alb_rows(&p, &row, |lp| loads[lp as usize], &mut rb, &mut Vec::new())) };
                 assert_eq!(pa, pb, "case {case}");
                 assert_eq!(a.rr, b.rr);
             }
