@@ -462,9 +462,9 @@ def test_k8_detail_against_the_start_is_quoted_from_its_pairings():
     assert (f"it was {r['start_vs_main']:.3f}x in the pairing the table read then "
             f"(`benches/pairs/2026-12-02_alb_row/start_vs_main.txt`), and {min(others):.3f}x to {max(others):.3f}x in the same "
             f"hour's three other pairings with that step ({before} without it") in flat
-    # and the main after it, the pairing the targets table reads
+    # and the main after it, the pairing the targets table read on that host
     now = [p for p in pairsum.read(ROOT / "benches" / "pairs" / "2026-12-02_fold_alb" / "start_vs_main.txt") if p.case == "k8_detail_60ms"][0]
-    assert f"k = 8 DeTail after the order change is met, with little room: {min(now.old) / min(now.new):.3f}x here." in flat
+    assert f"On that host k = 8 DeTail after the order change was met with little room: {min(now.old) / min(now.new):.3f}x there." in flat
     # "in three pairings of four" past the threshold, none before the step
     assert sum(v >= 1.3 for v in [*others, r["start_vs_main"]]) == 3 and max(r["start_vs_before_1"], r["start_vs_before_2"]) < 1.3
 
