@@ -228,6 +228,47 @@ def test_the_current_benchmark_table_is_the_stored_run():
     assert data["instructions"]["date"] == "2026-12-02"
 
 
+def test_the_suite_kept_beside_the_table_is_quoted_from_its_run():
+    """docs/benchmarks.md's section on the suite run kept beside the table (benches/runs/2026-12-02_amd_suite.json)
+    quotes that run: its two-thread ratios, which lost in every case (why it is not the stored run), its
+    one-thread figures against the stored table's, and its instruction counts where the prefetch stages differ."""
+    import json
+
+    bench = bench_script("bench")
+    run = json.loads((ROOT / "benches" / "runs" / "2026-12-02_amd_suite.json").read_text())
+    assert [r["case"] for r in run["rows"]] == list(bench.CASES), "a run of the whole suite"
+    new = {r["case"]: r for r in run["rows"]}
+    old = {r["case"]: r for r in json.loads((ROOT / bench.DOC_JSON).read_text())["rows"]}
+    flat = " ".join((ROOT / "docs" / "benchmarks.md").read_text().split())
+
+    def x(case, two=None):
+        return f"{new[two or case + '_2t']['traversals_per_s'] / new[case]['traversals_per_s']:.2f}x"
+
+    # two threads lost in every case of that run
+    assert all(new[c + "_2t"]["traversals_per_s"] < new[c]["traversals_per_s"] for c in bench.CASES if c + "_2t" in bench.CASES)
+    assert (f"paper/steady FH {x('steady_fh_0.2s')} and DeTail {x('steady_detail_0.2s')}, the k = 16 fat tree FH {x('fattree16_fh_5ms')} "
+            f"and DeTail {x('fattree16_detail_5ms')}, the k = 8 fat tree FH {x('fattree8_fh_5ms')} and DeTail {x('fattree8_detail_5ms')}, "
+            f"and paper/steady FH beside a busy core {x('steady_fh_0.2s_busy', 'steady_fh_0.2s_2t_busy')}") in flat
+    one = [c for c in bench.CASES if not c.endswith(("_2t", "_busy"))]
+    slower = sum(new[c]["traversals_per_s"] < old[c]["traversals_per_s"] for c in one)
+    tp = {c: (f"{new[c]['traversals_per_s'] / 1e6:.2f} M", f"{old[c]['traversals_per_s'] / 1e6:.2f} M") for c in one}
+    assert (f"{slower} of the suite's {len(one)} cases ran slower than in the stored table (`fattree32_fh_1ms` {tp['fattree32_fh_1ms'][0]} "
+            f"traversals/s against {tp['fattree32_fh_1ms'][1]}, `steady_detail_0.2s` {tp['steady_detail_0.2s'][0]} against "
+            f"{tp['steady_detail_0.2s'][1]})") in flat
+    m = run["memory"]
+    assert f"4 MiB cost {m['before']['4']} ns before the suite and {m['after']['4']} ns after it" in flat
+    ipt = {c: (f"{new[c]['instructions_per_traversal']:,.0f}", f"{old[c]['instructions_per_traversal']:,.0f}") for c in one}
+    assert (f"`fattree8_fh_5ms` took {ipt['fattree8_fh_5ms'][0]} instructions per traversal against {ipt['fattree8_fh_5ms'][1]} "
+            f"(under the issue's 1,150 on either host), `fattree8_detail_5ms` {ipt['fattree8_detail_5ms'][0]} against "
+            f"{ipt['fattree8_detail_5ms'][1]}, `fattree16_fh_5ms` {ipt['fattree16_fh_5ms'][0]} against {ipt['fattree16_fh_5ms'][1]} and "
+            f"`fattree16_detail_5ms` {ipt['fattree16_detail_5ms'][0]} against {ipt['fattree16_detail_5ms'][1]}") in flat
+    assert max(float(ipt["fattree8_fh_5ms"][0].replace(",", "")), float(ipt["fattree8_fh_5ms"][1].replace(",", ""))) <= 1150
+    # the fabrics that prefetch alike on both hosts count the same to within two instructions
+    for c in ("steady_fh_0.2s", "steady_detail_0.2s", "steady_scatter_0.2s", "fattree32_fh_1ms"):
+        assert abs(new[c]["instructions_per_traversal"] - old[c]["instructions_per_traversal"]) <= 2, c
+    assert f"(`steady_detail_0.2s` {ipt['steady_detail_0.2s'][0]}, `fattree32_fh_1ms` {ipt['fattree32_fh_1ms'][0]})" in flat
+
+
 def test_the_threads_knob_quotes_the_stored_two_thread_figures():
     """docs/scenarios.md's `threads` row says what two threads gave against one in the benchmark suite's
     stored run (docs/benchmarks.json), short runs and a busy machine included, so it moves with the store."""
