@@ -267,6 +267,9 @@ def test_the_suite_kept_beside_the_table_is_quoted_from_its_run():
     for c in ("steady_fh_0.2s", "steady_detail_0.2s", "steady_scatter_0.2s", "fattree32_fh_1ms"):
         assert abs(new[c]["instructions_per_traversal"] - old[c]["instructions_per_traversal"]) <= 2, c
     assert f"(`steady_detail_0.2s` {ipt['steady_detail_0.2s'][0]}, `fattree32_fh_1ms` {ipt['fattree32_fh_1ms'][0]})" in flat
+    # and the `threads` knob's reference says what that run gave
+    scen = " ".join((ROOT / "docs" / "scenarios.md").read_text().split())
+    assert f"they lost in every case (paper/steady FH {x('steady_fh_0.2s')}, DeTail {x('steady_detail_0.2s')})" in scen
 
 
 def test_the_threads_knob_quotes_the_stored_two_thread_figures():
