@@ -267,6 +267,12 @@ def test_the_suite_kept_beside_the_table_is_quoted_from_its_run():
     for c in ("steady_fh_0.2s", "steady_detail_0.2s", "steady_scatter_0.2s", "fattree32_fh_1ms"):
         assert abs(new[c]["instructions_per_traversal"] - old[c]["instructions_per_traversal"]) <= 2, c
     assert f"(`steady_detail_0.2s` {ipt['steady_detail_0.2s'][0]}, `fattree32_fh_1ms` {ipt['fattree32_fh_1ms'][0]})" in flat
+    # the same hour's split runs timed by hand (benches/runs/2026-12-02_amd_threads.txt)
+    rows = [ln.split() for ln in (ROOT / "benches" / "runs" / "2026-12-02_amd_threads.txt").read_text().splitlines() if ln and not ln.startswith("#")]
+    one, two = [r for r in rows if r[1] == "1"], [r for r in rows if r[1] == "2"]
+    assert len(one) == len(two) == 3 and all(float(b[2]) > float(a[2]) for a, b in zip(one, two)), "two threads lost each round"
+    assert (f"the split run lost less, {two[0][2]}, {two[1][2]} and {two[2][2]} s of wall time against {one[0][2]}, {one[1][2]} "
+            f"and {one[2][2]} s, and took {two[0][3]}, {two[1][3]} and {two[2][3]} s of user time") in flat
     # and the `threads` knob's reference says what that run gave
     scen = " ".join((ROOT / "docs" / "scenarios.md").read_text().split())
     assert f"they lost in every case (paper/steady FH {x('steady_fh_0.2s')}, DeTail {x('steady_detail_0.2s')})" in scen
