@@ -79,6 +79,8 @@ fn a_run_in_parts_ends_as_the_ordinary_run_does() {
             assert_eq!(a.rec.counters.link_traversals, b.rec.counters.link_traversals, "{what}");
             assert_eq!(a.rec.counters.dropped(), b.rec.counters.dropped(), "{what}");
             assert_eq!(a.packets_in_flight(), b.packets_in_flight(), "{what}: packets left in the network");
+            // joined from the parts' samples and the corrections for the packets that crossed a cut
+            assert_eq!(a.rec.counters.max_packets_in_flight, b.rec.counters.max_packets_in_flight, "{what}: the peak in flight");
             // each port's state comes from the part that ran it
             let (pa, pb) = (a.port_stats(), b.port_stats());
             for (x, y) in pa.iter().zip(&pb) {

@@ -21,7 +21,8 @@ pub(super) fn peak(parts: &[Counted], last: &[u64]) -> u64 {
         changes.extend(peaks.iter().map(|&(k, c)| (k, i, c as i64)));
         changes.extend(moves.iter().map(|&(k, d)| (k, n, d)));
     }
-    changes.sort_unstable_by_key(|c| c.0);
+    // (each part's samples, and mostly its corrections, come in order: a stable sort merges the runs)
+    changes.sort_by_key(|c| c.0);
     let (mut value, mut total, mut best) = (vec![0i64; n], 0i64, 0i64);
     let mut i = 0;
     while i < changes.len() && changes[i].0 <= end {

@@ -110,6 +110,9 @@ pub(crate) struct Part {
     /// The packets in flight in this part's store at the grid's multiples (`Sim::peak_sample`): (index of
     /// the multiple, count from there on), and the corrections for packets that crossed the cut: (index, +1
     /// or -1) from the multiple after the sender let one go to the one from which the receiver counts it.
+    /// A multiple's corrections are added up where they come in a row (a packet's `+1` beside the one
+    /// before it, a barrier's packets' `-1` at one), so that the list is about as long as the run's
+    /// multiples, not its packets across the cut.
     pub peaks: Vec<(u64, u64)>,
     pub moves: Vec<(u64, i64)>,
     /// The tests' way to check that a part that panics ends the run (`DETAILSIM_TEST_PANIC_PART` names
@@ -122,6 +125,14 @@ impl Part {
     pub(crate) fn sampled(&mut self, k: u64, live: u64) {
         if self.peaks.last().is_none_or(|&(_, c)| c != live) {
             self.peaks.push((k, live));
+        }
+    }
+
+    /// A correction of `d` packets in flight from the grid's multiple `k` on (`moves`).
+    fn moved(&mut self, k: u64, d: i64) {
+        match self.moves.last_mut() {
+            Some((last, sum)) if *last == k => *sum += d,
+            _ => self.moves.push((k, d)),
         }
     }
 }
@@ -382,6 +393,8 @@ impl Sim {
 
     /// Apply another part's messages (at a barrier).
     fn receive(&mut self, msgs: Vec<Msg>) {
+        // packets that crossed the cut and count here from the multiple after `next_peak` on
+        let mut moved = 0i64;
         for m in msgs {
             match m {
                 Msg::Event { key, mut ev, timer, pkt, sent, int } => {
@@ -407,7 +420,8 @@ impl Sim {
                         let g = self.clock.grid.0;
                         let (s, r) = (sent.0 / g + 1, self.clock.next_peak.0 / g);
                         if s != r {
-                            self.split.part.as_mut().expect("a part").moves.extend([(s, 1), (r, -1)]);
+                            self.split.part.as_mut().expect("a part").moved(s, 1);
+                            moved += 1;
                         }
                     }
                     if let (Ev::PfcFrame { port, .. }, true) = (ev, self.fold.alb) {
@@ -462,6 +476,10 @@ impl Sim {
                     }
                 }
             }
+        }
+        if moved > 0 {
+            let r = self.clock.next_peak.0 / self.clock.grid.0;
+            self.split.part.as_mut().expect("a part").moved(r, -moved);
         }
     }
 
