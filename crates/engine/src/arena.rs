@@ -78,6 +78,12 @@ pub struct StripedArena<T> {
     live: usize,
 }
 
+#[cold]
+#[inline(never)]
+fn missing(i: u32) -> ! {
+    panic!("record {i} is neither this part's nor a copy it holds")
+}
+
 struct Places {
     at: Vec<u32>,
     n: u32,
@@ -108,13 +114,13 @@ impl<T> StripedArena<T> {
         self.at = Some(Box::new(Places { at: Vec::new(), n, me }));
     }
 
-    /// A part's place of record `i` (out of line: a whole run's lookups are a slice's bounds check, whose
-    /// failing branch, never taken there, is what leads a part here).
-    #[inline(never)]
+    /// A part's place of record `i` (out of line, in `in_part` and `in_part_mut`: a whole run's lookups are
+    /// a slice's bounds check, whose failing branch, never taken there, is what leads a part there).
+    #[inline(always)]
     fn place(&self, i: u32) -> usize {
         match self.at.as_ref().and_then(|p| p.at.get(i as usize)) {
             Some(&k) if k != NOWHERE => k as usize,
-            _ => panic!("record {i} is neither this part's nor a copy it holds"),
+            _ => missing(i),
         }
     }
 
