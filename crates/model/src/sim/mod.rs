@@ -177,8 +177,10 @@ impl Ev {
 /// holds a partly filled chunk: more buckets, more memory); buckets are no narrower than about 16 events
 /// when every link sends full frames back to back (2.5 events per frame; fewer per bucket and the
 /// per-bucket work dominates). Measured on paper/steady (1 Gbps: 131 ns x 256) and the k = 8 and 16 fat
-/// trees (10 Gbps: 16.4 ns x 1,024), docs/benchmarks.md. The shape changes the cost, never the order.
-fn wheel_shape(ports: &[Port], full_frame: u64) -> (u32, u32) {
+/// trees (10 Gbps: 16.4 ns x 1,024), docs/benchmarks.md. A part of a run split in `parts` holds about its
+/// share of the load, so its buckets are as much wider (paper/steady in two parts: 262 ns x 128). The shape
+/// changes the cost, never the order.
+fn wheel_shape(ports: &[Port], full_frame: u64, parts: u8) -> (u32, u32) {
     let (mut longest, mut crossing, mut frames_per_ps) = (0u64, 0u64, 0f64);
     for p in ports {
         let ser = p.ser(full_frame).0.max(1);
@@ -186,6 +188,7 @@ fn wheel_shape(ports: &[Port], full_frame: u64) -> (u32, u32) {
         crossing = crossing.max(p.xbar_time(full_frame).0);
         frames_per_ps += 1.0 / ser as f64;
     }
+    let frames_per_ps = frames_per_ps / parts.max(1) as f64;
     let longest = longest + crossing;
     let horizon = (longest + longest / 4).max(1);
     let by_load = (16.0 / (2.5 * frames_per_ps).max(1e-15)).clamp(1.0, (1u64 << 30) as f64).log2().floor() as u32;
@@ -383,7 +386,7 @@ impl Sim {
         // (a later part of a split run takes the first's)
         let (shift, bits) = match &layout {
             Some(l) => l.wheel,
-            None => wheel_shape(&sim.fab.ports, sim.fab.framing.full_frame() as u64),
+            None => wheel_shape(&sim.fab.ports, sim.fab.framing.full_frame() as u64, part.map_or(1, |(_, n)| n)),
         };
         sim.q = EventQueue::with_wheel(shift, bits);
         sim.clock.wheel = (shift, bits);

@@ -393,3 +393,30 @@ fn every_event_comes_back_from_its_two_words() {
         assert_eq!(w0 as u8, tag, "{ev:?}");
     }
 }
+
+/// A part of a run split in N holds about 1/N of the load, so where the load sets the wheel's bucket width
+/// (buckets of about 16 events at full load) a part's buckets are N times wider, in N times fewer of them;
+/// where the horizon sets it they stay. The split run's parts take that shape.
+#[test]
+fn a_part_s_wheel_is_shaped_for_its_share_of_the_load() {
+    let json = r#"{"run": {"duration": "1ms", "seed": 1}, "topology": {"kind": "fattree", "k": 4, "link_rate": "1Gbps"},
+        "scheme": {"preset": "fh"}, "workload": [{"kind": "background", "size": "64KB"}]}"#;
+    let sim = Sim::from_json(json).unwrap();
+    let frame = sim.fab.framing.full_frame() as u64;
+    let shape = |n| wheel_shape(&sim.fab.ports, frame, n);
+    let (one, two, four) = (shape(1), shape(2), shape(4));
+    assert_eq!(sim.clock.wheel, one, "a whole run's shape");
+    // (the wheel keeps at least 64 buckets)
+    assert_eq!((two.0, two.1), (one.0 + 1, (one.1 - 1).max(6)), "{one:?} -> {two:?}");
+    assert_eq!((four.0, four.1), (one.0 + 2, (one.1 - 2).max(6)), "{one:?} -> {four:?}");
+    // a 10 Gbps k = 8 fat tree's buckets are set by the horizon: two parts keep them
+    let k8 = json.replace(r#""k": 4, "link_rate": "1Gbps""#, r#""k": 8, "link_rate": "10Gbps""#);
+    let sim8 = Sim::from_json(&k8).unwrap();
+    let frame8 = sim8.fab.framing.full_frame() as u64;
+    assert_eq!(wheel_shape(&sim8.fab.ports, frame8, 2), sim8.clock.wheel);
+    assert_ne!(wheel_shape(&sim8.fab.ports, frame8, 4), sim8.clock.wheel, "four parts' share is the load's to set");
+    // a split run's first part takes its share's shape (and the others take the first's)
+    let sc = crate::config::parse_scenario(&json.replace(r#""seed": 1"#, r#""seed": 1, "event_order": "node""#)).unwrap();
+    let split = parts::split(&sc, 2, parts::Drive::Turns).unwrap();
+    assert_eq!(split.clock.wheel, two);
+}
