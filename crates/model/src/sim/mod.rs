@@ -157,6 +157,17 @@ impl Ev {
         }
     }
 
+    /// A port's own event, or an arrival at a port that is not another part's (`fabric::REMOTE`): in a part
+    /// it goes into the part's own queue (`Sim::part_push`, whose first case this is).
+    #[inline(always)]
+    pub(crate) fn at_own_port(self) -> bool {
+        match self {
+            Ev::TxDone { .. } | Ev::XbarDone { .. } | Ev::XbarEnd { .. } | Ev::XbarOutFree { .. } | Ev::DetourDone { .. } => true,
+            Ev::Arrive { port, .. } => port & crate::fabric::REMOTE == 0,
+            _ => false,
+        }
+    }
+
     /// The event `words` gave.
     ///
     /// # Safety
@@ -571,7 +582,9 @@ impl Sim {
     /// inlined when `schedule` was an ordinary function; elsewhere the call is shorter.
     #[inline(always)]
     pub(crate) fn schedule_inline(&mut self, at: Time, ev: Ev) {
-        if !self.diverts() {
+        // (in a part, the common events, at a port of its own, go straight into the queue too: the check is
+        // a compare or two where `part_push` is a call)
+        if !self.diverts() || ev.at_own_port() {
             self.q.push(at, ev);
         } else {
             self.part_push(at, ev, false);
