@@ -391,11 +391,11 @@ impl Sim {
         self.send_to_node(node.expect("an event at a node"), Msg::Event { key, ev, timer, pkt, sent, int });
     }
 
-    /// Apply another part's messages (at a barrier).
-    fn receive(&mut self, msgs: Vec<Msg>) {
+    /// Apply another part's messages (at a barrier), emptying the list (its room is kept for the next).
+    fn receive(&mut self, msgs: &mut Vec<Msg>) {
         // packets that crossed the cut and count here from the multiple after `next_peak` on
         let mut moved = 0i64;
-        for m in msgs {
+        for m in msgs.drain(..) {
             match m {
                 Msg::Event { key, mut ev, timer, pkt, sent, int } => {
                     // the sender named the port by its global index (tagged): here it is a local one

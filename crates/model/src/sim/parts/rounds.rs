@@ -367,9 +367,12 @@ fn drive(sim: &mut Sim, me: usize, mut p: Plan, rounds: u64, s: &Shared) -> ((En
         }
         meet();
         for from in (0..s.n).filter(|&f| f != me) {
-            let msgs = std::mem::take(&mut *s.mail[from * s.n + me].lock().expect("mail"));
+            let slot = &s.mail[from * s.n + me];
+            let mut msgs = std::mem::take(&mut *slot.lock().expect("mail"));
             if !msgs.is_empty() {
-                sim.receive(msgs);
+                sim.receive(&mut msgs);
+                // (emptied, it goes back with its room: the sender's next swap takes it for its next messages)
+                *slot.lock().expect("mail") = msgs;
             }
         }
         release(sim);
@@ -458,14 +461,16 @@ fn taking_turns(all: &mut [&mut Sim], p: &mut Plan, until: Until) -> (Ended, u64
     unreachable!()
 }
 
-/// Each part takes what the others sent it, in part order (as on threads).
+/// Each part takes what the others sent it, in part order (as on threads); the emptied lists go back to
+/// their senders with their room.
 fn deliver(all: &mut [&mut Sim]) {
     let n = all.len();
     for to in 0..n {
         for from in (0..n).filter(|&f| f != to) {
-            let msgs = std::mem::take(&mut all[from].split.part.as_mut().expect("a part").out[to]);
+            let mut msgs = std::mem::take(&mut all[from].split.part.as_mut().expect("a part").out[to]);
             if !msgs.is_empty() {
-                all[to].receive(msgs);
+                all[to].receive(&mut msgs);
+                all[from].split.part.as_mut().expect("a part").out[to] = msgs;
             }
         }
     }
