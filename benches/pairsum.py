@@ -1,6 +1,6 @@
-"""Summarise `benches/pair.sh` output: per case, the old and new builds' best and median user seconds, their
-ratios, and how many of the pairs (each round's two runs, alternated old-first and new-first) the new build
-won.
+"""Summarise `benches/pair.sh` output: per case, the old and new builds' best and median user seconds (wall
+seconds in a file of `WALL=1`, which says `# clock: wall`), their ratios, and how many of the pairs (each
+round's two runs, alternated old-first and new-first) the new build won.
 
     python benches/pairsum.py PAIRS.txt [...]
 

@@ -266,6 +266,15 @@ def test_pair_sh_names_the_processor_and_alternates_the_builds(tmp_path):
     f = tmp_path / "pairs.txt"
     f.write_text(out)
     assert pairsum.cpu(f) == lines[0][len("# cpu: "):] and [p.case for p in pairsum.read(f)] == ["s"]
+    # `WALL=1` (runs on more than one thread): wall-clock seconds, said on the line after the processor's; a
+    # build that sleeps takes wall time and next to no user time
+    for b in (old, new):
+        b.write_text("#!/bin/sh\nsleep 0.2\n")
+    out = subprocess.run(["bash", str(ROOT / "benches" / "pair.sh"), str(scn)], env={**os.environ, "OLD": str(old), "NEW": str(new), "N": "1", "WALL": "1"},
+                         capture_output=True, text=True, check=True).stdout
+    lines = out.splitlines()
+    assert lines[1] == "# clock: wall" and [ln.split()[1] for ln in lines[2:]] == ["old", "new"]
+    assert all(float(ln.split()[2]) >= 0.2 for ln in lines[2:]), lines
 
 
 def test_the_size_sweep_keeps_each_size_s_fastest_run_and_counts_a_fat_tree_s_ports():

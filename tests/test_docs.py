@@ -535,3 +535,49 @@ def test_issue_51_s_targets_are_the_stores():
     flat = " ".join(text.split())
     assert "k = 32's peak memory is 2.81x the serial run's" in flat and "| 16 | 1,516 MB | | 785 MB | 215 MB | 2.81x |" in text
     assert "the critical-path bound is 13.47x" in flat and "7.26x with 8, 13.47x with 16" in flat
+
+
+def test_what_a_split_run_costs_is_quoted_from_its_stores():
+    """docs/benchmarks.md's section on what a split run costs beyond its parts' work quotes its callgrind
+    counts (benches/runs/2026-12-02_parts_callgrind.txt), its pairings (benches/pairs/2026-12-02_parts) and
+    its peak memory (benches/runs/2026-12-02_parts_memory.txt), and the targets' prose the memory's ratios."""
+    text = (ROOT / "docs" / "benchmarks.md").read_text()
+    sec = text[text.index("## What a split run costs beyond its parts' work"):text.index("## The suite on the AMD host, kept beside")]
+    flat = " ".join(sec.split())
+    runs = ROOT / "benches" / "runs"
+    cg = {r[0]: r[1:] for r in (ln.split() for ln in (runs / "2026-12-02_parts_callgrind.txt").read_text().splitlines() if ln and not ln.startswith("#"))}
+    m = lambda v: f"{int(v) / 1e6:,.1f} M"  # noqa: E731
+    steps = ["main", "corrections_added_up", "arena_lookup_one_call", "wheel_for_the_share", "own_port_events_inline", "message_lists_keep_room"]
+    for step in steps:
+        commit, one, two = cg[step]
+        row = next(ln for ln in sec.splitlines() if ln.startswith("| ") and f"| {commit} |" in ln)
+        assert row.endswith(f"| {commit} | {m(two)} |" + (f" {m(one)} |" if one != "-" else " |")), row
+    main_one, main_two = int(cg["main"][1]), int(cg["main"][2])
+    last_one, last_two = int(cg["own_port_events_inline"][1]), int(cg["message_lists_keep_room"][2])
+    assert f"{m(main_two)} instructions in two parts against {m(main_one)} in one (+{100 * (main_two / main_one - 1):.1f}%)" in flat
+    assert f"cost {100 * (last_two / last_one - 1):.1f}% more instructions than one, where they cost {100 * (main_two / main_one - 1):.1f}%" in flat
+    assert f"Of the difference, {m(cg['main_join_sort'][2])} went to the join's sort" in flat
+    assert f"refilled {int(cg['main_refills'][2]):,} times against one part's {int(cg['main_refills'][1]):,}" in flat
+    assert f"262 ns x 128, {int(cg['shape_refills'][2]):,} refills" in flat
+    assert (f"(`receive`, {m(cg['left_receive'][2])}) sending across the cut (`part_push_other`, {m(cg['left_send_across'][2])}) "
+            f"and the arena's lookups of the records a part holds ({m(cg['left_arena_lookups'][2])})").replace(") sending", "), sending") in flat
+    assert f"paper/steady FH 0.05 s {main_one / 1e6:,.1f} -> {m(last_one)}" in flat
+    # the one-thread pairings' bests, as the prose sums them up
+    pairsum = bench_script("pairsum")
+    d = ROOT / "benches" / "pairs" / "2026-12-02_parts"
+    k8 = [p for f in ("one_thread", "one_thread_again", "one_thread_k8_fh") for p in pairsum.read(d / f"{f}.txt") if p.case == "k8_fh_60ms"]
+    sd = [p for f in ("one_thread", "one_thread_again") for p in pairsum.read(d / f"{f}.txt") if p.case == "steady_detail"]
+    r = lambda p: f"{min(p.old) / min(p.new):.2f}x"  # noqa: E731
+    assert (f"k = 8 FH was {r(k8[0])}, {r(k8[1])} and {r(k8[2])} on bests in three pairings (won {k8[0].won} of {len(k8[0].old)}, "
+            f"{k8[1].won} of {len(k8[1].old)} and {k8[2].won} of {len(k8[2].old)}), paper/steady DeTail {r(sd[0])} and {r(sd[1])}") in flat
+    # the peak memory: every row from the store, one flow table in every run, and the ratios the targets' prose quotes
+    mem = [ln.split() for ln in (runs / "2026-12-02_parts_memory.txt").read_text().splitlines() if ln and not ln.startswith("#")]
+    assert len({r[-1] for r in mem}) == 1 and len(mem) == 10
+    kb = {(b, int(n)): int(v) for b, n, v, *_ in mem}
+    for n in (1, 2, 4, 8, 16):
+        o, w = kb["old", n], kb["new", n]
+        assert f"| {n} | {o / 1024:.1f} MB | {o / kb['old', 1]:.2f}x | {w / 1024:.1f} MB | {w / kb['new', 1]:.2f}x |" in sec
+    whole = " ".join(text.split())
+    assert (f"main's 16 parts peaked at {kb['old', 16] / kb['old', 1]:.2f}x its serial run, past the bound, and after that section's steps at "
+            f"{kb['new', 16] / kb['new', 1]:.2f}x") in whole
+    assert kb["old", 16] / kb["old", 1] > 3 >= kb["new", 16] / kb["new", 1], "past the bound before, within it after"
