@@ -581,3 +581,6 @@ def test_what_a_split_run_costs_is_quoted_from_its_stores():
     assert (f"main's 16 parts peaked at {kb['old', 16] / kb['old', 1]:.2f}x its serial run, past the bound, and after that section's steps at "
             f"{kb['new', 16] / kb['new', 1]:.2f}x") in whole
     assert kb["old", 16] / kb["old", 1] > 3 >= kb["new", 16] / kb["new", 1], "past the bound before, within it after"
+    arch = " ".join((ROOT / "docs" / "architecture.md").read_text().split())
+    assert (f"a part adds about {(kb['new', 16] - kb['new', 1]) / 15 / 1024:.1f} MB (measured on 2026-12-02: the serial run's peak is "
+            f"{kb['new', 1] / 1024:.1f} MB, 16 parts' {kb['new', 16] / 1024:.1f} MB") in arch
