@@ -581,6 +581,19 @@ def test_what_a_split_run_costs_is_quoted_from_its_stores():
     assert (f"main's 16 parts peaked at {kb['old', 16] / kb['old', 1]:.2f}x its serial run, past the bound, and after that section's steps at "
             f"{kb['new', 16] / kb['new', 1]:.2f}x") in whole
     assert kb["old", 16] / kb["old", 1] > 3 >= kb["new", 16] / kb["new", 1], "past the bound before, within it after"
+    # two threads against one later that day, after the steps (two runs of the suite's two-thread cases)
+    runs2 = []
+    for i in (1, 2):
+        rows = {r["case"]: r for r in (json.loads(ln) for ln in (runs / f"2026-12-02_amd_threads_after_{i}.jsonl").read_text().splitlines() if ln.startswith("{"))}
+        runs2.append({c: rows[c + "_2t"]["traversals_per_s"] / rows[c]["traversals_per_s"] for c in ("steady_fh_0.2s", "steady_detail_0.2s", "fattree16_fh_5ms", "fattree16_detail_5ms")})
+    assert all(v > 1 for r in runs2 for v in r.values()), "two threads won in every case of both runs"
+    two = lambda c: f"{runs2[0][c]:.2f}x and {runs2[1][c]:.2f}x"  # noqa: E731
+    assert (f"paper/steady FH {two('steady_fh_0.2s')}, DeTail {two('steady_detail_0.2s')}, the k = 16 fat tree FH {two('fattree16_fh_5ms')} "
+            f"and DeTail {two('fattree16_detail_5ms')}") in whole
+    pairs2 = [min(p.old) / min(p.new) for p in pairsum.read(d / "two_threads.txt")]
+    assert f"paired: {min(pairs2):.2f}x to {max(pairs2):.2f}x on bests" in whole
+    scen = " ".join((ROOT / "docs" / "scenarios.md").read_text().split())
+    assert f"they won in every case of two runs (paper/steady FH {two('steady_fh_0.2s')}, DeTail {two('steady_detail_0.2s')};" in scen
     arch = " ".join((ROOT / "docs" / "architecture.md").read_text().split())
     assert (f"a part adds about {(kb['new', 16] - kb['new', 1]) / 15 / 1024:.1f} MB (measured on 2026-12-02: the serial run's peak is "
             f"{kb['new', 1] / 1024:.1f} MB, 16 parts' {kb['new', 16] / 1024:.1f} MB") in arch
