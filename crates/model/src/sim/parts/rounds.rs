@@ -371,9 +371,9 @@ fn drive(sim: &mut Sim, me: usize, mut p: Plan, rounds: u64, s: &Shared) -> ((En
             let mut msgs = std::mem::take(&mut *slot.lock().expect("mail"));
             if !msgs.is_empty() {
                 sim.receive(&mut msgs);
-                // (emptied, it goes back with its room: the sender's next swap takes it for its next messages)
-                *slot.lock().expect("mail") = msgs;
             }
+            // (emptied, it goes back with its room: the sender's next swap takes it for its next messages)
+            *slot.lock().expect("mail") = msgs;
         }
         release(sim);
         s.reports[(k + 1) % 2].lock().expect("reports")[me] = Report::of(sim);
@@ -467,8 +467,9 @@ fn deliver(all: &mut [&mut Sim]) {
     let n = all.len();
     for to in 0..n {
         for from in (0..n).filter(|&f| f != to) {
-            let mut msgs = std::mem::take(&mut all[from].split.part.as_mut().expect("a part").out[to]);
-            if !msgs.is_empty() {
+            let out = &mut all[from].split.part.as_mut().expect("a part").out[to];
+            if !out.is_empty() {
+                let mut msgs = std::mem::take(out);
                 all[to].receive(&mut msgs);
                 all[from].split.part.as_mut().expect("a part").out[to] = msgs;
             }
