@@ -157,13 +157,13 @@ impl Ev {
         }
     }
 
-    /// A port's own event, or an arrival at a port that is not another part's (`fabric::REMOTE`): in a part
-    /// it goes into the part's own queue (`Sim::part_push`, whose first case this is).
+    /// A port's own event, or an arrival or PFC frame at a port that is not another part's (tagged
+    /// `fabric::REMOTE`): in a part it goes into the part's own queue (`Sim::part_push`).
     #[inline(always)]
     pub(crate) fn at_own_port(self) -> bool {
         match self {
             Ev::TxDone { .. } | Ev::XbarDone { .. } | Ev::XbarEnd { .. } | Ev::XbarOutFree { .. } | Ev::DetourDone { .. } => true,
-            Ev::Arrive { port, .. } => port & crate::fabric::REMOTE == 0,
+            Ev::Arrive { port, .. } | Ev::PfcFrame { port, .. } => port & crate::fabric::REMOTE == 0,
             _ => false,
         }
     }

@@ -339,14 +339,8 @@ impl Sim {
     /// key (a packet arriving there leaves this part's store with it).
     #[inline]
     pub(crate) fn part_push(&mut self, at: Time, ev: Ev, timer: bool) {
-        let here = match ev {
-            // a port's own events (and timers, which go through the general path)
-            Ev::TxDone { .. } | Ev::XbarDone { .. } | Ev::XbarEnd { .. } | Ev::XbarOutFree { .. } | Ev::DetourDone { .. } => true,
-            // (another part's port: tagged, `fabric::REMOTE`)
-            Ev::Arrive { port, .. } | Ev::PfcFrame { port, .. } => port & crate::fabric::REMOTE == 0,
-            _ => return self.part_push_other(at, ev, timer),
-        };
-        if here && !timer {
+        // (timers go through the general path)
+        if !timer && ev.at_own_port() {
             self.q.push(at, ev);
         } else {
             self.part_push_other(at, ev, timer);
