@@ -29,6 +29,7 @@ impl Fabric {
             return None;
         }
         Arc::make_mut(&mut self.link_up)[link as usize] = false;
+        self.links_down += 1;
         // (in a part of a split run, the end another part holds is that part's to take down)
         let ends: Vec<u32> = self.link_ports(link).into_iter().filter_map(|g| self.lid(g)).collect();
         let mut released = 0;

@@ -304,6 +304,9 @@ pub struct Fabric {
     pub wiring: Arc<Wiring>,
     /// (shared by the parts of a split run until a fault changes them: `Arc::make_mut`)
     pub link_up: Arc<Vec<bool>>,
+    /// Links taken down so far (`link_down`): while none is, every entry of `link_up` holds, and a walk
+    /// along the routes (`settled_hops`) need not read it.
+    pub links_down: u32,
     pub link_rate: Arc<Vec<Rate>>,
     /// The egress ports whose transmitters ignore PAUSE (`ignore_pause` faults in force; every part keeps
     /// the list, as a drop downstream of another part's port reads it).
@@ -484,6 +487,7 @@ impl Fabric {
             ports,
             ids: PortIds::default(),
             wiring,
+            links_down: link_up.iter().filter(|&&u| !u).count() as u32,
             link_up,
             link_rate,
             ignoring_pause: Vec::new(),

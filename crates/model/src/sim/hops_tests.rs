@@ -91,6 +91,28 @@ fn outcome(s: &Sim) -> (Vec<u64>, Vec<u64>, u64, u64, u64, u64, Vec<u64>) {
     (f.start_ps.clone(), f.end_ps.clone(), c.link_traversals, c.drops.iter().sum(), c.detours, c.pfc_pause_frames, ports)
 }
 
+/// A walk along the routes reads the links' state only once one is down (`Fabric::links_down`): a link
+/// taken down ends the settled hops before it, the slots before it as they were.
+#[test]
+fn a_link_taken_down_ends_the_settled_hops_before_it() {
+    let json = r#"{"run": {"duration": "1us"}, "topology": {"kind": "fattree", "k": 4}, "scheme": {"preset": "fh"},
+        "workload": [{"kind": "flows", "rows": [{"src": 0, "dst": 1, "size_bytes": 1000, "start_s": 0.0}]}]}"#;
+    let mut sim = Sim::from_json(json).unwrap();
+    let (src, dst) = (sim.fab.hosts[0], *sim.fab.hosts.last().unwrap());
+    let slot = |hops: u32, i: u32| (hops >> (HOP_BITS * i)) & ((1 << HOP_BITS) - 1);
+    let all = sim.fab.settled_hops(src, dst, 7, LoadBalancing::FlowHash);
+    // across pods: edge, aggregation, core, aggregation, edge, every choice settled by the hash or the route
+    assert!((0..5).all(|i| slot(all, i) != 0), "{all:#x}");
+    assert_eq!(sim.fab.links_down, 0);
+    // the destination's own link goes down: the last switch's slot is empty, the four before it held as before
+    let link = sim.fab.wiring.port_link[sim.fab.nodes[dst as usize].port_base as usize];
+    sim.link_down(link);
+    assert_eq!(sim.fab.links_down, 1);
+    let cut = sim.fab.settled_hops(src, dst, 7, LoadBalancing::FlowHash);
+    assert_eq!(slot(cut, 4), 0, "{cut:#x}");
+    assert_eq!(cut, all & ((1 << (4 * HOP_BITS)) - 1));
+}
+
 #[test]
 fn packets_carrying_their_hops_run_as_packets_that_ask_at_every_switch() {
     let cases = [("fh", "128KB"), ("fh", "24KB"), ("dibs", "24KB"), ("lps", "24KB"), ("detail", "24KB"), ("dctcp", "64KB")];
