@@ -112,6 +112,7 @@ impl Fabric {
             }
         }
         self.ids = PortIds { gid, lid };
+        self.index_waiting();
     }
 
     /// The whole fabric's port tables from the parts' (`parts[k]`: part k's fabric; `of`: per node, its
@@ -151,6 +152,7 @@ impl Fabric {
             nd.port_base = self.wiring.port_base[i];
         }
         self.ids = PortIds::default();
+        self.index_waiting();
     }
 }
 

@@ -65,7 +65,8 @@ pub struct Port {
     /// Host NIC: transfers are waiting for room in this queue (back-pressure).
     pub nic_blocked: bool,
     /// `waiters` is not empty (kept with it, so that the transmitter and the crossbar test it here instead
-    /// of reading the list's line).
+    /// of reading the list's line; with the fabric's bit of the port, `Fabric::waiting_far`, by the
+    /// fabric's `wait`, `take_round`, `end_round` and `drain_waiters`).
     pub waiting: bool,
     /// Something beyond the queue sees each frame this port sends: a shared-buffer switch's MMU, HPCC's
     /// telemetry (`Sim::tx_hooks`).
@@ -116,30 +117,6 @@ impl Port {
         self.xbar_rate = topology::xbar_rate(rate, speedup);
         self.tx_ppb = rate.ps_per_byte().try_into().unwrap_or(0);
         self.xbar_ppb = self.xbar_rate.ps_per_byte().try_into().unwrap_or(0);
-    }
-    /// Ingress `inp` waits for this egress with a head of priority `prio`.
-    #[inline]
-    pub fn wait(&mut self, prio: u8, inp: u32) {
-        self.waiters.add(prio, inp);
-        self.waiting = true;
-    }
-    /// The waiters in wake-up order, moved into `round` (see `Waiters::take_round`).
-    #[inline]
-    pub fn take_round(&mut self, round: &mut Vec<(u8, u32)>) {
-        self.waiters.take_round(round);
-        self.waiting = !self.waiters.is_empty();
-    }
-    /// Those of `round` still waiting go back (see `Waiters::end_round`).
-    #[inline]
-    pub fn end_round(&mut self, round: &mut Vec<(u8, u32)>) {
-        self.waiters.end_round(round);
-        self.waiting = !self.waiters.is_empty();
-    }
-    /// Every waiter, removed.
-    pub fn drain_waiters(&mut self) -> Vec<(u8, u32)> {
-        let w = self.waiters.drain();
-        self.waiting = false;
-        w
     }
     /// Serialization time of `wire` bytes on the link.
     #[inline(always)]
@@ -331,6 +308,12 @@ pub struct Fabric {
     /// of retries runs, and which egress that is.
     pub(crate) round: Vec<(u8, u32)>,
     pub(crate) round_of: Option<u32>,
+    /// In fabrics too large for the L2 (`far_waiting`): per port, `Port::waiting` again as one bit
+    /// (`waiting_far`), kept with it. Where a folded transfer's lazy end comes (the next arrival at its
+    /// ingress, often long after), the arbiter tests it without reading the egress's first line, which at
+    /// k = 32 had mostly left the cache by then; a whole fabric's bits fit a few lines (k = 32: 6 KB).
+    /// Empty otherwise: the port's line is cached, and keeping the bits cost more than it saved.
+    waited: Vec<u64>,
     /// Shared-buffer switches (`[topology.shared_buffer]`): per node, a switch's MMU (`mmu_setup`); empty
     /// for DeTail's CIOQ switches.
     pub mmu: Vec<Option<crate::mechanisms::mmu::Mmu>>,
@@ -501,6 +484,7 @@ impl Fabric {
             tx_count: Vec::new(),
             round: Vec::new(),
             round_of: None,
+            waited: Vec::new(),
             mmu: Vec::new(),
             uniform,
             degraded: false,
@@ -716,5 +700,79 @@ impl Fabric {
     /// A node's name.
     pub fn node_name(&self, n: u32) -> &str {
         &self.topo.nodes[n as usize].name
+    }
+}
+
+impl Fabric {
+    /// Ingresses wait for egress `port` (`Port::waiting`), from the fabric's bits where it keeps them
+    /// (`far_waiting`) rather than the port's line: for where that line is likely not in the cache.
+    #[inline(always)]
+    pub fn waiting_far(&self, port: u32) -> bool {
+        match self.waited.get(port as usize / 64) {
+            Some(w) => w >> (port % 64) & 1 != 0,
+            None => self.ports[port as usize].waiting,
+        }
+    }
+
+    #[inline(always)]
+    fn set_waiting(&mut self, port: u32, on: bool) {
+        self.ports[port as usize].waiting = on;
+        if let Some(w) = self.waited.get_mut(port as usize / 64) {
+            let bit = 1u64 << (port % 64);
+            *w = if on { *w | bit } else { *w & !bit };
+        }
+    }
+
+    /// Keep the waiting bits apart from the ports (`waiting_far`), or not (then `waiting_far` reads the
+    /// ports). Set once the fabric's size is known, before anything waits; kept when the ports are
+    /// numbered locally or joined.
+    pub(crate) fn far_waiting(&mut self, on: bool) {
+        self.waited = if on { vec![0; self.ports.len().div_ceil(64)] } else { Vec::new() };
+        self.index_waiting();
+    }
+
+    /// Ingress `inp` waits for egress `out` with a head of priority `prio`.
+    #[inline]
+    pub fn wait(&mut self, out: u32, prio: u8, inp: u32) {
+        self.ports[out as usize].waiters.add(prio, inp);
+        self.set_waiting(out, true);
+    }
+
+    /// Egress `port`'s waiters in wake-up order, moved into `round` (see `Waiters::take_round`).
+    #[inline]
+    pub fn take_round(&mut self, port: u32, round: &mut Vec<(u8, u32)>) {
+        let w = &mut self.ports[port as usize].waiters;
+        w.take_round(round);
+        let on = !w.is_empty();
+        self.set_waiting(port, on);
+    }
+
+    /// Those of `round` still waiting for egress `port` go back (see `Waiters::end_round`).
+    #[inline]
+    pub fn end_round(&mut self, port: u32, round: &mut Vec<(u8, u32)>) {
+        let w = &mut self.ports[port as usize].waiters;
+        w.end_round(round);
+        let on = !w.is_empty();
+        self.set_waiting(port, on);
+    }
+
+    /// Every waiter of egress `port`, removed.
+    pub fn drain_waiters(&mut self, port: u32) -> Vec<(u8, u32)> {
+        let w = self.ports[port as usize].waiters.drain();
+        self.set_waiting(port, false);
+        w
+    }
+
+    /// The waiting bits, where the fabric keeps them, from the ports' lists (after the ports were numbered
+    /// locally or joined).
+    pub(crate) fn index_waiting(&mut self) {
+        if self.waited.is_empty() {
+            return;
+        }
+        self.waited = vec![0; self.ports.len().div_ceil(64)];
+        for p in 0..self.ports.len() as u32 {
+            let on = !self.ports[p as usize].waiters.is_empty();
+            self.set_waiting(p, on);
+        }
     }
 }

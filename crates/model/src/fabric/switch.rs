@@ -179,7 +179,8 @@ pub trait Switch {
         self.ingress_end(inp, prio, wire);
         self.fab().ports[out as usize].eg.crossing -= 1;
         self.enter_egress(out, pid, prio, wire);
-        self.transfer_ended(inp, out);
+        let waiting = self.fab().ports[out as usize].waiting;
+        self.transfer_ended(inp, out, waiting);
     }
 
     /// The transfer out of ingress `inp` (a packet of `prio`, `wire` bytes) ended on its ingress side: its
@@ -227,7 +228,7 @@ pub trait Switch {
             // the egress side is busy with another transfer: retry when it frees (when that is also when the
             // transfer's end comes, as with equal port rates, that end lets the waiters retry)
             let wake = if fits && !behind { e.xbar.wake_at() } else { None };
-            e.wait(prio, inp);
+            fab.wait(out, prio, inp);
             if let Some(at) = wake {
                 self.retry_at(out, at);
             }
@@ -253,7 +254,7 @@ pub trait Switch {
         // the waiting list moves out for a round of retries (a scratch vector takes its place, so no
         // allocation per wake); the arbiter orders it
         let mut round = std::mem::take(&mut fab.round);
-        pt.take_round(&mut round);
+        fab.take_round(port, &mut round);
         let outer = fab.round_of.replace(port);
         while let Some(w) = Waiters::next_of(&mut round) {
             self.xbar_try(w);
@@ -265,7 +266,7 @@ pub trait Switch {
         // did not change meanwhile; one that no longer waits for `port` just retries when woken)
         let fab = self.fab();
         fab.round_of = outer;
-        fab.ports[port as usize].end_round(&mut round);
+        fab.end_round(port, &mut round);
         fab.round = round;
     }
 
@@ -281,18 +282,21 @@ pub trait Switch {
 
     /// The transfer out of ingress `inp` into egress `out` ended (the packet is in the egress): the arbiter
     /// picks the next transfer into `out` among the ingresses waiting for it and this one (highest blocked
-    /// priority first, this ingress last on ties), then this ingress moves what it can.
+    /// priority first, this ingress last on ties), then this ingress moves what it can. `waiting`: whether
+    /// ingresses wait for `out` (`Port::waiting`, or the fabric's bit of it where the caller has not read
+    /// the egress's line: `Fabric::waiting_far`).
     #[inline]
-    fn transfer_ended(&mut self, inp: u32, out: u32) {
+    fn transfer_ended(&mut self, inp: u32, out: u32, waiting: bool) {
         let now = self.now();
         let fab = self.fab();
-        if fab.ports[out as usize].waiting && fab.ports[out as usize].xbar.out_free(now) {
+        debug_assert_eq!(waiting, fab.ports[out as usize].waiting);
+        if waiting && fab.ports[out as usize].xbar.out_free(now) {
             // this ingress competes too, behind the others of its priority (it may have no head for `out`:
             // then its try moves whatever it can and it stays out of the list)
             let ing = &fab.ports[inp as usize].ing;
             if ing.nonempty != 0 {
                 let prio = ing.nonempty.trailing_zeros() as u8;
-                fab.ports[out as usize].wait(prio, inp);
+                fab.wait(out, prio, inp);
             }
             self.wake_waiters(out);
         }

@@ -64,7 +64,7 @@ impl Sim {
         }
         // blocked ingress heads may point at the dead port: let every switch ingress retry (and reroute)
         for &p in &ends {
-            let ws = self.fab.ports[p as usize].drain_waiters();
+            let ws = self.fab.drain_waiters(p);
             for (_, w) in ws {
                 if self.act_at(w) {
                     self.xbar_try(w);

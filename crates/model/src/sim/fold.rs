@@ -340,11 +340,15 @@ impl Sim {
         if !f.bytes_gone {
             self.ingress_end(inp, f.prio, f.wire as u64);
         }
-        // as the frame's start then would have: the egress's waiters go before this ingress competes
-        if f.started && self.fab.ports[f.out as usize].waiting {
+        // as the frame's start then would have: the egress's waiters go before this ingress competes (the
+        // egress's bit rather than its line: this end comes with the next arrival at the ingress, when in a
+        // large fabric that line has often left the cache)
+        let mut waiting = self.fab.waiting_far(f.out);
+        if f.started && waiting {
             self.wake_waiters(f.out);
+            waiting = self.fab.ports[f.out as usize].waiting;
         }
-        self.transfer_ended(inp, f.out);
+        self.transfer_ended(inp, f.out, waiting);
     }
 
     /// The priority and bytes of the transfer under way out of ingress `port` (its crossbar side busy).

@@ -404,6 +404,8 @@ impl Sim {
         let (ports, l2) = (sim.fab.wiring.port_node.len(), detailsim_engine::probe::l2_bytes());
         sim.clock.prefetch = ports >= prefetch::prefetch_ports(l2);
         sim.clock.deep_prefetch = ports >= prefetch::deep_prefetch_ports(l2);
+        // (where the ports' state leaves the L2: see `Fabric::waited`)
+        sim.fab.far_waiting(sim.clock.deep_prefetch);
         sim.clock.route_prefetch = ports >= prefetch::ROUTE_PREFETCH_PORTS && sim.scheme.load_balancing == crate::config::LoadBalancing::FlowHash;
         // (from the whole fabric: a later part takes the first's)
         sim.fold.margin = layout.as_ref().map_or_else(|| sim.alb_fold_margin(), |l| l.alb_margin);

@@ -38,28 +38,37 @@ fn compacting_the_timer_lane_changes_nothing() {
 }
 
 /// `Port::waiting` mirrors "waiters not empty" through a congested run (ingresses blocked on full egress
-/// queues and busy crossbar sides), stepped a microsecond at a time; and `tx_count` adds up to what the
-/// transmitters sent.
+/// queues and busy crossbar sides), stepped a microsecond at a time, and so do the fabric's bits of it where
+/// it keeps them (`Fabric::far_waiting`, on here in a fabric that would not keep them), with the same
+/// results; and `tx_count` adds up to what the transmitters sent.
 #[test]
 fn the_waiting_flag_mirrors_the_waiters_and_tx_counts_add_up() {
     let json = r#"{"run": {"duration": "2ms", "seed": 3}, "topology": {"kind": "fattree", "k": 4, "buffer": "16KB"},
         "scheme": {"preset": "fh"},
         "workload": [{"kind": "retrieval", "rate": 20000, "sizes": ["32KB"]},
                      {"kind": "background", "size": "256KB", "priority": 1}]}"#;
-    let mut sim = Sim::from_json(json).unwrap();
-    let (mut seen_waiting, mut us) = (0u64, 0u64);
-    while !sim.run_until(Time::from_us(us)) {
-        for p in &sim.fab.ports {
-            assert_eq!(p.waiting, !p.waiters.is_empty(), "at {us} us");
-            seen_waiting += p.waiting as u64;
+    let mut ends = Vec::new();
+    for far in [false, true] {
+        let mut sim = Sim::from_json(json).unwrap();
+        assert!(!sim.clock.deep_prefetch, "a small fabric keeps no bits of its own accord");
+        sim.fab.far_waiting(far);
+        let (mut seen_waiting, mut us) = (0u64, 0u64);
+        while !sim.run_until(Time::from_us(us)) {
+            for (i, p) in sim.fab.ports.iter().enumerate() {
+                assert_eq!(p.waiting, !p.waiters.is_empty(), "at {us} us");
+                assert_eq!(sim.fab.waiting_far(i as u32), p.waiting, "at {us} us (bits kept: {far})");
+                seen_waiting += p.waiting as u64;
+            }
+            us += 1;
         }
-        us += 1;
+        assert!(seen_waiting > 100, "the run blocks ingresses on egresses ({seen_waiting} port-microseconds)");
+        let sent: u64 = sim.fab.tx_count.iter().map(|c| c.packets).sum();
+        assert_eq!(sent, sim.rec.counters.link_traversals);
+        let stats = sim.port_stats();
+        assert!(stats.iter().zip(&sim.fab.tx_count).all(|(s, c)| s.tx_bytes == c.bytes && s.tx_packets == c.packets));
+        ends.push((sim.rec.flows.end_ps.clone(), sim.rec.counters.events));
     }
-    assert!(seen_waiting > 100, "the run blocks ingresses on egresses ({seen_waiting} port-microseconds)");
-    let sent: u64 = sim.fab.tx_count.iter().map(|c| c.packets).sum();
-    assert_eq!(sent, sim.rec.counters.link_traversals);
-    let stats = sim.port_stats();
-    assert!(stats.iter().zip(&sim.fab.tx_count).all(|(s, c)| s.tx_bytes == c.bytes && s.tx_packets == c.packets));
+    assert_eq!(ends[0], ends[1], "the bits change no result");
 }
 
 /// Utilisation counts the time a link spent sending within the run: a frame still on the wire when the
