@@ -597,3 +597,46 @@ def test_what_a_split_run_costs_is_quoted_from_its_stores():
     arch = " ".join((ROOT / "docs" / "architecture.md").read_text().split())
     assert (f"a part adds about {(kb['new', 16] - kb['new', 1]) / 15 / 1024:.1f} MB (measured on 2026-12-02: the serial run's peak is "
             f"{kb['new', 1] / 1024:.1f} MB, 16 parts' {kb['new', 16] / 1024:.1f} MB") in arch
+
+
+def test_the_cold_loads_section_is_quoted_from_its_stores():
+    """docs/benchmarks.md's section on a flow's first walk and a folded transfer's lazy end quotes its counts
+    and profiles (benches/runs/2026-12-02_cold_counts.txt): every cell of its table, the profiles' shares,
+    and the first version's instructions; its pairings are tabled (`test_the_paired_figures_are_the_stored_pairs`)."""
+    text = (ROOT / "docs" / "benchmarks.md").read_text()
+    start = text.index("## A flow's first walk and a folded transfer's lazy end")
+    sec = text[start:text.index("\n## ", start + 1)]
+    flat = " ".join(sec.split())
+    store = {}
+    for ln in (ROOT / "benches" / "runs" / "2026-12-02_cold_counts.txt").read_text().splitlines():
+        if ln and not ln.startswith("#"):
+            c, case, b, v = ln.split()
+            store[c, case, b] = int(v)
+    m = lambda v: f"{v / 1e6:,.2f} M"  # noqa: E731
+    names = {"k32_fh_1ms": "k = 32 FH 1 ms", "k32_detail_1ms": "k = 32 DeTail 1 ms", "k8_fh_5ms": "k = 8 FH 5 ms",
+             "k8_detail_5ms": "k = 8 DeTail 5 ms", "steady_fh_0.05s": "paper/steady FH 0.05 s"}
+    rows = 0
+    for counter in ("instructions", "ll_read_misses"):
+        for case, name in names.items():
+            if (counter, case, "main") not in store:
+                continue
+            cells = " | ".join(m(store[counter, case, b]) if (counter, case, b) in store else "-" for b in ("main", "links", "far"))
+            row = next(ln for ln in sec.splitlines() if ln.startswith(f"| {name} | {'instructions' if counter == 'instructions' else 'data reads'}"))
+            assert row.endswith(f"| {cells} |"), row
+            rows += 1
+    assert rows == 7
+    # the walk and the lazy end took fewer of the last level's misses; the first step fewer instructions everywhere
+    assert store["ll_read_misses", "k32_fh_1ms", "far"] < store["ll_read_misses", "k32_fh_1ms", "links"] < store["ll_read_misses", "k32_fh_1ms", "main"]
+    assert all(store["instructions", c, "links"] < store["instructions", c, "main"] for c in ("k8_fh_5ms", "steady_fh_0.05s", "k32_fh_1ms"))
+    share = lambda case, b, fn: f"{100 * store[f'samples_{fn}', case, b] / store['samples', case, b]:.1f}%"  # noqa: E731
+    assert f"gives {share('k32_fh_1ms', 'main', 'settled_hops')} of its samples to `Fabric::settled_hops` and {share('k32_fh_1ms', 'main', 'xbar_end_folded')} to `Sim::xbar_end_folded`" in flat
+    assert f"k = 32 DeTail gives {share('k32_detail_1ms', 'main', 'xbar_end_folded')} to `xbar_end_folded`" in flat
+    assert (f"k = 32 FH `settled_hops` {share('k32_fh_1ms', 'main', 'settled_hops')} -> {share('k32_fh_1ms', 'far', 'settled_hops')} and `xbar_end_folded` "
+            f"{share('k32_fh_1ms', 'main', 'xbar_end_folded')} -> {share('k32_fh_1ms', 'far', 'xbar_end_folded')}; k = 32 DeTail `xbar_end_folded` "
+            f"{share('k32_detail_1ms', 'main', 'xbar_end_folded')} -> {share('k32_detail_1ms', 'far', 'xbar_end_folded')}") in flat
+    assert (f"k = 8 FH 5 ms {m(store['instructions', 'k8_fh_5ms', 'links'])} -> {m(store['instructions', 'k8_fh_5ms', 'everywhere'])} instructions and "
+            f"paper/steady FH 0.05 s {m(store['instructions', 'steady_fh_0.05s', 'links'])} -> {m(store['instructions', 'steady_fh_0.05s', 'everywhere'])}") in flat
+    # the spread the prose quotes, from the pairing it names
+    pairsum = bench_script("pairsum")
+    k8 = next(p for p in pairsum.read(ROOT / "benches" / "pairs" / "2026-12-02_cold" / "far.txt") if p.case == "k8_fh_60ms")
+    assert f"ran k = 8 FH 60 ms in {min(k8.old):.3f} to {max(k8.old):.3f} s" in flat
