@@ -71,6 +71,10 @@ pub(crate) struct Fold {
     /// `Sim::alb_fold_margin`, worked out from the whole fabric (None: under ALB no transfer towards a
     /// switch on a lossless priority folds).
     pub margin: Option<Time>,
+    /// With a margin, every switch's egress towards a switch (of this part) runs PFC on its ingress, so its
+    /// stop delay is one the margin was worked out from: longer than twice any transfer, and `fold_alb_idle`
+    /// need not read it (the port's PFC state, which at k = 32 missed the cache at nearly every such fold).
+    pub stops_longer: bool,
     /// Under ALB, transfers into idle egresses towards switches: folded, and not folded because a PAUSE
     /// held their priority or one on its way could.
     pub alb_folds: [u64; 2],
@@ -122,11 +126,16 @@ impl Sim {
         // under ALB every priority towards a switch too, a lossless one when no PAUSE can hold the frame and
         // with its bytes held for ALB to read (`Sim::fold_alb_idle`)
         self.fold.alb = self.scheme.load_balancing == crate::config::LoadBalancing::Adaptive;
+        let mut stops_longer = self.fold.margin.is_some();
         for i in 0..n {
             let to_host = !self.fab.nodes[self.fab.ports[i].peer_node as usize].is_switch;
             self.fab.ports[i].fold_idle = if to_host || self.fold.alb { u8::MAX } else { !lossless };
             self.fab.ports[i].fold_alb = self.fold.alb && !to_host;
+            // (a transfer folds into a switch's egress: a host's NIC is never one)
+            let in_switch = self.fab.nodes[self.fab.ports[i].node as usize].is_switch;
+            stops_longer &= !(self.fab.ports[i].fold_alb && in_switch) || self.fab.pfc.get(i).is_some_and(|f| f.ingress.enabled);
         }
+        self.fold.stops_longer = stops_longer;
         if self.fold.alb {
             self.fold.held.resize(n, Held::default());
         }
@@ -196,8 +205,10 @@ impl Sim {
         // only egresses towards switches are checked (`Port::fold_alb`): towards a host nothing reads the bytes
         debug_assert!(self.fab.nodes[e.peer_node as usize].is_switch);
         if self.pfc_on() && self.scheme.pfc.priorities & (1 << prio) != 0 {
-            let stop = self.fab.pfc[out as usize].ingress.stop_delay;
-            if self.fold.margin.is_none() || done.0 - self.now.0 >= stop.0 {
+            // (the transfer is no longer than the margin, which is less than half of every stop delay it was
+            // worked out from: `Fold::stops_longer`)
+            debug_assert!(!self.fold.stops_longer || done.0 - self.now.0 < self.fab.pfc[out as usize].ingress.stop_delay.0);
+            if !self.fold.stops_longer && (self.fold.margin.is_none() || done.0 - self.now.0 >= self.fab.pfc[out as usize].ingress.stop_delay.0) {
                 return false;
             }
             if e.paused & (1 << prio) != 0 || self.fold.pfc_way.iter().any(|&(p, at)| p == out && at <= done) {
