@@ -640,3 +640,8 @@ def test_the_cold_loads_section_is_quoted_from_its_stores():
     pairsum = bench_script("pairsum")
     k8 = next(p for p in pairsum.read(ROOT / "benches" / "pairs" / "2026-12-02_cold" / "far.txt") if p.case == "k8_fh_60ms")
     assert f"ran k = 8 FH 60 ms in {min(k8.old):.3f} to {max(k8.old):.3f} s" in flat
+    # the third step: the fold's stop delay
+    assert f"puts `Sim::fold_alb_idle` next ({share('k32_detail_1ms', 'far', 'fold_alb_idle')} of the samples with the bits" in flat
+    assert (f"1 ms: {m(store['instructions', 'k32_detail_1ms', 'far'])} -> {m(store['instructions', 'k32_detail_1ms', 'stops'])} instructions and "
+            f"{m(store['ll_read_misses', 'k32_detail_1ms', 'far'])} -> {m(store['ll_read_misses', 'k32_detail_1ms', 'stops'])} data reads") in flat
+    assert store["ll_read_misses", "k32_detail_1ms", "stops"] < store["ll_read_misses", "k32_detail_1ms", "far"]
