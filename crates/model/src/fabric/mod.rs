@@ -741,17 +741,20 @@ impl Fabric {
     /// Egress `port`'s waiters in wake-up order, moved into `round` (see `Waiters::take_round`).
     #[inline]
     pub fn take_round(&mut self, port: u32, round: &mut Vec<(u8, u32)>) {
-        let w = &mut self.ports[port as usize].waiters;
-        w.take_round(round);
-        let on = !w.is_empty();
-        self.set_waiting(port, on);
+        self.change_waiters(port, |w| w.take_round(round));
     }
 
     /// Those of `round` still waiting for egress `port` go back (see `Waiters::end_round`).
     #[inline]
     pub fn end_round(&mut self, port: u32, round: &mut Vec<(u8, u32)>) {
+        self.change_waiters(port, |w| w.end_round(round));
+    }
+
+    /// Egress `port`'s waiters changed by `f`, then its flag and bit set from whether any are left.
+    #[inline(always)]
+    fn change_waiters(&mut self, port: u32, f: impl FnOnce(&mut Waiters)) {
         let w = &mut self.ports[port as usize].waiters;
-        w.end_round(round);
+        f(w);
         let on = !w.is_empty();
         self.set_waiting(port, on);
     }
