@@ -209,23 +209,37 @@ def test_the_current_benchmark_table_is_the_stored_run():
     assert block_of(text, crosscheck.PEERS_BLOCK, crosscheck.SOURCE) == crosscheck.peers_table(peers), "run `detailsim crosscheck --update-docs`"
     assert len(peers) >= 9 and all(len(c["wall_s"]) == 2 for c in peers)
     assert text.index("## Current figures") < text.index("## Latest change")
-    # the prose's per-traversal counts of the k = 32 and k = 8 fat trees are the table's
+    # the prose's per-traversal counts and throughputs are the table's, against the table before it (kept)
     ipt = {r["case"]: r["instructions_per_traversal"] for r in data["rows"]}
-    assert f"costs {ipt['fattree32_fh_1ms']:,.0f} instructions\nagainst k = 8's {ipt['fattree8_fh_5ms']:,.0f}" in text
-    assert f"instructions ({ipt['fattree32_fh_1ms']:,.0f} and {ipt['fattree8_fh_5ms']:,.0f})" in text
-    # and its throughputs of the current table are the store's
     tps = {r["case"]: r["traversals_per_s"] / 1e6 for r in data["rows"]}
-    assert f"`fattree8_detail_5ms` {tps['fattree8_detail_5ms']:.2f} M\ntraversals/s, against" in text
-    assert f"`steady_detail_0.2s`\n{tps['steady_detail_0.2s']:.2f} M, against" in text
-    assert f"The table's throughput is of main at {data['commit']} " in text
-    # the counts the prose says were taken again are the store's
+    before = json.loads((ROOT / "benches" / "runs" / "2026-11-30_intel_suite.json").read_text())
+    assert [r["case"] for r in before["rows"]] == list(bench.CASES) and before["commit"] == "c77db5a"
+    old_ipt = {r["case"]: r["instructions_per_traversal"] for r in before["rows"]}
+    old_tps = {r["case"]: r["traversals_per_s"] / 1e6 for r in before["rows"]}
     flat = " ".join(text.split())
+    assert f"The table's throughput is of main at {data['commit']} " in text
+    assert f"costs {ipt['fattree32_fh_1ms']:,.0f} instructions against k = 8's {ipt['fattree8_fh_5ms']:,.0f}" in flat
+    for c in ("fattree8_fh_5ms", "steady_detail_0.2s", "fattree32_fh_1ms"):
+        assert f"`{c}` {tps[c]:.2f} M" in flat and f"against {old_tps[c]:.2f} M" in flat, c
+    assert f"`fattree8_detail_5ms` {tps['fattree8_detail_5ms']:.2f} M traversals/s, against {old_tps['fattree8_detail_5ms']:.2f} M" in flat
+    for c, unit in (("fattree8_fh_5ms", " instructions per traversal"), ("steady_fh_0.2s", ""), ("fattree16_fh_5ms", "")):
+        assert f"`{c}` {ipt[c]:,.0f}{unit} against {old_ipt[c]:,.0f}" in flat, c
+    assert f"took {ipt['fattree32_fh_1ms']:,.0f} against {old_ipt['fattree32_fh_1ms']:,.0f}" in flat
+    two = {r["case"]: r["traversals_per_s"] for r in data["rows"]}
+    assert f"Two threads gave paper/steady FH {two['steady_fh_0.2s_2t'] / two['steady_fh_0.2s']:.2f}x" in flat
+    # the earlier table's history quotes the kept run
+    assert f"instructions ({old_ipt['fattree32_fh_1ms']:,.0f} and {old_ipt['fattree8_fh_5ms']:,.0f}) in c77db5a's table" in flat
+    assert (f"In c77db5a's table the k = 32 fat tree took {old_ipt['fattree32_fh_1ms']:,.0f} instructions per traversal against "
+            f"k = 8's {old_ipt['fattree8_fh_5ms']:,.0f}") in flat
+    assert (f"`fattree8_detail_5ms` {old_tps['fattree8_detail_5ms']:.2f} M traversals/s, against 5.61 M, and `steady_detail_0.2s` "
+            f"{old_tps['steady_detail_0.2s']:.2f} M, against 4.25 M") in flat
+    ipt = old_ipt
     assert (f"`fattree8_detail_5ms` 1,333 -> 1,300 -> 1,272 -> {ipt['fattree8_detail_5ms']:,.0f}, `steady_detail_0.2s` 1,623 -> 1,590 -> "
             f"1,563 -> {ipt['steady_detail_0.2s']:,.0f}") in flat
     assert (f"`fattree8_detail_5ms` 1,272 -> {ipt['fattree8_detail_5ms']:,.0f}, `fattree16_detail_5ms` 1,342 -> {ipt['fattree16_detail_5ms']:,.0f}, "
             f"`long_short_10g_detail_10ms` 1,385 -> {ipt['long_short_10g_detail_10ms']:,.0f} and `steady_detail_0.2s` 1,563 -> "
             f"{ipt['steady_detail_0.2s']:,.0f}") in flat and f"`steady_scatter_0.2s` 1,367 -> {ipt['steady_scatter_0.2s']:,.0f}:" in flat
-    assert data["instructions"]["date"] == "2026-12-02"
+    assert before["instructions"]["date"] == "2026-12-02" and "instructions" not in data, "the table's run counted its own"
 
 
 def test_the_suite_kept_beside_the_table_is_quoted_from_its_run():
@@ -238,7 +252,7 @@ def test_the_suite_kept_beside_the_table_is_quoted_from_its_run():
     run = json.loads((ROOT / "benches" / "runs" / "2026-12-02_amd_suite.json").read_text())
     assert [r["case"] for r in run["rows"]] == list(bench.CASES), "a run of the whole suite"
     new = {r["case"]: r for r in run["rows"]}
-    old = {r["case"]: r for r in json.loads((ROOT / bench.DOC_JSON).read_text())["rows"]}
+    old = {r["case"]: r for r in json.loads((ROOT / "benches" / "runs" / "2026-11-30_intel_suite.json").read_text())["rows"]}
     flat = " ".join((ROOT / "docs" / "benchmarks.md").read_text().split())
 
     def x(case, two=None):
@@ -252,7 +266,7 @@ def test_the_suite_kept_beside_the_table_is_quoted_from_its_run():
     one = [c for c in bench.CASES if not c.endswith(("_2t", "_busy"))]
     slower = sum(new[c]["traversals_per_s"] < old[c]["traversals_per_s"] for c in one)
     tp = {c: (f"{new[c]['traversals_per_s'] / 1e6:.2f} M", f"{old[c]['traversals_per_s'] / 1e6:.2f} M") for c in one}
-    assert (f"{slower} of the suite's {len(one)} cases ran slower than in the stored table (`fattree32_fh_1ms` {tp['fattree32_fh_1ms'][0]} "
+    assert (f"{slower} of the suite's {len(one)} cases ran slower than in c77db5a's table (`fattree32_fh_1ms` {tp['fattree32_fh_1ms'][0]} "
             f"traversals/s against {tp['fattree32_fh_1ms'][1]}, `steady_detail_0.2s` {tp['steady_detail_0.2s'][0]} against "
             f"{tp['steady_detail_0.2s'][1]})") in flat
     m = run["memory"]
