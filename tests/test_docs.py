@@ -233,6 +233,14 @@ def test_the_current_benchmark_table_is_the_stored_run():
             f"k = 8's {old_ipt['fattree8_fh_5ms']:,.0f}") in flat
     assert (f"`fattree8_detail_5ms` {old_tps['fattree8_detail_5ms']:.2f} M traversals/s, against 5.61 M, and `steady_detail_0.2s` "
             f"{old_tps['steady_detail_0.2s']:.2f} M, against 4.25 M") in flat
+    assert (f"its instructions per traversal in the current table are above the Intel host's ({ipt['steady_fh_0.2s']:,.0f} against "
+            f"{old_ipt['steady_fh_0.2s']:,.0f} under FH)") in flat
+    # the threshold's experiment quotes its counts (benches/runs/2026-12-02_first_counts.txt)
+    counts = [ln.split() for ln in (ROOT / "benches" / "runs" / "2026-12-02_first_counts.txt").read_text().splitlines() if ln and not ln.startswith("#")]
+    main_n, off_n = int(counts[0][-2]), int(counts[1][-2])
+    assert counts[0][-1] == counts[1][-1], "the same flow table"
+    assert (f"its core loop ran {off_n / 1e6:,.1f} M instructions against main's {main_n / 1e6:,.1f} M (48a963e's code; "
+            f"{(off_n / main_n - 1) * 100:.1f}%") in flat
     ipt = old_ipt
     assert (f"`fattree8_detail_5ms` 1,333 -> 1,300 -> 1,272 -> {ipt['fattree8_detail_5ms']:,.0f}, `steady_detail_0.2s` 1,623 -> 1,590 -> "
             f"1,563 -> {ipt['steady_detail_0.2s']:,.0f}") in flat
