@@ -357,6 +357,17 @@ def test_the_size_tables_are_the_stored_sweep():
     assert f"under DeTail k = 32 {d32['ns_per_event']:.0f} ns ({d32['ratio']:.2f}x)" in text
     assert f"12 MiB cost {load['12']:.0f} ns before the FH sweep and {data['probe']['after']['lines']['12']:.0f} ns after it" in text
     assert f"through 32 MiB of pages costs {pages['32']:.0f} ns a load, against {load['32']:.0f} ns through every line" in text
+    # the spread of each size's runs, as the prose gives it
+    flat = " ".join(text.split())
+
+    def spread(d, k):
+        runs = next(r for r in d["rows"] if r["k"] == k)["ns_per_event_runs"]
+        return f"from {min(runs):.0f} to {max(runs):.0f} ns"
+
+    assert (f"k = 8 FH {spread(data, 8)}, k = 32 FH {spread(data, 32)}, k = 32 DeTail "
+            f"{spread(detail, 32)}") in flat
+    assert f"a dependent load costs {load['1']:.0f}-{load['4']:.0f} ns up to 4 MiB" in flat
+    assert f"before the DeTail sweep, minutes later, 8 MiB cost {detail['probe']['before']['lines']['8']:.0f} ns" in flat
 
 
 def test_the_benchmark_table_names_what_counted_its_instructions():
