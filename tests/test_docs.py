@@ -568,6 +568,19 @@ def test_issue_51_s_targets_are_the_stores():
     flat = " ".join(text.split())
     assert "k = 32's peak memory is 2.81x the serial run's" in flat and "| 16 | 1,516 MB | | 785 MB | 215 MB | 2.81x |" in text
     assert "the critical-path bound is 13.47x" in flat and "7.26x with 8, 13.47x with 16" in flat
+    # the prose beside the pairing the table reads quotes it, and the pairing before it
+    pairsum = bench_script("pairsum")
+
+    def best(path):
+        return {p.case: (min(p.old), min(p.new)) for p in pairsum.read(ROOT / path)}
+
+    now, then = best(targets.PAIRS), best("benches/pairs/2026-12-02_amd/start_vs_main.txt")
+    x = {c: o / n for c, (o, n) in now.items()}
+    assert (f"k = 8 DeTail after the order change holds with little room ({x['k8_detail_60ms']:.3f}x against 1.30x), "
+            f"k = 8 FH {x['k8_fh_60ms']:.2f}x against its 1.50x") in flat
+    assert f"(k = 8 FH {now['k8_fh_60ms'][0]:.3f} s against {then['k8_fh_60ms'][0]:.3f} s)" in flat
+    assert (f"paper/steady FH reads {x['steady_fh']:.2f}x here against "
+            f"{then['steady_fh'][0] / then['steady_fh'][1]:.2f}x there") in flat
 
 
 def test_what_a_split_run_costs_is_quoted_from_its_stores():
