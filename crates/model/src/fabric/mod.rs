@@ -86,8 +86,9 @@ pub struct Port {
     pub eg: EgressQueue,
     pub ing: IngressQueue,
     /// Ingress ports of the same switch waiting for this egress (room in its queue, or its crossbar side),
-    /// with the priority of their highest head blocked on it. Changed only through `Port::wait`,
-    /// `Port::take_round`, `Port::end_round` and `Port::drain_waiters`, which keep `waiting`.
+    /// with the priority of their highest head blocked on it. Changed only through `Fabric::wait`,
+    /// `Fabric::take_round`, `Fabric::end_round` and `Fabric::drain_waiters`, which keep `waiting` (and the
+    /// fabric's bit of it).
     pub(crate) waiters: Waiters,
     /// Line rate (set with `set_rate`).
     pub rate: Rate,
