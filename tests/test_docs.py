@@ -691,3 +691,25 @@ def test_the_cold_loads_section_is_quoted_from_its_stores():
     assert (f"1 ms: {m(store['instructions', 'k32_detail_1ms', 'far'])} -> {m(store['instructions', 'k32_detail_1ms', 'stops'])} instructions and "
             f"{m(store['ll_read_misses', 'k32_detail_1ms', 'far'])} -> {m(store['ll_read_misses', 'k32_detail_1ms', 'stops'])} data reads") in flat
     assert store["ll_read_misses", "k32_detail_1ms", "stops"] < store["ll_read_misses", "k32_detail_1ms", "far"]
+
+
+def test_the_two_walks_section_quotes_its_stores():
+    """docs/benchmarks.md, "A transfer's two walks side by side": the walks' share of the profile's samples
+    before and after, and the instructions it quotes for k = 8 DeTail, from their store
+    (benches/runs/2026-12-03_walks_samples.txt); the walks' share fell by more than a third."""
+    text = (ROOT / "docs" / "benchmarks.md").read_text()
+    sec = text.split("## A transfer's two walks side by side", 1)[1].split("\n## ", 1)[0]
+    flat = " ".join(sec.split())
+    rows = [ln.split() for ln in (ROOT / "benches" / "runs" / "2026-12-03_walks_samples.txt").read_text().splitlines() if ln and not ln.startswith("#")]
+    samples = [r for r in rows[1:] if r[0] in ("before", "after")]
+    assert len(samples) == 6
+    got = {}
+    for b in ("before", "after"):
+        walk, whole = sum(int(r[2]) for r in samples if r[0] == b), sum(int(r[3]) for r in samples if r[0] == b)
+        got[b] = walk / whole
+        assert f"{100 * walk / whole:.1f}% ({walk:,} of {whole:,})" in flat, b
+    assert f"took {100 * got['before']:.1f}% " in flat and f"and {100 * got['after']:.1f}% " in flat
+    assert got["after"] < got["before"] * 2 / 3
+    cg = {r[2]: int(r[3]) for r in rows if r[0] == "callgrind"}
+    assert f"{cg['before'] / 1e6:.2f} -> {cg['after'] / 1e6:.2f} M" in flat
+    assert cg["after"] < cg["before"]

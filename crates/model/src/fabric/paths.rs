@@ -25,27 +25,68 @@ impl Fabric {
     /// first port that is down, a local index above 62 or `HOPS_HELD` switches. Exact only while the
     /// routes and the links stay as they are: a run with `link_down` faults does not use them.
     pub fn settled_hops(&self, src: u32, dst: u32, hash: u32, lb: crate::config::LoadBalancing) -> u32 {
-        use crate::packet::{HOPS_HELD, HOP_BITS};
-        let w = &*self.wiring;
-        let Some(&first) = w.port_base.get(src as usize) else { return 0 };
+        let Some(&first) = self.wiring.port_base.get(src as usize) else { return 0 };
         let (mut port, mut hops) = (first, 0u32);
-        for i in 0..HOPS_HELD {
-            let node = w.peer_node[port as usize];
-            let nd = &self.nodes[node as usize];
-            if !nd.is_switch {
-                break;
-            }
-            let base = w.port_base[node as usize];
-            let Some(lp) = self.settled_port(node, nd, dst, hash, lb) else { break };
-            // (the link's state is read only where some link is down: at k = 32 its two loads missed the
-            // cache on most hops of a flow's first packet)
-            if lp + 1 >= 1 << HOP_BITS || (self.links_down != 0 && !self.link_up[w.port_link[(base + lp) as usize] as usize]) {
-                break;
-            }
-            hops |= (lp + 1) << (HOP_BITS * i);
-            port = base + lp;
+        for i in 0..crate::packet::HOPS_HELD {
+            let Some(lp) = self.settled_step(&mut port, dst, hash, lb) else { break };
+            hops |= lp << (crate::packet::HOP_BITS * i);
         }
         hops
+    }
+
+    /// `settled_hops` of two walks, `(src, dst, hash)` each (a transfer's data and its acknowledgements),
+    /// a switch of each in turn: the same two values, while the loads of one walk's chain (the wiring's
+    /// peer, the (switch, group) byte, its span, its list) wait beside the other's instead of after them.
+    /// At k = 32 most of them miss the caches, and a flow's two walks took 7.8% of a run's samples one
+    /// after the other (docs/benchmarks.md, "A transfer's two walks side by side").
+    pub fn settled_hops_pair(&self, a: (u32, u32, u32), b: (u32, u32, u32), lb: crate::config::LoadBalancing) -> (u32, u32) {
+        use crate::packet::{HOPS_HELD, HOP_BITS};
+        let w = &*self.wiring;
+        let (Some(&pa), Some(&pb)) = (w.port_base.get(a.0 as usize), w.port_base.get(b.0 as usize)) else {
+            return (self.settled_hops(a.0, a.1, a.2, lb), self.settled_hops(b.0, b.1, b.2, lb));
+        };
+        let (mut port_a, mut port_b, mut hops_a, mut hops_b) = (pa, pb, 0u32, 0u32);
+        let (mut live_a, mut live_b) = (true, true);
+        for i in 0..HOPS_HELD {
+            if live_a {
+                match self.settled_step(&mut port_a, a.1, a.2, lb) {
+                    Some(lp) => hops_a |= lp << (HOP_BITS * i),
+                    None => live_a = false,
+                }
+            }
+            if live_b {
+                match self.settled_step(&mut port_b, b.1, b.2, lb) {
+                    Some(lp) => hops_b |= lp << (HOP_BITS * i),
+                    None => live_b = false,
+                }
+            }
+            if !live_a && !live_b {
+                break;
+            }
+        }
+        (hops_a, hops_b)
+    }
+
+    /// One switch of a settled walk: the switch past egress `port`; its settled local port plus one (a
+    /// hop's slot), `port` moved to that port; None where the walk ends there (a host, a choice not
+    /// settled, a local index past the slot's bits, a port that is down).
+    #[inline(always)]
+    fn settled_step(&self, port: &mut u32, dst: u32, hash: u32, lb: crate::config::LoadBalancing) -> Option<u32> {
+        let w = &*self.wiring;
+        let node = w.peer_node[*port as usize];
+        let nd = &self.nodes[node as usize];
+        if !nd.is_switch {
+            return None;
+        }
+        let base = w.port_base[node as usize];
+        let lp = self.settled_port(node, nd, dst, hash, lb)?;
+        // (the link's state is read only where some link is down: at k = 32 its two loads missed the
+        // cache on most hops of a flow's first packet)
+        if lp + 1 >= 1 << crate::packet::HOP_BITS || (self.links_down != 0 && !self.link_up[w.port_link[(base + lp) as usize] as usize]) {
+            return None;
+        }
+        *port = base + lp;
+        Some(lp + 1)
     }
 
     /// The local port switch `node` (`nd`) sends a packet for host `dst` with flow hash `hash` through,

@@ -113,6 +113,53 @@ fn a_link_taken_down_ends_the_settled_hops_before_it() {
     assert_eq!(cut, all & ((1 << (4 * HOP_BITS)) - 1));
 }
 
+/// A transfer's two walks side by side (`Fabric::settled_hops_pair`) find what each finds alone, for
+/// every pair of walks on a k = 4 fat tree under each kind of choice (flow hashing settles the whole
+/// path, scatter and ALB stop at their first choice, so the two walks end at different switches), and
+/// with a link down (one walk cut short, the other not); a source out of range finds nothing, as alone.
+#[test]
+fn two_walks_side_by_side_find_what_each_finds_alone() {
+    for preset in ["fh", "lps", "detail"] {
+        let json = format!(
+            r#"{{"run": {{"duration": "1us"}}, "topology": {{"kind": "fattree", "k": 4}}, "scheme": {{"preset": "{preset}"}},
+                "workload": [{{"kind": "flows", "rows": [{{"src": 0, "dst": 1, "size_bytes": 1000, "start_s": 0.0}}]}}]}}"#
+        );
+        let mut sim = Sim::from_json(&json).unwrap();
+        let lb = sim.scheme.load_balancing;
+        let hosts = sim.fab.hosts.clone();
+        for down in [false, true] {
+            if down {
+                let link = sim.fab.wiring.port_link[sim.fab.nodes[*hosts.last().unwrap() as usize].port_base as usize];
+                sim.link_down(link);
+            }
+            let fab = &sim.fab;
+            let (mut differ, mut lengths) = (0, std::collections::BTreeSet::new());
+            for (i, &a) in hosts.iter().enumerate() {
+                for (j, &b) in hosts.iter().enumerate().filter(|&(j, _)| j != i) {
+                    let (ha, hb) = ((i * 31 + j) as u32, (j * 17 + i) as u32 ^ 0x5bd1_e995);
+                    let alone = (fab.settled_hops(a, b, ha, lb), fab.settled_hops(b, a, hb, lb));
+                    assert_eq!(fab.settled_hops_pair((a, b, ha), (b, a, hb), lb), alone, "{preset} {i} <-> {j}, link down {down}");
+                    // and with a third host's walk beside it, of another length
+                    let c = hosts[(j + 5) % hosts.len()];
+                    let third = fab.settled_hops(c, a, 11, lb);
+                    assert_eq!(fab.settled_hops_pair((a, b, ha), (c, a, 11), lb), (alone.0, third), "{preset} {i} {j}");
+                    let held = |h: u32| (0..crate::packet::HOPS_HELD).filter(|&s| (h >> (HOP_BITS * s)) & ((1 << HOP_BITS) - 1) != 0).count();
+                    differ += (held(alone.0) != held(alone.1)) as u32;
+                    lengths.insert(held(alone.0));
+                }
+            }
+            // the cases the interleaving has to get right were there: walks of several lengths, and the two of a
+            // pair ending at different switches (a link down cuts one way only)
+            assert!(lengths.len() >= 2, "{preset}: {lengths:?}");
+            if down {
+                assert!(differ > 0, "{preset}");
+            }
+        }
+        let out = sim.fab.hosts.len() as u32 + sim.fab.nodes.len() as u32;
+        assert_eq!(sim.fab.settled_hops_pair((out, 0, 1), (hosts[0], hosts[1], 1), lb), (0, sim.fab.settled_hops(hosts[0], hosts[1], 1, lb)));
+    }
+}
+
 #[test]
 fn packets_carrying_their_hops_run_as_packets_that_ask_at_every_switch() {
     let cases = [("fh", "128KB"), ("fh", "24KB"), ("dibs", "24KB"), ("lps", "24KB"), ("detail", "24KB"), ("dctcp", "64KB")];

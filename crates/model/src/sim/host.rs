@@ -173,7 +173,7 @@ impl Sim {
     }
 
     /// Transfer `tr`'s settled hops (`Packet::hops`) for its data (`fwd`) or its acknowledgements, found
-    /// for its first packet each way and kept; 0 (ask at every switch) where the run's routes may change.
+    /// both ways for its first packet either way and kept; 0 (ask at every switch) where the run's routes may change.
     #[inline]
     fn flow_hops(&mut self, tr: u32, fwd: bool) -> u32 {
         if !self.hops_on {
@@ -184,11 +184,15 @@ impl Sim {
         if kept != crate::sim::hosts::HOPS_UNSET {
             return kept;
         }
-        let (src, dst, hash) = if fwd { (t.src, t.dst, t.hash_fwd) } else { (t.dst, t.src, t.hash_rev) };
-        let hops = self.fab.settled_hops(src, dst, hash, self.scheme.load_balancing);
+        // both ways at once (the walks' loads overlap), the other kept for its first packet
+        let (f, r) = self.fab.settled_hops_pair((t.src, t.dst, t.hash_fwd), (t.dst, t.src, t.hash_rev), self.scheme.load_balancing);
         let t = self.hosts.transfers.get_mut(tr);
-        *(if fwd { &mut t.hops_fwd } else { &mut t.hops_rev }) = hops;
-        hops
+        (t.hops_fwd, t.hops_rev) = (f, r);
+        if fwd {
+            f
+        } else {
+            r
+        }
     }
 
     fn send_segments(&mut self, tr: u32, segs: &[SegOut]) {
