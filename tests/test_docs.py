@@ -713,3 +713,20 @@ def test_the_two_walks_section_quotes_its_stores():
     cg = {r[2]: int(r[3]) for r in rows if r[0] == "callgrind"}
     assert f"{cg['before'] / 1e6:.2f} -> {cg['after'] / 1e6:.2f} M" in flat
     assert cg["after"] < cg["before"]
+
+
+def test_the_huge_pages_section_quotes_its_stores():
+    """docs/benchmarks.md, "Large blocks on huge pages": the peak memory table and the huge pages the run
+    held, from benches/runs/2026-12-03_hugepages_memory.txt; 16 parts stay within the issue's 3x of the
+    serial run with the pages on."""
+    text = (ROOT / "docs" / "benchmarks.md").read_text()
+    sec = text.split("## Large blocks on huge pages", 1)[1].split("\n## ", 1)[0]
+    rows = [ln.split() for ln in (ROOT / "benches" / "runs" / "2026-12-03_hugepages_memory.txt").read_text().splitlines() if ln and not ln.startswith("#")]
+    mem = [r for r in rows[1:] if r[0].isdigit()]
+    assert [int(r[0]) for r in mem] == [1, 2, 4, 8, 16]
+    off1, on1 = int(mem[0][1]), int(mem[0][2])
+    for n, off, on in mem:
+        assert f"| {n} | {int(off) / 1000:.1f} MB | {int(off) / off1:.2f}x | {int(on) / 1000:.1f} MB | {int(on) / on1:.2f}x |" in sec, n
+    assert int(mem[-1][2]) / on1 <= 3
+    huge = next(r for r in rows if r[0] == "anon_huge_kb")
+    assert f"{int(huge[1]) / 1000:.1f} MB of `AnonHugePages`" in " ".join(sec.split()) and huge[2] == "0"

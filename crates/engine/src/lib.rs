@@ -26,6 +26,7 @@
 //! ```
 
 pub mod arena;
+pub mod hugepages;
 pub mod probe;
 pub mod queue;
 pub mod rng;
@@ -33,6 +34,7 @@ pub mod time;
 mod wheel;
 
 pub use arena::{Arena, StripedArena};
+pub use hugepages::HugePages;
 pub use queue::EventQueue;
 pub use rng::{RngStreams, Stream};
 pub use time::{Rate, Time};

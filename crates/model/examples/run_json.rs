@@ -1,4 +1,8 @@
 //! Run a scenario given as a JSON file and print the summary: `cargo run --release --example run_json -- s.json`.
+/// As the Python module: large blocks on transparent huge pages (`detailsim_engine::hugepages`).
+#[global_allocator]
+static ALLOC: detailsim_engine::HugePages = detailsim_engine::HugePages;
+
 fn main() {
     let path = std::env::args().nth(1).expect("usage: run_json SCENARIO.json");
     let json = std::fs::read_to_string(&path).expect("read scenario");

@@ -5,6 +5,10 @@
 //! (for timing one); `parts`: how many (2 by default). Exit status 1 when the digests differ.
 use std::time::Instant;
 
+/// As the Python module: large blocks on transparent huge pages (`detailsim_engine::hugepages`).
+#[global_allocator]
+static ALLOC: detailsim_engine::HugePages = detailsim_engine::HugePages;
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let path = args.next().expect("usage: split_run SCENARIO.json [all|serial|parts1|parts2]");

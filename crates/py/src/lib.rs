@@ -18,6 +18,11 @@ fn le<T: Copy, const N: usize>(v: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
     out
 }
 
+/// Large blocks on transparent huge pages (`detailsim_engine::hugepages`): a large fabric's arrays (ports,
+/// route tables, packets, the event wheel) cost fewer page walks.
+#[global_allocator]
+static ALLOC: detailsim_engine::HugePages = detailsim_engine::HugePages;
+
 create_exception!(_core, ScenarioError, PyValueError, "A scenario failed validation; the message names the field.");
 create_exception!(_core, InternalError, PyRuntimeError, "The simulator core failed (a bug): the message says where.");
 
