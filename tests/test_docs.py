@@ -212,6 +212,10 @@ def test_the_current_benchmark_table_is_the_stored_run():
     # the prose's per-traversal counts and throughputs are the table's, against the table before it (kept)
     ipt = {r["case"]: r["instructions_per_traversal"] for r in data["rows"]}
     tps = {r["case"]: r["traversals_per_s"] / 1e6 for r in data["rows"]}
+    prev = json.loads((ROOT / "benches" / "runs" / "2026-12-02_model1_suite.json").read_text())
+    assert [r["case"] for r in prev["rows"]] == list(bench.CASES) and prev["commit"] == "f095714"
+    prev_ipt = {r["case"]: r["instructions_per_traversal"] for r in prev["rows"]}
+    prev_tps = {r["case"]: r["traversals_per_s"] / 1e6 for r in prev["rows"]}
     before = json.loads((ROOT / "benches" / "runs" / "2026-11-30_intel_suite.json").read_text())
     assert [r["case"] for r in before["rows"]] == list(bench.CASES) and before["commit"] == "c77db5a"
     old_ipt = {r["case"]: r["instructions_per_traversal"] for r in before["rows"]}
@@ -220,13 +224,24 @@ def test_the_current_benchmark_table_is_the_stored_run():
     assert f"The table's throughput is of main at {data['commit']} " in text
     assert f"costs {ipt['fattree32_fh_1ms']:,.0f} instructions against k = 8's {ipt['fattree8_fh_5ms']:,.0f}" in flat
     for c in ("fattree8_fh_5ms", "steady_detail_0.2s", "fattree32_fh_1ms"):
-        assert f"`{c}` {tps[c]:.2f} M" in flat and f"against {old_tps[c]:.2f} M" in flat, c
-    assert f"`fattree8_detail_5ms` {tps['fattree8_detail_5ms']:.2f} M traversals/s, against {old_tps['fattree8_detail_5ms']:.2f} M" in flat
+        assert f"`{c}` {tps[c]:.2f} M" in flat and f"against {prev_tps[c]:.2f} M" in flat, c
+    assert f"`fattree8_detail_5ms` {tps['fattree8_detail_5ms']:.2f} M traversals/s, against {prev_tps['fattree8_detail_5ms']:.2f} M" in flat
     for c, unit in (("fattree8_fh_5ms", " instructions per traversal"), ("steady_fh_0.2s", ""), ("fattree16_fh_5ms", "")):
-        assert f"`{c}` {ipt[c]:,.0f}{unit} against {old_ipt[c]:,.0f}" in flat, c
-    assert f"took {ipt['fattree32_fh_1ms']:,.0f} against {old_ipt['fattree32_fh_1ms']:,.0f}" in flat
+        assert f"`{c}` {ipt[c]:,.0f}{unit} against {prev_ipt[c]:,.0f}" in flat, c
+    assert f"took {ipt['fattree32_fh_1ms']:,.0f} against {prev_ipt['fattree32_fh_1ms']:,.0f}" in flat
+    # "within one per traversal": every case counted in both runs
+    assert all(abs(ipt[c] - prev_ipt[c]) < 1 for c in ipt if ipt[c] is not None), "the instructions moved: say so"
+    m, pm = data["memory"], prev["memory"]
+    assert f"through 32 MiB cost {m['before']['32']} ns before this suite and {pm['before']['32']} ns before that one" in flat
     two = {r["case"]: r["traversals_per_s"] for r in data["rows"]}
     assert f"Two threads gave paper/steady FH {two['steady_fh_0.2s_2t'] / two['steady_fh_0.2s']:.2f}x" in flat
+    # the table before the current one, against the one before it (both kept)
+    for c in ("fattree8_fh_5ms", "steady_detail_0.2s", "fattree32_fh_1ms"):
+        assert f"`{c}` {prev_tps[c]:.2f} M" in flat and f"against {old_tps[c]:.2f} M" in flat, c
+    assert f"`fattree8_detail_5ms` {prev_tps['fattree8_detail_5ms']:.2f} M traversals/s, against {old_tps['fattree8_detail_5ms']:.2f} M" in flat
+    for c, unit in (("fattree8_fh_5ms", " instructions per traversal"), ("steady_fh_0.2s", ""), ("fattree16_fh_5ms", "")):
+        assert f"`{c}` {prev_ipt[c]:,.0f}{unit} against {old_ipt[c]:,.0f}" in flat, c
+    assert f"took {prev_ipt['fattree32_fh_1ms']:,.0f} against {old_ipt['fattree32_fh_1ms']:,.0f}" in flat
     # the earlier table's history quotes the kept run
     assert f"instructions ({old_ipt['fattree32_fh_1ms']:,.0f} and {old_ipt['fattree8_fh_5ms']:,.0f}) in c77db5a's table" in flat
     assert (f"In c77db5a's table the k = 32 fat tree took {old_ipt['fattree32_fh_1ms']:,.0f} instructions per traversal against "
@@ -247,7 +262,7 @@ def test_the_current_benchmark_table_is_the_stored_run():
     assert (f"`fattree8_detail_5ms` 1,272 -> {ipt['fattree8_detail_5ms']:,.0f}, `fattree16_detail_5ms` 1,342 -> {ipt['fattree16_detail_5ms']:,.0f}, "
             f"`long_short_10g_detail_10ms` 1,385 -> {ipt['long_short_10g_detail_10ms']:,.0f} and `steady_detail_0.2s` 1,563 -> "
             f"{ipt['steady_detail_0.2s']:,.0f}") in flat and f"`steady_scatter_0.2s` 1,367 -> {ipt['steady_scatter_0.2s']:,.0f}:" in flat
-    assert before["instructions"]["date"] == "2026-12-02" and "instructions" not in data, "the table's run counted its own"
+    assert before["instructions"]["date"] == "2026-12-02" and "instructions" not in data and "instructions" not in prev, "the tables' runs counted their own"
 
 
 def test_the_suite_kept_beside_the_table_is_quoted_from_its_run():
