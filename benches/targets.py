@@ -26,8 +26,8 @@ import pairsum  # noqa: E402
 
 DOC = "docs/benchmarks.md"
 BLOCK = "bench-targets"
-SOURCE = "benches/pairs/2026-12-02_model1/start_vs_main.txt, docs/benchmarks.json and docs/benchmarks-sizes.json by `benches/targets.py --update-docs`"
-PAIRS = "benches/pairs/2026-12-02_model1/start_vs_main.txt"
+SOURCE = "benches/pairs/2026-12-03_start/start_vs_main.txt, docs/benchmarks.json and docs/benchmarks-sizes.json by `benches/targets.py --update-docs`"
+PAIRS = "benches/pairs/2026-12-03_start/start_vs_main.txt"
 SUITE = "docs/benchmarks.json"
 SIZES = "docs/benchmarks-sizes.json"
 

@@ -589,11 +589,12 @@ def test_issue_51_s_targets_are_the_stores():
     def best(path):
         return {p.case: (min(p.old), min(p.new)) for p in pairsum.read(ROOT / path)}
 
-    now, then = best(targets.PAIRS), best("benches/pairs/2026-12-02_amd/start_vs_main.txt")
+    now, then = best(targets.PAIRS), best("benches/pairs/2026-12-02_model1/start_vs_main.txt")
     x = {c: o / n for c, (o, n) in now.items()}
     assert (f"k = 8 DeTail after the order change holds with little room ({x['k8_detail_60ms']:.3f}x against 1.30x), "
             f"k = 8 FH {x['k8_fh_60ms']:.2f}x against its 1.50x") in flat
     assert f"(k = 8 FH {now['k8_fh_60ms'][0]:.3f} s against {then['k8_fh_60ms'][0]:.3f} s)" in flat
+    assert targets.PAIRS == "benches/pairs/2026-12-03_start/start_vs_main.txt" and now["k8_fh_60ms"][0] < then["k8_fh_60ms"][0], "'faster this hour'"
     assert (f"paper/steady FH reads {x['steady_fh']:.2f}x here against "
             f"{then['steady_fh'][0] / then['steady_fh'][1]:.2f}x there") in flat
 
