@@ -223,12 +223,17 @@ def test_the_current_benchmark_table_is_the_stored_run():
     flat = " ".join(text.split())
     assert f"The table's throughput is of main at {data['commit']} " in text
     assert f"costs {ipt['fattree32_fh_1ms']:,.0f} instructions against k = 8's {ipt['fattree8_fh_5ms']:,.0f}" in flat
-    for c in ("fattree8_fh_5ms", "steady_detail_0.2s", "fattree32_fh_1ms"):
-        assert f"`{c}` {tps[c]:.2f} M" in flat and f"against {prev_tps[c]:.2f} M" in flat, c
-    assert f"`fattree8_detail_5ms` {tps['fattree8_detail_5ms']:.2f} M traversals/s, against {prev_tps['fattree8_detail_5ms']:.2f} M" in flat
-    for c, unit in (("fattree8_fh_5ms", " instructions per traversal"), ("steady_fh_0.2s", ""), ("fattree16_fh_5ms", "")):
-        assert f"`{c}` {ipt[c]:,.0f}{unit} against {prev_ipt[c]:,.0f}" in flat, c
-    assert f"took {ipt['fattree32_fh_1ms']:,.0f} against {prev_ipt['fattree32_fh_1ms']:,.0f}" in flat
+
+    def against(tps, ipt, old_tps, old_ipt):
+        """A table's throughputs and counts quoted against the table before it."""
+        for c in ("fattree8_fh_5ms", "steady_detail_0.2s", "fattree32_fh_1ms"):
+            assert f"`{c}` {tps[c]:.2f} M" in flat and f"against {old_tps[c]:.2f} M" in flat, c
+        assert f"`fattree8_detail_5ms` {tps['fattree8_detail_5ms']:.2f} M traversals/s, against {old_tps['fattree8_detail_5ms']:.2f} M" in flat
+        for c, unit in (("fattree8_fh_5ms", " instructions per traversal"), ("steady_fh_0.2s", ""), ("fattree16_fh_5ms", "")):
+            assert f"`{c}` {ipt[c]:,.0f}{unit} against {old_ipt[c]:,.0f}" in flat, c
+        assert f"took {ipt['fattree32_fh_1ms']:,.0f} against {old_ipt['fattree32_fh_1ms']:,.0f}" in flat
+
+    against(tps, ipt, prev_tps, prev_ipt)
     # "within one per traversal": every case counted in both runs
     assert all(abs(ipt[c] - prev_ipt[c]) < 1 for c in ipt if ipt[c] is not None), "the instructions moved: say so"
     m, pm = data["memory"], prev["memory"]
@@ -236,12 +241,7 @@ def test_the_current_benchmark_table_is_the_stored_run():
     two = {r["case"]: r["traversals_per_s"] for r in data["rows"]}
     assert f"Two threads gave paper/steady FH {two['steady_fh_0.2s_2t'] / two['steady_fh_0.2s']:.2f}x" in flat
     # the table before the current one, against the one before it (both kept)
-    for c in ("fattree8_fh_5ms", "steady_detail_0.2s", "fattree32_fh_1ms"):
-        assert f"`{c}` {prev_tps[c]:.2f} M" in flat and f"against {old_tps[c]:.2f} M" in flat, c
-    assert f"`fattree8_detail_5ms` {prev_tps['fattree8_detail_5ms']:.2f} M traversals/s, against {old_tps['fattree8_detail_5ms']:.2f} M" in flat
-    for c, unit in (("fattree8_fh_5ms", " instructions per traversal"), ("steady_fh_0.2s", ""), ("fattree16_fh_5ms", "")):
-        assert f"`{c}` {prev_ipt[c]:,.0f}{unit} against {old_ipt[c]:,.0f}" in flat, c
-    assert f"took {prev_ipt['fattree32_fh_1ms']:,.0f} against {old_ipt['fattree32_fh_1ms']:,.0f}" in flat
+    against(prev_tps, prev_ipt, old_tps, old_ipt)
     # the earlier table's history quotes the kept run
     assert f"instructions ({old_ipt['fattree32_fh_1ms']:,.0f} and {old_ipt['fattree8_fh_5ms']:,.0f}) in c77db5a's table" in flat
     assert (f"In c77db5a's table the k = 32 fat tree took {old_ipt['fattree32_fh_1ms']:,.0f} instructions per traversal against "
