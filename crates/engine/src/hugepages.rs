@@ -5,12 +5,12 @@
 //! `DETAILSIM_HUGE_PAGES=0` in the environment turns it off for the process (read once, at the first
 //! large block).
 //!
-//! Why: a large fabric's hot state (k = 32: 25 MB of ports, the route tables, the packets, the event
-//! wheel) is spread over far more 4 KB pages than the TLB maps, and each of its cache misses can also miss
-//! the TLB and walk the page table. In 2 MB pages it maps with a few hundred entries. k = 32 FH and DeTail
-//! 1 ms ran 3-9% faster with it, the same binary with and without, in every pair on the AMD host of
-//! family 25 model 1 (docs/benchmarks.md, "Large blocks on huge pages"); small fabrics have no block that
-//! large and are unchanged. The Python module and the examples opt in with
+//! Why: a large fabric's hot state (k = 32: 25 MB of ports and the other arrays of 2 MiB or more) is
+//! spread over far more 4 KB pages than the TLB maps, and each of its cache misses can also miss the TLB
+//! and walk the page table. In 2 MB pages it maps with a dozen or so entries. k = 32 FH and DeTail 1 ms ran
+//! faster with it, the same binary with and without, in every pair on the AMD host of family 25 model 1
+//! (docs/benchmarks.md, "Large blocks on huge pages", which gives the figures and the hosts where it was
+//! level); small fabrics have no block that large and are unchanged. The Python module and the examples opt in with
 //! `#[global_allocator] static A: detailsim_engine::HugePages = detailsim_engine::HugePages;`.
 
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -18,8 +18,8 @@ fn le<T: Copy, const N: usize>(v: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
     out
 }
 
-/// Large blocks on transparent huge pages (`detailsim_engine::hugepages`): a large fabric's arrays (ports,
-/// route tables, packets, the event wheel) cost fewer page walks.
+/// Large blocks on transparent huge pages (`detailsim_engine::hugepages`): a large fabric's arrays of
+/// 2 MiB or more (its ports first) cost fewer page walks.
 #[global_allocator]
 static ALLOC: detailsim_engine::HugePages = detailsim_engine::HugePages;
 

@@ -37,8 +37,9 @@ impl Fabric {
     /// `settled_hops` of two walks, `(src, dst, hash)` each (a transfer's data and its acknowledgements),
     /// a switch of each in turn: the same two values, while the loads of one walk's chain (the wiring's
     /// peer, the (switch, group) byte, its span, its list) wait beside the other's instead of after them.
-    /// At k = 32 most of them miss the caches, and a flow's two walks took 7.8% of a run's samples one
-    /// after the other (docs/benchmarks.md, "A transfer's two walks side by side").
+    /// At k = 32 most of them miss the caches; one after the other, a flow's two walks took a share of a
+    /// run's samples that side by side they nearly halve (docs/benchmarks.md, "A transfer's two walks side
+    /// by side").
     pub fn settled_hops_pair(&self, a: (u32, u32, u32), b: (u32, u32, u32), lb: crate::config::LoadBalancing) -> (u32, u32) {
         use crate::packet::{HOPS_HELD, HOP_BITS};
         let w = &*self.wiring;
