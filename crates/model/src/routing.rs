@@ -110,52 +110,93 @@ impl Routes {
         r.bits = vec![0; total];
         r.groups = groups;
         r.dist = vec![u32::MAX; groups * groups];
-        let mut dist = vec![u32::MAX; n];
-        // per switch, its usable links to other switches: (local port, neighbour), in port order (the only
-        // ports either pass reads: a host's port never leads on, a down link never counts)
+        // Switches by their index among the switches, and per switch its usable links to other switches:
+        // (local port, the neighbour's index), in port order (the only ports either pass reads: a host's port
+        // never leads on, a down link never counts).
         let switches: Vec<usize> = (0..n).filter(|&s| is_switch[s]).collect();
-        let mut nbr_start = vec![0u32; n + 1];
-        let mut nbrs: Vec<(u32, u32)> = Vec::new();
-        for s in 0..n {
-            nbr_start[s] = nbrs.len() as u32;
-            if is_switch[s] {
-                let b = port_base[s];
-                nbrs.extend((0..nports[s]).map(|lp| (lp, peer_node[(b + lp) as usize])).filter(|&(lp, v)| up[(b + lp) as usize] && is_switch[v as usize]));
-            }
+        let mut sidx = vec![NONE; n];
+        for (i, &s) in switches.iter().enumerate() {
+            sidx[s] = i as u32;
         }
-        nbr_start[n] = nbrs.len() as u32;
-        let of = |s: usize| &nbrs[nbr_start[s] as usize..nbr_start[s + 1] as usize];
-        let mut queue = std::collections::VecDeque::new();
-        for (g, &dsw) in group_switch.iter().enumerate() {
-            dist.iter_mut().for_each(|d| *d = u32::MAX);
-            dist[dsw as usize] = 0;
-            queue.clear();
-            queue.push_back(dsw);
-            while let Some(u) = queue.pop_front() {
-                let d = dist[u as usize] + 1;
-                for &(_, v) in of(u as usize) {
-                    if dist[v as usize] == u32::MAX {
-                        dist[v as usize] = d;
-                        queue.push_back(v);
+        let mut nbr_start = Vec::with_capacity(switches.len() + 1);
+        let mut nbrs: Vec<(u32, u32)> = Vec::new();
+        for &s in &switches {
+            nbr_start.push(nbrs.len() as u32);
+            let b = port_base[s];
+            nbrs.extend(
+                (0..nports[s])
+                    .map(|lp| (lp, peer_node[(b + lp) as usize]))
+                    .filter(|&(lp, v)| up[(b + lp) as usize] && is_switch[v as usize])
+                    .map(|(lp, v)| (lp, sidx[v as usize])),
+            );
+        }
+        nbr_start.push(nbrs.len() as u32);
+        let of = |i: usize| &nbrs[nbr_start[i] as usize..nbr_start[i + 1] as usize];
+        // the group whose edge switch each switch is
+        let mut group_at = vec![NONE; switches.len()];
+        for (a, &e) in group_switch.iter().enumerate() {
+            group_at[sidx[e as usize] as usize] = a as u32;
+        }
+        // Sixty-four groups at a time, one bit each: a breadth-first search from all of their edge switches at
+        // once, level by level. `cur[i]` holds the groups switch i is `d` hops from, `prev[i]` those it is
+        // d - 1 from, `seen[i]` every group that reached it; `clist` and `plist` the switches with a `cur`
+        // and a `prev`. A port of switch i at level d towards neighbour v leads one hop closer to the groups
+        // of `cur[i] & prev[v]`: every row is written while its level is at hand, a switch's rows for the 64
+        // groups side by side. Each level passes over its switches' links once for all 64 groups, and a
+        // switch is in at most 64 levels, so no block costs more than 64 searches one group at a time.
+        let ns = switches.len();
+        let (mut seen, mut cur, mut prev) = (vec![0u64; ns], vec![0u64; ns], vec![0u64; ns]);
+        let (mut clist, mut plist): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+        for b0 in (0..groups).step_by(64) {
+            let bl = 64.min(groups - b0);
+            seen.fill(0);
+            for (j, &e) in group_switch[b0..b0 + bl].iter().enumerate() {
+                let e = sidx[e as usize] as usize;
+                seen[e] |= 1 << j;
+                cur[e] |= 1 << j;
+                clist.push(e as u32);
+            }
+            let mut d = 0u32;
+            while !clist.is_empty() {
+                for &u in &clist {
+                    let (u, m) = (u as usize, cur[u as usize]);
+                    if group_at[u] != NONE {
+                        let dist = &mut r.dist[group_at[u] as usize * groups + b0..][..bl];
+                        for_each_bit(m, |j| dist[j] = d);
+                    }
+                    let (s, w) = (switches[u], r.words[switches[u]] as usize);
+                    let rows = &mut r.bits[r.off[s] + b0 * w..][..bl * w];
+                    for &(lp, v) in of(u) {
+                        let (word, bit) = ((lp / 64) as usize, 1u64 << (lp % 64));
+                        for_each_bit(m & prev[v as usize], |j| rows[j * w + word] |= bit);
                     }
                 }
-            }
-            for (a, &esw) in group_switch.iter().enumerate() {
-                r.dist[a * groups + g] = dist[esw as usize];
-            }
-            for &s in &switches {
-                let ds = dist[s];
-                if s == dsw as usize || ds == u32::MAX {
-                    continue;
+                // the next level: what this one reaches that nothing reached before
+                for &u in &plist {
+                    prev[u as usize] = 0;
                 }
-                // (ds >= 1 here, so an unreached neighbour, u32::MAX, never matches ds - 1)
-                let row = r.off[s] + g * r.words[s] as usize;
-                for &(lp, v) in of(s) {
-                    if dist[v as usize] == ds - 1 {
-                        r.bits[row + (lp / 64) as usize] |= 1u64 << (lp % 64);
+                std::mem::swap(&mut prev, &mut cur);
+                std::mem::swap(&mut plist, &mut clist);
+                clist.clear();
+                for &u in &plist {
+                    let m = prev[u as usize];
+                    for &(_, v) in of(u as usize) {
+                        let new = m & !seen[v as usize];
+                        if new != 0 {
+                            if cur[v as usize] == 0 {
+                                clist.push(v);
+                            }
+                            cur[v as usize] |= new;
+                            seen[v as usize] |= new;
+                        }
                     }
                 }
+                d += 1;
             }
+            for &u in &plist {
+                prev[u as usize] = 0;
+            }
+            plist.clear();
         }
         // the rows as lists, switch by switch, group by group, a switch's equal rows sharing one list
         let mut seen: std::collections::HashMap<&[u64], u32> = std::collections::HashMap::new();
@@ -164,8 +205,16 @@ impl Routes {
             let span = r.spans.len() as u32;
             seen.clear();
             picks.clear();
+            let w = r.words[s] as usize;
             for g in 0..groups {
-                let row = &r.bits[r.off[s] + g * r.words[s] as usize..][..r.words[s] as usize];
+                let row = &r.bits[r.off[s] + g * w..][..w];
+                // neighbouring groups mostly share a row (a fat tree numbers its edge switches pod by pod):
+                // the group before's list, without hashing the row
+                let before = &r.bits[r.off[s] + g.saturating_sub(1) * w..][..w];
+                if g > 0 && if w == 1 { row[0] == before[0] } else { row == before } {
+                    picks.push(picks[g - 1]);
+                    continue;
+                }
                 let k = *seen.entry(row).or_insert_with(|| {
                     let start = r.list.len() as u32;
                     r.list.extend((0..count(row)).map(|k| nth(row, k)));
@@ -240,6 +289,15 @@ impl Routes {
     }
 }
 
+/// Call `f` with the index of every set bit of `m`, lowest first.
+#[inline]
+fn for_each_bit(mut m: u64, mut f: impl FnMut(usize)) {
+    while m != 0 {
+        f(m.trailing_zeros() as usize);
+        m &= m - 1;
+    }
+}
+
 /// Number of set bits in a row.
 #[inline]
 pub fn count(row: &[u64]) -> u32 {
@@ -267,14 +325,29 @@ pub fn nth(row: &[u64], mut k: u32) -> u32 {
 mod tests {
     use super::*;
 
+    /// A fabric as `Routes::compute` reads it.
+    struct Topo {
+        is_switch: Vec<bool>,
+        port_base: Vec<u32>,
+        nports: Vec<u32>,
+        peer: Vec<u32>,
+        up: Vec<bool>,
+    }
+
+    impl Topo {
+        fn routes(&self) -> Routes {
+            Routes::compute(&self.is_switch, &self.port_base, &self.nports, &self.peer, &self.up)
+        }
+    }
+
     /// A core switch (node 0) with `n` edge switches, each with one host: the core reaches each host's
     /// group by its own port, so it has `n` distinct port lists.
     fn star(n: u32) -> Routes {
-        star_with(n, |_, _| true)
+        star_with(n, |_, _| true).routes()
     }
 
-    /// `star(n)` with the ports for which `up(port, port_base)` is false down.
-    fn star_with(n: u32, up: impl Fn(usize, &[u32]) -> bool) -> Routes {
+    /// `star(n)`'s fabric with the ports for which `up(port, port_base)` is false down.
+    fn star_with(n: u32, up: impl Fn(usize, &[u32]) -> bool) -> Topo {
         // nodes: 0 core, 1..=n edges, n+1..=2n hosts; ports: core's n, each edge's 2 (core, host), each host's 1
         let nodes = (1 + 2 * n) as usize;
         let mut is_switch = vec![false; nodes];
@@ -294,7 +367,95 @@ mod tests {
             peer.push(h - n);
         }
         let up: Vec<bool> = (0..peer.len()).map(|p| up(p, &port_base)).collect();
-        Routes::compute(&is_switch, &port_base, &nports, &peer, &up)
+        Topo { is_switch, port_base, nports, peer, up }
+    }
+
+    /// `m` switches on a ring, each with a chord to the switch `m / 3` on and one host, the links `down` (by
+    /// the index of their port at one end) out: many groups, paths of several lengths, equal ones, and
+    /// switches cut off.
+    fn ring(m: u32, down: &[u32]) -> Topo {
+        // nodes: 0..m switches, m..2m hosts; each switch's ports: ring next, ring previous, chord out, chord
+        // in, host
+        let (nodes, chord) = ((2 * m) as usize, m / 3);
+        let mut is_switch = vec![false; nodes];
+        let (mut port_base, mut nports) = (vec![0u32; nodes], vec![0u32; nodes]);
+        let mut peer = Vec::new();
+        for s in 0..m {
+            is_switch[s as usize] = true;
+            port_base[s as usize] = peer.len() as u32;
+            nports[s as usize] = 5;
+            peer.extend([(s + 1) % m, (s + m - 1) % m, (s + chord) % m, (s + m - chord) % m, m + s]);
+        }
+        for h in m..2 * m {
+            port_base[h as usize] = peer.len() as u32;
+            nports[h as usize] = 1;
+            peer.push(h - m);
+        }
+        // a link is down at both ends: the port at the other end is the one there that leads back
+        let mut up = vec![true; peer.len()];
+        for &p in down {
+            let (s, v) = ((p / 5) as usize, peer[p as usize] as usize);
+            up[p as usize] = false;
+            let back = (0..5).map(|lp| port_base[v] as usize + lp).find(|&q| peer[q] as usize == s && up[q]).expect("a port back");
+            up[back] = false;
+        }
+        Topo { is_switch, port_base, nports, peer, up }
+    }
+
+    /// Hops from every node to switch `t` over usable links between switches, one search per target: the
+    /// definition the tables are checked against.
+    fn hops_to(t: usize, f: &Topo) -> Vec<u32> {
+        let mut d = vec![u32::MAX; f.is_switch.len()];
+        d[t] = 0;
+        let mut frontier = vec![t];
+        while !frontier.is_empty() {
+            let mut next = Vec::new();
+            for u in frontier {
+                for p in f.port_base[u]..f.port_base[u] + f.nports[u] {
+                    let v = f.peer[p as usize] as usize;
+                    if f.up[p as usize] && f.is_switch[v] && d[v] == u32::MAX {
+                        d[v] = d[u] + 1;
+                        next.push(v);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        d
+    }
+
+    #[test]
+    fn every_row_holds_the_ports_one_hop_closer_and_every_distance_is_the_shortest() {
+        // rings of 70 and 97 groups (more than one block of groups, the last one cut short; links down cut
+        // the ring) and of 12; a star of 300 (rows of five words) with three links down
+        let fabrics = [
+            ring(70, &[]),
+            ring(97, &[0, 5 * 40 + 2, 5 * 41 + 1, 5 * 60]),
+            ring(12, &[0, 5 * 6]),
+            star_with(300, |p, base| ![7, 64, base[250] as usize].contains(&p)),
+        ];
+        for f in &fabrics {
+            let r = f.routes();
+            let hosts: Vec<u32> = (0..f.is_switch.len() as u32).filter(|&h| !f.is_switch[h as usize]).collect();
+            assert_eq!(r.groups, hosts.len());
+            for &h in &hosts {
+                let t = r.edge[h as usize] as usize;
+                let d = hops_to(t, f);
+                for &a in &hosts {
+                    let e = r.edge[a as usize] as usize;
+                    assert_eq!(r.dist[r.group[a as usize] as usize * r.groups + r.group[h as usize] as usize], d[e], "{a} to {h}");
+                }
+                for s in (0..f.is_switch.len()).filter(|&s| f.is_switch[s] && s != t) {
+                    let row = r.row(s as u32, h);
+                    for lp in 0..f.nports[s] {
+                        let p = (f.port_base[s] + lp) as usize;
+                        let v = f.peer[p] as usize;
+                        let want = f.up[p] && f.is_switch[v] && d[s] != u32::MAX && d[v] == d[s] - 1;
+                        assert_eq!(row[(lp / 64) as usize] >> (lp % 64) & 1 == 1, want, "switch {s} port {lp} towards host {h}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
@@ -307,7 +468,7 @@ mod tests {
         // a switch is no host: no group
         assert_eq!(r.host_links(0, n + 1), None);
         // edge 1's uplink down (the core's port 0 and edge 1's port 0): its host reaches no other
-        let r = star_with(n, |p, base| p != 0 && p != base[1] as usize);
+        let r = star_with(n, |p, base| p != 0 && p != base[1] as usize).routes();
         assert_eq!(r.host_links(n + 1, n + 2), None);
         assert_eq!(r.host_links(n + 2, n + 3), Some(4));
     }
