@@ -731,6 +731,18 @@ def test_the_two_walks_section_quotes_its_stores():
     assert cg["after"] < cg["before"]
 
 
+def test_the_routes_section_quotes_its_store():
+    """docs/benchmarks.md, "Routes for 64 destination groups at a time": the set-up's instructions before and
+    after, from benches/runs/2026-12-03_routes.txt; the routes took less than a quarter of what they did."""
+    text = (ROOT / "docs" / "benchmarks.md").read_text()
+    flat = " ".join(text.split("## Routes for 64 destination groups at a time", 1)[1].split("\n## ", 1)[0].split())
+    rows = {r[0]: [int(x) for x in r[1:]] for r in (ln.split() for ln in (ROOT / "benches" / "runs" / "2026-12-03_routes.txt").read_text().splitlines()
+                                                   if ln and not ln.startswith("#")) if r[0] in ("before", "after")}
+    (rb, wb), (ra, wa) = rows["before"], rows["after"]
+    assert f"`Routes::compute` {rb / 1e6:.1f} -> {ra / 1e6:.1f} M instructions, the whole run {wb / 1e6:.1f} -> {wa / 1e6:.1f} M" in flat
+    assert ra * 4 < rb
+
+
 def test_the_huge_pages_section_quotes_its_stores():
     """docs/benchmarks.md, "Large blocks on huge pages": the peak memory table and the huge pages the run
     held, from benches/runs/2026-12-03_hugepages_memory.txt; 16 parts stay within the issue's 3x of the
