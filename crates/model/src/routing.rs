@@ -139,20 +139,20 @@ impl Routes {
         }
         // Sixty-four groups at a time, one bit each: a breadth-first search from all of their edge switches at
         // once, level by level. `cur[i]` holds the groups switch i is `d` hops from, `prev[i]` those it is
-        // d - 1 from, `seen[i]` every group that reached it; `clist` and `plist` the switches with a `cur`
+        // d - 1 from, `reached[i]` every group that reached it; `clist` and `plist` the switches with a `cur`
         // and a `prev`. A port of switch i at level d towards neighbour v leads one hop closer to the groups
         // of `cur[i] & prev[v]`: every row is written while its level is at hand, a switch's rows for the 64
         // groups side by side. Each level passes over its switches' links once for all 64 groups, and a
         // switch is in at most 64 levels, so no block costs more than 64 searches one group at a time.
         let ns = switches.len();
-        let (mut seen, mut cur, mut prev) = (vec![0u64; ns], vec![0u64; ns], vec![0u64; ns]);
+        let (mut reached, mut cur, mut prev) = (vec![0u64; ns], vec![0u64; ns], vec![0u64; ns]);
         let (mut clist, mut plist): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
         for b0 in (0..groups).step_by(64) {
             let bl = 64.min(groups - b0);
-            seen.fill(0);
+            reached.fill(0);
             for (j, &e) in group_switch[b0..b0 + bl].iter().enumerate() {
                 let e = sidx[e as usize] as usize;
-                seen[e] |= 1 << j;
+                reached[e] |= 1 << j;
                 cur[e] |= 1 << j;
                 clist.push(e as u32);
             }
@@ -181,13 +181,13 @@ impl Routes {
                 for &u in &plist {
                     let m = prev[u as usize];
                     for &(_, v) in of(u as usize) {
-                        let new = m & !seen[v as usize];
+                        let new = m & !reached[v as usize];
                         if new != 0 {
                             if cur[v as usize] == 0 {
                                 clist.push(v);
                             }
                             cur[v as usize] |= new;
-                            seen[v as usize] |= new;
+                            reached[v as usize] |= new;
                         }
                     }
                 }
