@@ -731,6 +731,41 @@ def test_the_two_walks_section_quotes_its_stores():
     assert cg["after"] < cg["before"]
 
 
+def test_the_streams_section_quotes_its_store():
+    """docs/benchmarks.md, "Sorted streams per delay": the pushes by delay (their shares, how many came in order,
+    the most used delays) and the callgrind counts, from benches/runs/2026-12-03_streams.txt; the lanes ran
+    more instructions than main, as the section says."""
+    text = (ROOT / "docs" / "benchmarks.md").read_text()
+    flat = " ".join(text.split("## Sorted streams per delay", 1)[1].split("\n## ", 1)[0].split())
+    rows = [ln.split() for ln in (ROOT / "benches" / "runs" / "2026-12-03_streams.txt").read_text().splitlines() if ln and not ln.startswith("#")]
+    total = {r[1]: (int(r[3]), int(r[5])) for r in rows if r[0] == "case"}
+    delays = {c: [(int(r[2]), int(r[3]), int(r[4])) for r in rows if r[0] == "delay" and r[1] == c] for c in total}
+
+    def share(case, k):
+        top = delays[case][:k]
+        assert [n for _, n, _ in top] == sorted((n for _, n, _ in top), reverse=True)
+        return sum(n for _, n, _ in top) / total[case][0], sum(o for _, _, o in top) / sum(n for _, n, _ in top)
+
+    fh = "steady_fh_0.05s"
+    pushes, kinds = total[fh]
+    assert f"{pushes:,} pushes at {kinds:,} distinct delays" in flat
+    assert f"the 8 most used take {share(fh, 8)[0]:.1%} of the pushes and the 16 most used {share(fh, 16)[0]:.1%}" in flat
+    assert f"{share(fh, 16)[1]:.2%} of the pushes at those 16 delays" in flat
+    assert f"Under DeTail the 16 most used take {share('steady_detail_0.05s', 16)[0]:.1%} of the pushes, on the k = 8 fat tree under FH {share('fattree8_fh_5ms', 16)[0]:.1%}" in flat
+    us = [d / 1e6 for d, _, _ in delays[fh][:5]]
+    assert (f"ACK's arrival ({us[0]:.3f} µs" in flat and f"full frame's arrival ({us[1]:.2f} µs)" in flat and f"serialization ({us[2]:.2f} µs)" in flat
+            and f"an ACK's ({us[3]:.3f} µs)" in flat and f"speedup 4 ({us[4]:.3f} µs)" in flat)
+    cg = {r[0]: [int(x) for x in r[1:]] for r in rows if r[0] in ("main", "lanes8", "lanes16")}
+    assert (f"{cg['main'][0] / 1e6:,.1f} M instructions on main (d2f9b4a's code), {cg['lanes8'][0] / 1e6:,.1f} M with the lanes "
+            f"(16 lanes taken at a delay's first push: {cg['lanes16'][0] / 1e6:,.1f} M)") in flat
+    assert f"({cg['main'][2]:,} calls to {cg['lanes8'][2]:,})" in flat and f"refills {cg['lanes8'][1]:,} times against {cg['main'][1]:,}" in flat
+    assert cg["lanes8"][0] > cg["main"][0] and cg["lanes16"][0] > cg["main"][0]
+    fps = {r[1]: r[2] for r in rows if r[0] == "fingerprint"}
+    assert fps == {r[1]: r[2] for r in rows if r[0] == "lanes8_fingerprint"}
+    assert (f"paper/steady FH 0.05 s {fps['steady_fh_0.05s']}, DeTail {fps['steady_detail_0.05s']}, k = 8 FH 5 ms "
+            f"{fps['fattree8_fh_5ms']}") in flat
+
+
 def test_the_routes_section_quotes_its_store():
     """docs/benchmarks.md, "Routes for 64 destination groups at a time": the set-up's instructions before and
     after, from benches/runs/2026-12-03_routes.txt; the routes took less than a quarter of what they did."""

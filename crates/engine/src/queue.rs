@@ -7,7 +7,8 @@
 //! order alone. Packet events go to a timing
 //! wheel (`wheel.rs`), timers to a heap of their own. (A radix heap measured slower than a heap on the
 //! paper/steady benchmark; per-link streams, which kept one heap entry per busy link, cost more cache
-//! misses than the wheel saves with them: see docs/benchmarks.md.)
+//! misses than the wheel saves with them; sorted streams per delay, merged by a winner tree, ran slower on
+//! paper/steady: see docs/benchmarks.md.)
 
 use crate::time::Time;
 use crate::wheel::{Entry, Wheel, NO_KEY};
