@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -755,6 +756,14 @@ def test_the_streams_section_quotes_its_store():
     us = [d / 1e6 for d, _, _ in delays[fh][:5]]
     assert (f"ACK's arrival ({us[0]:.3f} µs" in flat and f"full frame's arrival ({us[1]:.2f} µs)" in flat and f"serialization ({us[2]:.2f} µs)" in flat
             and f"an ACK's ({us[3]:.3f} µs)" in flat and f"speedup 4 ({us[4]:.3f} µs)" in flat)
+    # the delays' reading: an ACK's 72 bytes at paper/steady's link rate, its link and forwarding delay and
+    # its crossbar's speedup (python/detailsim/scenarios/paper/steady.toml)
+    topo = tomllib.loads((ROOT / "python" / "detailsim" / "scenarios" / "paper" / "steady.toml").read_text())["topology"]
+    assert (topo["link_rate"], topo["link_delay"], topo["forwarding_delay"], topo["speedup"]) == ("1Gbps", "5.476us", "4.224us", 4)
+    ack_wire_us = 72 * 8 / 1e3
+    assert f"{ack_wire_us:.3f} µs on the wire at 1 Gbps, then 5.476 µs of link and 4.224 µs of forwarding delay" in flat
+    assert round(ack_wire_us + 5.476 + 4.224, 3) == round(us[0], 3) and round(us[3], 3) == round(ack_wire_us, 3)
+    assert round(us[4] * 4, 3) == round(us[3], 3) and round(us[1] - us[2], 3) == round(5.476 + 4.224, 3)
     cg = {r[0]: [int(x) for x in r[1:]] for r in rows if r[0] in ("main", "lanes8", "lanes16")}
     assert (f"{cg['main'][0] / 1e6:,.1f} M instructions on main (d2f9b4a's code), {cg['lanes8'][0] / 1e6:,.1f} M with the lanes "
             f"(16 lanes taken at a delay's first push: {cg['lanes16'][0] / 1e6:,.1f} M)") in flat
